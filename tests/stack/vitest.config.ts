@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config';
+
+// Integration tests that span packages: they start processes and stand-ins on loopback.
+export default defineConfig({
+  test: {
+    name: 'stack',
+    environment: 'node',
+    include: ['**/*.test.ts'],
+    testTimeout: 120_000,
+    hookTimeout: 180_000,
+    fileParallelism: false,
+  },
+});
