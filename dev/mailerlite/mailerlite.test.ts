@@ -1,0 +1,586 @@
+// Conformance of the MailerLite stand-in, driven with plain fetch the way the functions' client calls
+// connect.mailerlite.com. Expected bodies and headers are MailerLite's documented (or recorded) ones.
+
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  type MailerLiteStandIn,
+  type MailerLiteStandInOptions,
+  type MailerLiteState,
+  startMailerLiteStandIn,
+} from './index.ts';
+
+let ml: MailerLiteStandIn | undefined;
+
+afterEach(async () => {
+  await ml?.stop();
+  ml = undefined;
+});
+
+async function start(options: MailerLiteStandInOptions = {}): Promise<MailerLiteStandIn> {
+  ml = await startMailerLiteStandIn({ quiet: true, ...options });
+  return ml;
+}
+
+interface CallOptions {
+  method?: string;
+  body?: unknown;
+  key?: string | null;
+  signal?: AbortSignal;
+}
+
+async function call(path: string, { method, body, key, signal }: CallOptions = {}) {
+  if (!ml) throw new Error('stand-in not started');
+  const headers: Record<string, string> = { Accept: 'application/json', 'Content-Type': 'application/json' };
+  const token = key === undefined ? ml.apiKey : key;
+  if (token !== null) headers.Authorization = `Bearer ${token}`;
+  const response = await fetch(`${ml.baseUrl}${path}`, {
+    method: method ?? (body === undefined ? 'GET' : 'POST'),
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal,
+  });
+  const text = await response.text();
+  const json: unknown = text === '' ? null : JSON.parse(text);
+  // biome-ignore lint/suspicious/noExplicitAny: bodies are checked field by field against the documented shapes; typing them here would only restate the stand-in's own types.
+  return { status: response.status, headers: response.headers, text, json: json as any };
+}
+
+const TWO_POW_53 = 2n ** 53n;
+const TIMESTAMP = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/;
+
+function expectLargeId(id: unknown): void {
+  expect(typeof id).toBe('string');
+  expect(id).toMatch(/^\d+$/);
+  expect(BigInt(id as string) > TWO_POW_53).toBe(true);
+}
+
+describe('authentication', () => {
+  it('answers 401 {"message":"Unauthenticated."} without or with a wrong bearer token, without counting it', async () => {
+    await start();
+    for (const key of [null, 'wrong-key']) {
+      const res = await call('/groups', { key });
+      expect(res.status).toBe(401);
+      expect(res.text).toBe('{"message":"Unauthenticated."}');
+      expect(res.headers.get('content-type')).toBe('application/json');
+      expect(res.headers.get('x-ratelimit-remaining')).toBeNull();
+    }
+    const ok = await call('/groups');
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get('x-ratelimit-remaining')).toBe('119');
+  });
+});
+
+describe('subscribers', () => {
+  it('creates with 201, then updates the same address with 200 and the same id', async () => {
+    await start();
+    const created = await call('/subscribers', {
+      body: { email: 'Ana@Example.org', fields: { name: 'Ana' } },
+    });
+    expect(created.status).toBe(201);
+    expect(created.headers.get('content-type')).toBe('application/json');
+    expect(created.headers.get('x-ratelimit-limit')).toBe('120');
+    expect(created.headers.get('x-ratelimit-remaining')).toBe('119');
+    const data = created.json.data;
+    expectLargeId(data.id);
+    expect(data).toMatchObject({ email: 'ana@example.org', status: 'active', source: 'api', groups: [] });
+    expect(data.fields).toMatchObject({ name: 'Ana', last_name: null, z_i_p: null });
+    expect(data.created_at).toMatch(TIMESTAMP);
+    expect(data.subscribed_at).toMatch(TIMESTAMP);
+
+    const updated = await call('/subscribers', {
+      body: { email: 'ana@example.org', fields: { last_name: 'Li' } },
+    });
+    expect(updated.status).toBe(200);
+    expect(updated.headers.get('x-ratelimit-remaining')).toBe('118');
+    expect(updated.json.data.id).toBe(data.id);
+    // Non-destructive: fields left out are kept.
+    expect(updated.json.data.fields).toMatchObject({ name: 'Ana', last_name: 'Li' });
+  });
+
+  it('adds the groups given on each upsert to the ones the subscriber already has', async () => {
+    const standIn = await start();
+    const updates = await call('/groups', { body: { name: 'updates' } });
+    const club = await call('/groups', { body: { name: 'club' } });
+    expect(updates.status).toBe(201);
+    expectLargeId(updates.json.data.id);
+    expect(updates.json.data.created_at).toMatch(TIMESTAMP);
+    const updatesId: string = updates.json.data.id;
+    const clubId: string = club.json.data.id;
+
+    await call('/subscribers', { body: { email: 'kid@example.org', groups: [updatesId] } });
+    const second = await call('/subscribers', { body: { email: 'kid@example.org', groups: [clubId] } });
+    expect(second.status).toBe(200);
+    expect(second.json.data.groups.map((g: { id: string }) => g.id).sort()).toEqual(
+      [updatesId, clubId].sort(),
+    );
+    const third = await call('/subscribers', { body: { email: 'kid@example.org' } });
+    expect(third.json.data.groups).toHaveLength(2);
+
+    const [stored] = standIn.state.subscribers;
+    expect(stored?.groups.sort()).toEqual([updatesId, clubId].sort());
+    expect(standIn.state.groups.map((g) => g.subscriberCount)).toEqual([1, 1]);
+  });
+
+  it('drops field values for keys the account does not have', async () => {
+    const standIn = await start({ customFields: ['source'] });
+    const res = await call('/subscribers', {
+      body: { email: 'a@example.org', fields: { source: 'hero_form', not_a_field: 'x' } },
+    });
+    expect(res.status).toBe(201);
+    expect(res.json.data.fields.source).toBe('hero_form');
+    expect(res.json.data.fields).not.toHaveProperty('not_a_field');
+    expect(standIn.state.subscribers[0]?.fields).toEqual({ source: 'hero_form' });
+  });
+
+  it('answers 422 with the Laravel validation envelope', async () => {
+    await start();
+    const badEmail = await call('/subscribers', { body: { email: 'not-an-address' } });
+    expect(badEmail.status).toBe(422);
+    expect(badEmail.json).toEqual({
+      message: 'The given data was invalid.',
+      errors: { email: ['The email must be a valid email address.'] },
+    });
+
+    const missing = await call('/subscribers', { body: {} });
+    expect(missing.status).toBe(422);
+    expect(missing.json.errors).toEqual({ email: ['The email field is required.'] });
+
+    const unknownGroupAndStatus = await call('/subscribers', {
+      body: { email: 'ok@example.org', groups: ['123456789012345678'], status: 'happy' },
+    });
+    expect(unknownGroupAndStatus.status).toBe(422);
+    expect(unknownGroupAndStatus.json.errors).toEqual({
+      'groups.0': ['The selected groups.0 is invalid.'],
+      status: ['The selected status is invalid.'],
+    });
+
+    const malformedJson = await fetch(`${ml?.baseUrl}/subscribers`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${ml?.apiKey}`, 'Content-Type': 'application/json' },
+      body: '{"email":',
+    });
+    expect(malformedJson.status).toBe(422);
+  });
+
+  it('reads a subscriber by id or by address, and answers 404 for one that does not exist', async () => {
+    await start();
+    const created = await call('/subscribers', { body: { email: 'b@example.org' } });
+    const id: string = created.json.data.id;
+    const byId = await call(`/subscribers/${id}`);
+    expect(byId.status).toBe(200);
+    expect(byId.json.data.email).toBe('b@example.org');
+    const byEmail = await call(`/subscribers/${encodeURIComponent('B@example.org')}`);
+    expect(byEmail.status).toBe(200);
+    expect(byEmail.json.data.id).toBe(id);
+    const missing = await call('/subscribers/nobody@example.org');
+    expect(missing.status).toBe(404);
+    expect(missing.json).toEqual({
+      message: 'No query results for model [App\\Models\\Subscriber\\Subscriber].',
+    });
+  });
+
+  it('assigns a subscriber to a group with 200 and the group, and 404s an unknown group', async () => {
+    await start();
+    const group = (await call('/groups', { body: { name: 'club' } })).json.data;
+    const subscriber = (await call('/subscribers', { body: { email: 'c@example.org' } })).json.data;
+    const assigned = await call(`/subscribers/${subscriber.id}/groups/${group.id}`, { method: 'POST' });
+    expect(assigned.status).toBe(200);
+    expect(assigned.json.data).toMatchObject({ id: group.id, name: 'club', active_count: 1 });
+    const again = await call(`/subscribers/${subscriber.id}/groups/${group.id}`, { method: 'POST' });
+    expect(again.status).toBe(200);
+    expect(again.json.data.active_count).toBe(1);
+    const unknown = await call(`/subscribers/${subscriber.id}/groups/1${group.id}`, { method: 'POST' });
+    expect(unknown.status).toBe(404);
+  });
+});
+
+describe('groups', () => {
+  it('lists groups with a partial, case-insensitive name filter and page-based pagination', async () => {
+    await start();
+    for (const name of ['Updates', 'Club', 'Club alumni']) {
+      expect((await call('/groups', { body: { name } })).status).toBe(201);
+    }
+    const filtered = await call(`/groups?${new URLSearchParams({ 'filter[name]': 'club' })}`);
+    expect(filtered.status).toBe(200);
+    expect(filtered.json.data.map((g: { name: string }) => g.name)).toEqual(['Club', 'Club alumni']);
+
+    const page2 = await call('/groups?limit=2&page=2');
+    expect(page2.json.data.map((g: { name: string }) => g.name)).toEqual(['Club alumni']);
+    expect(page2.json.meta).toMatchObject({
+      current_page: 2,
+      last_page: 2,
+      per_page: 2,
+      total: 3,
+      from: 3,
+      to: 3,
+    });
+    expect(page2.json.links.next).toBeNull();
+    expect(page2.json.links.prev).toBe(`${ml?.baseUrl}/groups?page=1`);
+  });
+
+  it('refuses a group without a name', async () => {
+    await start();
+    const res = await call('/groups', { body: {} });
+    expect(res.status).toBe(422);
+    expect(res.json.errors).toEqual({ name: ['The name field is required.'] });
+  });
+});
+
+describe('batch', () => {
+  it('answers 200 with one {code, body} per request, in order, when some of them fail', async () => {
+    await start();
+    const res = await call('/batch', {
+      body: {
+        requests: [
+          { method: 'POST', path: 'api/subscribers', body: { email: 'd@example.org' } },
+          { method: 'POST', path: 'api/subscribers', body: { email: 'broken' } },
+          { method: 'GET', path: 'api/subscribers/nobody@example.org' },
+          { method: 'GET', path: 'api/groups?limit=5' },
+        ],
+      },
+    });
+    expect(res.status).toBe(200);
+    expect(res.json).toMatchObject({ total: 4, successful: 2, failed: 2 });
+    expect(res.json.responses.map((r: { code: number }) => r.code)).toEqual([201, 422, 404, 200]);
+    expect(res.json.responses[0].body.data.email).toBe('d@example.org');
+    expect(res.json.responses[1].body.errors.email).toEqual(['The email must be a valid email address.']);
+    expect(res.json.responses[3].body.meta.per_page).toBe(5);
+  });
+
+  it('refuses more than 50 requests, and entries whose path does not start with api/, with 422', async () => {
+    const standIn = await start();
+    const upsert = (i: number) => ({
+      method: 'POST',
+      path: 'api/subscribers',
+      body: { email: `u${i}@example.org` },
+    });
+    const tooMany = await call('/batch', {
+      body: { requests: Array.from({ length: 51 }, (_, i) => upsert(i)) },
+    });
+    expect(tooMany.status).toBe(422);
+    expect(tooMany.json).toEqual({
+      message: 'The given data was invalid.',
+      errors: { requests: ['The requests must not have more than 50 items.'] },
+    });
+    expect(standIn.state.subscribers).toHaveLength(0);
+
+    const badPath = await call('/batch', { body: { requests: [{ method: 'GET', path: '/api/groups' }] } });
+    expect(badPath.status).toBe(422);
+    expect(Object.keys(badPath.json.errors)).toEqual(['requests.0.path']);
+
+    const fifty = await call('/batch', {
+      body: { requests: Array.from({ length: 50 }, (_, i) => upsert(i)) },
+    });
+    expect(fifty.status).toBe(200);
+    expect(fifty.json.successful).toBe(50);
+  });
+});
+
+describe('rate limits', () => {
+  it('answers 429 with Retry-After once the window is used up, and counts a batch as one request', async () => {
+    await start({ requestsPerWindow: 3, windowMs: 60_000 });
+    const batch = await call('/batch', {
+      body: { requests: Array.from({ length: 10 }, () => ({ method: 'GET', path: 'api/groups' })) },
+    });
+    expect(batch.status).toBe(200);
+    expect(batch.headers.get('x-ratelimit-remaining')).toBe('2');
+    expect((await call('/groups')).headers.get('x-ratelimit-remaining')).toBe('1');
+    expect((await call('/groups')).headers.get('x-ratelimit-remaining')).toBe('0');
+
+    const limited = await call('/groups');
+    expect(limited.status).toBe(429);
+    expect(limited.json).toEqual({ message: 'Too Many Attempts.' });
+    expect(limited.headers.get('x-ratelimit-limit')).toBe('3');
+    expect(limited.headers.get('x-ratelimit-remaining')).toBe('0');
+    const retryAfter = Number(limited.headers.get('retry-after'));
+    expect(Number.isInteger(retryAfter)).toBe(true);
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+  });
+
+  it('opens a fresh window once the previous one has passed', async () => {
+    await start({ requestsPerWindow: 2, windowMs: 200 });
+    expect((await call('/groups')).status).toBe(200);
+    expect((await call('/groups')).status).toBe(200);
+    const limited = await call('/groups');
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get('retry-after')).toBe('1');
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    const fresh = await call('/groups');
+    expect(fresh.status).toBe(200);
+    expect(fresh.headers.get('x-ratelimit-remaining')).toBe('1');
+  });
+
+  it('reports Retry-After as the whole seconds left in the window', async () => {
+    let clock = Date.UTC(2025, 0, 1);
+    await start({ requestsPerWindow: 1, windowMs: 60_000, now: () => clock });
+    expect((await call('/groups')).status).toBe(200);
+    clock += 20_500;
+    const limited = await call('/groups');
+    expect(limited.headers.get('retry-after')).toBe('40');
+    clock += 39_500;
+    expect((await call('/groups')).status).toBe(200);
+  });
+
+  it('counts batches made only of upserts, and group imports, against the import limit', async () => {
+    const standIn = await start({ importsPerWindow: 2 });
+    const groupId = standIn.addGroup('updates');
+    const upserts = (n: number) => ({
+      requests: Array.from({ length: n }, (_, i) => ({
+        method: 'POST',
+        path: 'api/subscribers',
+        body: { email: `i${n}-${i}@example.org` },
+      })),
+    });
+    expect((await call('/batch', { body: upserts(2) })).status).toBe(200);
+    const mixed = {
+      requests: [
+        { method: 'POST', path: 'api/subscribers', body: { email: 'm@example.org' } },
+        { method: 'GET', path: 'api/groups' },
+      ],
+    };
+    expect((await call('/batch', { body: mixed })).status).toBe(200);
+    const imported = await call(`/groups/${groupId}/import-subscribers`, {
+      body: { subscribers: [{ email: 'x@example.org' }] },
+    });
+    expect(imported.status).toBe(200);
+
+    const limited = await call('/batch', { body: upserts(3) });
+    expect(limited.status).toBe(429);
+    expect(limited.json).toEqual({ message: "You're being rate limited on import creation." });
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    const importLimited = await call(`/groups/${groupId}/import-subscribers`, {
+      body: { subscribers: [{ email: 'y@example.org' }] },
+    });
+    expect(importLimited.status).toBe(429);
+    // Mixed batches and single upserts are unaffected.
+    expect((await call('/batch', { body: mixed })).status).toBe(200);
+    expect((await call('/subscribers', { body: { email: 'z@example.org' } })).status).toBe(201);
+    expect(standIn.state.subscribers.map((s) => s.email)).not.toContain('i3-0@example.org');
+  });
+});
+
+describe('group import', () => {
+  it('returns a progress URL that reports done once the import has run, with its counts', async () => {
+    let clock = Date.UTC(2025, 0, 1);
+    const standIn = await start({ importDelayMs: 1_000, now: () => clock });
+    const groupId = standIn.addGroup('club');
+    await call('/subscribers', { body: { email: 'old@example.org' } });
+
+    const started = await call(`/groups/${groupId}/import-subscribers`, {
+      body: {
+        subscribers: [
+          { email: 'new@example.org', fields: { name: 'New' } },
+          { email: 'OLD@example.org', fields: { name: 'Old' } },
+          { email: 'not-an-address' },
+          { email: 'new@example.org' },
+        ],
+      },
+    });
+    expect(started.status).toBe(200);
+    const progressUrl: string = started.json.import_progress_url;
+    expect(progressUrl).toMatch(new RegExp(`^${ml?.baseUrl}/subscribers/import/\\d+$`));
+    const progressPath = progressUrl.slice(ml?.baseUrl.length);
+
+    const running = await call(progressPath);
+    expect(running.status).toBe(200);
+    expect(running.json.data).toMatchObject({ total: 4, processed: 0, percent: 0, done: false });
+    expect(standIn.state.subscribers.map((s) => s.email)).toEqual(['old@example.org']);
+
+    clock += 1_000;
+    const done = await call(progressPath);
+    expectLargeId(done.json.data.id);
+    expect(done.json.data).toMatchObject({
+      total: 4,
+      processed: 4,
+      imported: 1,
+      updated: 1,
+      percent: 100,
+      done: true,
+      invalid_count: 1,
+      duplicate_count: 1,
+    });
+    const members = standIn.state.subscribers.filter((s) => s.groups.includes(groupId));
+    expect(members.map((s) => [s.email, s.fields.name]).sort()).toEqual([
+      ['new@example.org', 'New'],
+      ['old@example.org', 'Old'],
+    ]);
+    expect((await call('/subscribers/import/1')).status).toBe(404);
+  });
+
+  it('refuses an import without subscribers, and one into a group that does not exist', async () => {
+    const standIn = await start();
+    const groupId = standIn.addGroup('club');
+    const empty = await call(`/groups/${groupId}/import-subscribers`, { body: { subscribers: [] } });
+    expect(empty.status).toBe(422);
+    expect(empty.json.errors).toEqual({ subscribers: ['The subscribers field is required.'] });
+    const noGroup = await call('/groups/123/import-subscribers', {
+      body: { subscribers: [{ email: 'a@b.co' }] },
+    });
+    expect(noGroup.status).toBe(404);
+  });
+});
+
+describe('routes', () => {
+  it('answers unknown routes with 404, wrong methods with 405, and unimplemented real endpoints with 501', async () => {
+    await start();
+    const unknown = await call('/campaigns/list/x');
+    expect(unknown.status).toBe(404);
+    expect(unknown.json).toEqual({ message: 'The route api/campaigns/list/x could not be found.' });
+    expect((await call('/batch')).status).toBe(405);
+    const unimplemented = await call('/subscribers');
+    expect(unimplemented.status).toBe(501);
+    expect(unimplemented.json.message).toContain('GET api/subscribers');
+  });
+});
+
+describe('fault injection', () => {
+  it('answers the next N matching requests with the injected status, then recovers', async () => {
+    const standIn = await start();
+    standIn.faults.failNext(2, 503, undefined, { pathPrefix: '/api/subscribers' });
+    expect((await call('/groups')).status).toBe(200);
+    const first = await call('/subscribers', { body: { email: 'e@example.org' } });
+    expect(first.status).toBe(503);
+    expect(first.json).toEqual({ message: 'Service Unavailable.' });
+    expect((await call('/subscribers', { body: { email: 'e@example.org' } })).status).toBe(503);
+    expect((await call('/subscribers', { body: { email: 'e@example.org' } })).status).toBe(201);
+    expect(standIn.state.requests.map((r) => [r.status, r.fault])).toEqual([
+      [200, undefined],
+      [503, 'status'],
+      [503, 'status'],
+      [201, undefined],
+    ]);
+  });
+
+  it('fails single entries of a batch with a batched rule while the batch answers 200', async () => {
+    const standIn = await start();
+    standIn.faults.failNext(1, 500, undefined, { pathPrefix: '/api/subscribers', batched: true });
+    const res = await call('/batch', {
+      body: {
+        requests: [
+          { method: 'POST', path: 'api/subscribers', body: { email: 'f@example.org' } },
+          { method: 'POST', path: 'api/subscribers', body: { email: 'g@example.org' } },
+        ],
+      },
+    });
+    expect(res.status).toBe(200);
+    expect(res.json.responses.map((r: { code: number }) => r.code)).toEqual([500, 201]);
+    expect(res.json.failed).toBe(1);
+    expect(standIn.state.subscribers.map((s) => s.email)).toEqual(['g@example.org']);
+  });
+
+  it('delays answers by the injected latency, so a client timeout fires', async () => {
+    const standIn = await start();
+    standIn.faults.latencyMs = 1_000;
+    await expect(call('/groups', { signal: AbortSignal.timeout(100) })).rejects.toThrow(/abort|timeout/i);
+    standIn.faults.latencyMs = 0;
+    expect((await call('/groups')).status).toBe(200);
+  });
+
+  it('drops the next connection without an answer', async () => {
+    const standIn = await start();
+    standIn.faults.dropNext(1);
+    await expect(call('/groups')).rejects.toThrow(/fetch failed/);
+    expect((await call('/groups')).status).toBe(200);
+    expect(standIn.state.requests[0]).toMatchObject({ status: 0, fault: 'drop' });
+  });
+
+  it('while down closes every API request unanswered, but still serves /__control/', async () => {
+    const standIn = await start();
+    const put = await fetch(`${standIn.url}/__control/faults`, {
+      method: 'PUT',
+      body: JSON.stringify({ down: true }),
+    });
+    expect(put.status).toBe(200);
+    await expect(call('/groups')).rejects.toThrow(/fetch failed/);
+    await expect(call('/subscribers', { body: { email: 'h@example.org' } })).rejects.toThrow(/fetch failed/);
+    expect((await fetch(`${standIn.url}/__control/state`)).status).toBe(200);
+    expect((await fetch(`${standIn.url}/__control/faults`, { method: 'DELETE' })).status).toBe(204);
+    expect((await call('/groups')).status).toBe(200);
+    expect(standIn.state.subscribers).toHaveLength(0);
+  });
+
+  it('takes status faults over HTTP, and refuses a malformed fault body with 400', async () => {
+    const standIn = await start();
+    const put = await fetch(`${standIn.url}/__control/faults`, {
+      method: 'PUT',
+      body: JSON.stringify({ failNext: { count: 1, status: 429, body: { message: 'Too Many Attempts.' } } }),
+    });
+    expect(put.status).toBe(200);
+    const limited = await call('/groups');
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get('retry-after')).toBe('1');
+    expect(limited.headers.get('x-ratelimit-remaining')).toBe('0');
+    const bad = await fetch(`${standIn.url}/__control/faults`, {
+      method: 'PUT',
+      body: JSON.stringify({ failNext: { status: 'x' } }),
+    });
+    expect(bad.status).toBe(400);
+    expect(standIn.state.faults.failNext).toEqual([]);
+  });
+});
+
+describe('control', () => {
+  it('exposes state with e-mail addresses masked in the request log, and resets everything', async () => {
+    const standIn = await start();
+    const groupId = standIn.addGroup('updates');
+    await call('/subscribers', { body: { email: 'kid@example.org', groups: [groupId] } });
+    await call('/subscribers/kid@example.org');
+
+    const state = (await (await fetch(`${standIn.url}/__control/state`)).json()) as MailerLiteState;
+    expect(state.subscribers).toMatchObject([
+      { email: 'kid@example.org', groups: [groupId], status: 'active' },
+    ]);
+    expect(state.groups).toMatchObject([{ id: groupId, name: 'updates', subscriberCount: 1 }]);
+    expect(state.requests.map((r: { method: string; path: string }) => `${r.method} ${r.path}`)).toEqual([
+      'POST /api/subscribers',
+      'GET /api/subscribers/k***@e***',
+    ]);
+    expect(JSON.stringify(state.requests)).not.toContain('kid@example.org');
+    expect(state.rateLimit.remaining).toBe(118);
+
+    expect((await fetch(`${standIn.url}/__control/reset`, { method: 'POST' })).status).toBe(204);
+    expect(standIn.state).toMatchObject({ subscribers: [], groups: [], requests: [] });
+    expect(standIn.state.rateLimit.remaining).toBe(120);
+  });
+
+  it('changes limits over HTTP', async () => {
+    const standIn = await start();
+    const put = await fetch(`${standIn.url}/__control/limits`, {
+      method: 'PUT',
+      body: JSON.stringify({ requestsPerWindow: 1, windowMs: 5_000 }),
+    });
+    expect(put.status).toBe(200);
+    expect(standIn.limits).toMatchObject({ requestsPerWindow: 1, windowMs: 5_000, importsPerWindow: 5 });
+    expect((await call('/groups')).status).toBe(200);
+    expect((await call('/groups')).status).toBe(429);
+  });
+});
+
+describe('cli', () => {
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    it(`serves on the port it prints and stops cleanly on ${signal}`, async () => {
+      const child = spawn(process.execPath, ['--import', 'tsx', 'cli.ts', '--port', '0', '--quiet'], {
+        cwd: fileURLToPath(new URL('.', import.meta.url)),
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      const exited = once(child, 'exit');
+      const [line] = (await once(createInterface({ input: child.stdout }), 'line')) as [string];
+      const baseUrl = /at (http:\/\/127\.0\.0\.1:\d+\/api)/.exec(line)?.[1];
+      expect(baseUrl).toBeDefined();
+      const res = await fetch(`${baseUrl}/groups`, {
+        headers: { Authorization: 'Bearer dev-mailerlite-key' },
+      });
+      expect(res.status).toBe(200);
+
+      child.kill(signal);
+      const [code] = await exited;
+      expect(code).toBe(0);
+      await expect(fetch(`${baseUrl}/groups`)).rejects.toThrow(/fetch failed/);
+    });
+  }
+});

@@ -1,0 +1,502 @@
+// The MailerLite API endpoints the stand-in serves, as documented at developers.mailerlite.com (Subscribers,
+// Groups, Batching) and as recorded in mailerlite/mailerlite-python's VCR cassettes. Handlers are plain
+// functions of (context, params, query, body) so POST /api/batch can run the same code for each entry.
+
+import { defaultFaultBody, type MailerLiteFaults } from './faults.ts';
+import type { FixedWindowLimiter } from './rate-limit.ts';
+import {
+  type ImportRow,
+  isValidEmail,
+  type Store,
+  SUBSCRIBER_STATUSES,
+  type SubscriberStatus,
+} from './store.ts';
+import { isPlainObject, Validator, validationBody } from './validation.ts';
+
+export interface ApiResult {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface ApiContext {
+  store: Store;
+  now: number;
+  /** e.g. "http://127.0.0.1:3080/api", used to build links the way MailerLite builds absolute URLs. */
+  baseUrl: string;
+  importLimiter: FixedWindowLimiter;
+  importDelayMs: number;
+  faults: MailerLiteFaults;
+  inBatch: boolean;
+}
+
+type Handler = (
+  ctx: ApiContext,
+  params: Record<string, string>,
+  query: URLSearchParams,
+  body: Record<string, unknown>,
+) => ApiResult;
+
+interface Route {
+  method: string;
+  pattern: RegExp;
+  names: string[];
+  handler: Handler;
+}
+
+export type RouteMatch =
+  | { kind: 'found'; handler: Handler; params: Record<string, string> }
+  | { kind: 'not-found' }
+  | { kind: 'method-not-allowed'; allowed: string[] }
+  | { kind: 'not-implemented' };
+
+export const IMPORT_LIMIT_MESSAGE = "You're being rate limited on import creation.";
+export const BATCH_MAX_REQUESTS = 50;
+
+function compile(path: string): { pattern: RegExp; names: string[] } {
+  const names: string[] = [];
+  const pattern = new RegExp(
+    `^${path.replace(/\{(\w+)\}/g, (_, name: string) => {
+      names.push(name);
+      return '([^/]+)';
+    })}$`,
+  );
+  return { pattern, names };
+}
+
+function route(method: string, path: string, handler: Handler): Route {
+  return { method, handler, ...compile(path) };
+}
+
+function notFound(model: string): ApiResult {
+  return { status: 404, body: { message: `No query results for model [App\\Models\\${model}].` } };
+}
+
+function invalid(v: Validator): ApiResult {
+  return { status: 422, body: validationBody(v.errors) };
+}
+
+function importLimited(ctx: ApiContext): ApiResult {
+  return {
+    status: 429,
+    body: { message: IMPORT_LIMIT_MESSAGE },
+    headers: { 'Retry-After': String(ctx.importLimiter.retryAfterSeconds(ctx.now)) },
+  };
+}
+
+function groupIdOf(value: unknown): string | undefined {
+  if (typeof value === 'string' && /^\d+$/.test(value)) return value;
+  // A JSON number only survives if it is below 2^53; larger ids arrive rounded and match nothing, as they
+  // would at MailerLite.
+  if (typeof value === 'number' && Number.isSafeInteger(value)) return String(value);
+  return undefined;
+}
+
+// POST /api/subscribers: "Create/upsert subscriber". Creates (201) or updates (200) by email; it is
+// non-destructive, so fields and groups left out are kept and the groups given are added to the existing ones.
+const upsertSubscriber: Handler = (ctx, _params, _query, body) => {
+  const v = new Validator();
+  const { email, fields, groups, status, ip_address: ipAddress } = body;
+  if (email === undefined || email === null || email === '') v.required('email');
+  else if (typeof email !== 'string' || !isValidEmail(email)) v.invalidEmail('email');
+  if (fields !== undefined && fields !== null && !isPlainObject(fields)) v.notArray('fields');
+  const groupIds: string[] = [];
+  if (groups !== undefined && groups !== null) {
+    if (!Array.isArray(groups)) v.notArray('groups');
+    else
+      groups.forEach((value, index) => {
+        const id = groupIdOf(value);
+        if (id === undefined || !ctx.store.groups.has(id)) v.invalidSelection(`groups.${index}`);
+        else groupIds.push(id);
+      });
+  }
+  if (status !== undefined && !SUBSCRIBER_STATUSES.includes(status as SubscriberStatus)) {
+    v.invalidSelection('status');
+  }
+  if (ipAddress !== undefined && ipAddress !== null && typeof ipAddress !== 'string')
+    v.notString('ip_address');
+  if (v.failed) return invalid(v);
+
+  const existing = ctx.store.findSubscriber(email as string);
+  const subscriber = existing ?? ctx.store.createSubscriber(email as string, ctx.now, 'api');
+  if (isPlainObject(fields)) ctx.store.mergeFields(subscriber, fields);
+  for (const id of groupIds) ctx.store.addToGroup(subscriber, id);
+  if (typeof status === 'string' && status !== subscriber.status) {
+    subscriber.status = status as SubscriberStatus;
+    if (status === 'unsubscribed') subscriber.unsubscribedAt = ctx.now;
+    if (status === 'active') {
+      subscriber.unsubscribedAt = null;
+      subscriber.subscribedAt = ctx.now;
+    }
+  }
+  if (typeof ipAddress === 'string') subscriber.ipAddress = ipAddress;
+  if (typeof body.opted_in_at === 'string') subscriber.optedInAt = body.opted_in_at;
+  if (typeof body.optin_ip === 'string') subscriber.optinIp = body.optin_ip;
+  subscriber.updatedAt = ctx.now;
+  return { status: existing ? 200 : 201, body: { data: ctx.store.subscriberJson(subscriber) } };
+};
+
+// GET /api/subscribers/{id or email}
+const getSubscriber: Handler = (ctx, params) => {
+  const subscriber = ctx.store.findSubscriber(params.subscriber ?? '');
+  if (!subscriber) return notFound('Subscriber\\Subscriber');
+  return { status: 200, body: { data: ctx.store.subscriberJson(subscriber) } };
+};
+
+// DELETE /api/subscribers/{id}
+const deleteSubscriber: Handler = (ctx, params) => {
+  const subscriber = ctx.store.subscribers.get(params.subscriber ?? '');
+  if (!subscriber) return notFound('Subscriber\\Subscriber');
+  ctx.store.deleteSubscriber(subscriber);
+  return { status: 204, body: null };
+};
+
+// POST /api/subscribers/{subscriber_id}/groups/{group_id}: answers 200 with the group, also when the
+// subscriber was already in it (the recorded response of a first assignment is 200, not 201).
+const assignToGroup: Handler = (ctx, params) => {
+  const subscriber = ctx.store.subscribers.get(params.subscriber ?? '');
+  if (!subscriber) return notFound('Subscriber\\Subscriber');
+  const group = ctx.store.groups.get(params.group ?? '');
+  if (!group) return notFound('Group\\Group');
+  if (ctx.store.addToGroup(subscriber, group.id)) subscriber.updatedAt = ctx.now;
+  return { status: 200, body: { data: ctx.store.groupJson(group) } };
+};
+
+// DELETE /api/subscribers/{subscriber_id}/groups/{group_id}
+const unassignFromGroup: Handler = (ctx, params) => {
+  const subscriber = ctx.store.subscribers.get(params.subscriber ?? '');
+  if (!subscriber) return notFound('Subscriber\\Subscriber');
+  const group = ctx.store.groups.get(params.group ?? '');
+  if (!group) return notFound('Group\\Group');
+  subscriber.groupIds = subscriber.groupIds.filter((id) => id !== group.id);
+  return { status: 204, body: null };
+};
+
+const GROUP_SORTS = ['name', 'total', 'open_rate', 'click_rate', 'created_at'];
+
+// GET /api/groups: limit, page (from 1), filter[name] (partial match), sort (prefix "-" for descending).
+// Paginated like Laravel's length-aware paginator, which is what the documented response is.
+const listGroups: Handler = (ctx, _params, query) => {
+  const v = new Validator();
+  const limit = positiveInt(query.get('limit'), 100);
+  const page = positiveInt(query.get('page'), 1);
+  if (limit === undefined) v.add('limit', 'The limit must be an integer.');
+  if (page === undefined) v.add('page', 'The page must be an integer.');
+  const sort = query.get('sort');
+  const sortKey = sort?.replace(/^-/, '');
+  if (sortKey !== undefined && !GROUP_SORTS.includes(sortKey)) v.invalidSelection('sort');
+  if (v.failed || limit === undefined || page === undefined) return invalid(v);
+
+  const nameFilter = query.get('filter[name]')?.toLowerCase();
+  let groups = [...ctx.store.groups.values()];
+  if (nameFilter) groups = groups.filter((g) => g.name.toLowerCase().includes(nameFilter));
+  if (sortKey === 'name') groups.sort((a, b) => a.name.localeCompare(b.name));
+  if (sortKey === 'created_at') groups.sort((a, b) => a.createdAt - b.createdAt);
+  if (sortKey === 'total') {
+    const total = (id: string) =>
+      [...ctx.store.subscribers.values()].filter((s) => s.groupIds.includes(id)).length;
+    groups.sort((a, b) => total(a.id) - total(b.id));
+  }
+  if (sort?.startsWith('-')) groups.reverse();
+
+  const total = groups.length;
+  const lastPage = Math.max(1, Math.ceil(total / limit));
+  const start = (page - 1) * limit;
+  const pageItems = groups.slice(start, start + limit);
+  const path = `${ctx.baseUrl}/groups`;
+  const pageUrl = (n: number) => `${path}?page=${n}`;
+  const pageLinks = Array.from({ length: lastPage }, (_, i) => ({
+    url: pageUrl(i + 1),
+    label: String(i + 1),
+    active: i + 1 === page,
+  }));
+  return {
+    status: 200,
+    body: {
+      data: pageItems.map((g) => ctx.store.groupJson(g)),
+      links: {
+        first: pageUrl(1),
+        last: pageUrl(lastPage),
+        prev: page > 1 ? pageUrl(page - 1) : null,
+        next: page < lastPage ? pageUrl(page + 1) : null,
+      },
+      meta: {
+        current_page: page,
+        from: pageItems.length > 0 ? start + 1 : null,
+        last_page: lastPage,
+        links: [
+          { url: page > 1 ? pageUrl(page - 1) : null, label: '&laquo; Previous', active: false },
+          ...pageLinks,
+          { url: page < lastPage ? pageUrl(page + 1) : null, label: 'Next &raquo;', active: false },
+        ],
+        path,
+        per_page: limit,
+        to: pageItems.length > 0 ? start + pageItems.length : null,
+        total,
+      },
+    },
+  };
+};
+
+function positiveInt(raw: string | null, fallback: number): number | undefined {
+  if (raw === null || raw === '') return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < 1) return undefined;
+  return Number(raw);
+}
+
+function validateGroupName(v: Validator, name: unknown): void {
+  if (name === undefined || name === null || name === '') v.required('name');
+  else if (typeof name !== 'string') v.notString('name');
+  else if (name.length > 255) v.tooLong('name', 255);
+}
+
+// POST /api/groups: {name} (at most 255 characters) -> 201 with the group.
+const createGroup: Handler = (ctx, _params, _query, body) => {
+  const v = new Validator();
+  validateGroupName(v, body.name);
+  if (v.failed) return invalid(v);
+  const group = ctx.store.createGroup(body.name as string, ctx.now);
+  return { status: 201, body: { data: ctx.store.groupJson(group) } };
+};
+
+// PUT /api/groups/{group_id}: rename.
+const updateGroup: Handler = (ctx, params, _query, body) => {
+  const group = ctx.store.groups.get(params.group ?? '');
+  if (!group) return notFound('Group\\Group');
+  const v = new Validator();
+  validateGroupName(v, body.name);
+  if (v.failed) return invalid(v);
+  group.name = body.name as string;
+  return { status: 200, body: { data: ctx.store.groupJson(group) } };
+};
+
+// DELETE /api/groups/{group_id}
+const deleteGroup: Handler = (ctx, params) => {
+  const group = ctx.store.groups.get(params.group ?? '');
+  if (!group) return notFound('Group\\Group');
+  ctx.store.deleteGroup(group);
+  return { status: 204, body: null };
+};
+
+// POST /api/groups/{group_id}/import-subscribers: {subscribers: [{email, fields}]}. The import runs in the
+// background; the answer carries `import_progress_url`, which points at GET /api/subscribers/import/{id}.
+// Import creation has its own limit (5 per minute at MailerLite) on top of the global one.
+const importSubscribers: Handler = (ctx, params, _query, body) => {
+  const group = ctx.store.groups.get(params.group ?? '');
+  if (!group) return notFound('Group\\Group');
+  if (!ctx.importLimiter.tryHit(ctx.now)) return importLimited(ctx);
+
+  const v = new Validator();
+  const { subscribers } = body;
+  const rows: ImportRow[] = [];
+  if (
+    subscribers === undefined ||
+    subscribers === null ||
+    (Array.isArray(subscribers) && subscribers.length === 0)
+  ) {
+    v.required('subscribers');
+  } else if (!Array.isArray(subscribers)) {
+    v.notArray('subscribers');
+  } else {
+    subscribers.forEach((row, index) => {
+      if (!isPlainObject(row)) {
+        v.notArray(`subscribers.${index}`);
+        return;
+      }
+      if (row.email === undefined || row.email === null || row.email === '') {
+        v.required(`subscribers.${index}.email`);
+        return;
+      }
+      if (row.fields !== undefined && row.fields !== null && !isPlainObject(row.fields)) {
+        v.notArray(`subscribers.${index}.fields`);
+        return;
+      }
+      // Addresses that are present but malformed do not fail the request: the import reports them in its
+      // `invalid` list, as MailerLite's import report does.
+      rows.push({ email: row.email, fields: isPlainObject(row.fields) ? row.fields : {} });
+    });
+  }
+  if (v.failed) return invalid(v);
+
+  const job = {
+    id: ctx.store.ids.next(ctx.now),
+    groupId: group.id,
+    rows,
+    createdAt: ctx.now,
+    completesAt: ctx.now + ctx.importDelayMs,
+    result: null,
+  };
+  ctx.store.imports.set(job.id, job);
+  return { status: 200, body: { import_progress_url: `${ctx.baseUrl}/subscribers/import/${job.id}` } };
+};
+
+// GET /api/subscribers/import/{import_id}: the import report (shape as recorded from the real API).
+const getImport: Handler = (ctx, params) => {
+  const job = ctx.store.imports.get(params.import ?? '');
+  if (!job) return notFound('Import\\Import');
+  return { status: 200, body: { data: ctx.store.importJson(job) } };
+};
+
+const BATCH_METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'];
+
+// POST /api/batch: {requests: [{method, path: "api/...", body?}]}, at most 50. Answers 200 with one
+// {code, body} per request in the order sent, even when some of them fail. A batch made only of subscriber
+// upserts (POST api/subscribers) is processed as an import and counts against the import limit; when that is
+// exhausted the whole batch is refused with 429.
+const batch: Handler = (ctx, _params, _query, body) => {
+  if (ctx.inBatch) {
+    return { status: 422, body: validationBody({ path: ['A batch request cannot contain another batch.'] }) };
+  }
+  const v = new Validator();
+  const { requests } = body;
+  const entries: Array<{ method: string; path: string; body: Record<string, unknown> }> = [];
+  if (requests === undefined || requests === null || (Array.isArray(requests) && requests.length === 0)) {
+    v.required('requests');
+  } else if (!Array.isArray(requests)) {
+    v.notArray('requests');
+  } else if (requests.length > BATCH_MAX_REQUESTS) {
+    v.tooManyItems('requests', BATCH_MAX_REQUESTS);
+  } else {
+    requests.forEach((entry, index) => {
+      const at = `requests.${index}`;
+      if (!isPlainObject(entry)) {
+        v.notArray(at);
+        return;
+      }
+      const { method, path, body: entryBody } = entry;
+      if (method === undefined || method === null || method === '') v.required(`${at}.method`);
+      else if (typeof method !== 'string' || !BATCH_METHODS.includes(method.toUpperCase())) {
+        v.invalidSelection(`${at}.method`);
+      }
+      if (path === undefined || path === null || path === '') v.required(`${at}.path`);
+      else if (typeof path !== 'string') v.notString(`${at}.path`);
+      else if (!path.startsWith('api/')) v.mustStartWith(`${at}.path`, 'api/');
+      if (entryBody !== undefined && entryBody !== null && !isPlainObject(entryBody))
+        v.notArray(`${at}.body`);
+      if (typeof method === 'string' && typeof path === 'string') {
+        entries.push({ method: method.toUpperCase(), path, body: isPlainObject(entryBody) ? entryBody : {} });
+      }
+    });
+  }
+  if (v.failed) return invalid(v);
+
+  const onlyUpserts = entries.every((e) => e.method === 'POST' && e.path.split('?')[0] === 'api/subscribers');
+  if (onlyUpserts && !ctx.importLimiter.tryHit(ctx.now)) return importLimited(ctx);
+
+  const inner: ApiContext = { ...ctx, inBatch: true };
+  const responses = entries.map((entry) => {
+    const [pathname = '', search = ''] = entry.path.split('?', 2);
+    const fault = ctx.faults.takeFailure(entry.method, `/${pathname}`, true);
+    if (fault) return { code: fault.status, body: fault.body ?? defaultFaultBody(fault.status) };
+    const result = dispatch(inner, entry.method, `/${pathname}`, new URLSearchParams(search), entry.body);
+    return { code: result.status, body: result.body };
+  });
+  const successful = responses.filter((r) => r.code >= 200 && r.code < 300).length;
+  return {
+    status: 200,
+    body: { total: responses.length, successful, failed: responses.length - successful, responses },
+  };
+};
+
+const ROUTES: Route[] = [
+  route('POST', '/api/subscribers', upsertSubscriber),
+  route('GET', '/api/subscribers/import/{import}', getImport),
+  route('GET', '/api/subscribers/{subscriber}', getSubscriber),
+  route('DELETE', '/api/subscribers/{subscriber}', deleteSubscriber),
+  route('POST', '/api/subscribers/{subscriber}/groups/{group}', assignToGroup),
+  route('DELETE', '/api/subscribers/{subscriber}/groups/{group}', unassignFromGroup),
+  route('GET', '/api/groups', listGroups),
+  route('POST', '/api/groups', createGroup),
+  route('PUT', '/api/groups/{group}', updateGroup),
+  route('DELETE', '/api/groups/{group}', deleteGroup),
+  route('POST', '/api/groups/{group}/import-subscribers', importSubscribers),
+  route('POST', '/api/batch', batch),
+];
+
+// Real endpoints the functions do not use. They are refused with 501 and a message naming them, rather than
+// a 404 that would claim MailerLite has no such endpoint.
+const NOT_IMPLEMENTED: Array<{ method: string; pattern: RegExp }> = [
+  ['GET', '/api/subscribers'],
+  ['PUT', '/api/subscribers/{subscriber}'],
+  ['GET', '/api/groups/{group}/subscribers'],
+  ['POST', '/api/subscribers/{subscriber}/forget'],
+  ...[
+    '/api/fields',
+    '/api/segments',
+    '/api/campaigns',
+    '/api/automations',
+    '/api/forms',
+    '/api/webhooks',
+  ].flatMap((base) => [
+    ['GET', base],
+    ['POST', base],
+    ['GET', `${base}/{id}`],
+  ]),
+].map(([method = '', path = '']) => ({ method, pattern: compile(path).pattern }));
+
+export function matchRoute(method: string, pathname: string): RouteMatch {
+  const allowed: string[] = [];
+  for (const r of ROUTES) {
+    const m = r.pattern.exec(pathname);
+    if (!m) continue;
+    if (r.method !== method) {
+      allowed.push(r.method);
+      continue;
+    }
+    const params: Record<string, string> = {};
+    r.names.forEach((name, i) => {
+      params[name] = safeDecode(m[i + 1] ?? '');
+    });
+    return { kind: 'found', handler: r.handler, params };
+  }
+  if (NOT_IMPLEMENTED.some((r) => r.method === method && r.pattern.test(pathname))) {
+    return { kind: 'not-implemented' };
+  }
+  if (allowed.length > 0) return { kind: 'method-not-allowed', allowed };
+  return { kind: 'not-found' };
+}
+
+function safeDecode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
+/** The answer for a request that matched no handler (Laravel's messages for 404 and 405). */
+export function unmatchedResult(
+  match: Exclude<RouteMatch, { kind: 'found' }>,
+  method: string,
+  pathname: string,
+) {
+  const routePath = pathname.replace(/^\//, '');
+  switch (match.kind) {
+    case 'not-found':
+      return { status: 404, body: { message: `The route ${routePath} could not be found.` } };
+    case 'method-not-allowed':
+      return {
+        status: 405,
+        body: {
+          message: `The ${method} method is not supported for route ${routePath}. Supported methods: ${match.allowed.join(', ')}.`,
+        },
+      };
+    case 'not-implemented':
+      return {
+        status: 501,
+        body: { message: `The MailerLite stand-in does not implement ${method} ${routePath}.` },
+      };
+  }
+}
+
+export function dispatch(
+  ctx: ApiContext,
+  method: string,
+  pathname: string,
+  query: URLSearchParams,
+  body: Record<string, unknown>,
+): ApiResult {
+  const match = matchRoute(method, pathname);
+  if (match.kind !== 'found') return unmatchedResult(match, method, pathname);
+  return match.handler(ctx, match.params, query, body);
+}
