@@ -1,0 +1,290 @@
+// SMTP outbox: a real SMTP server on loopback (smtp-server) that stores every message it accepts as an .eml
+// file, with a small HTTP API in the manner of Mailpit's for tests and people to read what arrived, and faults
+// (refused messages, a server that is down) that make the thank-you mail's failure paths real.
+
+import { EventEmitter, once } from 'node:events';
+import { mkdtemp } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { SMTPServer } from 'smtp-server';
+import { SmtpFaults, smtpError } from './faults.ts';
+import { isMessageId, Mailbox, type OutboxMessage } from './mailbox.ts';
+
+export type { RejectRule, SmtpFaultsSnapshot, SmtpStage } from './faults.ts';
+export { SmtpFaults } from './faults.ts';
+export type { Envelope, OutboxMessage } from './mailbox.ts';
+
+export interface SmtpOutboxOptions {
+  host?: string;
+  /** SMTP port (0: any free port). */
+  port?: number;
+  /** HTTP API port (0: any free port). */
+  apiPort?: number;
+  /** Directory for the .eml files, created if missing (default: a new temporary directory). */
+  dir?: string;
+  /** Largest message accepted, in bytes (default 10 MB); larger ones get 552. */
+  maxMessageBytes?: number;
+  quiet?: boolean;
+  log?: (line: string) => void;
+}
+
+export interface SmtpOutbox {
+  readonly host: string;
+  readonly port: number;
+  readonly apiPort: number;
+  /** "smtp://127.0.0.1:<port>": usable as an SMTP_URL (credentials, if added, are accepted whatever they are). */
+  readonly url: string;
+  /** "http://127.0.0.1:<apiPort>" */
+  readonly apiUrl: string;
+  readonly dir: string;
+  /** Every stored message, parsed, oldest first. */
+  messages(): Promise<OutboxMessage[]>;
+  /** The raw bytes of one stored message. */
+  raw(id: string): Promise<Buffer | undefined>;
+  /** Resolves with the stored messages once there are at least `count` (rejects after `timeoutMs`). */
+  waitForMessages(count: number, options?: { timeoutMs?: number }): Promise<OutboxMessage[]>;
+  /** Deletes every stored message. */
+  clear(): Promise<void>;
+  readonly faults: SmtpFaults;
+  stop(): Promise<void>;
+}
+
+export async function startSmtpOutbox(options: SmtpOutboxOptions = {}): Promise<SmtpOutbox> {
+  const host = options.host ?? '127.0.0.1';
+  const log = options.quiet ? () => {} : (options.log ?? ((line: string) => console.log(line)));
+  const dir = resolve(options.dir ?? (await mkdtemp(join(tmpdir(), 'goody-outbox-'))));
+  const mailbox = new Mailbox(dir);
+  await mailbox.init();
+  const stored = new EventEmitter();
+  const maxMessageBytes = options.maxMessageBytes ?? 10 * 1024 * 1024;
+
+  const smtp = new SMTPServer({
+    // Loopback only and no certificate to offer: plain SMTP, with AUTH allowed over it and never required,
+    // so both "smtp://host:port" and "smtp://user:pass@host:port" connection strings work.
+    secure: false,
+    disabledCommands: ['STARTTLS'],
+    authOptional: true,
+    allowInsecureAuth: true,
+    size: maxMessageBytes,
+    banner: 'GOODY outbox (local SMTP stand-in)',
+    logger: false,
+    closeTimeout: 1_000,
+    onAuth(_auth, _session, callback) {
+      callback(null, { user: 'outbox' });
+    },
+    onMailFrom(_address, _session, callback) {
+      const rule = faults.take('mail');
+      callback(rule ? smtpError(rule) : null);
+    },
+    onRcptTo(_address, _session, callback) {
+      const rule = faults.take('rcpt');
+      callback(rule ? smtpError(rule) : null);
+    },
+    onData(stream, session, callback) {
+      const chunks: Buffer[] = [];
+      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+      stream.on('error', (error) => callback(error));
+      stream.on('end', () => {
+        // The whole message has been read before answering, as smtp-server requires, whatever the answer.
+        if (stream.sizeExceeded) {
+          return callback(
+            Object.assign(new Error(`5.3.4 Message exceeds the ${maxMessageBytes} byte limit`), {
+              responseCode: 552,
+            }),
+          );
+        }
+        const rule = faults.take('data');
+        if (rule) {
+          log(`[smtp] refused a message with ${rule.code} (injected fault)`);
+          return callback(smtpError(rule));
+        }
+        const raw = Buffer.concat(chunks);
+        const envelope = {
+          from: session.envelope.mailFrom ? session.envelope.mailFrom.address : null,
+          to: session.envelope.rcptTo.map((r) => r.address),
+        };
+        mailbox.store(raw, envelope).then(
+          (id) => {
+            // Sizes and counts only: recipients are minors' addresses.
+            log(`[smtp] stored ${id}.eml (${raw.length} bytes, ${envelope.to.length} recipient(s))`);
+            callback(null, `OK: queued as ${id}`);
+            stored.emit('stored', id);
+          },
+          (error: unknown) => {
+            console.error('[smtp] could not store a message:', error);
+            callback(Object.assign(new Error('4.3.0 Could not store the message'), { responseCode: 451 }));
+          },
+        );
+      });
+    },
+  });
+  smtp.on('error', (error) => {
+    if (!options.quiet) console.error('[smtp] server error:', error);
+  });
+  const listener = smtp.server;
+
+  let smtpPort = options.port ?? 0;
+  // Declared before the port opens: the SMTP callbacks above read it.
+  const faults = new SmtpFaults(async (listening) => {
+    if (listening) {
+      await listen(listener, smtpPort, host);
+    } else {
+      const closed = new Promise<void>((done) => listener.close(() => done()));
+      for (const connection of smtp.connections) {
+        connection.close();
+      }
+      await closed;
+    }
+  });
+
+  await listen(listener, smtpPort, host);
+  smtpPort = (listener.address() as AddressInfo).port;
+
+  async function waitForMessages(count: number, { timeoutMs = 5_000 } = {}): Promise<OutboxMessage[]> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const messages = await mailbox.messages();
+      if (messages.length >= count) return messages;
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`Expected ${count} message(s) in the outbox, found ${messages.length}`);
+      const controller = new AbortController();
+      const timer = setTimeout(() => controller.abort(), left);
+      try {
+        await once(stored, 'stored', { signal: controller.signal });
+      } catch {
+        // Timed out waiting; the loop re-reads the directory once more and reports.
+      } finally {
+        clearTimeout(timer);
+      }
+    }
+  }
+
+  const api = createServer((req, res) => {
+    handleApi(req, res).catch((error: unknown) => {
+      const message = error instanceof Error ? error.message : String(error);
+      if (!res.headersSent) sendJson(res, error instanceof TypeError ? 400 : 500, { message });
+    });
+  });
+
+  async function handleApi(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const { pathname } = new URL(req.url ?? '/', 'http://outbox');
+    const method = req.method ?? 'GET';
+    if (pathname === '/api/messages') {
+      if (method === 'GET') {
+        const messages = await mailbox.messages();
+        return sendJson(res, 200, { total: messages.length, messages });
+      }
+      if (method === 'DELETE') {
+        await mailbox.clear();
+        return sendEmpty(res);
+      }
+    }
+    const single = /^\/api\/messages\/([^/]+?)(\.eml)?$/.exec(pathname);
+    if (single && method === 'GET' && isMessageId(single[1] ?? '')) {
+      const id = single[1] ?? '';
+      if (single[2]) {
+        const raw = await mailbox.raw(id);
+        if (!raw) return sendJson(res, 404, { message: `No message ${id}` });
+        res
+          .writeHead(200, { 'Content-Type': 'message/rfc822', 'Content-Length': String(raw.length) })
+          .end(raw);
+        return;
+      }
+      const message = await mailbox.message(id);
+      return message ? sendJson(res, 200, message) : sendJson(res, 404, { message: `No message ${id}` });
+    }
+    if (pathname === '/api/faults') {
+      if (method === 'GET') return sendJson(res, 200, faults.snapshot());
+      if (method === 'PUT') {
+        const text = (await readBody(req)).toString('utf8');
+        let json: unknown;
+        try {
+          json = JSON.parse(text || '{}');
+        } catch {
+          throw new TypeError('faults body must be JSON');
+        }
+        await faults.applyJson(json);
+        return sendJson(res, 200, faults.snapshot());
+      }
+      if (method === 'DELETE') {
+        await faults.clear();
+        return sendEmpty(res);
+      }
+    }
+    return sendJson(res, 404, { message: `No route ${method} ${pathname}` });
+  }
+
+  try {
+    await listen(api, options.apiPort ?? 0, host);
+  } catch (error) {
+    await new Promise<void>((done) => smtp.close(() => done()));
+    throw error;
+  }
+  const apiPort = (api.address() as AddressInfo).port;
+
+  return {
+    host,
+    port: smtpPort,
+    apiPort,
+    url: `smtp://${host}:${smtpPort}`,
+    apiUrl: `http://${host}:${apiPort}`,
+    dir,
+    messages: () => mailbox.messages(),
+    raw: (id: string) => mailbox.raw(id),
+    waitForMessages,
+    clear: () => mailbox.clear(),
+    faults,
+    async stop() {
+      const apiClosed = new Promise<void>((done) => api.close(() => done()));
+      api.closeAllConnections();
+      const smtpClosed = faults.down
+        ? Promise.resolve()
+        : new Promise<void>((done) => smtp.close(() => done()));
+      await Promise.all([apiClosed, smtpClosed]);
+    },
+  };
+}
+
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise((resolvePromise, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolvePromise();
+    });
+  });
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const payload = JSON.stringify(body);
+  res
+    .writeHead(status, {
+      'Content-Type': 'application/json',
+      'Content-Length': String(Buffer.byteLength(payload)),
+    })
+    .end(payload);
+}
+
+function sendEmpty(res: ServerResponse): void {
+  res.writeHead(204).end();
+}
+
+function readBody(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolvePromise, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > 1024 * 1024) {
+        reject(new TypeError('body too large'));
+        req.destroy();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => resolvePromise(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}

@@ -1,0 +1,216 @@
+// The SMTP outbox driven by nodemailer, the client the thank-you mail uses.
+
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import nodemailer from 'nodemailer';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type OutboxMessage, type SmtpOutbox, startSmtpOutbox } from './index.ts';
+
+let dir: string;
+let outbox: SmtpOutbox;
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'goody-outbox-test-'));
+  outbox = await startSmtpOutbox({ port: 0, apiPort: 0, dir: join(dir, 'mail'), quiet: true });
+});
+
+afterEach(async () => {
+  await outbox.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+function transport(auth?: { user: string; pass: string }) {
+  return nodemailer.createTransport({
+    host: '127.0.0.1',
+    port: outbox.port,
+    secure: false,
+    ignoreTLS: true,
+    auth,
+  });
+}
+
+const thankYou = {
+  from: 'GOODY <hello@goody.example>',
+  to: 'kid@example.org',
+  subject: 'Thank you for signing up',
+  text: 'Thanks for joining the GOODY updates.',
+  html: '<p>Thanks for joining the <b>GOODY</b> updates.</p>',
+};
+
+async function emlFiles(): Promise<string[]> {
+  return (await readdir(outbox.dir)).filter((name) => name.endsWith('.eml'));
+}
+
+describe('delivery', () => {
+  it('stores an accepted message as an .eml file with its headers and bodies', async () => {
+    const info = await transport().sendMail({ ...thankYou, bcc: 'audit@goody.example' });
+    expect(info.accepted).toEqual(['kid@example.org', 'audit@goody.example']);
+
+    const files = await emlFiles();
+    expect(files).toHaveLength(1);
+    const raw = await readFile(join(outbox.dir, files[0] ?? ''), 'utf8');
+    expect(raw).toMatch(/^Subject: Thank you for signing up\r?$/m);
+    expect(raw).toMatch(/^From: GOODY <hello@goody\.example>\r?$/m);
+    expect(raw).not.toMatch(/^Bcc:/m);
+
+    const [message] = await outbox.messages();
+    expect(message).toMatchObject({
+      from: 'hello@goody.example',
+      to: ['kid@example.org'],
+      subject: 'Thank you for signing up',
+      html: thankYou.html,
+      envelope: { from: 'hello@goody.example', to: ['kid@example.org', 'audit@goody.example'] },
+    });
+    expect(message?.text.trim()).toBe(thankYou.text);
+    expect(message?.file).toBe(join(outbox.dir, files[0] ?? ''));
+    expect(message?.headers['message-id']).toBe(info.messageId);
+    expect(message?.headers['content-type']).toMatch(/^multipart\/alternative/);
+    expect(Number.isNaN(Date.parse(message?.date ?? ''))).toBe(false);
+  });
+
+  it('accepts any credentials when the client authenticates', async () => {
+    await transport({ user: 'anyone', pass: 'anything' }).sendMail(thankYou);
+    expect(await outbox.messages()).toHaveLength(1);
+  });
+
+  it('lists messages over HTTP, serves the raw .eml, and deletes them', async () => {
+    const mail = transport();
+    await mail.sendMail(thankYou);
+    await mail.sendMail({ ...thankYou, to: 'other@example.org', subject: 'Second' });
+
+    const list = (await (await fetch(`${outbox.apiUrl}/api/messages`)).json()) as {
+      total: number;
+      messages: OutboxMessage[];
+    };
+    expect(list.total).toBe(2);
+    expect(list.messages.map((m) => m.subject)).toEqual(['Thank you for signing up', 'Second']);
+
+    const id = list.messages[1]?.id ?? '';
+    const raw = await fetch(`${outbox.apiUrl}/api/messages/${id}.eml`);
+    expect(raw.status).toBe(200);
+    expect(raw.headers.get('content-type')).toBe('message/rfc822');
+    expect(await raw.text()).toMatch(/^Subject: Second\r?$/m);
+    const single = await fetch(`${outbox.apiUrl}/api/messages/${id}`);
+    expect(((await single.json()) as OutboxMessage).to).toEqual(['other@example.org']);
+    expect((await fetch(`${outbox.apiUrl}/api/messages/0000000000000-000000-000000.eml`)).status).toBe(404);
+    expect((await fetch(`${outbox.apiUrl}/api/messages/..%2F..%2Fetc%2Fpasswd.eml`)).status).toBe(404);
+
+    expect((await fetch(`${outbox.apiUrl}/api/messages`, { method: 'DELETE' })).status).toBe(204);
+    expect(await emlFiles()).toEqual([]);
+    expect(await outbox.messages()).toEqual([]);
+  });
+
+  it('resolves waitForMessages once enough messages have arrived', async () => {
+    const waiting = outbox.waitForMessages(1, { timeoutMs: 5_000 });
+    await transport().sendMail(thankYou);
+    expect((await waiting).map((m) => m.subject)).toEqual([thankYou.subject]);
+    await expect(outbox.waitForMessages(2, { timeoutMs: 50 })).rejects.toThrow(/Expected 2 message/);
+  });
+});
+
+describe('faults', () => {
+  it('refuses the next message with the injected permanent code, stores nothing, then accepts again', async () => {
+    outbox.faults.rejectNext(1, 554, '5.7.1 Relay access denied');
+    const mail = transport();
+    const error = await mail.sendMail(thankYou).then(
+      () => undefined,
+      (e: unknown) => e as Error & { responseCode?: number; response?: string },
+    );
+    expect(error?.responseCode).toBe(554);
+    expect(error?.response).toContain('5.7.1 Relay access denied');
+    expect(await emlFiles()).toEqual([]);
+
+    await mail.sendMail(thankYou);
+    expect(await outbox.messages()).toHaveLength(1);
+  });
+
+  it('takes temporary refusals over HTTP, and refuses a malformed fault with 400', async () => {
+    const put = await fetch(`${outbox.apiUrl}/api/faults`, {
+      method: 'PUT',
+      body: JSON.stringify({ rejectNext: { count: 2, code: 451 } }),
+    });
+    expect(put.status).toBe(200);
+    const mail = transport();
+    for (let i = 0; i < 2; i += 1) {
+      await expect(mail.sendMail(thankYou)).rejects.toMatchObject({
+        responseCode: 451,
+        response: expect.stringContaining('4.3.0'),
+      });
+    }
+    await mail.sendMail(thankYou);
+    expect(await outbox.messages()).toHaveLength(1);
+
+    const bad = await fetch(`${outbox.apiUrl}/api/faults`, {
+      method: 'PUT',
+      body: JSON.stringify({ rejectNext: { code: 250 } }),
+    });
+    expect(bad.status).toBe(400);
+    expect(outbox.faults.snapshot().rejectNext).toEqual([]);
+  });
+
+  it('refuses a recipient at RCPT TO when asked to', async () => {
+    outbox.faults.rejectNext(1, 550, undefined, 'rcpt');
+    await expect(transport().sendMail(thankYou)).rejects.toMatchObject({ responseCode: 550 });
+    expect(await emlFiles()).toEqual([]);
+  });
+
+  it('refuses connections while down, and accepts again on the same port once up', async () => {
+    const port = outbox.port;
+    const put = await fetch(`${outbox.apiUrl}/api/faults`, {
+      method: 'PUT',
+      body: JSON.stringify({ down: true }),
+    });
+    expect(put.status).toBe(200);
+    await expect(transport().sendMail(thankYou)).rejects.toMatchObject({ code: 'ESOCKET' });
+    await expect(transport().sendMail(thankYou)).rejects.toThrow(/ECONNREFUSED/);
+
+    expect((await fetch(`${outbox.apiUrl}/api/faults`, { method: 'DELETE' })).status).toBe(204);
+    expect(outbox.port).toBe(port);
+    await transport().sendMail(thankYou);
+    expect(await outbox.messages()).toHaveLength(1);
+  });
+});
+
+describe('cli', () => {
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    it(`receives mail on the ports it prints and stops cleanly on ${signal}`, async () => {
+      const child = spawn(
+        process.execPath,
+        [
+          '--import',
+          'tsx',
+          'cli.ts',
+          '--port',
+          '0',
+          '--api-port',
+          '0',
+          '--dir',
+          join(dir, 'cli-mail'),
+          '--quiet',
+        ],
+        { cwd: fileURLToPath(new URL('.', import.meta.url)), stdio: ['ignore', 'pipe', 'inherit'] },
+      );
+      const exited = once(child, 'exit');
+      const [line] = (await once(createInterface({ input: child.stdout }), 'line')) as [string];
+      const match = /smtp:\/\/127\.0\.0\.1:(\d+).*(http:\/\/127\.0\.0\.1:\d+)/.exec(line);
+      expect(match).not.toBeNull();
+      const [, port, apiUrl] = match ?? [];
+      await nodemailer
+        .createTransport({ host: '127.0.0.1', port: Number(port), secure: false, ignoreTLS: true })
+        .sendMail(thankYou);
+      const list = (await (await fetch(`${apiUrl}/api/messages`)).json()) as { total: number };
+      expect(list.total).toBe(1);
+      expect((await readdir(join(dir, 'cli-mail'))).filter((f) => f.endsWith('.eml'))).toHaveLength(1);
+
+      child.kill(signal);
+      const [code] = await exited;
+      expect(code).toBe(0);
+      await expect(fetch(`${apiUrl}/api/messages`)).rejects.toThrow(/fetch failed/);
+    });
+  }
+});
