@@ -1,0 +1,94 @@
+import * as grpc from '@grpc/grpc-js';
+import type { Engine } from './engine.ts';
+import { FirestoreError, unimplemented } from './errors.ts';
+import type { Outage } from './outage.ts';
+import { firestoreService } from './protos.ts';
+
+// google.firestore.v1.Firestore over gRPC, as firebase-admin (@google-cloud/firestore) calls it.
+
+const UNAVAILABLE: grpc.ServiceError = Object.assign(new Error('The Firestore stand-in is unavailable.'), {
+  code: grpc.status.UNAVAILABLE,
+  details: 'The Firestore stand-in is unavailable (fault injected): the connection was dropped.',
+  metadata: new grpc.Metadata(),
+});
+
+function toServiceError(error: unknown, log: (line: string) => void): Partial<grpc.StatusObject> {
+  if (error instanceof FirestoreError) return { code: error.grpcCode, details: error.message };
+  log(`Firestore stand-in: internal error: ${(error as Error)?.stack ?? String(error)}`);
+  return {
+    code: grpc.status.INTERNAL,
+    details: `Internal error in the Firestore stand-in: ${String(error)}`,
+  };
+}
+
+type Handler = (request: never) => unknown;
+
+export function createGrpcServer(engine: Engine, outage: Outage, log: (line: string) => void): grpc.Server {
+  const unary =
+    (fn: Handler): grpc.handleUnaryCall<unknown, unknown> =>
+    (call, callback) => {
+      if (
+        !outage.admit(
+          () => callback(UNAVAILABLE),
+          (forget) => call.on('cancelled', forget),
+        )
+      )
+        return;
+      try {
+        callback(null, fn(call.request as never));
+      } catch (error) {
+        callback(toServiceError(error, log));
+      }
+    };
+
+  const serverStreaming =
+    (fn: Handler): grpc.handleServerStreamingCall<unknown, unknown> =>
+    (call) => {
+      if (
+        !outage.admit(
+          () => call.emit('error', UNAVAILABLE),
+          (forget) => call.on('cancelled', forget),
+        )
+      )
+        return;
+      let responses: unknown[];
+      try {
+        responses = fn(call.request as never) as unknown[];
+      } catch (error) {
+        call.emit('error', toServiceError(error, log));
+        return;
+      }
+      for (const response of responses) call.write(response);
+      call.end();
+    };
+
+  const refuseUnary =
+    (feature: string): grpc.handleUnaryCall<unknown, unknown> =>
+    (_call, callback) =>
+      callback(toServiceError(unimplemented(feature), log));
+  const refuseStream =
+    (feature: string) =>
+    (call: grpc.ServerWritableStream<unknown, unknown> | grpc.ServerDuplexStream<unknown, unknown>) =>
+      call.emit('error', toServiceError(unimplemented(feature), log));
+
+  const server = new grpc.Server();
+  server.addService(firestoreService, {
+    BatchGetDocuments: serverStreaming((r) => engine.batchGetDocuments(r)),
+    BeginTransaction: unary((r) => engine.beginTransaction(r)),
+    Commit: unary((r) => engine.commit(r)),
+    Rollback: unary((r) => engine.rollback(r)),
+    RunQuery: serverStreaming((r) => engine.runQuery(r)),
+    RunAggregationQuery: serverStreaming((r) => engine.runAggregationQuery(r)),
+    BatchWrite: unary((r) => engine.batchWrite(r)),
+    ListCollectionIds: unary((r) => engine.listCollectionIds(r)),
+    GetDocument: refuseUnary('GetDocument (use BatchGetDocuments)'),
+    ListDocuments: refuseUnary('ListDocuments (CollectionReference.listDocuments)'),
+    CreateDocument: refuseUnary('CreateDocument (use Commit)'),
+    UpdateDocument: refuseUnary('UpdateDocument (use Commit)'),
+    DeleteDocument: refuseUnary('DeleteDocument (use Commit)'),
+    PartitionQuery: refuseUnary('PartitionQuery (query partitioning)'),
+    Write: refuseStream('the Write stream'),
+    Listen: refuseStream('realtime listeners (the Listen stream, onSnapshot)'),
+  });
+  return server;
+}
