@@ -1,5 +1,6 @@
 // tsx dev/mailerlite/cli.ts [--port 3080] [--host 127.0.0.1] [--key dev-mailerlite-key] [--window-ms 60000]
-//   [--requests-per-window 120] [--imports-per-window 5] [--import-delay-ms 100] [--custom-fields a,b] [--quiet]
+//   [--requests-per-window 120] [--imports-per-window 5] [--import-delay-ms 100] [--custom-fields a,b]
+//   [--fractional-retry-after] [--quiet]
 
 import { parseArgs } from 'node:util';
 import { startMailerLiteStandIn } from './index.ts';
@@ -14,6 +15,7 @@ const { values } = parseArgs({
     'imports-per-window': { type: 'string' },
     'import-delay-ms': { type: 'string' },
     'custom-fields': { type: 'string' },
+    'fractional-retry-after': { type: 'boolean', default: false },
     quiet: { type: 'boolean', default: false },
   },
 });
@@ -38,6 +40,7 @@ try {
     importsPerWindow: numberOption('imports-per-window', values['imports-per-window']),
     importDelayMs: numberOption('import-delay-ms', values['import-delay-ms']),
     customFields: values['custom-fields']?.split(',').filter(Boolean),
+    fractionalRetryAfter: values['fractional-retry-after'],
     quiet: values.quiet,
   });
   const { limits } = standIn;

@@ -22,6 +22,11 @@ export interface MailerLiteLimits {
   importsPerWindow: number;
   /** How long an import takes before its progress reports done and its subscribers exist. */
   importDelayMs: number;
+  /**
+   * Retry-After with millisecond precision (e.g. "0.734") instead of MailerLite's whole seconds: for
+   * benchmarks that compress the window to a second or so, where whole seconds would distort the waits.
+   */
+  fractionalRetryAfter: boolean;
 }
 
 export interface MailerLiteStandInOptions extends Partial<MailerLiteLimits> {
@@ -123,6 +128,7 @@ const DEFAULT_LIMITS: MailerLiteLimits = {
   requestsPerWindow: 120,
   importsPerWindow: 5,
   importDelayMs: 100,
+  fractionalRetryAfter: false,
 };
 
 // Addresses of minors may appear in paths (GET /api/subscribers/{email}); printed and logged paths carry a
@@ -156,6 +162,7 @@ export async function startMailerLiteStandIn(
     requestsPerWindow: options.requestsPerWindow ?? DEFAULT_LIMITS.requestsPerWindow,
     importsPerWindow: options.importsPerWindow ?? DEFAULT_LIMITS.importsPerWindow,
     importDelayMs: options.importDelayMs ?? DEFAULT_LIMITS.importDelayMs,
+    fractionalRetryAfter: options.fractionalRetryAfter ?? DEFAULT_LIMITS.fractionalRetryAfter,
   };
   validateLimits(limits);
 
@@ -262,7 +269,10 @@ export async function startMailerLiteStandIn(
       send(res, {
         status: 429,
         body: { message: 'Too Many Attempts.' },
-        headers: { ...rateHeaders(), 'Retry-After': String(globalLimiter.retryAfterSeconds(at)) },
+        headers: {
+          ...rateHeaders(),
+          'Retry-After': globalLimiter.retryAfter(at, limits.fractionalRetryAfter),
+        },
       });
       record(entry(429));
       return;
@@ -275,6 +285,7 @@ export async function startMailerLiteStandIn(
       baseUrl,
       importLimiter,
       importDelayMs: limits.importDelayMs,
+      fractionalRetryAfter: limits.fractionalRetryAfter,
       faults,
       inBatch: false,
     };
@@ -453,6 +464,8 @@ function validateLimits(limits: MailerLiteLimits): void {
   if (!Number.isFinite(limits.importDelayMs) || limits.importDelayMs < 0) {
     throw new TypeError('importDelayMs must be a non-negative number');
   }
+  if (typeof limits.fractionalRetryAfter !== 'boolean')
+    throw new TypeError('fractionalRetryAfter must be a boolean');
 }
 
 function send(res: ServerResponse, result: ApiResult): void {

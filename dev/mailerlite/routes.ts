@@ -26,6 +26,7 @@ export interface ApiContext {
   baseUrl: string;
   importLimiter: FixedWindowLimiter;
   importDelayMs: number;
+  fractionalRetryAfter: boolean;
   faults: MailerLiteFaults;
   inBatch: boolean;
 }
@@ -80,7 +81,7 @@ function importLimited(ctx: ApiContext): ApiResult {
   return {
     status: 429,
     body: { message: IMPORT_LIMIT_MESSAGE },
-    headers: { 'Retry-After': String(ctx.importLimiter.retryAfterSeconds(ctx.now)) },
+    headers: { 'Retry-After': ctx.importLimiter.retryAfter(ctx.now, ctx.fractionalRetryAfter) },
   };
 }
 
