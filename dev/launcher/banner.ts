@@ -1,0 +1,62 @@
+// The one block `npm start` prints once everything answers: where the site is and where its side effects land.
+
+import path from 'node:path';
+import type { FirestoreKind } from './firestore-choice.ts';
+
+export type FunctionsState =
+  | { state: 'loaded'; baseUrl: string; names: string[] }
+  | { state: 'failed'; baseUrl: string }
+  | { state: 'absent'; reason: string };
+
+export interface BannerInfo {
+  repoRoot: string;
+  siteUrl: string;
+  mailDir: string;
+  smtpUrl: string;
+  smtpApiUrl: string;
+  mailerLiteBaseUrl: string;
+  mailerLiteApiKey: string;
+  firestore: { kind: FirestoreKind; hostPort: string };
+  functions: FunctionsState;
+}
+
+function displayPath(repoRoot: string, dir: string): string {
+  const relative = path.relative(repoRoot, dir);
+  return relative && !relative.startsWith('..') && !path.isAbsolute(relative) ? relative : dir;
+}
+
+function functionsLine(functions: FunctionsState): string {
+  switch (functions.state) {
+    case 'loaded':
+      return `${functions.baseUrl}/<name> (${functions.names.join(', ') || 'none exported'})`;
+    case 'failed':
+      return `${functions.baseUrl}: FAILED to load, see the [firebase] lines above (it reloads when functions/lib changes)`;
+    case 'absent':
+      return `not running: ${functions.reason}`;
+  }
+}
+
+export function formatReadyBanner(info: BannerInfo): string {
+  const firestore =
+    info.firestore.kind === 'standin'
+      ? `stand-in at ${info.firestore.hostPort}; it does NOT enforce the security rules (firestore.rules)`
+      : `Firebase Firestore emulator at ${info.firestore.hostPort}, enforcing firestore.rules`;
+  const rows: [string, string][] = [
+    ['Site', info.siteUrl],
+    ['Admin', `${info.siteUrl}/admin`],
+    [
+      'Mail',
+      `lands in ${displayPath(info.repoRoot, info.mailDir)} (SMTP ${info.smtpUrl}); listed at ${info.smtpApiUrl}`,
+    ],
+    ['MailerLite', `stand-in at ${info.mailerLiteBaseUrl} (API key ${info.mailerLiteApiKey})`],
+    ['Firestore', firestore],
+    ['Functions', functionsLine(info.functions)],
+  ];
+  const rule = '─'.repeat(72);
+  return [
+    rule,
+    'GOODY is running offline. Ctrl-C stops everything.',
+    ...rows.map(([name, value]) => `  ${name.padEnd(11)} ${value}`),
+    rule,
+  ].join('\n');
+}

@@ -1,0 +1,75 @@
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { PORT_SPECS, resolveLauncherConfig, resolvePorts } from './config.ts';
+import { LauncherError } from './errors.ts';
+
+function configError(run: () => unknown): LauncherError {
+  try {
+    run();
+  } catch (error) {
+    expect(error).toBeInstanceOf(LauncherError);
+    return error as LauncherError;
+  }
+  throw new Error('expected a LauncherError');
+}
+
+describe('launcher configuration', () => {
+  it("uses firebase.json's and the team's default ports when nothing is set", () => {
+    expect(resolvePorts({})).toEqual({
+      hosting: 5000,
+      functions: 5001,
+      firestore: 8080,
+      firestoreWebsocket: 9150,
+      mailerlite: 3080,
+      smtp: 2525,
+      smtpApi: 8025,
+      hub: 4400,
+      logging: 4500,
+    });
+  });
+
+  it('moves every port with its GOODY_*_PORT variable', () => {
+    const env = Object.fromEntries(PORT_SPECS.map((spec, index) => [spec.env, String(20_000 + index)]));
+    const ports = resolvePorts(env);
+    PORT_SPECS.forEach((spec, index) => {
+      expect(ports[spec.key]).toBe(20_000 + index);
+    });
+  });
+
+  it.each(['abc', '0', '65536', '80.5', '-1'])(
+    'refuses GOODY_HOSTING_PORT=%s, naming the variable',
+    (value) => {
+      const error = configError(() => resolvePorts({ GOODY_HOSTING_PORT: value }));
+      expect(error.exitCode).toBe(2);
+      expect(error.message).toBe(
+        `GOODY_HOSTING_PORT must be a port number between 1 and 65535, got "${value}".`,
+      );
+    },
+  );
+
+  it('builds unless --no-build is given, and refuses unknown arguments', () => {
+    expect(resolveLauncherConfig([], {}, '/repo').build).toBe(true);
+    expect(resolveLauncherConfig(['--no-build'], {}, '/repo').build).toBe(false);
+    const error = configError(() => resolveLauncherConfig(['--bogus'], {}, '/repo'));
+    expect(error.message).toContain('Unknown argument "--bogus"');
+    expect(error.message).toContain('GOODY_HOSTING_PORT');
+  });
+
+  it('keeps generated files per stack, keyed by the hosting port, inside the repository', () => {
+    const config = resolveLauncherConfig([], { GOODY_HOSTING_PORT: '5100' }, '/repo');
+    expect(config.stackDir).toBe(path.join('/repo', '.dev-data', 'stack-5100'));
+    expect(config.mailDir).toBe(path.join('/repo', '.dev-data', 'mail'));
+    expect(resolveLauncherConfig([], { GOODY_MAIL_DIR: '/tmp/outbox' }, '/repo').mailDir).toBe('/tmp/outbox');
+  });
+
+  it('reads GOODY_FIRESTORE as auto, standin or emulator', () => {
+    expect(resolveLauncherConfig([], {}, '/repo').firestoreMode).toBe('auto');
+    expect(resolveLauncherConfig([], { GOODY_FIRESTORE: 'StandIn' }, '/repo').firestoreMode).toBe('standin');
+    expect(resolveLauncherConfig([], { GOODY_FIRESTORE: 'emulator' }, '/repo').firestoreMode).toBe(
+      'emulator',
+    );
+    expect(
+      configError(() => resolveLauncherConfig([], { GOODY_FIRESTORE: 'java' }, '/repo')).message,
+    ).toContain('GOODY_FIRESTORE must be auto, standin or emulator');
+  });
+});

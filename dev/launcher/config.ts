@@ -1,0 +1,163 @@
+// What `npm start` runs with: ports (each movable by a GOODY_*_PORT variable, so a second stack can run beside
+// a developer's), the directories it writes, and which Firestore it asks for. Read once, validated, then passed
+// around as plain data.
+
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { LauncherError } from './errors.ts';
+
+export type PortKey =
+  | 'hosting'
+  | 'functions'
+  | 'firestore'
+  | 'firestoreWebsocket'
+  | 'mailerlite'
+  | 'smtp'
+  | 'smtpApi'
+  | 'hub'
+  | 'logging';
+
+export interface PortSpec {
+  key: PortKey;
+  /** Environment variable that moves it. */
+  env: string;
+  defaultPort: number;
+  /** Who listens there, in words a developer recognises in an error message. */
+  purpose: string;
+}
+
+// firebase.json's defaults, the team's fixed ports for `npm start`. Tests and a second stack move them.
+export const PORT_SPECS: readonly PortSpec[] = [
+  {
+    key: 'hosting',
+    env: 'GOODY_HOSTING_PORT',
+    defaultPort: 5000,
+    purpose: 'the Hosting emulator (the site)',
+  },
+  {
+    key: 'functions',
+    env: 'GOODY_FUNCTIONS_PORT',
+    defaultPort: 5001,
+    purpose: 'the Functions emulator (the callables)',
+  },
+  { key: 'firestore', env: 'GOODY_FIRESTORE_PORT', defaultPort: 8080, purpose: 'Firestore' },
+  {
+    key: 'firestoreWebsocket',
+    env: 'GOODY_FIRESTORE_WS_PORT',
+    defaultPort: 9150,
+    purpose: "the Firebase Firestore emulator's websocket",
+  },
+  { key: 'mailerlite', env: 'GOODY_MAILERLITE_PORT', defaultPort: 3080, purpose: 'the MailerLite stand-in' },
+  { key: 'smtp', env: 'GOODY_SMTP_PORT', defaultPort: 2525, purpose: 'the SMTP outbox (SMTP)' },
+  { key: 'smtpApi', env: 'GOODY_SMTP_API_PORT', defaultPort: 8025, purpose: 'the SMTP outbox (HTTP API)' },
+  { key: 'hub', env: 'GOODY_HUB_PORT', defaultPort: 4400, purpose: 'the Firebase emulator hub' },
+  {
+    key: 'logging',
+    env: 'GOODY_LOGGING_PORT',
+    defaultPort: 4500,
+    purpose: 'the Firebase emulator logging service',
+  },
+];
+
+export type Ports = Record<PortKey, number>;
+
+/** auto: the Firebase Firestore emulator when Java 21+ and its jar are here, else the stand-in. */
+export type FirestoreMode = 'auto' | 'standin' | 'emulator';
+
+export interface LauncherConfig {
+  repoRoot: string;
+  /** Every listener binds here; the tests and the site talk to loopback only. */
+  host: string;
+  projectId: string;
+  region: string;
+  ports: Ports;
+  /** False for `npm run emulators`: run what is already built. */
+  build: boolean;
+  firestoreMode: FirestoreMode;
+  /** Where the SMTP outbox stores each message as an .eml file. */
+  mailDir: string;
+  /**
+   * Generated, per-stack files: the firebase config with this stack's ports, the functions env files. Keyed by
+   * the hosting port, which no two running stacks share, so two stacks never overwrite each other's files.
+   */
+  stackDir: string;
+  /** The dummy key the MailerLite stand-in accepts and the functions send. */
+  mailerLiteApiKey: string;
+  /** How long firebase-tools may take to report its emulators ready. */
+  emulatorStartTimeoutMs: number;
+}
+
+export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+export function parsePort(name: string, raw: string): number {
+  const text = raw.trim();
+  const port = Number(text);
+  if (!/^\d+$/.test(text) || !Number.isInteger(port) || port < 1 || port > 65535) {
+    throw new LauncherError(`${name} must be a port number between 1 and 65535, got "${raw}".`, 2);
+  }
+  return port;
+}
+
+export function resolvePorts(env: NodeJS.ProcessEnv): Ports {
+  const ports = {} as Ports;
+  for (const spec of PORT_SPECS) {
+    const raw = env[spec.env];
+    ports[spec.key] = raw === undefined || raw.trim() === '' ? spec.defaultPort : parsePort(spec.env, raw);
+  }
+  return ports;
+}
+
+function resolveFirestoreMode(raw: string | undefined): FirestoreMode {
+  const mode = (raw ?? '').trim().toLowerCase() || 'auto';
+  if (mode === 'auto' || mode === 'standin' || mode === 'emulator') return mode;
+  throw new LauncherError(`GOODY_FIRESTORE must be auto, standin or emulator, got "${raw}".`, 2);
+}
+
+function resolveTimeout(raw: string | undefined): number {
+  if (raw === undefined || raw.trim() === '') return 120_000;
+  const ms = Number(raw);
+  if (!Number.isFinite(ms) || ms <= 0) {
+    throw new LauncherError(`GOODY_EMULATOR_START_TIMEOUT_MS must be a positive number, got "${raw}".`, 2);
+  }
+  return ms;
+}
+
+export const USAGE = `Usage: npm start            build the site and the functions, then run the whole stack offline
+       npm run emulators    the same without building (runs what web/dist and functions/lib hold)
+
+Environment:
+${PORT_SPECS.map((spec) => `  ${spec.env.padEnd(26)} ${String(spec.defaultPort).padEnd(5)} ${spec.purpose}`).join('\n')}
+  GOODY_FIRESTORE            auto  auto | standin | emulator (the Firebase one needs Java 21+ and its jar)
+  GOODY_MAIL_DIR                   where mail lands (default .dev-data/mail)
+`;
+
+export function resolveLauncherConfig(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+  root = repoRoot,
+): LauncherConfig {
+  let build = true;
+  for (const arg of argv) {
+    if (arg === '--no-build') build = false;
+    else throw new LauncherError(`Unknown argument "${arg}".\n\n${USAGE}`, 2);
+  }
+  const ports = resolvePorts(env);
+  const mailDir = env.GOODY_MAIL_DIR?.trim()
+    ? path.resolve(env.GOODY_MAIL_DIR.trim())
+    : path.join(root, '.dev-data', 'mail');
+  return {
+    repoRoot: root,
+    host: '127.0.0.1',
+    projectId: 'demo-goody',
+    region: 'us-central1',
+    ports,
+    build,
+    firestoreMode: resolveFirestoreMode(env.GOODY_FIRESTORE),
+    mailDir,
+    // Inside the repository on purpose: firebase-tools resolves firebase-functions from the functions source
+    // directory upwards, and this directory's parents lead to the repository's node_modules.
+    stackDir: path.join(root, '.dev-data', `stack-${ports.hosting}`),
+    mailerLiteApiKey: 'dev-mailerlite-key',
+    emulatorStartTimeoutMs: resolveTimeout(env.GOODY_EMULATOR_START_TIMEOUT_MS),
+  };
+}

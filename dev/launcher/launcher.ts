@@ -1,0 +1,383 @@
+// `npm start`: build, start the stand-ins, start the Functions and Hosting emulators wired to them, print where
+// everything is, and on Ctrl-C (or any part failing) stop all of it.
+
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { type FunctionsState, formatReadyBanner } from './banner.ts';
+import {
+  findSources,
+  functionsEntry,
+  viteEnv,
+  webBuildMismatch,
+  webIndex,
+  writeWebBuildStamp,
+} from './builds.ts';
+import type { LauncherConfig, PortKey } from './config.ts';
+import { LauncherError } from './errors.ts';
+import {
+  chooseFirestore,
+  type FirestoreChoice,
+  probeFirestoreEmulator,
+  systemProbeDeps,
+} from './firestore-choice.ts';
+import { assertPortsFree, type PortClaim, portClaims, probePort } from './ports.ts';
+import { writeStackFiles } from './stack-files.ts';
+import { type RunningStandIns, type Stoppable, startStandIns, stopWithin } from './stand-ins.ts';
+import { describeExit, type SupervisedChild, Supervisor } from './supervisor.ts';
+
+/** Thrown inside start-up when a stop was requested meanwhile: not an error, just the end of start-up. */
+class StartAborted extends Error {}
+
+const ANSI = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g');
+
+// One Ctrl-C can arrive twice: from the terminal (the whole foreground group) and forwarded by npm.
+const REPEATED_SIGNAL_WINDOW_MS = 1_000;
+
+const require = createRequire(import.meta.url);
+
+export function firebaseBin(): string {
+  const pkgPath = require.resolve('firebase-tools/package.json');
+  const pkg = JSON.parse(readFileSync(pkgPath, 'utf8')) as { bin: { firebase: string } };
+  return path.join(path.dirname(pkgPath), pkg.bin.firebase);
+}
+
+/**
+ * The environment firebase-tools runs in: offline and non-interactive, with no emulator address inherited from
+ * the developer's shell, and the functions pointed at the Firestore stand-in when it is the one running.
+ */
+export function firebaseToolsEnv(base: NodeJS.ProcessEnv, firestoreStandInHost?: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(base)) {
+    if (key.endsWith('_EMULATOR_HOST') || key === 'FIREBASE_EMULATOR_HUB') continue;
+    env[key] = value;
+  }
+  // CI: firebase-tools skips its message-of-the-day fetch, and update-notifier (which it uses) stays off.
+  env.CI = 'true';
+  env.NO_UPDATE_NOTIFIER = '1';
+  // The Functions emulator runs `npm show firebase-functions` synchronously (up to 10 s) to warn about an
+  // outdated SDK; offline, npm answers from its cache or fails at once instead of waiting on the network.
+  env.npm_config_offline = 'true';
+  // The Functions emulator passes its own environment to the functions and only overrides
+  // FIRESTORE_EMULATOR_HOST when it runs the Firebase Firestore emulator itself.
+  if (firestoreStandInHost) env.FIRESTORE_EMULATOR_HOST = firestoreStandInHost;
+  return env;
+}
+
+export interface LauncherIO {
+  out(line: string): void;
+  err(line: string): void;
+}
+
+export const consoleIO: LauncherIO = {
+  out: (line) => process.stdout.write(`${line}\n`),
+  err: (line) => process.stderr.write(`${line}\n`),
+};
+
+export class Launcher {
+  private readonly supervisor: Supervisor;
+  private readonly standIns: Stoppable[] = [];
+  private shutdownPromise: Promise<number> | undefined;
+  private finish: (code: number) => void = () => {};
+  private readonly finished = new Promise<number>((resolve) => {
+    this.finish = resolve;
+  });
+  private firstSignalAt = 0;
+  private claims: PortClaim[] = [];
+
+  constructor(
+    private readonly config: LauncherConfig,
+    private readonly io: LauncherIO = consoleIO,
+  ) {
+    this.supervisor = new Supervisor(io.out, (child, exit) => this.onUnexpectedExit(child, exit));
+  }
+
+  /** Runs until stopped; resolves with the exit code once everything it started is gone. */
+  async run(): Promise<number> {
+    try {
+      await this.startUp();
+    } catch (error) {
+      if (!(error instanceof StartAborted)) void this.shutdown(exitCodeOf(error), messageOf(error));
+    }
+    // Start-up is over (or was cut short); the stack runs until shutdown() is called.
+    return await this.finished;
+  }
+
+  /** Ctrl-C, SIGTERM, SIGHUP: the first stops everything cleanly; a later one kills at once. */
+  onSignal(signal: NodeJS.Signals): void {
+    const now = Date.now();
+    if (!this.shutdownPromise) {
+      this.firstSignalAt = now;
+      void this.shutdown(0, `[launcher] ${signal} received: stopping everything (again to kill at once).`);
+      return;
+    }
+    if (now - this.firstSignalAt < REPEATED_SIGNAL_WINDOW_MS) return;
+    this.io.err(`[launcher] ${signal} again: killing everything now.`);
+    this.supervisor.killEverythingNow();
+    process.exit(130);
+  }
+
+  /** Synchronous last resort for process 'exit'. */
+  killEverythingNow(): void {
+    this.supervisor.killEverythingNow();
+  }
+
+  shutdown(code: number, message?: string): Promise<number> {
+    if (this.shutdownPromise) return this.shutdownPromise;
+    if (message) (code === 0 ? this.io.out : this.io.err)(message);
+    this.shutdownPromise = (async () => {
+      await this.supervisor.stopAll();
+      await Promise.all(this.standIns.reverse().map((item) => stopWithin(item, 5_000, this.io.out)));
+      const stillBusy = await this.busyPorts();
+      if (stillBusy.length > 0) {
+        this.io.err(
+          `[launcher] still in use after stopping: ${stillBusy.map((c) => `${c.port} (${c.purpose})`).join(', ')}`,
+        );
+      }
+      const debugLog = path.join(this.config.stackDir, 'firebase-debug.log');
+      if (code === 0) {
+        rmSync(this.config.stackDir, { recursive: true, force: true });
+      } else if (existsSync(debugLog)) {
+        this.io.err(`[launcher] firebase-tools' debug log: ${debugLog}`);
+      }
+      this.io.out(`[launcher] stopped${stillBusy.length === 0 ? '; every port it used is free again' : ''}.`);
+      return code;
+    })();
+    void this.shutdownPromise.then(this.finish);
+    return this.shutdownPromise;
+  }
+
+  private onUnexpectedExit(child: SupervisedChild, exit: Parameters<typeof describeExit>[0]): void {
+    void this.shutdown(
+      1,
+      `[launcher] ${child.spec.name} ${describeExit(exit)} unexpectedly (see its last lines above); stopping everything else.`,
+    );
+  }
+
+  private checkpoint(): void {
+    if (this.shutdownPromise) throw new StartAborted();
+  }
+
+  private async busyPorts(): Promise<PortClaim[]> {
+    const results = await Promise.all(this.claims.map((claim) => probePort(claim.host, claim.port)));
+    return this.claims.filter((_, index) => results[index] === 'EADDRINUSE');
+  }
+
+  private claimsFor(firestore: FirestoreChoice, functions: boolean): PortClaim[] {
+    const keys: PortKey[] = ['hosting', 'hub', 'logging', 'firestore', 'mailerlite', 'smtp', 'smtpApi'];
+    if (functions) keys.push('functions');
+    if (firestore.kind === 'emulator') keys.push('firestoreWebsocket');
+    return portClaims(this.config.ports, this.config.host, keys);
+  }
+
+  private async startUp(): Promise<void> {
+    const { config, io } = this;
+    const { repoRoot } = config;
+    const firestore = chooseFirestore(config.firestoreMode, () => probeFirestoreEmulator(systemProbeDeps));
+    io.out(`[launcher] ${firestore.explanation}`);
+
+    const sources = findSources(repoRoot);
+    const functionsMayRun = sources.functions || existsSync(functionsEntry(repoRoot));
+    this.claims = this.claimsFor(firestore, functionsMayRun);
+    await assertPortsFree(this.claims);
+    this.checkpoint();
+
+    const vite = viteEnv(config);
+    if (config.build) {
+      if (sources.web) {
+        await this.supervisor.runTask({
+          name: 'The web build (npm run build -w web)',
+          label: 'web build',
+          command: 'npm',
+          args: ['run', 'build', '-w', 'web'],
+          cwd: repoRoot,
+          env: { ...process.env, ...vite },
+        });
+        this.checkpoint();
+        writeWebBuildStamp(repoRoot, vite);
+      } else {
+        io.out('[launcher] web/ has no sources yet (no web/index.html): not building the site.');
+      }
+      if (sources.functions) {
+        await this.supervisor.runTask({
+          name: 'The functions build (npm run build -w functions)',
+          label: 'functions build',
+          command: 'npm',
+          args: ['run', 'build', '-w', 'functions'],
+          cwd: repoRoot,
+          env: process.env,
+        });
+        this.checkpoint();
+      } else {
+        io.out('[launcher] functions/ has no sources yet: the Functions emulator will not run.');
+      }
+    } else {
+      const mismatch = existsSync(webIndex(repoRoot)) ? webBuildMismatch(repoRoot, vite) : undefined;
+      if (mismatch) io.err(`[launcher] WARNING: ${mismatch}`);
+    }
+
+    if (!existsSync(webIndex(repoRoot))) {
+      throw new LauncherError(
+        config.build
+          ? 'The site is not built: web/dist/index.html does not exist (and web/ has nothing to build yet).'
+          : 'The site is not built: web/dist/index.html does not exist. Run `npm start`, which builds it.',
+      );
+    }
+    const functions = existsSync(functionsEntry(repoRoot));
+
+    // The builds took a while: check again, now with the ports this run will really use.
+    this.claims = this.claimsFor(firestore, functions);
+    await assertPortsFree(this.claims);
+    this.checkpoint();
+
+    const standIns = await startStandIns(config, firestore.kind === 'standin', io.out, (item) => {
+      this.standIns.push(item);
+    });
+    this.checkpoint();
+
+    const firestoreHostPort = standIns.firestore?.hostPort ?? `${config.host}:${config.ports.firestore}`;
+    const files = writeStackFiles({
+      repoRoot,
+      stackDir: config.stackDir,
+      host: config.host,
+      ports: config.ports,
+      firestore: firestore.kind,
+      functions,
+      functionsEnv: functionsParams(standIns),
+      functionsSecrets: {
+        MAILERLITE_API_KEY: config.mailerLiteApiKey,
+        SMTP_URL: standIns.smtp.url,
+      },
+    });
+
+    const only = [
+      'hosting',
+      ...(functions ? ['functions'] : []),
+      ...(firestore.kind === 'emulator' ? ['firestore'] : []),
+    ];
+    let functionsState: FunctionsState = functions
+      ? { state: 'failed', baseUrl: this.functionsBaseUrl() }
+      : {
+          state: 'absent',
+          reason: `${path.relative(repoRoot, functionsEntry(repoRoot))} does not exist (functions not built yet)`,
+        };
+    let markReady: () => void = () => {};
+    const ready = new Promise<void>((resolve) => {
+      markReady = resolve;
+    });
+    const firebase = this.supervisor.start({
+      name: 'The Firebase emulators (firebase-tools)',
+      label: 'firebase',
+      kind: 'service',
+      command: process.execPath,
+      args: [
+        firebaseBin(),
+        'emulators:start',
+        '--only',
+        only.join(','),
+        '--project',
+        config.projectId,
+        '--config',
+        files.configPath,
+      ],
+      // firebase-tools writes firebase-debug.log (and the Firestore emulator its own log) into its working directory.
+      cwd: config.stackDir,
+      env: firebaseToolsEnv(process.env, standIns.firestore?.hostPort),
+      stop: { signal: 'SIGINT', target: 'leader' },
+      graceMs: 10_000,
+      onLine: (raw) => {
+        const line = raw.replace(ANSI, '');
+        const loaded = /Loaded functions definitions from source: (.*?)\.?$/.exec(line);
+        if (loaded && functions) {
+          // Entry points use dots where the exported names have dashes (firebase-functions groups).
+          const names = (loaded[1] ?? '')
+            .split(',')
+            .map((name) => name.trim().replace(/\./g, '-'))
+            .filter(Boolean);
+          functionsState = { state: 'loaded', baseUrl: this.functionsBaseUrl(), names };
+        }
+        if (/All emulators ready/.test(line)) markReady();
+      },
+    });
+
+    const timeoutMs = config.emulatorStartTimeoutMs;
+    let timer: NodeJS.Timeout | undefined;
+    const outcome = await Promise.race([
+      ready.then(() => 'ready' as const),
+      firebase.exited.then(() => 'exited' as const),
+      new Promise<'timeout'>((resolve) => {
+        timer = setTimeout(() => resolve('timeout'), timeoutMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    // An early exit is reported by the supervisor, which stops everything.
+    if (outcome === 'exited') throw new StartAborted();
+    this.checkpoint();
+    if (outcome === 'timeout') {
+      throw new LauncherError(
+        `firebase-tools did not report its emulators ready within ${timeoutMs / 1000} s (see the [firebase] lines above).`,
+      );
+    }
+    this.supervisor.rememberDescendants();
+
+    const siteUrl = `http://${config.host}:${config.ports.hosting}`;
+    await assertSiteServes(siteUrl);
+    this.checkpoint();
+
+    io.out(
+      formatReadyBanner({
+        repoRoot,
+        siteUrl,
+        mailDir: standIns.smtp.dir,
+        smtpUrl: standIns.smtp.url,
+        smtpApiUrl: standIns.smtp.apiUrl,
+        mailerLiteBaseUrl: standIns.mailerLite.baseUrl,
+        mailerLiteApiKey: config.mailerLiteApiKey,
+        firestore: { kind: firestore.kind, hostPort: firestoreHostPort },
+        functions: functionsState,
+      }),
+    );
+  }
+
+  private functionsBaseUrl(): string {
+    const { host, ports, projectId, region } = this.config;
+    return `http://${host}:${ports.functions}/${projectId}/${region}`;
+  }
+}
+
+/** String params of the functions (firebase-functions/params defineString), for the emulator's .env.local. */
+export function functionsParams(standIns: RunningStandIns): Record<string, string> {
+  return {
+    MAILERLITE_BASE_URL: standIns.mailerLite.baseUrl,
+    // Group names: the functions resolve a name to its id (creating the group in the stand-in if needed).
+    MAILERLITE_GROUP_UPDATES: 'GOODY updates',
+    MAILERLITE_GROUP_CLUB: 'GOODY club',
+    MAIL_FROM: 'GOODY <hello@goody.local>',
+  };
+}
+
+async function assertSiteServes(siteUrl: string): Promise<void> {
+  let status: number | string;
+  try {
+    const response = await fetch(siteUrl, { signal: AbortSignal.timeout(10_000) });
+    status = response.status;
+    const type = response.headers.get('content-type') ?? '';
+    await response.arrayBuffer();
+    if (response.ok && type.includes('text/html')) return;
+    status = `${status} ${type}`;
+  } catch (error) {
+    status = String(error);
+  }
+  throw new LauncherError(
+    `The Hosting emulator reported ready but ${siteUrl} did not serve the site (${status}).`,
+  );
+}
+
+function exitCodeOf(error: unknown): number {
+  return error instanceof LauncherError ? error.exitCode : 1;
+}
+
+function messageOf(error: unknown): string {
+  if (error instanceof LauncherError) return `[launcher] ${error.message}`;
+  return `[launcher] unexpected failure: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`;
+}

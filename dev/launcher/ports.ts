@@ -1,0 +1,97 @@
+// Every port the stack will listen on is checked before anything starts, so a clash is one clear sentence
+// (which port, who wanted it, who holds it, how to move it) instead of a stack half started and a trace from
+// deep inside firebase-tools.
+
+import { createServer } from 'node:net';
+import { PORT_SPECS, type PortKey, type Ports } from './config.ts';
+import { LauncherError } from './errors.ts';
+import { findListener } from './process-table.ts';
+
+export interface PortClaim {
+  key: PortKey;
+  port: number;
+  host: string;
+  purpose: string;
+  env: string;
+}
+
+export function portClaims(ports: Ports, host: string, keys: readonly PortKey[]): PortClaim[] {
+  return keys.map((key) => {
+    const spec = PORT_SPECS.find((candidate) => candidate.key === key);
+    if (!spec) throw new Error(`No port spec for ${key}`);
+    return { key, port: ports[key], host, purpose: spec.purpose, env: spec.env };
+  });
+}
+
+/** Resolves to the error code that stopped a listen on host:port, or undefined when the port is free. */
+export function probePort(host: string, port: number): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? String(error)));
+    // exclusive: a port held by another worker of this process counts as taken too.
+    server.listen({ host, port, exclusive: true }, () => {
+      server.close(() => resolve(undefined));
+    });
+  });
+}
+
+export interface PortHolder {
+  pid: number;
+  command: string;
+}
+
+export function describePortInUse(claim: PortClaim, holder?: PortHolder): string {
+  const who = holder ? ` by pid ${holder.pid} (${truncate(holder.command, 120)})` : '';
+  const hint =
+    holder && /firebase|dev\/start\.ts|goody/i.test(holder.command)
+      ? ' It looks like an earlier `npm start` (or emulator) still running: stop it first.'
+      : '';
+  return (
+    `Port ${claim.port} on ${claim.host} is already in use${who}; ${claim.purpose} needs it.${hint}\n` +
+    `  Free the port, or move it: ${claim.env}=<another port> npm start`
+  );
+}
+
+export function describePortRefused(claim: PortClaim, code: string): string {
+  return `Cannot listen on ${claim.host}:${claim.port} for ${claim.purpose} (${code}).\n  Move it: ${claim.env}=<another port> npm start`;
+}
+
+function truncate(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}
+
+export function findDuplicateClaims(claims: readonly PortClaim[]): string[] {
+  const problems: string[] = [];
+  const byPort = new Map<number, PortClaim>();
+  for (const claim of claims) {
+    const first = byPort.get(claim.port);
+    if (first) {
+      problems.push(
+        `Port ${claim.port} is given to both ${first.purpose} (${first.env}) and ${claim.purpose} (${claim.env}); ` +
+          'each needs a port of its own.',
+      );
+    } else {
+      byPort.set(claim.port, claim);
+    }
+  }
+  return problems;
+}
+
+/** Throws one LauncherError listing every clash; returns when every port is free. */
+export async function assertPortsFree(claims: readonly PortClaim[]): Promise<void> {
+  const problems = findDuplicateClaims(claims);
+  const results = await Promise.all(claims.map((claim) => probePort(claim.host, claim.port)));
+  claims.forEach((claim, index) => {
+    const code = results[index];
+    if (code === undefined) return;
+    problems.push(
+      code === 'EADDRINUSE'
+        ? describePortInUse(claim, findListener(claim.port))
+        : describePortRefused(claim, code),
+    );
+  });
+  if (problems.length > 0) {
+    throw new LauncherError(`Nothing was started.\n${problems.join('\n')}`, 2);
+  }
+}

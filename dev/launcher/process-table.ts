@@ -1,0 +1,190 @@
+// A read of the machine's process table, enough to find every process a child started. firebase-tools starts
+// the Firebase Firestore emulator's java in a process group of its own (detached), so killing the group of the
+// process the launcher started is not enough: the launcher remembers the whole tree and ends what is left.
+
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+
+export interface ProcessEntry {
+  pid: number;
+  /** One letter: R running, S sleeping, Z zombie (dead, waiting to be reaped), ... */
+  state: string;
+  ppid: number;
+  pgid: number;
+  /** Identifies this process among all that will ever have its pid (clock ticks since boot on Linux). */
+  startTime: string;
+}
+
+function readProcStat(pid: number): ProcessEntry | undefined {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  // The command name sits in parentheses and may itself contain spaces or parentheses: parse after the last ')'.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // fields[0] is the state; then ppid, pgrp, session, ... starttime is field 22 of the whole line.
+  const state = fields[0] ?? '?';
+  const ppid = Number(fields[1]);
+  const pgid = Number(fields[2]);
+  const startTime = fields[19] ?? '';
+  if (!Number.isInteger(ppid) || !Number.isInteger(pgid)) return undefined;
+  return { pid, state, ppid, pgid, startTime };
+}
+
+function listFromProc(): ProcessEntry[] {
+  const entries: ProcessEntry[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    const entry = readProcStat(Number(name));
+    if (entry) entries.push(entry);
+  }
+  return entries;
+}
+
+function listFromPs(): ProcessEntry[] {
+  const output = execFileSync('ps', ['-A', '-o', 'pid=,ppid=,pgid=,stat=,lstart='], { encoding: 'utf8' });
+  return output
+    .split('\n')
+    .map((line) => line.trim().split(/\s+/))
+    .filter((parts) => parts.length >= 4)
+    .map(([pid, ppid, pgid, stat, ...start]) => ({
+      pid: Number(pid),
+      state: (stat ?? '?').slice(0, 1),
+      ppid: Number(ppid),
+      pgid: Number(pgid),
+      startTime: start.join(' '),
+    }));
+}
+
+const hasProc = (() => {
+  try {
+    readdirSync('/proc/self');
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+export function listProcesses(): ProcessEntry[] {
+  try {
+    return hasProc ? listFromProc() : listFromPs();
+  } catch {
+    return [];
+  }
+}
+
+/** Every process below the given pids (not the pids themselves), as the table is now. */
+export function descendantsOf(rootPids: readonly number[], table = listProcesses()): ProcessEntry[] {
+  const children = new Map<number, ProcessEntry[]>();
+  for (const entry of table) {
+    const siblings = children.get(entry.ppid);
+    if (siblings) siblings.push(entry);
+    else children.set(entry.ppid, [entry]);
+  }
+  const found: ProcessEntry[] = [];
+  const queue = [...rootPids];
+  const seen = new Set<number>(rootPids);
+  while (queue.length > 0) {
+    const pid = queue.shift() as number;
+    for (const child of children.get(pid) ?? []) {
+      if (seen.has(child.pid)) continue;
+      seen.add(child.pid);
+      found.push(child);
+      queue.push(child.pid);
+    }
+  }
+  return found;
+}
+
+/**
+ * True while this very process (not a later one that reused its pid) is still running. A zombie is not: it has
+ * ended and holds no port, it only waits for its parent (or init) to collect its exit status.
+ */
+export function isStillRunning(entry: ProcessEntry): boolean {
+  if (hasProc) {
+    const now = readProcStat(entry.pid);
+    return now !== undefined && now.startTime === entry.startTime && now.state !== 'Z';
+  }
+  try {
+    process.kill(entry.pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** True while a process with this pid runs (a zombie does not count). */
+export function isPidRunning(pid: number): boolean {
+  if (hasProc) {
+    const now = readProcStat(pid);
+    return now !== undefined && now.state !== 'Z';
+  }
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function commandLineOf(pid: number): string | undefined {
+  try {
+    const raw = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    const text = raw.split('\0').filter(Boolean).join(' ');
+    return text || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The process listening on a TCP port, when the machine lets us see it (Linux, a process of the same user).
+ * Best effort: used only to make a "port in use" message more helpful.
+ */
+export function findListener(port: number): { pid: number; command: string } | undefined {
+  if (!hasProc) return undefined;
+  const inodes = new Set<string>();
+  for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let table: string;
+    try {
+      table = readFileSync(file, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of table.split('\n').slice(1)) {
+      const cols = line.trim().split(/\s+/);
+      const local = cols[1];
+      const state = cols[3];
+      const inode = cols[9];
+      // State 0A is LISTEN; the local address ends in the port in hex.
+      if (!local || state !== '0A' || !inode) continue;
+      if (Number.parseInt(local.slice(local.lastIndexOf(':') + 1), 16) === port) inodes.add(inode);
+    }
+  }
+  if (inodes.size === 0) return undefined;
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    let fds: string[];
+    try {
+      fds = readdirSync(`/proc/${name}/fd`);
+    } catch {
+      continue;
+    }
+    for (const fd of fds) {
+      let target: string;
+      try {
+        target = readlinkSync(`/proc/${name}/fd/${fd}`);
+      } catch {
+        continue;
+      }
+      const match = /^socket:\[(\d+)\]$/.exec(target);
+      if (match?.[1] && inodes.has(match[1])) {
+        const pid = Number(name);
+        return { pid, command: commandLineOf(pid) ?? '(command unknown)' };
+      }
+    }
+  }
+  return undefined;
+}

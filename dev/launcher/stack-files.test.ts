@@ -1,0 +1,184 @@
+import {
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { resolvePorts } from './config.ts';
+import { buildEmulatorConfig, formatDotenv, writeStackFiles } from './stack-files.ts';
+
+// firebase-tools' own dotenv reader is the judge of what the Functions emulator will see.
+const require = createRequire(import.meta.url);
+const firebaseEnv = require('firebase-tools/lib/functions/env.js') as {
+  parseStrict(data: string): Record<string, string>;
+};
+
+const ports = resolvePorts({
+  GOODY_HOSTING_PORT: '15000',
+  GOODY_FUNCTIONS_PORT: '15001',
+  GOODY_FIRESTORE_PORT: '18080',
+  GOODY_FIRESTORE_WS_PORT: '19150',
+  GOODY_HUB_PORT: '14400',
+  GOODY_LOGGING_PORT: '14500',
+});
+
+const base = {
+  hosting: { public: 'web/dist', rewrites: [{ source: '**', destination: '/index.html' }] },
+  functions: [{ source: 'functions', codebase: 'default', runtime: 'nodejs22', ignore: ['src'] }],
+  firestore: { rules: 'firestore.rules', indexes: 'firestore.indexes.json' },
+  emulators: { hosting: { port: 5000 }, functions: { port: 5001 }, ui: { enabled: true } },
+};
+
+describe('dotenv files for the Functions emulator', () => {
+  it('round-trips awkward values through firebase-tools’ parser', () => {
+    const values = {
+      MAIL_FROM: 'GOODY <hello@goody.local>',
+      WITH_HASH: 'a # not a comment',
+      QUOTES: `say "hi" and 'bye'`,
+      BACKSLASH: 'C:\\path\\n-not-a-newline',
+      NEWLINE: 'line one\nline two',
+      EQUALS: 'smtp://user:p=ss@127.0.0.1:2525',
+      EMPTY: '',
+    };
+    const text = formatDotenv(values, 'Written by a test.\nSecond line.');
+    expect(text.startsWith('# Written by a test.\n# Second line.\n')).toBe(true);
+    expect(firebaseEnv.parseStrict(text)).toEqual(values);
+  });
+
+  it('refuses a name that is not a variable name', () => {
+    expect(() => formatDotenv({ 'BAD-NAME': 'x' }, '')).toThrow('BAD-NAME');
+  });
+});
+
+describe('the per-stack firebase config', () => {
+  const repoRoot = '/repo';
+  const stackDir = '/repo/.dev-data/stack-15000';
+
+  it('points back at the repository and carries this stack’s ports, with the Emulator UI off', () => {
+    const config = buildEmulatorConfig(base, {
+      repoRoot,
+      stackDir,
+      host: '127.0.0.1',
+      ports,
+      firestore: 'standin',
+      functions: true,
+    });
+    expect(config.hosting).toEqual({ ...base.hosting, public: '../../web/dist' });
+    expect(path.resolve(stackDir, (config.hosting as { public: string }).public)).toBe('/repo/web/dist');
+    expect(config.functions).toEqual([{ ...base.functions[0], source: 'functions' }]);
+    expect(config.emulators).toEqual({
+      singleProjectMode: true,
+      hub: { host: '127.0.0.1', port: 14400 },
+      logging: { host: '127.0.0.1', port: 14500 },
+      ui: { enabled: false },
+      hosting: { host: '127.0.0.1', port: 15000 },
+      functions: { host: '127.0.0.1', port: 15001 },
+    });
+    // The stand-in serves Firestore: firebase-tools must not be told about any.
+    expect(config).not.toHaveProperty('firestore');
+    expect(base.hosting.public).toBe('web/dist');
+  });
+
+  it('hands the rules to the Firebase Firestore emulator by absolute path, with its ports', () => {
+    const config = buildEmulatorConfig(base, {
+      repoRoot,
+      stackDir,
+      host: '127.0.0.1',
+      ports,
+      firestore: 'emulator',
+      functions: true,
+    });
+    expect(config.firestore).toEqual({
+      rules: '/repo/firestore.rules',
+      indexes: '/repo/firestore.indexes.json',
+    });
+    expect((config.emulators as Record<string, unknown>).firestore).toEqual({
+      host: '127.0.0.1',
+      port: 18080,
+      websocketPort: 19150,
+    });
+  });
+
+  it('leaves the functions out until they are built', () => {
+    const config = buildEmulatorConfig(base, {
+      repoRoot,
+      stackDir,
+      host: '127.0.0.1',
+      ports,
+      firestore: 'standin',
+      functions: false,
+    });
+    expect(config).not.toHaveProperty('functions');
+    expect(config.emulators).not.toHaveProperty('functions');
+  });
+});
+
+describe('writing the stack directory', () => {
+  let root: string | undefined;
+  afterEach(() => {
+    if (root) rmSync(root, { recursive: true, force: true });
+  });
+
+  it('mirrors functions/ by symlinks and writes the env files beside them, readable by firebase-tools', () => {
+    root = mkdtempSync(path.join(os.tmpdir(), 'goody-stack-files-'));
+    const repoRoot = root;
+    mkdirSync(path.join(repoRoot, 'functions', 'lib'), { recursive: true });
+    writeFileSync(path.join(repoRoot, 'functions', 'package.json'), '{"main":"lib/index.js"}');
+    writeFileSync(path.join(repoRoot, 'functions', 'lib', 'index.js'), '');
+    writeFileSync(path.join(repoRoot, 'functions', '.env'), 'FROM_REPO=1\n');
+    // A hand-written one in the repository must not leak into the emulator's view.
+    writeFileSync(path.join(repoRoot, 'functions', '.secret.local'), 'MAILERLITE_API_KEY=real-key\n');
+    writeFileSync(path.join(repoRoot, 'firebase.json'), JSON.stringify(base));
+    const stackDir = path.join(repoRoot, '.dev-data', 'stack-15000');
+    mkdirSync(stackDir, { recursive: true });
+    writeFileSync(path.join(stackDir, 'left-over-from-last-run'), '');
+
+    const files = writeStackFiles({
+      repoRoot,
+      stackDir,
+      host: '127.0.0.1',
+      ports,
+      firestore: 'standin',
+      functions: true,
+      functionsEnv: { MAILERLITE_BASE_URL: 'http://127.0.0.1:13080/api' },
+      functionsSecrets: { MAILERLITE_API_KEY: 'dev-mailerlite-key', SMTP_URL: 'smtp://127.0.0.1:12525' },
+    });
+
+    expect(files.configPath).toBe(path.join(stackDir, 'firebase.json'));
+    expect(
+      lstatSync(path.join(stackDir, 'left-over-from-last-run'), { throwIfNoEntry: false }),
+    ).toBeUndefined();
+    const config = JSON.parse(readFileSync(files.configPath, 'utf8')) as {
+      emulators: { hosting: { port: number } };
+    };
+    expect(config.emulators.hosting.port).toBe(15000);
+
+    for (const entry of ['lib', 'package.json', '.env']) {
+      const link = path.join(files.functionsDir, entry);
+      expect(lstatSync(link).isSymbolicLink()).toBe(true);
+      expect(path.resolve(files.functionsDir, readlinkSync(link))).toBe(
+        path.join(repoRoot, 'functions', entry),
+      );
+    }
+    const secretFile = path.join(files.functionsDir, '.secret.local');
+    expect(lstatSync(secretFile).isSymbolicLink()).toBe(false);
+    expect(firebaseEnv.parseStrict(readFileSync(secretFile, 'utf8'))).toEqual({
+      MAILERLITE_API_KEY: 'dev-mailerlite-key',
+      SMTP_URL: 'smtp://127.0.0.1:12525',
+    });
+    expect(statSync(secretFile).mode & 0o777).toBe(0o600);
+    expect(
+      firebaseEnv.parseStrict(readFileSync(path.join(files.functionsDir, '.env.local'), 'utf8')),
+    ).toEqual({
+      MAILERLITE_BASE_URL: 'http://127.0.0.1:13080/api',
+    });
+  });
+});

@@ -1,0 +1,155 @@
+// The files firebase-tools reads, generated per stack under .dev-data/stack-<hosting port>/:
+//
+//   firebase.json        the repository's firebase.json with this stack's ports (passed with --config). firebase-tools
+//                        takes the directory of the config file as the project directory and resolves the hosting
+//                        public dir and the functions source against it, so those are rewritten to point back.
+//   functions/           the functions source as the emulator sees it: a symlink to each entry of functions/ plus
+//     .env.local         the string params (MAILERLITE_BASE_URL, groups, MAIL_FROM), read when emulating only
+//     .secret.local      the secret params (MAILERLITE_API_KEY, SMTP_URL); without it the emulator asks Google
+//                        Secret Manager, which needs a login and the internet
+//
+// Why not functions/.env.local and a firebase.local.json at the root: the Functions emulator rereads
+// .secret.local every time it starts a worker, so a second stack (an e2e run beside a developer's) writing its
+// ports there would reroute the first stack's mail. Per-stack copies cannot collide.
+
+import { mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Ports } from './config.ts';
+import type { FirestoreKind } from './firestore-choice.ts';
+
+/** Files the launcher writes into the functions directory the emulator sees; never linked from functions/. */
+const GENERATED_FUNCTION_FILES = new Set(['.env.local', '.secret.local']);
+
+const DOTENV_KEY = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const DOTENV_ESCAPES: Record<string, string> = {
+  '\\': '\\\\',
+  '"': '\\"',
+  '\n': '\\n',
+  '\r': '\\r',
+  '\t': '\\t',
+  '\v': '\\v',
+};
+
+/**
+ * A dotenv file in the dialect firebase-tools parses (lib/functions/env.js): every value double-quoted, so
+ * spaces, `#`, `<` and quotes survive, with the escapes that dialect undoes inside double quotes.
+ */
+export function formatDotenv(values: Record<string, string>, header: string): string {
+  const lines = header
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => `# ${line}`);
+  for (const [key, value] of Object.entries(values)) {
+    if (!DOTENV_KEY.test(key)) throw new Error(`Not a valid environment variable name: ${key}`);
+    lines.push(`${key}="${value.replace(/[\\"\n\r\t\v]/g, (char) => DOTENV_ESCAPES[char] ?? char)}"`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+type JsonObject = Record<string, unknown>;
+
+export interface EmulatorConfigOptions {
+  repoRoot: string;
+  stackDir: string;
+  host: string;
+  ports: Ports;
+  firestore: FirestoreKind;
+  functions: boolean;
+}
+
+function isObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The repository's firebase.json rewritten for one stack; the input is not modified. */
+export function buildEmulatorConfig(base: JsonObject, options: EmulatorConfigOptions): JsonObject {
+  const config = structuredClone(base);
+  const { repoRoot, stackDir, host, ports } = options;
+  // Relative, not absolute: the hosting emulator (superstatic) joins the project dir and the public dir
+  // whatever the latter is, so an absolute public dir serves nothing.
+  const fromStack = (repoPath: string) => path.relative(stackDir, path.resolve(repoRoot, repoPath)) || '.';
+
+  const hostingSites = Array.isArray(config.hosting) ? config.hosting : [config.hosting];
+  for (const site of hostingSites) {
+    if (isObject(site) && typeof site.public === 'string') site.public = fromStack(site.public);
+  }
+
+  if (options.functions) {
+    const codebases = Array.isArray(config.functions) ? config.functions : [config.functions];
+    const local = codebases.filter(
+      (entry): entry is JsonObject => isObject(entry) && typeof entry.source === 'string',
+    );
+    if (local.length !== 1) {
+      throw new Error(
+        `firebase.json should have exactly one local functions codebase, found ${local.length}`,
+      );
+    }
+    (local[0] as JsonObject).source = 'functions';
+  } else {
+    delete config.functions;
+  }
+
+  if (options.firestore === 'emulator' && isObject(config.firestore)) {
+    // The emulator reads these through firebase-tools' Config.path(), which refuses `..` but takes absolute paths.
+    for (const key of ['rules', 'indexes']) {
+      const value = config.firestore[key];
+      if (typeof value === 'string') config.firestore[key] = path.resolve(repoRoot, value);
+    }
+  } else {
+    delete config.firestore;
+  }
+
+  const emulators: JsonObject = {
+    singleProjectMode: true,
+    hub: { host, port: ports.hub },
+    logging: { host, port: ports.logging },
+    // The Emulator UI would be downloaded from the internet on first use.
+    ui: { enabled: false },
+    hosting: { host, port: ports.hosting },
+  };
+  if (options.functions) emulators.functions = { host, port: ports.functions };
+  if (options.firestore === 'emulator') {
+    emulators.firestore = { host, port: ports.firestore, websocketPort: ports.firestoreWebsocket };
+  }
+  config.emulators = emulators;
+  return config;
+}
+
+export interface StackFiles {
+  configPath: string;
+  functionsDir: string;
+}
+
+export interface WriteStackFilesOptions extends EmulatorConfigOptions {
+  /** String params for the functions (functions/.env.local as the emulator sees it). */
+  functionsEnv: Record<string, string>;
+  /** Secret params (functions/.secret.local as the emulator sees it). */
+  functionsSecrets: Record<string, string>;
+}
+
+/** Recreates the stack directory from scratch: nothing of an earlier run on the same port survives. */
+export function writeStackFiles(options: WriteStackFilesOptions): StackFiles {
+  const { repoRoot, stackDir } = options;
+  rmSync(stackDir, { recursive: true, force: true });
+  mkdirSync(stackDir, { recursive: true });
+
+  const base = JSON.parse(readFileSync(path.join(repoRoot, 'firebase.json'), 'utf8')) as JsonObject;
+  const configPath = path.join(stackDir, 'firebase.json');
+  writeFileSync(configPath, `${JSON.stringify(buildEmulatorConfig(base, options), null, 2)}\n`);
+
+  const functionsDir = path.join(stackDir, 'functions');
+  if (options.functions) {
+    const sourceDir = path.join(repoRoot, 'functions');
+    mkdirSync(functionsDir);
+    for (const entry of readdirSync(sourceDir)) {
+      if (GENERATED_FUNCTION_FILES.has(entry)) continue;
+      symlinkSync(path.relative(functionsDir, path.join(sourceDir, entry)), path.join(functionsDir, entry));
+    }
+    const header = `Written by npm start (dev/launcher) for this stack only; rewritten on every start.`;
+    writeFileSync(path.join(functionsDir, '.env.local'), formatDotenv(options.functionsEnv, header));
+    writeFileSync(path.join(functionsDir, '.secret.local'), formatDotenv(options.functionsSecrets, header), {
+      mode: 0o600,
+    });
+  }
+  return { configPath, functionsDir };
+}

@@ -1,0 +1,31 @@
+// `npm start` (and `npm run emulators`, which passes --no-build): the whole product, offline. See dev/launcher/.
+
+import { resolveLauncherConfig } from './launcher/config.ts';
+import { LauncherError } from './launcher/errors.ts';
+import { consoleIO, Launcher } from './launcher/launcher.ts';
+
+// A closed pipe on our output (`npm start | head`) must not crash the launcher and orphan its children.
+process.stdout.on('error', () => {});
+process.stderr.on('error', () => {});
+
+let launcher: Launcher;
+try {
+  launcher = new Launcher(resolveLauncherConfig(process.argv.slice(2), process.env), consoleIO);
+} catch (error) {
+  if (!(error instanceof LauncherError)) throw error;
+  consoleIO.err(`[launcher] ${error.message}`);
+  process.exit(error.exitCode);
+}
+
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.on(signal, () => launcher.onSignal(signal));
+}
+process.on('exit', () => launcher.killEverythingNow());
+for (const event of ['uncaughtException', 'unhandledRejection'] as const) {
+  process.on(event, (error: unknown) => {
+    const text = error instanceof Error ? (error.stack ?? error.message) : String(error);
+    void launcher.shutdown(1, `[launcher] unexpected failure (${event}): ${text}`);
+  });
+}
+
+process.exit(await launcher.run());
