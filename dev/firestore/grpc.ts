@@ -24,16 +24,13 @@ function toServiceError(error: unknown, log: (line: string) => void): Partial<gr
 type Handler = (request: never) => unknown;
 
 export function createGrpcServer(engine: Engine, outage: Outage, log: (line: string) => void): grpc.Server {
+  const admitted = (call: grpc.ServerSurfaceCall, drop: () => void) =>
+    outage.admit(drop, (forget) => call.on('cancelled', forget));
+
   const unary =
     (fn: Handler): grpc.handleUnaryCall<unknown, unknown> =>
     (call, callback) => {
-      if (
-        !outage.admit(
-          () => callback(UNAVAILABLE),
-          (forget) => call.on('cancelled', forget),
-        )
-      )
-        return;
+      if (!admitted(call, () => callback(UNAVAILABLE))) return;
       try {
         callback(null, fn(call.request as never));
       } catch (error) {
@@ -44,13 +41,11 @@ export function createGrpcServer(engine: Engine, outage: Outage, log: (line: str
   const serverStreaming =
     (fn: Handler): grpc.handleServerStreamingCall<unknown, unknown> =>
     (call) => {
-      if (
-        !outage.admit(
-          () => call.emit('error', UNAVAILABLE),
-          (forget) => call.on('cancelled', forget),
-        )
-      )
-        return;
+      if (!admitted(call, () => call.emit('error', UNAVAILABLE))) return;
+      // Headers first, as a server that took the call: google-gax re-sends a streaming call whose error
+      // arrives without response headers (retry-request's "no response" retries), which would repeat a
+      // permanent refusal three times with back-off.
+      call.sendMetadata(new grpc.Metadata());
       let responses: unknown[];
       try {
         responses = fn(call.request as never) as unknown[];
@@ -66,10 +61,28 @@ export function createGrpcServer(engine: Engine, outage: Outage, log: (line: str
     (feature: string): grpc.handleUnaryCall<unknown, unknown> =>
     (_call, callback) =>
       callback(toServiceError(unimplemented(feature), log));
-  const refuseStream =
-    (feature: string) =>
-    (call: grpc.ServerWritableStream<unknown, unknown> | grpc.ServerDuplexStream<unknown, unknown>) =>
-      call.emit('error', toServiceError(unimplemented(feature), log));
+
+  // Cloud Firestore reports a listen target it cannot serve as a REMOVE target change carrying the
+  // error, which the SDKs hand to the listener's error callback (a failed stream would only be reopened).
+  const refuseListen: grpc.handleBidiStreamingCall<{ addTarget?: { targetId?: number } }, unknown> = (
+    call,
+  ) => {
+    const refusal = unimplemented('realtime listeners (the Listen stream, onSnapshot)');
+    call.on('data', (request) => {
+      if (!request.addTarget) return;
+      call.write({
+        targetChange: {
+          targetChangeType: 'REMOVE',
+          targetIds: [request.addTarget.targetId ?? 0],
+          cause: { code: refusal.grpcCode, message: refusal.message },
+        },
+      });
+    });
+    call.on('end', () => call.end());
+  };
+
+  const refuseWriteStream: grpc.handleBidiStreamingCall<unknown, unknown> = (call) =>
+    call.emit('error', toServiceError(unimplemented('the Write stream'), log));
 
   const server = new grpc.Server();
   server.addService(firestoreService, {
@@ -87,8 +100,8 @@ export function createGrpcServer(engine: Engine, outage: Outage, log: (line: str
     UpdateDocument: refuseUnary('UpdateDocument (use Commit)'),
     DeleteDocument: refuseUnary('DeleteDocument (use Commit)'),
     PartitionQuery: refuseUnary('PartitionQuery (query partitioning)'),
-    Write: refuseStream('the Write stream'),
-    Listen: refuseStream('realtime listeners (the Listen stream, onSnapshot)'),
+    Write: refuseWriteStream,
+    Listen: refuseListen,
   });
   return server;
 }

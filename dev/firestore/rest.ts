@@ -45,7 +45,8 @@ export function answerPreflight(req: IncomingMessage, res: ServerResponse): void
 }
 
 export function sendJson(req: IncomingMessage, res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
+  // JSON has no negative zero; proto3 JSON lets a double be a string, and the SDKs read "-0" back as -0.
+  const text = JSON.stringify(body, (_key, value) => (Object.is(value, -0) ? '-0' : value));
   res.writeHead(status, {
     ...corsHeaders(req),
     'content-type': 'application/json; charset=UTF-8',
