@@ -1,7 +1,7 @@
 // What gets built before the stack starts, and with which settings. The site's Firebase wiring is fixed at
 // build time (Vite inlines VITE_* variables), so the web build must be told this stack's emulator ports.
 
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { LauncherConfig } from './config.ts';
 
@@ -52,52 +52,36 @@ export function functionsEntry(repoRoot: string): string {
   return path.join(repoRoot, 'functions', main);
 }
 
-export function webIndex(repoRoot: string): string {
-  return path.join(repoRoot, 'web', 'dist', 'index.html');
-}
-
-function stampPath(repoRoot: string): string {
-  return path.join(repoRoot, '.dev-data', 'web-build.json');
-}
-
-/** Remembers which emulator addresses web/dist was built for, so `npm run emulators` can tell a mismatch. */
-export function writeWebBuildStamp(repoRoot: string, env: Record<string, string>): void {
-  mkdirSync(path.dirname(stampPath(repoRoot)), { recursive: true });
-  writeFileSync(
-    stampPath(repoRoot),
-    `${JSON.stringify({ builtAt: new Date().toISOString(), env }, null, 2)}\n`,
-  );
+/** What `npm run emulators` serves: the site as `npm run build -w web` left it. */
+export function builtSiteDir(repoRoot: string): string {
+  return path.join(repoRoot, 'web', 'dist');
 }
 
 /**
- * Undefined when web/dist talks to this stack's emulators; otherwise a warning saying where it points.
- * Without a stamp (a plain `npm run build -w web`), the web app's defaults are what it was built with.
+ * Where `npm start` builds the site for one stack. Not web/dist: that is the deployable build, and a second stack
+ * rebuilding it with its own ports would silently rewire the first stack's open site.
  */
-export function webBuildMismatch(repoRoot: string, wanted: Record<string, string>): string | undefined {
-  let built: Record<string, string> = { ...WEB_DEFAULTS };
-  try {
-    const stamp = JSON.parse(readFileSync(stampPath(repoRoot), 'utf8')) as { env?: Record<string, string> };
-    const stampTime = statTime(stampPath(repoRoot));
-    // A build made after the stamp (npm run build -w web) has the defaults again.
-    if (stamp.env && stampTime >= statTime(webIndex(repoRoot))) built = stamp.env;
-  } catch {
-    // No stamp: the defaults.
-  }
+export function stackSiteDir(stackDir: string): string {
+  return path.join(stackDir, 'site');
+}
+
+/** Arguments of the web build into `outDir` (after the workspace's own `vite build`). */
+export function webBuildArgs(outDir: string): string[] {
+  return ['run', 'build', '-w', 'web', '--', '--outDir', outDir, '--emptyOutDir'];
+}
+
+/**
+ * Undefined when a site built with the web app's defaults (a plain `npm run build -w web`) reaches this stack's
+ * emulators; otherwise a warning saying where it points instead.
+ */
+export function defaultBuildMismatch(wanted: Record<string, string>): string | undefined {
   const differing = (['VITE_FIRESTORE_EMULATOR_HOST', 'VITE_FUNCTIONS_EMULATOR_HOST'] as const).filter(
-    (key) => built[key] !== wanted[key],
+    (key) => WEB_DEFAULTS[key] !== wanted[key],
   );
   if (differing.length === 0) return undefined;
   return (
-    `web/dist was built for other emulator addresses (${differing.map((key) => `${key}=${built[key]}`).join(', ')}; ` +
-    `this stack uses ${differing.map((key) => wanted[key]).join(', ')}), so the site will not reach this ` +
-    'stack. Run `npm start` (it rebuilds) instead of `npm run emulators`.'
+    `web/dist talks to the default emulator addresses (${differing.map((key) => WEB_DEFAULTS[key]).join(', ')}), ` +
+    `not this stack's (${differing.map((key) => wanted[key]).join(', ')}), so its sign-ups will not reach this ` +
+    'stack. Use `npm start`, which builds the site for the ports in use.'
   );
-}
-
-function statTime(file: string): number {
-  try {
-    return statSync(file).mtimeMs;
-  } catch {
-    return 0;
-  }
 }

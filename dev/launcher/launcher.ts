@@ -6,12 +6,13 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { type FunctionsState, formatReadyBanner } from './banner.ts';
 import {
+  builtSiteDir,
+  defaultBuildMismatch,
   findSources,
   functionsEntry,
+  stackSiteDir,
   viteEnv,
-  webBuildMismatch,
-  webIndex,
-  writeWebBuildStamp,
+  webBuildArgs,
 } from './builds.ts';
 import type { LauncherConfig, PortKey } from './config.ts';
 import { LauncherError } from './errors.ts';
@@ -22,7 +23,7 @@ import {
   systemProbeDeps,
 } from './firestore-choice.ts';
 import { assertPortsFree, type PortClaim, portClaims, probePort } from './ports.ts';
-import { writeStackFiles } from './stack-files.ts';
+import { prepareStackDir, writeStackFiles } from './stack-files.ts';
 import { type RunningStandIns, type Stoppable, startStandIns, stopWithin } from './stand-ins.ts';
 import { describeExit, type SupervisedChild, Supervisor } from './supervisor.ts';
 
@@ -182,21 +183,23 @@ export class Launcher {
     await assertPortsFree(this.claims);
     this.checkpoint();
 
+    prepareStackDir(config.stackDir);
     const vite = viteEnv(config);
+    let siteDir = builtSiteDir(repoRoot);
     if (config.build) {
       if (sources.web) {
+        siteDir = stackSiteDir(config.stackDir);
         await this.supervisor.runTask({
           name: 'The web build (npm run build -w web)',
           label: 'web build',
           command: 'npm',
-          args: ['run', 'build', '-w', 'web'],
+          args: webBuildArgs(siteDir),
           cwd: repoRoot,
           env: { ...process.env, ...vite },
         });
         this.checkpoint();
-        writeWebBuildStamp(repoRoot, vite);
       } else {
-        io.out('[launcher] web/ has no sources yet (no web/index.html): not building the site.');
+        io.out('[launcher] web/ has no sources yet (no web/index.html): serving web/dist as it is.');
       }
       if (sources.functions) {
         await this.supervisor.runTask({
@@ -212,15 +215,14 @@ export class Launcher {
         io.out('[launcher] functions/ has no sources yet: the Functions emulator will not run.');
       }
     } else {
-      const mismatch = existsSync(webIndex(repoRoot)) ? webBuildMismatch(repoRoot, vite) : undefined;
+      const mismatch = defaultBuildMismatch(vite);
       if (mismatch) io.err(`[launcher] WARNING: ${mismatch}`);
     }
 
-    if (!existsSync(webIndex(repoRoot))) {
+    if (!existsSync(path.join(siteDir, 'index.html'))) {
       throw new LauncherError(
-        config.build
-          ? 'The site is not built: web/dist/index.html does not exist (and web/ has nothing to build yet).'
-          : 'The site is not built: web/dist/index.html does not exist. Run `npm start`, which builds it.',
+        `The site is not built: ${path.relative(repoRoot, siteDir)}/index.html does not exist` +
+          (config.build ? ' (and web/ has nothing to build yet).' : '. Run `npm start`, which builds it.'),
       );
     }
     const functions = existsSync(functionsEntry(repoRoot));
@@ -239,6 +241,7 @@ export class Launcher {
     const files = writeStackFiles({
       repoRoot,
       stackDir: config.stackDir,
+      publicDir: siteDir,
       host: config.host,
       ports: config.ports,
       firestore: firestore.kind,

@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { resolvePorts } from './config.ts';
-import { buildEmulatorConfig, formatDotenv, writeStackFiles } from './stack-files.ts';
+import { buildEmulatorConfig, formatDotenv, prepareStackDir, writeStackFiles } from './stack-files.ts';
 
 // firebase-tools' own dotenv reader is the judge of what the Functions emulator will see.
 const require = createRequire(import.meta.url);
@@ -66,13 +66,13 @@ describe('the per-stack firebase config', () => {
     const config = buildEmulatorConfig(base, {
       repoRoot,
       stackDir,
+      publicDir: path.join(stackDir, 'site'),
       host: '127.0.0.1',
       ports,
       firestore: 'standin',
       functions: true,
     });
-    expect(config.hosting).toEqual({ ...base.hosting, public: '../../web/dist' });
-    expect(path.resolve(stackDir, (config.hosting as { public: string }).public)).toBe('/repo/web/dist');
+    expect(config.hosting).toEqual({ ...base.hosting, public: 'site' });
     expect(config.functions).toEqual([{ ...base.functions[0], source: 'functions' }]);
     expect(config.emulators).toEqual({
       singleProjectMode: true,
@@ -87,10 +87,24 @@ describe('the per-stack firebase config', () => {
     expect(base.hosting.public).toBe('web/dist');
   });
 
+  it('points at web/dist by a relative path, since the Hosting emulator joins it to the project dir', () => {
+    const config = buildEmulatorConfig(base, {
+      repoRoot,
+      stackDir,
+      publicDir: '/repo/web/dist',
+      host: '127.0.0.1',
+      ports,
+      firestore: 'standin',
+      functions: false,
+    });
+    expect(config.hosting).toEqual({ ...base.hosting, public: '../../web/dist' });
+  });
+
   it('hands the rules to the Firebase Firestore emulator by absolute path, with its ports', () => {
     const config = buildEmulatorConfig(base, {
       repoRoot,
       stackDir,
+      publicDir: path.join(stackDir, 'site'),
       host: '127.0.0.1',
       ports,
       firestore: 'emulator',
@@ -111,6 +125,7 @@ describe('the per-stack firebase config', () => {
     const config = buildEmulatorConfig(base, {
       repoRoot,
       stackDir,
+      publicDir: path.join(stackDir, 'site'),
       host: '127.0.0.1',
       ports,
       firestore: 'standin',
@@ -141,9 +156,11 @@ describe('writing the stack directory', () => {
     mkdirSync(stackDir, { recursive: true });
     writeFileSync(path.join(stackDir, 'left-over-from-last-run'), '');
 
+    prepareStackDir(stackDir);
     const files = writeStackFiles({
       repoRoot,
       stackDir,
+      publicDir: path.join(stackDir, 'site'),
       host: '127.0.0.1',
       ports,
       firestore: 'standin',

@@ -3,14 +3,16 @@
 //   firebase.json        the repository's firebase.json with this stack's ports (passed with --config). firebase-tools
 //                        takes the directory of the config file as the project directory and resolves the hosting
 //                        public dir and the functions source against it, so those are rewritten to point back.
+//   site/                the site built for this stack's ports (npm start; npm run emulators serves web/dist)
 //   functions/           the functions source as the emulator sees it: a symlink to each entry of functions/ plus
 //     .env.local         the string params (MAILERLITE_BASE_URL, groups, MAIL_FROM), read when emulating only
 //     .secret.local      the secret params (MAILERLITE_API_KEY, SMTP_URL); without it the emulator asks Google
 //                        Secret Manager, which needs a login and the internet
 //
-// Why not functions/.env.local and a firebase.local.json at the root: the Functions emulator rereads
-// .secret.local every time it starts a worker, so a second stack (an e2e run beside a developer's) writing its
-// ports there would reroute the first stack's mail. Per-stack copies cannot collide.
+// Why not functions/.env.local, web/dist and a firebase.local.json at the root: the Functions emulator rereads
+// .secret.local every time it starts a worker, and the site's emulator ports are baked in at build time, so a
+// second stack (an e2e run beside a developer's) writing its ports there would reroute the first stack's mail
+// and sign-ups. Per-stack copies cannot collide.
 
 import { mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -51,6 +53,8 @@ type JsonObject = Record<string, unknown>;
 export interface EmulatorConfigOptions {
   repoRoot: string;
   stackDir: string;
+  /** The built site the Hosting emulator serves (absolute). */
+  publicDir: string;
   host: string;
   ports: Ports;
   firestore: FirestoreKind;
@@ -71,7 +75,7 @@ export function buildEmulatorConfig(base: JsonObject, options: EmulatorConfigOpt
 
   const hostingSites = Array.isArray(config.hosting) ? config.hosting : [config.hosting];
   for (const site of hostingSites) {
-    if (isObject(site) && typeof site.public === 'string') site.public = fromStack(site.public);
+    if (isObject(site) && typeof site.public === 'string') site.public = fromStack(options.publicDir);
   }
 
   if (options.functions) {
@@ -127,17 +131,25 @@ export interface WriteStackFilesOptions extends EmulatorConfigOptions {
   functionsSecrets: Record<string, string>;
 }
 
-/** Recreates the stack directory from scratch: nothing of an earlier run on the same port survives. */
-export function writeStackFiles(options: WriteStackFilesOptions): StackFiles {
-  const { repoRoot, stackDir } = options;
+/**
+ * Empties the stack directory: nothing of an earlier run on the same port survives. Safe because the port check
+ * has shown that no running stack uses this hosting port.
+ */
+export function prepareStackDir(stackDir: string): void {
   rmSync(stackDir, { recursive: true, force: true });
   mkdirSync(stackDir, { recursive: true });
+}
+
+/** Writes the firebase config and the functions directory the emulator sees (the stack directory must exist). */
+export function writeStackFiles(options: WriteStackFilesOptions): StackFiles {
+  const { repoRoot, stackDir } = options;
 
   const base = JSON.parse(readFileSync(path.join(repoRoot, 'firebase.json'), 'utf8')) as JsonObject;
   const configPath = path.join(stackDir, 'firebase.json');
   writeFileSync(configPath, `${JSON.stringify(buildEmulatorConfig(base, options), null, 2)}\n`);
 
   const functionsDir = path.join(stackDir, 'functions');
+  rmSync(functionsDir, { recursive: true, force: true });
   if (options.functions) {
     const sourceDir = path.join(repoRoot, 'functions');
     mkdirSync(functionsDir);
