@@ -1,0 +1,126 @@
+// What can be proven about firestore.rules without the Firebase Firestore emulator (which needs Java 21): the
+// grants it makes, and the e-mail pattern, evaluated here as RE2 would. The behaviour of the rules as a whole
+// is proven by tests/rules/ wherever the emulator runs (`npm run test:rules`).
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+
+const rules = readFileSync(new URL('../../firestore.rules', import.meta.url), 'utf8');
+
+// String literals may hold braces (the e-mail pattern does); blank them before counting blocks.
+function withoutStrings(line: string): string {
+  return line.replace(/"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'/g, '""');
+}
+
+interface Grant {
+  path: string;
+  methods: string;
+  condition: string;
+}
+
+/** Every allow statement with the full match path it sits under. */
+function grants(source: string): Grant[] {
+  const found: Grant[] = [];
+  const stack: Array<{ path: string | null; depth: number }> = [];
+  let depth = 0;
+  const lines = source.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const line = withoutStrings(lines[i] ?? '').replace(/\/\/.*$/, '');
+    const match = /^\s*match\s+(\S+)\s*\{/.exec(line);
+    if (match?.[1]) stack.push({ path: match[1], depth });
+    const allow = /^\s*allow\s+([a-z, ]+?)\s*:\s*if\s+(.+?);?\s*$/.exec(line);
+    if (allow?.[1] && allow[2]) {
+      const path = stack.map((entry) => entry.path).join('');
+      found.push({ path, methods: allow[1].replace(/\s+/g, ''), condition: allow[2] });
+    }
+    depth += (line.match(/\{/g) ?? []).length - (line.match(/\}/g) ?? []).length;
+    while (stack.length > 0 && depth <= (stack.at(-1)?.depth ?? -1)) stack.pop();
+  }
+  return found;
+}
+
+describe('firestore.rules, read offline', () => {
+  it('starts with rules_version 2 (collection-group and recursive-wildcard semantics depend on it)', () => {
+    expect(rules.split('\n').find((line) => line.trim() && !line.trim().startsWith('//'))).toBe(
+      "rules_version = '2';",
+    );
+  });
+
+  it('grants exactly three things: create a sign-up, get the health document, and nothing anywhere else', () => {
+    expect(grants(rules)).toEqual([
+      {
+        path: '/databases/{database}/documents/email_subscriptions/{subscriptionId}',
+        methods: 'create',
+        condition: 'isValidSignup(request.resource.data)',
+      },
+      { path: '/databases/{database}/documents/public/health', methods: 'get', condition: 'true' },
+      { path: '/databases/{database}/documents/{document=**}', methods: 'read,write', condition: 'false' },
+    ]);
+  });
+
+  it('puts a plain-English comment line right above every match block', () => {
+    const lines = rules.split('\n');
+    const uncommented = lines
+      .map((line, index) => ({ line, above: lines[index - 1] ?? '' }))
+      .filter(({ line }) => /^\s*match\s/.test(line))
+      .filter(({ above }) => !/^\s*\/\/ \S/.test(above))
+      .map(({ line }) => line.trim());
+    expect(uncommented).toEqual([]);
+  });
+
+  it('checks the four sign-up fields by key, both ways (no field missing, none extra)', () => {
+    const fields = "['email', 'subscription_type', 'source', 'created_at']";
+    expect(rules).toContain(`signup.keys().hasOnly(${fields})`);
+    expect(rules).toContain(`signup.keys().hasAll(${fields})`);
+  });
+});
+
+describe('the e-mail pattern of firestore.rules, evaluated as RE2 evaluates String.matches()', () => {
+  const pattern = /email\.matches\("([^"]+)"\)/.exec(rules)?.[1];
+  // String.matches() is a full match: anchor the pattern at both ends, as RE2::FullMatch does.
+  const fullMatch = new RegExp(`^(?:${pattern})$`);
+  const bounds = /email\.size\(\) >= (\d+)[\s\S]*?email\.size\(\) <= (\d+)/.exec(rules);
+  const accepted = (email: string) =>
+    fullMatch.test(email) && email.length >= Number(bounds?.[1]) && email.length <= Number(bounds?.[2]);
+
+  it('is found in the rules, uses only what RE2 supports, and needs no escaping in a rules string', () => {
+    expect(pattern).toBeDefined();
+    // No lookaround or backreference (RE2 has neither), and no backslash (rules string escapes would apply).
+    expect(pattern).not.toMatch(/\(\?[=!<]|\\/);
+    expect(bounds?.slice(1)).toEqual(['3', '254']);
+  });
+
+  it.each([
+    'a@b',
+    'teen@example.com',
+    'teen+goody@mail.example.co.uk',
+    'Teen.Name@Example.COM',
+    'x_1@my-school.org',
+    "o'brien@example.ie",
+    `${'a'.repeat(242)}@example.com`,
+    `teen@${'d'.repeat(63)}.example`,
+  ])('accepts %j, as the form does', (email) => {
+    expect(accepted(email)).toBe(true);
+  });
+
+  it.each([
+    '',
+    'a@',
+    'not-an-address',
+    'teen@',
+    '@example.com',
+    'teen@@example.com',
+    'teen@exam@ple.com',
+    'teen @example.com',
+    'teen@exam ple.com',
+    'teen@example..com',
+    'teen@-example.com',
+    'teen@example-.com',
+    'teen@example.com\n',
+    '<script>@example.com',
+    'tëen@example.com',
+    `${'a'.repeat(243)}@example.com`,
+    `teen@${'d'.repeat(64)}.example`,
+  ])('refuses %j', (email) => {
+    expect(accepted(email)).toBe(false);
+  });
+});
