@@ -1,0 +1,38 @@
+import { defineSecret, defineString } from 'firebase-functions/params';
+
+// Declared once, bound per function (`secrets: [...]` on each onCall) and read with `.value()` at run
+// time only. Locally they come from functions/.env.local and functions/.secret.local (written by
+// `npm start`); on deploy the CLI prompts for any that has no value and no default.
+
+export const MAILERLITE_API_KEY = defineSecret('MAILERLITE_API_KEY', {
+  description:
+    'MailerLite API token (MailerLite > Integrations > MailerLite API > Generate new token). Sent as a Bearer token to MAILERLITE_BASE_URL.',
+});
+
+export const MAILERLITE_BASE_URL = defineString('MAILERLITE_BASE_URL', {
+  default: 'https://connect.mailerlite.com/api',
+  description:
+    'Base URL of the MailerLite API, without a trailing slash. Change it only to point at a local stand-in.',
+});
+
+export const MAILERLITE_GROUP_UPDATES = defineString('MAILERLITE_GROUP_UPDATES', {
+  default: 'GOODY launch updates',
+  description:
+    'MailerLite group for hero-form sign-ups (subscription_type "updates"): a numeric group id, or a group name that is looked up and created if missing.',
+});
+
+export const MAILERLITE_GROUP_CLUB = defineString('MAILERLITE_GROUP_CLUB', {
+  default: 'GOODY Club',
+  description:
+    'MailerLite group for Join the Club sign-ups (subscription_type "club"): a numeric group id, or a group name that is looked up and created if missing.',
+});
+
+export const SMTP_URL = defineSecret('SMTP_URL', {
+  description:
+    'SMTP connection for the thank-you mail, as a URL: smtp://user:pass@host:587 (STARTTLS) or smtps://user:pass@host:465.',
+});
+
+export const MAIL_FROM = defineString('MAIL_FROM', {
+  description:
+    'Sender of the thank-you mail, e.g. "GOODY <hello@your-domain>". Must be an address your SMTP provider may send from; replies to it reach the team.',
+});

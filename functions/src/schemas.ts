@@ -1,0 +1,181 @@
+import { HttpsError } from 'firebase-functions/v2/https';
+
+// Input is checked here, at the boundary, before anything reaches MailerLite, SMTP or Firestore.
+// Every refusal is `invalid-argument` with a message that names the field.
+
+export const SUBSCRIPTION_TYPES = ['updates', 'club'] as const;
+export type SubscriptionType = (typeof SUBSCRIPTION_TYPES)[number];
+
+export const SOURCES = ['hero_form', 'final_cta'] as const;
+export type Source = (typeof SOURCES)[number];
+
+/** The spec's table: the hero form signs up for updates, the final call to action for the club. */
+export const SOURCE_OF_TYPE: Readonly<Record<SubscriptionType, Source>> = {
+  updates: 'hero_form',
+  club: 'final_cta',
+};
+
+export const EMAIL_MAX_LENGTH = 254;
+const LOCAL_PART_MAX_LENGTH = 64;
+
+/**
+ * The WHATWG "valid e-mail address" grammar, which is exactly what the page's `<input type="email">`
+ * lets through: ASCII only, with an internationalised domain submitted by the browser in its `xn--`
+ * form. Addresses with a Unicode local part (RFC 6531) are refused on purpose: browsers do not submit
+ * them, MailerLite and most SMTP relays cannot deliver them, and accepting them would let two
+ * visually identical addresses be two people.
+ */
+const WHATWG_EMAIL =
+  /^[a-zA-Z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$/;
+// C0, DEL, C1, and the Unicode line/paragraph separators that break log lines and mail headers.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is this pattern's job.
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the point of this pattern is to match anything outside printable ASCII.
+const NON_ASCII = /[^\u0000-\u007f]/;
+
+export type EmailProblem = 'type' | 'length' | 'control' | 'unicode' | 'format';
+
+/** Why `value` is not an address the product accepts, or null when it is one. */
+export function emailProblem(value: unknown): EmailProblem | null {
+  if (typeof value !== 'string') return 'type';
+  if (value.length > EMAIL_MAX_LENGTH) return 'length';
+  if (CONTROL_CHARACTERS.test(value)) return 'control';
+  const email = value.trim();
+  if (NON_ASCII.test(email)) return 'unicode';
+  if (!WHATWG_EMAIL.test(email)) return 'format';
+  const at = email.lastIndexOf('@');
+  const local = email.slice(0, at);
+  const labels = email.slice(at + 1).split('.');
+  // Stricter than the browser where the browser lets through what no mailbox can be: a dot at either
+  // end of the local part or two in a row (RFC 5321 dot-atom), a domain without a dot, an all-numeric
+  // top-level label.
+  if (local.length > LOCAL_PART_MAX_LENGTH) return 'format';
+  if (local.startsWith('.') || local.endsWith('.') || local.includes('..')) return 'format';
+  if (labels.length < 2 || /^[0-9]+$/.test(labels[labels.length - 1] ?? '')) return 'format';
+  return null;
+}
+
+const EMAIL_PROBLEM_MESSAGES: Record<EmailProblem, string> = {
+  type: 'must be a string',
+  length: `must be at most ${EMAIL_MAX_LENGTH} characters`,
+  control: 'must not contain control characters',
+  unicode: 'must use ASCII characters only (an internationalised domain goes in its xn-- form)',
+  format: 'must be an e-mail address like name@example.com',
+};
+
+/**
+ * The one form of an address used for deduplication, hashing and MailerLite: trimmed and
+ * lower-cased. Mail providers treat the local part case-insensitively, and so does MailerLite.
+ */
+export function normaliseEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
+function invalid(message: string): HttpsError {
+  return new HttpsError('invalid-argument', message);
+}
+
+/** A field name safe to echo in a message: short, printable, quoted. */
+function quoteField(name: string): string {
+  const printable = name.replace(/[^\x20-\x7e]/g, '?');
+  return JSON.stringify(printable.length > 40 ? `${printable.slice(0, 40)}...` : printable);
+}
+
+function requireObject(data: unknown, expected: string): Record<string, unknown> {
+  if (data === null || data === undefined) throw invalid(`The request must be an object with ${expected}.`);
+  if (Array.isArray(data)) throw invalid(`The request must be an object with ${expected}, not an array.`);
+  if (typeof data !== 'object') throw invalid(`The request must be an object with ${expected}.`);
+  return data as Record<string, unknown>;
+}
+
+function rejectUnknownFields(data: Record<string, unknown>, allowed: readonly string[]): void {
+  for (const key of Object.keys(data)) {
+    if (!allowed.includes(key)) throw invalid(`Unexpected field ${quoteField(key)}.`);
+  }
+}
+
+function parseEmail(data: Record<string, unknown>): string {
+  if (!('email' in data) || data.email === undefined) throw invalid('email is required.');
+  const problem = emailProblem(data.email);
+  if (problem) throw invalid(`email ${EMAIL_PROBLEM_MESSAGES[problem]}.`);
+  return normaliseEmail(data.email as string);
+}
+
+function parseEnum<T extends string>(value: unknown, field: string, allowed: readonly T[]): T {
+  if (typeof value !== 'string') throw invalid(`${field} must be a string, one of ${allowed.join(', ')}.`);
+  if (!(allowed as readonly string[]).includes(value))
+    throw invalid(`${field} must be one of ${allowed.join(', ')}.`);
+  return value as T;
+}
+
+export interface AddContactInput {
+  /** Normalised. */
+  email: string;
+  source: Source;
+  subscriptionType: SubscriptionType;
+}
+
+export function parseAddContactInput(data: unknown): AddContactInput {
+  const body = requireObject(data, 'email and source');
+  rejectUnknownFields(body, ['email', 'source', 'subscription_type']);
+  const email = parseEmail(body);
+  if (body.source === undefined) throw invalid('source is required.');
+  const source = parseEnum(body.source, 'source', SOURCES);
+  // The hero form sends no type; the spec's table gives it "updates".
+  const subscriptionType =
+    body.subscription_type === undefined
+      ? 'updates'
+      : parseEnum(body.subscription_type, 'subscription_type', SUBSCRIPTION_TYPES);
+  if (SOURCE_OF_TYPE[subscriptionType] !== source) {
+    throw invalid(
+      body.subscription_type === undefined
+        ? `subscription_type is required with source ${source}.`
+        : `subscription_type ${subscriptionType} does not go with source ${source}.`,
+    );
+  }
+  return { email, source, subscriptionType };
+}
+
+export interface ThankYouInput {
+  /** Normalised. */
+  email: string;
+  /** As sent, trimmed: the form in which the sign-up was most likely stored. */
+  emailAsSent: string;
+}
+
+export function parseThankYouInput(data: unknown): ThankYouInput {
+  const body = requireObject(data, 'email');
+  rejectUnknownFields(body, ['email']);
+  const email = parseEmail(body);
+  return { email, emailAsSent: (body.email as string).trim() };
+}
+
+/** The sync takes no arguments; the admin page calls it with none. */
+export function parseSyncInput(data: unknown): void {
+  if (data === null || data === undefined) return;
+  if (typeof data !== 'object' || Array.isArray(data)) throw invalid('The sync takes no arguments.');
+  const keys = Object.keys(data);
+  if (keys.length > 0)
+    throw invalid(`The sync takes no arguments; unexpected field ${quoteField(keys[0] ?? '')}.`);
+}
+
+/** A stored sign-up as the sync reads it: what the Firestore rules let a client write. */
+export interface StoredSignup {
+  email: string;
+  subscriptionType: SubscriptionType;
+  source: Source;
+}
+
+/** Null when the document is not a sign-up the sync can deliver (it is then skipped and counted). */
+export function parseStoredSignup(data: Record<string, unknown>): StoredSignup | null {
+  if (emailProblem(data.email) !== null) return null;
+  const type = data.subscription_type;
+  const source = data.source;
+  if (typeof type !== 'string' || !(SUBSCRIPTION_TYPES as readonly string[]).includes(type)) return null;
+  if (typeof source !== 'string' || !(SOURCES as readonly string[]).includes(source)) return null;
+  return {
+    email: normaliseEmail(data.email as string),
+    subscriptionType: type as SubscriptionType,
+    source: source as Source,
+  };
+}

@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config';
+
+// Tests sit beside the code and drive the handlers against the stand-ins in dev/ over loopback
+// (ephemeral ports, one set of stand-ins per test file), so files can run in parallel.
+export default defineConfig({
+  test: {
+    name: 'functions',
+    environment: 'node',
+    include: ['src/**/*.test.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+  },
+});
