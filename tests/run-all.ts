@@ -83,8 +83,9 @@ await vitest('unit and integration tests (web, functions, dev, stack)', []);
 
 const rules = firestoreEmulatorAvailability();
 if (rules.available) {
+  // 'start': firebase-tools starts the emulator around the suite; 'external': one already runs at FIRESTORE_EMULATOR_HOST.
   await vitest('security rules tests (Firebase Firestore emulator)', ['--config', 'tests/rules/vitest.config.ts'], {
-    underFirestoreEmulator: true,
+    underFirestoreEmulator: rules.how === 'start',
   });
 } else {
   skippedLayers.push(`rules tests skipped: ${rules.reason}`);
