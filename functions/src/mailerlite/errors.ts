@@ -1,0 +1,114 @@
+// What can go wrong talking to MailerLite, as classes a caller can tell apart with `instanceof`.
+// Messages never carry a request body, an address or the API key.
+
+export type FieldErrors = Record<string, string[]>;
+
+export abstract class MailerLiteError extends Error {
+  /** Whether the same request might succeed later (the client has already retried it as allowed). */
+  abstract readonly transient: boolean;
+  readonly status: number | null;
+
+  constructor(message: string, status: number | null, options?: ErrorOptions) {
+    super(message, options);
+    this.name = new.target.name;
+    this.status = status;
+  }
+}
+
+/** 401: the API key is missing, wrong or revoked. MailerLite answers `{"message":"Unauthenticated."}`. */
+export class MailerLiteAuthError extends MailerLiteError {
+  readonly transient = false;
+  constructor(message = 'Unauthenticated.') {
+    super(`MailerLite refused the API key: ${message}`, 401);
+  }
+}
+
+/** 422: MailerLite's Laravel envelope `{message, errors: {field: [messages]}}`. */
+export class MailerLiteValidationError extends MailerLiteError {
+  readonly transient = false;
+  constructor(
+    readonly apiMessage: string,
+    readonly errors: FieldErrors,
+  ) {
+    super(`MailerLite refused the request: ${apiMessage}`, 422);
+  }
+}
+
+/** 404: the subscriber, group or import does not exist. */
+export class MailerLiteNotFoundError extends MailerLiteError {
+  readonly transient = false;
+  constructor(path: string) {
+    super(`MailerLite has no resource at ${path}.`, 404);
+  }
+}
+
+/** Any other 4xx: a request MailerLite will never accept as sent. */
+export class MailerLiteRequestError extends MailerLiteError {
+  readonly transient = false;
+  constructor(status: number, apiMessage: string) {
+    super(`MailerLite answered ${status}: ${apiMessage}`, status);
+  }
+}
+
+/**
+ * 429, still refused after the waits the caller allowed. MailerLite has two limits: the global one
+ * (120 requests a minute; X-RateLimit-Remaining is then 0) and one on creating imports (5 a minute,
+ * which also counts batches made only of upserts; X-RateLimit-Remaining still shows the global
+ * budget left). `remaining` tells them apart.
+ */
+export class MailerLiteRateLimitError extends MailerLiteError {
+  readonly transient = true;
+  constructor(
+    readonly retryAfterMs: number | null,
+    readonly remaining: number | null = null,
+  ) {
+    super(
+      retryAfterMs === null
+        ? 'MailerLite is rate limiting the requests.'
+        : `MailerLite is rate limiting the requests; it asks to wait ${Math.ceil(retryAfterMs / 1000)} s.`,
+      429,
+    );
+  }
+
+  /** Only the import limit refused this: the global budget has room for other requests. */
+  get importLimited(): boolean {
+    return this.remaining !== null && this.remaining > 0;
+  }
+}
+
+/** 408 or 5xx, after the retries allowed. */
+export class MailerLiteServerError extends MailerLiteError {
+  readonly transient = true;
+  constructor(status: number) {
+    super(`MailerLite answered ${status}.`, status);
+  }
+}
+
+/** No answer within the per-request timeout. */
+export class MailerLiteTimeoutError extends MailerLiteError {
+  readonly transient = true;
+  constructor(timeoutMs: number) {
+    super(`MailerLite did not answer within ${timeoutMs} ms.`, null);
+  }
+}
+
+/** The connection failed (refused, reset, DNS). */
+export class MailerLiteNetworkError extends MailerLiteError {
+  readonly transient = true;
+  constructor(cause: unknown) {
+    super(`MailerLite could not be reached: ${describeCause(cause)}`, null, { cause });
+  }
+}
+
+/** An answer that does not have the shape MailerLite documents. */
+export class MailerLiteProtocolError extends MailerLiteError {
+  readonly transient = false;
+}
+
+function describeCause(cause: unknown): string {
+  if (cause instanceof Error) {
+    const code = (cause.cause as { code?: unknown } | undefined)?.code ?? (cause as { code?: unknown }).code;
+    return typeof code === 'string' ? code : cause.message;
+  }
+  return String(cause);
+}

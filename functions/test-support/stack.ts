@@ -1,0 +1,191 @@
+// Stand-ins and helpers the functions' tests share: each test file starts its own stand-ins on
+// ephemeral loopback ports and talks to them with the real clients (firebase-admin, fetch,
+// nodemailer), never with mocks.
+
+import { randomUUID } from 'node:crypto';
+import type { Firestore } from 'firebase-admin/firestore';
+import { HttpsError } from 'firebase-functions/v2/https';
+import { expect } from 'vitest';
+import { type FirestoreStandIn, startFirestoreStandIn } from '../../dev/firestore/index.ts';
+import { adminClient } from '../../dev/firestore/test-clients.ts';
+import {
+  type MailerLiteStandIn,
+  type MailerLiteStandInOptions,
+  startMailerLiteStandIn,
+} from '../../dev/mailerlite/index.ts';
+import { type SmtpOutbox, startSmtpOutbox } from '../../dev/smtp/index.ts';
+import { type Clock, systemClock } from '../src/clock';
+import type { LogEvent, LogFields, Logger } from '../src/logs';
+import { MailerLiteClient, type MailerLiteClientOptions } from '../src/mailerlite/client';
+import type { Source, SubscriptionType } from '../src/schemas';
+
+export const PROJECT_ID = 'demo-goody';
+
+export interface FirestoreHarness {
+  standIn: FirestoreStandIn;
+  db: Firestore;
+  stop(): Promise<void>;
+}
+
+export async function startFirestore(): Promise<FirestoreHarness> {
+  const standIn = await startFirestoreStandIn({ quiet: true, projectId: PROJECT_ID });
+  const admin = adminClient(standIn, PROJECT_ID, `functions-test-${randomUUID()}`);
+  return {
+    standIn,
+    db: admin.db,
+    stop: async () => {
+      await admin.close();
+      await standIn.stop();
+    },
+  };
+}
+
+/** MailerLite as the launcher runs it: an account with a `source` custom field. */
+export function startMailerLite(options: MailerLiteStandInOptions = {}): Promise<MailerLiteStandIn> {
+  return startMailerLiteStandIn({ quiet: true, customFields: ['source'], ...options });
+}
+
+/** MailerLite's documented limits, which a test that changed them must get back. */
+export const MAILERLITE_LIMITS = {
+  windowMs: 60_000,
+  requestsPerWindow: 120,
+  importsPerWindow: 5,
+  importDelayMs: 100,
+  fractionalRetryAfter: false,
+};
+
+/** Clears the stand-in's data, faults and windows, and restores its documented limits. */
+export function resetMailerLite(ml: MailerLiteStandIn): void {
+  ml.reset();
+  ml.setLimits(MAILERLITE_LIMITS);
+}
+
+export function startOutbox(): Promise<SmtpOutbox> {
+  return startSmtpOutbox({ quiet: true });
+}
+
+/** A client with short waits, so failure paths take milliseconds rather than seconds. */
+export function mailerLiteClient(
+  ml: MailerLiteStandIn,
+  options: Partial<MailerLiteClientOptions> = {},
+): MailerLiteClient {
+  return new MailerLiteClient({
+    apiKey: ml.apiKey,
+    baseUrl: ml.baseUrl,
+    backoffBaseMs: 20,
+    backoffMaxMs: 100,
+    timeoutMs: 2_000,
+    ...options,
+  });
+}
+
+export interface LogEntry {
+  severity: 'info' | 'warn' | 'error';
+  event: LogEvent;
+  fields: LogFields;
+}
+
+export interface RecordingLogger extends Logger {
+  entries: LogEntry[];
+  events(): LogEvent[];
+  /** Everything logged, as one string, to search for what must never be there. */
+  text(): string;
+}
+
+export function recordingLogger(): RecordingLogger {
+  const entries: LogEntry[] = [];
+  const record =
+    (severity: LogEntry['severity']) =>
+    (event: LogEvent, fields: LogFields = {}) => {
+      entries.push({ severity, event, fields });
+    };
+  return {
+    entries,
+    info: record('info'),
+    warn: record('warn'),
+    error: record('error'),
+    events: () => entries.map((entry) => entry.event),
+    text: () => JSON.stringify(entries),
+  };
+}
+
+/** The system clock seen `offsetMs` later: for leases that must look expired. */
+export function clockAhead(offsetMs: number): Clock {
+  return { now: () => Date.now() + offsetMs, sleep: systemClock.sleep };
+}
+
+export interface Signup {
+  email: string;
+  subscription_type: SubscriptionType;
+  source: Source;
+}
+
+export const HERO = { subscription_type: 'updates', source: 'hero_form' } as const;
+export const FINAL = { subscription_type: 'club', source: 'final_cta' } as const;
+
+/**
+ * Stores sign-ups as the page does (auto ids, the four fields), with created_at one millisecond
+ * apart in the order given so that "the order they were made in" is known to the test.
+ */
+export async function seedSignups(
+  db: Firestore,
+  signups: Array<Signup | Record<string, unknown>>,
+  start = Date.now(),
+) {
+  const collection = db.collection('email_subscriptions');
+  for (let offset = 0; offset < signups.length; offset += 400) {
+    const batch = db.batch();
+    signups.slice(offset, offset + 400).forEach((signup, index) => {
+      batch.create(collection.doc(), { created_at: new Date(start + offset + index), ...signup });
+    });
+    await batch.commit();
+  }
+}
+
+/** Awaits a call expected to fail with an HttpsError of `code`; returns the error. */
+export async function expectHttpsError(
+  call: Promise<unknown>,
+  code: HttpsError['code'],
+): Promise<HttpsError> {
+  const error = await call.then(
+    () => null,
+    (caught: unknown) => caught,
+  );
+  expect(error, `expected an HttpsError ${code}`).toBeInstanceOf(HttpsError);
+  expect((error as HttpsError).code).toBe(code);
+  return error as HttpsError;
+}
+
+/**
+ * Bodies every callable must refuse as invalid-argument: missing, wrong types, arrays, objects,
+ * 10 kB strings, control characters, a non-address, and Unicode addresses.
+ */
+export const BAD_EMAILS: Array<[string, unknown]> = [
+  ['a number', 42],
+  ['a boolean', true],
+  ['null', null],
+  ['an array', ['kid@example.com']],
+  ['an object', { address: 'kid@example.com' }],
+  ['a 10 kB string', `${'a'.repeat(10_240)}@example.com`],
+  [
+    'an address of 255 characters',
+    `${'a'.repeat(64)}@${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(58)}.com`,
+  ],
+  ['a newline (header injection)', 'kid@example.com\nBcc: everyone@example.com'],
+  ['a NUL byte', 'kid@example.com\u0000'],
+  ['a tab', 'kid\t@example.com'],
+  ['a line separator', 'kid@example.com\u2028'],
+  ['no @', 'kid.example.com'],
+  ['two @', 'kid@@example.com'],
+  ['no domain dot', 'kid@localhost'],
+  ['an empty string', ''],
+  ['spaces only', '   '],
+  ['a display name', 'Kid <kid@example.com>'],
+  ['a double dot', 'kid..teen@example.com'],
+  ['a numeric top-level domain', 'kid@example.123'],
+  ['a Unicode local part', 'élève@example.com'],
+  ['a Unicode domain', 'kid@bücher.example'],
+  ['Cyrillic look-alike letters', 'kid@еxample.com'],
+  ['an emoji', 'kid😀@example.com'],
+  ['a full-width @', 'kid＠example.com'],
+];
