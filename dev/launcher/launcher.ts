@@ -269,7 +269,7 @@ export class Launcher {
       markReady = resolve;
     });
     const firebase = this.supervisor.start({
-      name: 'The Firebase emulators (firebase-tools)',
+      name: 'firebase-tools (the Firebase emulators)',
       label: 'firebase',
       kind: 'service',
       command: process.execPath,

@@ -1,0 +1,171 @@
+// Runs `npm start` (or the launcher directly) as a child process on ports of its own, for tests that drive the
+// whole stack from outside, as a developer or the e2e suite would.
+
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { descendantsOf, isStillRunning, type ProcessEntry } from '../../dev/launcher/process-table.ts';
+
+export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/** Every port variable the launcher reads, so a test stack never touches the default ports. */
+export const PORT_VARIABLES = [
+  'GOODY_HOSTING_PORT',
+  'GOODY_FUNCTIONS_PORT',
+  'GOODY_FIRESTORE_PORT',
+  'GOODY_FIRESTORE_WS_PORT',
+  'GOODY_MAILERLITE_PORT',
+  'GOODY_SMTP_PORT',
+  'GOODY_SMTP_API_PORT',
+  'GOODY_HUB_PORT',
+  'GOODY_LOGGING_PORT',
+] as const;
+
+export type StackPorts = Record<(typeof PORT_VARIABLES)[number], number>;
+
+/** Distinct ports free right now: all are held at once while picking, so none is handed out twice. */
+export async function freePorts(count: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from(
+      { length: count },
+      () =>
+        new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
+          const server = createServer();
+          server.once('error', reject);
+          server.listen(0, '127.0.0.1', () => resolve(server));
+        }),
+    ),
+  );
+  const ports = servers.map((server) => {
+    const address = server.address();
+    if (typeof address !== 'object' || !address) throw new Error('no address');
+    return address.port;
+  });
+  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  return ports;
+}
+
+export async function freeStackPorts(): Promise<StackPorts> {
+  const ports = await freePorts(PORT_VARIABLES.length);
+  return Object.fromEntries(PORT_VARIABLES.map((name, index) => [name, ports[index]])) as StackPorts;
+}
+
+export function portEnv(ports: StackPorts): Record<string, string> {
+  return Object.fromEntries(Object.entries(ports).map(([name, port]) => [name, String(port)]));
+}
+
+/** True when nothing listens on 127.0.0.1:port (a listen there succeeds). */
+export function isPortFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen({ host: '127.0.0.1', port, exclusive: true }, () => server.close(() => resolve(true)));
+  });
+}
+
+export interface LauncherRun {
+  readonly child: ChildProcess;
+  /** stdout and stderr, interleaved as they arrived. */
+  output(): string;
+  /** Resolves with the first match of `pattern` in the output; rejects if the process ends first or on timeout. */
+  waitFor(pattern: RegExp, timeoutMs: number): Promise<RegExpExecArray>;
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Every process below the run's root right now, remembered for `survivors()`. */
+  rememberTree(): ProcessEntry[];
+  /** Remembered processes that are still running. */
+  survivors(): ProcessEntry[];
+  /** SIGKILL to the run's group and every remembered process: cleanup after a failed test. */
+  killAll(): void;
+}
+
+/**
+ * Starts `command args` in a process group of its own (as a terminal would run `npm start`), so a test can send
+ * a signal to the whole group the way Ctrl-C does.
+ */
+export function runLauncher(command: string, args: string[], env: Record<string, string>): LauncherRun {
+  const child = spawn(command, args, {
+    cwd: repoRoot,
+    env: { ...process.env, ...env },
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let text = '';
+  const listeners = new Set<() => void>();
+  const onData = (chunk: Buffer) => {
+    text += chunk.toString('utf8');
+    for (const listener of listeners) listener();
+  };
+  child.stdout?.on('data', onData);
+  child.stderr?.on('data', onData);
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.once('exit', (code, signal) => resolve({ code, signal }));
+  });
+  const remembered = new Map<number, ProcessEntry>();
+
+  return {
+    child,
+    output: () => text,
+    exited,
+    waitFor(pattern, timeoutMs) {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          const match = pattern.exec(text);
+          if (match) {
+            finish();
+            resolve(match);
+          }
+        };
+        const timer = setTimeout(() => {
+          finish();
+          reject(
+            new Error(
+              `timed out after ${timeoutMs} ms waiting for ${pattern}; output:\n${text.slice(-4000)}`,
+            ),
+          );
+        }, timeoutMs);
+        const finish = () => {
+          clearTimeout(timer);
+          listeners.delete(check);
+        };
+        listeners.add(check);
+        void exited.then(({ code, signal }) => {
+          // Let the last output arrive before deciding.
+          setTimeout(() => {
+            if (!listeners.has(check)) return;
+            finish();
+            reject(
+              new Error(
+                `exited (${code ?? signal}) before printing ${pattern}; output:\n${text.slice(-4000)}`,
+              ),
+            );
+          }, 100);
+        });
+        check();
+      });
+    },
+    rememberTree() {
+      const tree = child.pid ? descendantsOf([child.pid]) : [];
+      for (const entry of tree) remembered.set(entry.pid, entry);
+      return tree;
+    },
+    survivors() {
+      return [...remembered.values()].filter(isStillRunning);
+    },
+    killAll() {
+      try {
+        if (child.pid) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+      for (const entry of remembered.values()) {
+        if (!isStillRunning(entry)) continue;
+        try {
+          process.kill(entry.pid, 'SIGKILL');
+        } catch {
+          // Already gone.
+        }
+      }
+    },
+  };
+}

@@ -1,0 +1,316 @@
+// `npm start` as a developer runs it: a child process on ports of its own, driven over HTTP like the site and
+// the e2e suite drive it, then stopped the way Ctrl-C stops it.
+
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  freeStackPorts,
+  isPortFree,
+  type LauncherRun,
+  portEnv,
+  repoRoot,
+  runLauncher,
+  type StackPorts,
+} from './launcher-process.ts';
+
+// It builds the site and the functions first: generous, since a cold machine is slow.
+const START_TIMEOUT_MS = 150_000;
+const STOP_TIMEOUT_MS = 30_000;
+
+const functionsPresent = existsSync(path.join(repoRoot, 'functions', 'src', 'index.ts'));
+if (!functionsPresent) {
+  console.warn('stack: functions/src/index.ts does not exist yet, so the callable checks are skipped.');
+}
+
+interface Banner {
+  siteUrl: string;
+  adminUrl: string;
+  mailLine: string;
+  smtpApiUrl: string;
+  mailerLiteBaseUrl: string;
+  firestoreLine: string;
+  firestoreHostPort: string;
+}
+
+function parseBanner(output: string): Banner {
+  const field = (name: string, pattern: RegExp): RegExpExecArray => {
+    const match = pattern.exec(output);
+    if (!match) throw new Error(`no ${name} line in:\n${output.slice(-3000)}`);
+    return match;
+  };
+  const mail = field('Mail', /^ {2}Mail {8}(.*listed at (http:\/\/\S+))$/m);
+  const firestore = field('Firestore', /^ {2}Firestore {3}(.* at (127\.0\.0\.1:\d+)[;,].*)$/m);
+  return {
+    siteUrl: field('Site', /^ {2}Site {8}(http:\/\/\S+)$/m)[1] as string,
+    adminUrl: field('Admin', /^ {2}Admin {7}(http:\/\/\S+)$/m)[1] as string,
+    mailLine: mail[1] as string,
+    smtpApiUrl: mail[2] as string,
+    mailerLiteBaseUrl: field('MailerLite', /^ {2}MailerLite {2}stand-in at (http:\/\/\S+)/m)[1] as string,
+    firestoreLine: firestore[1] as string,
+    firestoreHostPort: firestore[2] as string,
+  };
+}
+
+async function callCallable(
+  ports: StackPorts,
+  name: string,
+  data: unknown,
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const url = `http://127.0.0.1:${ports.GOODY_FUNCTIONS_PORT}/demo-goody/us-central1/${name}`;
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ data }),
+  });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
+describe('npm start', () => {
+  let ports: StackPorts;
+  let mailDir: string;
+  let run: LauncherRun;
+  let banner: Banner;
+
+  beforeAll(async () => {
+    ports = await freeStackPorts();
+    mailDir = mkdtempSync(path.join(os.tmpdir(), 'goody-stack-mail-'));
+    run = runLauncher('npm', ['start'], { ...portEnv(ports), GOODY_MAIL_DIR: mailDir });
+    // The block ends with a rule line after its rows.
+    await run.waitFor(/Ctrl-C stops everything\.\n(?: {2}.*\n)+─+/, START_TIMEOUT_MS);
+    banner = parseBanner(run.output());
+    run.rememberTree();
+  }, START_TIMEOUT_MS + 10_000);
+
+  afterAll(() => {
+    run?.killAll();
+    if (mailDir) rmSync(mailDir, { recursive: true, force: true });
+  });
+
+  it('prints where the site, the admin page, mail and MailerLite are, and that rules are not enforced', () => {
+    expect(banner.siteUrl).toBe(`http://127.0.0.1:${ports.GOODY_HOSTING_PORT}`);
+    expect(banner.adminUrl).toBe(`http://127.0.0.1:${ports.GOODY_HOSTING_PORT}/admin`);
+    expect(banner.mailLine).toContain(mailDir);
+    expect(banner.mailLine).toContain(`smtp://127.0.0.1:${ports.GOODY_SMTP_PORT}`);
+    expect(banner.smtpApiUrl).toBe(`http://127.0.0.1:${ports.GOODY_SMTP_API_PORT}/api/messages`);
+    expect(banner.mailerLiteBaseUrl).toBe(`http://127.0.0.1:${ports.GOODY_MAILERLITE_PORT}/api`);
+    expect(banner.firestoreHostPort).toBe(`127.0.0.1:${ports.GOODY_FIRESTORE_PORT}`);
+    // This machine has no Java 21, so the stand-in runs, and says it does not enforce the rules.
+    expect(run.output()).toMatch(/\[launcher\] Firestore: the (stand-in|Firebase Firestore emulator)/);
+    if (banner.firestoreLine.startsWith('stand-in')) {
+      expect(banner.firestoreLine).toContain('does NOT enforce the security rules');
+    }
+  });
+
+  it("serves the app's HTML and its scripts at the printed URL, on every route", async () => {
+    for (const url of [banner.siteUrl, banner.adminUrl]) {
+      const response = await fetch(url);
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toContain('text/html');
+      const html = await response.text();
+      expect(html).toContain('id="root"');
+      const script = /<script[^>]+src="(\/assets\/[^"]+\.js)"/.exec(html)?.[1];
+      expect(script, 'the built page loads its bundle from /assets/').toBeDefined();
+      const asset = await fetch(`${banner.siteUrl}${script}`);
+      expect(asset.status).toBe(200);
+      expect(asset.headers.get('content-type')).toContain('javascript');
+      await asset.arrayBuffer();
+    }
+  });
+
+  it("builds the site for this stack's emulator ports, leaving web/dist alone", () => {
+    const siteDir = path.join(repoRoot, '.dev-data', `stack-${ports.GOODY_HOSTING_PORT}`, 'site');
+    const assets = readdirSync(path.join(siteDir, 'assets')).filter((name) => name.endsWith('.js'));
+    const code = assets.map((name) => readFileSync(path.join(siteDir, 'assets', name), 'utf8')).join('\n');
+    expect(code).toContain(`127.0.0.1:${ports.GOODY_FIRESTORE_PORT}`);
+    expect(code).toContain(`127.0.0.1:${ports.GOODY_FUNCTIONS_PORT}`);
+  });
+
+  it('runs the stand-ins at the printed addresses', async () => {
+    const mailerLite = await fetch(`${banner.mailerLiteBaseUrl.replace(/\/api$/, '')}/__control/state`);
+    expect(mailerLite.status).toBe(200);
+    expect(await mailerLite.json()).toHaveProperty('subscribers');
+
+    const unauthenticated = await fetch(`${banner.mailerLiteBaseUrl}/groups`);
+    expect(unauthenticated.status).toBe(401);
+    await unauthenticated.arrayBuffer();
+
+    const outbox = await fetch(banner.smtpApiUrl);
+    expect(outbox.status).toBe(200);
+    expect(await outbox.json()).toMatchObject({ total: 0 });
+
+    // The site's connection test: a batchGet of the public health document, as firebase/firestore/lite sends it.
+    const health = 'projects/demo-goody/databases/(default)/documents/public/health';
+    const firestore = await fetch(
+      `http://${banner.firestoreHostPort}/v1/projects/demo-goody/databases/(default)/documents:batchGet`,
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ documents: [health] }),
+      },
+    );
+    expect(firestore.status).toBe(200);
+    const [answer] = (await firestore.json()) as { missing?: string; found?: { name: string } }[];
+    expect(answer?.missing ?? answer?.found?.name).toBe(health);
+  });
+
+  it.runIf(functionsPresent)('answers the admin sync callable over the callable protocol', async () => {
+    const { status, body } = await callCallable(ports, 'sync-emails-to-mailerlite', {});
+    expect(status).toBe(200);
+    const result = body.result as Record<string, unknown>;
+    expect(typeof result.success).toBe('boolean');
+    expect(typeof result.message).toBe('string');
+    expect(typeof result.synced).toBe('number');
+    expect(result.error === null || typeof result.error === 'string').toBe(true);
+  });
+
+  it.runIf(functionsPresent)(
+    'wires the functions to the stand-ins: a sign-up reaches MailerLite and its thank-you mail the outbox',
+    async () => {
+      const email = 'stack-test@example.com';
+      // What the site writes: the sign-up document, with a server timestamp, over the REST API.
+      const commit = await fetch(
+        `http://${banner.firestoreHostPort}/v1/projects/demo-goody/databases/(default)/documents:commit`,
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({
+            writes: [
+              {
+                update: {
+                  name: 'projects/demo-goody/databases/(default)/documents/email_subscriptions/stack-test',
+                  fields: {
+                    email: { stringValue: email },
+                    subscription_type: { stringValue: 'updates' },
+                    source: { stringValue: 'hero_form' },
+                  },
+                },
+                currentDocument: { exists: false },
+                updateTransforms: [{ fieldPath: 'created_at', setToServerValue: 'REQUEST_TIME' }],
+              },
+            ],
+          }),
+        },
+      );
+      expect(commit.status).toBe(200);
+      await commit.arrayBuffer();
+
+      const contact = await callCallable(ports, 'add-contact-to-mailerlite', { email, source: 'hero_form' });
+      expect(contact.status).toBe(200);
+      const state = (await (
+        await fetch(`${banner.mailerLiteBaseUrl.replace(/\/api$/, '')}/__control/state`)
+      ).json()) as { subscribers: { email: string; groups: string[] }[] };
+      const subscriber = state.subscribers.find((candidate) => candidate.email === email);
+      expect(subscriber, 'the subscriber reached the MailerLite stand-in').toBeDefined();
+      expect(subscriber?.groups.length).toBeGreaterThan(0);
+
+      const thankYou = await callCallable(ports, 'send-thank-you-email', { email });
+      expect(thankYou.status).toBe(200);
+      const outbox = (await (await fetch(banner.smtpApiUrl)).json()) as {
+        messages: { to: string[]; file: string }[];
+      };
+      expect(outbox.messages.map((message) => message.to)).toEqual([[email]]);
+      expect(outbox.messages[0]?.file.startsWith(mailDir)).toBe(true);
+      expect(readdirSync(mailDir).filter((name) => name.endsWith('.eml'))).toHaveLength(1);
+    },
+  );
+
+  it('stops every process it started and frees every port on Ctrl-C', async () => {
+    const tree = run.rememberTree();
+    // npm, the launcher, firebase-tools and its function workers at least.
+    expect(tree.length).toBeGreaterThanOrEqual(2);
+    const pid = run.child.pid as number;
+
+    // Ctrl-C in a terminal signals the whole foreground process group: npm and the launcher.
+    process.kill(-pid, 'SIGINT');
+    const exit = await Promise.race([
+      run.exited,
+      new Promise<never>((_, reject) =>
+        setTimeout(() => reject(new Error(`did not stop:\n${run.output().slice(-3000)}`)), STOP_TIMEOUT_MS),
+      ),
+    ]);
+
+    expect(exit).toEqual({ code: 0, signal: null });
+    expect(run.output()).toContain('[launcher] stopped; every port it used is free again.');
+    expect(run.survivors()).toEqual([]);
+    for (const port of Object.values(ports)) {
+      expect(await isPortFree(port), `port ${port} is free again`).toBe(true);
+    }
+    expect(existsSync(path.join(repoRoot, '.dev-data', `stack-${ports.GOODY_HOSTING_PORT}`))).toBe(false);
+  });
+});
+
+describe('npm start with a port already in use', () => {
+  let holder: Server | undefined;
+  afterAll(() => holder?.close());
+
+  it('names the port and what wanted it, and starts nothing', async () => {
+    const ports = await freeStackPorts();
+    holder = createServer();
+    await new Promise<void>((resolve) => holder?.listen(ports.GOODY_FUNCTIONS_PORT, '127.0.0.1', resolve));
+
+    const run = runLauncher(process.execPath, ['--import', 'tsx', 'dev/start.ts'], portEnv(ports));
+    try {
+      const exit = await run.exited;
+      expect(exit).toEqual({ code: 2, signal: null });
+      const output = run.output();
+      expect(output).toContain('Nothing was started.');
+      expect(output).toContain(
+        `Port ${ports.GOODY_FUNCTIONS_PORT} on 127.0.0.1 is already in use by pid ${process.pid}`,
+      );
+      expect(output).toContain('the Functions emulator (the callables) needs it');
+      expect(output).toContain('GOODY_FUNCTIONS_PORT=<another port> npm start');
+      expect(output).not.toContain('[web build]');
+      expect(output).not.toContain('[firebase]');
+      for (const [name, port] of Object.entries(ports)) {
+        if (name !== 'GOODY_FUNCTIONS_PORT')
+          expect(await isPortFree(port), `port ${port} untouched`).toBe(true);
+      }
+    } finally {
+      run.killAll();
+    }
+  });
+});
+
+describe('npm start when a part of the stack dies', () => {
+  it(
+    'stops everything else and exits with an error naming what died',
+    async () => {
+      const ports = await freeStackPorts();
+      const mailDir = mkdtempSync(path.join(os.tmpdir(), 'goody-stack-mail-'));
+      const run = runLauncher(process.execPath, ['--import', 'tsx', 'dev/start.ts'], {
+        ...portEnv(ports),
+        GOODY_MAIL_DIR: mailDir,
+      });
+      try {
+        await run.waitFor(/Ctrl-C stops everything\./, START_TIMEOUT_MS);
+        const firebase = run
+          .rememberTree()
+          .find((entry) => entry.ppid === run.child.pid && entry.pgid === entry.pid);
+        expect(firebase, 'firebase-tools runs in a process group of its own').toBeDefined();
+
+        process.kill(firebase?.pid as number, 'SIGKILL');
+        const exit = await run.exited;
+
+        expect(exit).toEqual({ code: 1, signal: null });
+        expect(run.output()).toContain(
+          '[launcher] firebase-tools (the Firebase emulators) was killed by SIGKILL unexpectedly',
+        );
+        expect(run.survivors()).toEqual([]);
+        for (const port of Object.values(ports)) {
+          expect(await isPortFree(port), `port ${port} is free again`).toBe(true);
+        }
+      } finally {
+        run.killAll();
+        rmSync(mailDir, { recursive: true, force: true });
+        rmSync(path.join(repoRoot, '.dev-data', `stack-${ports.GOODY_HOSTING_PORT}`), {
+          recursive: true,
+          force: true,
+        });
+      }
+    },
+    START_TIMEOUT_MS + STOP_TIMEOUT_MS,
+  );
+});
