@@ -219,12 +219,12 @@ describe('transactions', () => {
 
 describe('queries', () => {
   const base = 1_700_000_000;
+  // Equal created_at values on purpose: the document id breaks the tie.
+  const SECONDS = [5, 1, 3, 3, 2, 5, 4, 3, 1, 2, 6, 6];
 
   beforeEach(async () => {
     const batch = client.db.batch();
-    // Equal created_at values on purpose: the document id breaks the tie.
-    const seconds = [5, 1, 3, 3, 2, 5, 4, 3, 1, 2, 6, 6];
-    seconds.forEach((s, i) => {
+    SECONDS.forEach((s, i) => {
       batch.set(client.db.doc(`email_subscriptions/sub${String(i).padStart(2, '0')}`), {
         email: `person${i}@example.com`,
         subscription_type: i % 2 === 0 ? 'updates' : 'club',
@@ -235,9 +235,7 @@ describe('queries', () => {
   });
 
   const expectedOrder = () => {
-    const seconds = [5, 1, 3, 3, 2, 5, 4, 3, 1, 2, 6, 6];
-    return seconds
-      .map((s, i) => ({ s, id: `sub${String(i).padStart(2, '0')}` }))
+    return SECONDS.map((s, i) => ({ s, id: `sub${String(i).padStart(2, '0')}` }))
       .sort((a, b) => a.s - b.s || (a.id < b.id ? -1 : 1))
       .map((x) => x.id);
   };
@@ -277,7 +275,7 @@ describe('queries', () => {
       .get();
     const expected = expectedOrder().filter((id) => {
       const i = Number(id.slice(3));
-      return i % 2 === 0 && [5, 1, 3, 3, 2, 5, 4, 3, 1, 2, 6, 6][i]! >= 3;
+      return i % 2 === 0 && (SECONDS[i] ?? 0) >= 3;
     });
     expect(recent.docs.map((d) => d.id)).toEqual(expected);
   });

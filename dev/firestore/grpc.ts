@@ -24,7 +24,7 @@ function toServiceError(error: unknown, log: (line: string) => void): Partial<gr
 type Handler = (request: never) => unknown;
 
 export function createGrpcServer(engine: Engine, outage: Outage, log: (line: string) => void): grpc.Server {
-  const admitted = (call: grpc.ServerSurfaceCall, drop: () => void) =>
+  const admitted = (call: { on(event: 'cancelled', listener: () => void): unknown }, drop: () => void) =>
     outage.admit(drop, (forget) => call.on('cancelled', forget));
 
   const unary =

@@ -83,21 +83,22 @@ describe('documents', () => {
       emptyList: [],
     };
     await setDoc(doc(client.db, 'types/all'), data);
-    const read = (await getDoc(doc(client.db, 'types/all'))).data();
-    expect(read).toBeDefined();
-    expect(read?.nothing).toBeNull();
-    expect(read?.yes).toBe(true);
-    expect(read?.int).toBe(9007199254740991);
-    expect(read?.double).toBe(1.5);
-    expect(Object.is(read?.negativeZero, -0)).toBe(true);
-    expect((read?.when as Timestamp).isEqual(data.when)).toBe(true);
-    expect(read?.text).toBe('héllo 😀');
-    expect((read?.bytes as Bytes).toUint8Array()).toEqual(new Uint8Array([0, 1, 254, 255]));
-    expect(read?.ref.path).toBe('a/b/c/d');
-    expect((read?.place as GeoPoint).isEqual(data.place)).toBe(true);
-    expect(read?.list).toEqual([1, 'two', { three: 3 }]);
-    expect(read?.nested).toEqual({ deeper: { deepest: 'x' }, empty: {} });
-    expect(read?.emptyList).toEqual([]);
+    const snapshot = await getDoc(doc(client.db, 'types/all'));
+    expect(snapshot.exists()).toBe(true);
+    const read = snapshot.data() ?? {};
+    expect(read.nothing).toBeNull();
+    expect(read.yes).toBe(true);
+    expect(read.int).toBe(9007199254740991);
+    expect(read.double).toBe(1.5);
+    expect(Object.is(read.negativeZero, -0)).toBe(true);
+    expect((read.when as Timestamp).isEqual(data.when)).toBe(true);
+    expect(read.text).toBe('héllo 😀');
+    expect((read.bytes as Bytes).toUint8Array()).toEqual(new Uint8Array([0, 1, 254, 255]));
+    expect(read.ref.path).toBe('a/b/c/d');
+    expect((read.place as GeoPoint).isEqual(data.place)).toBe(true);
+    expect(read.list).toEqual([1, 'two', { three: 3 }]);
+    expect(read.nested).toEqual({ deeper: { deepest: 'x' }, empty: {} });
+    expect(read.emptyList).toEqual([]);
   });
 
   it('addDoc gives a 20-character automatic id and a server timestamp close to now', async () => {

@@ -62,6 +62,8 @@ export interface FirestoreStandIn {
   /** `host:port`, the value for FIRESTORE_EMULATOR_HOST and connectFirestoreEmulator. */
   readonly hostPort: string;
   readonly faults: Faults;
+  /** Document requests held unanswered by the `unavailable` fault right now. */
+  readonly heldRequests: number;
   /** Clears all data, or one project's (default) database. */
   reset(projectId?: string): void;
   documents(query?: DocumentsQuery): DocumentDump[];
@@ -126,7 +128,11 @@ export async function startFirestoreStandIn(
       else if (req.method === 'DELETE') faults.clear();
       else if (req.method !== 'GET')
         throw invalidArgument(`${req.method} is not supported on ${url.pathname}.`);
-      sendJson(req, res, 200, faults.state() satisfies FaultState);
+      const state: FaultState & { heldRequests: number } = {
+        ...faults.state(),
+        heldRequests: outage.heldCount,
+      };
+      sendJson(req, res, 200, state);
       return;
     }
     if (url.pathname === '/emulator/goody/documents' && req.method === 'GET') {
@@ -254,6 +260,9 @@ export async function startFirestoreStandIn(
     port,
     hostPort,
     faults,
+    get heldRequests() {
+      return outage.heldCount;
+    },
     reset: (projectId?: string) =>
       engine.reset(projectId === undefined ? undefined : `projects/${projectId}/databases/(default)`),
     documents,

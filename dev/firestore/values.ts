@@ -64,8 +64,9 @@ function compareNumbers(a: Value, b: Value): number {
     return compareBigInts(BigInt(a.integerValue), BigInt(b.integerValue));
   }
   if (a.integerValue !== undefined) return compareIntegerToDouble(BigInt(a.integerValue), b.doubleValue ?? 0);
-  if (b.integerValue !== undefined)
-    return -compareIntegerToDouble(BigInt(b.integerValue), a.doubleValue ?? 0);
+  if (b.integerValue !== undefined) {
+    return -compareIntegerToDouble(BigInt(b.integerValue), a.doubleValue ?? 0) || 0;
+  }
   const x = a.doubleValue ?? 0;
   const y = b.doubleValue ?? 0;
   // NaN sorts before every other number and equals itself.
