@@ -1,0 +1,246 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { MailerLiteStandIn } from '../../../dev/mailerlite/index.ts';
+import {
+  BAD_EMAILS,
+  expectHttpsError,
+  mailerLiteClient,
+  type RecordingLogger,
+  recordingLogger,
+  resetMailerLite,
+  startMailerLite,
+} from '../../test-support/stack';
+import { systemClock } from '../clock';
+import type { MailerLiteClientOptions } from '../mailerlite/client';
+import { clearGroupCache } from '../mailerlite/groups';
+import { type AddContactDeps, handleAddContactToMailerlite } from './add-contact-to-mailerlite';
+
+let ml: MailerLiteStandIn;
+let logger: RecordingLogger;
+
+beforeAll(async () => {
+  ml = await startMailerLite();
+});
+afterAll(() => ml.stop());
+beforeEach(() => {
+  resetMailerLite(ml);
+  clearGroupCache();
+  logger = recordingLogger();
+});
+
+const GROUPS = { updates: 'GOODY launch updates', club: 'GOODY Club' };
+
+function deps(
+  client: Partial<MailerLiteClientOptions> = {},
+  extra: Partial<AddContactDeps> = {},
+): AddContactDeps {
+  return { client: mailerLiteClient(ml, client), groups: GROUPS, clock: systemClock, logger, ...extra };
+}
+
+const hero = (email: string) => ({ email, source: 'hero_form' });
+const final = (email: string) => ({ email, source: 'final_cta', subscription_type: 'club' });
+
+function groupName(id: string): string | undefined {
+  return ml.state.groups.find((group) => group.id === id)?.name;
+}
+
+function subscriber(email: string) {
+  const found = ml.state.subscribers.find((s) => s.email === email);
+  return found && { ...found, groupNames: found.groups.map(groupName).sort() };
+}
+
+/**
+ * Waits until the stand-in has logged `count` API requests: it logs a request when it answers, so
+ * one the client abandoned would otherwise land in the next test's log.
+ */
+async function drained(count: number): Promise<void> {
+  await expect.poll(() => apiRequests().length, { timeout: 10_000, interval: 50 }).toBe(count);
+}
+
+const apiRequests = () => ml.state.requests.filter((request) => request.path.startsWith('/api/'));
+
+describe('add-contact-to-mailerlite', () => {
+  it('puts a hero sign-up into the updates group, with its source, and says it created it', async () => {
+    const result = await handleAddContactToMailerlite(hero('Kid@Example.com'), deps());
+    expect(result).toEqual({ status: 'created', subscription_type: 'updates' });
+    expect(subscriber('kid@example.com')).toMatchObject({
+      status: 'active',
+      fields: { source: 'hero_form' },
+      groupNames: ['GOODY launch updates'],
+    });
+  });
+
+  it('adds a club sign-up of the same person to the club group and keeps the updates group', async () => {
+    await handleAddContactToMailerlite(hero('kid@example.com'), deps());
+    const result = await handleAddContactToMailerlite(final('KID@example.com'), deps());
+    expect(result).toEqual({ status: 'updated', subscription_type: 'club' });
+    expect(ml.state.subscribers).toHaveLength(1);
+    expect(subscriber('kid@example.com')).toMatchObject({
+      fields: { source: 'final_cta' },
+      groupNames: ['GOODY Club', 'GOODY launch updates'],
+    });
+  });
+
+  it('uses configured group ids without looking anything up', async () => {
+    const updates = ml.addGroup('Launch list');
+    const club = ml.addGroup('Club list');
+    await handleAddContactToMailerlite(final('kid@example.com'), deps({}, { groups: { updates, club } }));
+    expect(subscriber('kid@example.com')?.groups).toEqual([club]);
+    expect(apiRequests().map((request) => `${request.method} ${request.path}`)).toEqual([
+      'POST /api/subscribers',
+    ]);
+  });
+
+  it('logs what happened with the address masked and hashed, never in clear', async () => {
+    await handleAddContactToMailerlite(hero('kid.teen@example.com'), deps());
+    expect(logger.entries).toEqual([
+      {
+        severity: 'info',
+        event: 'add_contact.upserted',
+        fields: expect.objectContaining({
+          email_masked: 'k***@e***.com',
+          status: 'created',
+          source: 'hero_form',
+        }),
+      },
+    ]);
+    expect(logger.entries[0]?.fields.email_hash).toMatch(/^[0-9a-f]{12}$/);
+    expect(logger.text()).not.toContain('kid.teen@example.com');
+  });
+
+  describe('when MailerLite fails', () => {
+    it('401: failed-precondition, saying the key was refused (and never showing it)', async () => {
+      const error = await expectHttpsError(
+        handleAddContactToMailerlite(hero('kid@example.com'), deps({ apiKey: 'revoked-key' })),
+        'failed-precondition',
+      );
+      expect(error.message).toMatch(/API key was refused/);
+      expect(error.message + logger.text()).not.toContain('revoked-key');
+      expect(logger.events()).toEqual(['add_contact.failed']);
+    });
+
+    it('422: invalid-argument with MailerLite reason', async () => {
+      ml.faults.failNext(
+        1,
+        422,
+        {
+          message: 'The email must be a valid email address.',
+          errors: { email: ['The email must be a valid email address.'] },
+        },
+        { pathPrefix: '/api/subscribers' },
+      );
+      const error = await expectHttpsError(
+        handleAddContactToMailerlite(hero('kid@example.com'), deps()),
+        'invalid-argument',
+      );
+      expect(error.message).toBe(
+        'MailerLite refused the contact (email): The email must be a valid email address.',
+      );
+      expect(ml.state.subscribers).toEqual([]);
+    });
+
+    it('429 with a short Retry-After: waits it out and succeeds', async () => {
+      ml.faults.failNext(1, 429, undefined, {
+        headers: { 'Retry-After': '1' },
+        pathPrefix: '/api/subscribers',
+      });
+      const result = await handleAddContactToMailerlite(hero('kid@example.com'), deps());
+      expect(result.status).toBe('created');
+    });
+
+    it('429 with a Retry-After beyond its budget: unavailable at once, saying the sync will deliver it', async () => {
+      ml.faults.failNext(1, 429, undefined, {
+        headers: { 'Retry-After': '60' },
+        pathPrefix: '/api/subscribers',
+      });
+      const error = await expectHttpsError(
+        handleAddContactToMailerlite(hero('kid@example.com'), deps()),
+        'unavailable',
+      );
+      expect(error.message).toBe(
+        'MailerLite is unavailable right now. The sign-up is stored, and the next sync will deliver it.',
+      );
+      expect(apiRequests().filter((request) => request.path === '/api/subscribers')).toHaveLength(1);
+    });
+
+    it('500 that persists: unavailable, after one retry', async () => {
+      ml.faults.failNext(5, 500, undefined, { pathPrefix: '/api/subscribers' });
+      await expectHttpsError(handleAddContactToMailerlite(hero('kid@example.com'), deps()), 'unavailable');
+      expect(apiRequests().filter((request) => request.path === '/api/subscribers')).toHaveLength(2);
+      expect(ml.state.subscribers).toEqual([]);
+    });
+
+    it('500 once: retried and delivered', async () => {
+      ml.faults.failNext(1, 500, undefined, { pathPrefix: '/api/subscribers' });
+      expect((await handleAddContactToMailerlite(hero('kid@example.com'), deps())).status).toBe('created');
+    });
+
+    it('too slow: unavailable once the per-request timeout has passed twice', async () => {
+      const groups = { updates: ml.addGroup('Launch list'), club: ml.addGroup('Club list') };
+      ml.faults.latencyMs = 1_500;
+      await expectHttpsError(
+        handleAddContactToMailerlite(hero('kid@example.com'), deps({}, { groups, requestTimeoutMs: 200 })),
+        'unavailable',
+      );
+      expect(logger.entries.at(-1)?.fields).toMatchObject({
+        error: 'MailerLiteTimeoutError',
+        code: 'unavailable',
+      });
+    });
+
+    it('too slow for its whole budget: unavailable within it', async () => {
+      const groups = { updates: ml.addGroup('Launch list'), club: ml.addGroup('Club list') };
+      ml.faults.latencyMs = 3_000;
+      await expectHttpsError(
+        handleAddContactToMailerlite(hero('kid@example.com'), deps({}, { groups, budgetMs: 500 })),
+        'unavailable',
+      );
+      await drained(1);
+    });
+
+    it('unreachable: unavailable', async () => {
+      ml.faults.down = true;
+      await expectHttpsError(handleAddContactToMailerlite(hero('kid@example.com'), deps()), 'unavailable');
+    });
+
+    it('a configured group id that does not exist: failed-precondition, naming the field', async () => {
+      const error = await expectHttpsError(
+        handleAddContactToMailerlite(
+          hero('kid@example.com'),
+          deps({}, { groups: { updates: '404', club: '405' } }),
+        ),
+        'failed-precondition',
+      );
+      expect(error.message).toBe(
+        "MailerLite refused the server's configuration (groups.0): The given data was invalid.",
+      );
+    });
+  });
+
+  describe('refuses bad input before reaching MailerLite', () => {
+    it.each(BAD_EMAILS)('an email that is %s', async (_, email) => {
+      await expectHttpsError(
+        handleAddContactToMailerlite({ email, source: 'hero_form' }, deps()),
+        'invalid-argument',
+      );
+      expect(ml.state.requests).toEqual([]);
+      expect(logger.text()).not.toContain('@example.com');
+    });
+
+    it.each<[string, unknown]>([
+      ['no body', undefined],
+      ['null', null],
+      ['an array', [hero('kid@example.com')]],
+      ['a string', 'kid@example.com'],
+      ['no email', { source: 'hero_form' }],
+      ['no source', { email: 'kid@example.com' }],
+      ['a wrong source', { email: 'kid@example.com', source: 1 }],
+      ['a wrong type', { email: 'kid@example.com', source: 'final_cta', subscription_type: ['club'] }],
+      ['a mismatched pair', { email: 'kid@example.com', source: 'final_cta', subscription_type: 'updates' }],
+      ['an extra field', { ...hero('kid@example.com'), groups: ['1'] }],
+      ['a 10 kB source', { email: 'kid@example.com', source: 'x'.repeat(10_240) }],
+    ])('%s', async (_, body) => {
+      await expectHttpsError(handleAddContactToMailerlite(body, deps()), 'invalid-argument');
+      expect(ml.state.requests).toEqual([]);
+    });
+  });
+});

@@ -1,0 +1,240 @@
+import '../global-options';
+import type { DocumentReference, Firestore, Timestamp } from 'firebase-admin/firestore';
+import { HttpsError, onCall } from 'firebase-functions/v2/https';
+import { type Clock, systemClock } from '../clock';
+import { adminFirestore } from '../firestore';
+import { cloudLogger, emailFields, type Logger, sha256Hex } from '../logs';
+import { buildThankYouMessage } from '../mail/thank-you-message';
+import { type MailTransport, smtpTransport } from '../mail/transport';
+import { MAIL_FROM, SMTP_URL } from '../params';
+import { parseThankYouInput, SUBSCRIPTION_TYPES, type SubscriptionType } from '../schemas';
+
+export const SIGNUPS = 'email_subscriptions';
+export const THANK_YOU_MAILS = 'thank_you_mails';
+
+/** How long the function may run; the lease below must outlive it. */
+export const THANK_YOU_TIMEOUT_SECONDS = 60;
+
+/**
+ * How long a claim to send stays exclusive. It outlives the function's timeout (and the SMTP timeouts
+ * inside it), so when it has expired the sender is certainly gone: a later call may then send again
+ * without racing it. A crash between the SMTP server accepting the message and the record saying
+ * "sent" is the one case that can produce a second message; the resend carries the same Message-ID,
+ * so mail clients show it as the same message.
+ */
+export const THANK_YOU_LEASE_MS = 5 * 60_000;
+
+export type ThankYouState = 'sending' | 'sent' | 'failed';
+
+/** `thank_you_mails/{sha256 of the normalised address}`. Holds no address. */
+export interface ThankYouRecord {
+  state: ThankYouState;
+  attempts: number;
+  attempt_id: string;
+  subscription_type: SubscriptionType;
+  claimed_at: Date | Timestamp;
+  lease_expires_at: Date | Timestamp | null;
+  sent_at?: Date | Timestamp;
+  message_id?: string;
+  failed_at?: Date | Timestamp;
+  last_error?: string;
+}
+
+export type ThankYouResult = { status: 'sent' } | { status: 'already_sent' } | { status: 'in_progress' };
+
+export interface SendThankYouDeps {
+  db: Firestore;
+  /** Called only when a message is really to be sent, so nodemailer loads only then. */
+  transport: () => Promise<MailTransport>;
+  from: string;
+  clock: Clock;
+  logger: Logger;
+  leaseMs?: number;
+}
+
+/**
+ * One thank-you message per address, ever, and only for an address that signed up. The record is
+ * claimed in a transaction before anything is sent; a second call (concurrent or later) sees the
+ * claim and sends nothing.
+ */
+export async function handleSendThankYouEmail(
+  data: unknown,
+  deps: SendThankYouDeps,
+): Promise<ThankYouResult> {
+  const input = parseThankYouInput(data);
+  const log = emailFields(input.email);
+  const id = sha256Hex(input.email);
+
+  const subscriptionType = await storedSubscriptionType(deps.db, input.emailAsSent, input.email);
+  if (!subscriptionType) {
+    deps.logger.warn('thank_you.refused_unknown_address', log);
+    throw new HttpsError('not-found', 'No sign-up is stored for this address.');
+  }
+
+  const ref = deps.db.collection(THANK_YOU_MAILS).doc(id);
+  const attemptId = crypto.randomUUID();
+  const claim = await claimRecord(deps, ref, subscriptionType, attemptId);
+  if (claim.status !== 'claimed') {
+    deps.logger.info('thank_you.skipped', { ...log, reason: claim.status });
+    return claim;
+  }
+
+  const message = buildThankYouMessage({
+    to: input.email,
+    from: deps.from,
+    subscriptionType,
+    recipientHash: id.slice(0, 32),
+  });
+  try {
+    const transport = await deps.transport();
+    const sent = await transport.send(message);
+    if (sent.accepted.length === 0)
+      throw Object.assign(new Error('recipient refused'), { code: 'EENVELOPE' });
+    await finish(deps.db, ref, attemptId, {
+      state: 'sent',
+      sent_at: new Date(deps.clock.now()),
+      message_id: sent.messageId,
+      lease_expires_at: null,
+    });
+    deps.logger.info('thank_you.sent', { ...log, attempts: claim.attempts });
+    return { status: 'sent' };
+  } catch (error) {
+    const code = smtpErrorCode(error);
+    deps.logger.error('thank_you.failed', { ...log, attempts: claim.attempts, error: code });
+    // Best effort: if even this write fails, the lease expires and a later call retries anyway.
+    await finish(deps.db, ref, attemptId, {
+      state: 'failed',
+      failed_at: new Date(deps.clock.now()),
+      last_error: code,
+      lease_expires_at: null,
+    }).catch(() => undefined);
+    throw new HttpsError(
+      'unavailable',
+      'The thank-you e-mail could not be sent right now. Please try again later.',
+    );
+  }
+}
+
+type Claim = ThankYouResult | { status: 'claimed'; attempts: number };
+
+/**
+ * Claims the record for this call in a transaction. The writes carry their own preconditions
+ * (create: must not exist; update: unchanged since read), so two calls can never both claim it even
+ * under weak isolation; the loser of such a race reads again and sees the winner's claim.
+ */
+async function claimRecord(
+  deps: SendThankYouDeps,
+  ref: DocumentReference,
+  subscriptionType: SubscriptionType,
+  attemptId: string,
+): Promise<Claim> {
+  const leaseMs = deps.leaseMs ?? THANK_YOU_LEASE_MS;
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await deps.db.runTransaction(async (tx): Promise<Claim> => {
+        const snapshot = await tx.get(ref);
+        const now = deps.clock.now();
+        const fields = {
+          state: 'sending' as const,
+          attempt_id: attemptId,
+          subscription_type: subscriptionType,
+          claimed_at: new Date(now),
+          lease_expires_at: new Date(now + leaseMs),
+        };
+        if (!snapshot.exists) {
+          tx.create(ref, { ...fields, attempts: 1 });
+          return { status: 'claimed', attempts: 1 };
+        }
+        const record = snapshot.data() as ThankYouRecord;
+        if (record.state === 'sent') return { status: 'already_sent' };
+        if (record.state === 'sending' && millis(record.lease_expires_at) > now)
+          return { status: 'in_progress' };
+        // A failed send, or a sender whose lease ran out (it crashed): this call takes over.
+        const attempts = (record.attempts ?? 0) + 1;
+        tx.update(ref, { ...fields, attempts }, { lastUpdateTime: snapshot.updateTime });
+        return { status: 'claimed', attempts };
+      });
+    } catch (error) {
+      if (attempt < 3 && isPreconditionRace(error)) continue;
+      throw new HttpsError('unavailable', 'The database is unavailable right now. Please try again later.');
+    }
+  }
+}
+
+// gRPC ALREADY_EXISTS (6), FAILED_PRECONDITION (9), ABORTED (10): another call wrote the record first.
+function isPreconditionRace(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === 6 || code === 9 || code === 10;
+}
+
+/** The type of the first stored sign-up for this address, or null when it never signed up. */
+async function storedSubscriptionType(
+  db: Firestore,
+  emailAsSent: string,
+  normalised: string,
+): Promise<SubscriptionType | null> {
+  // Sign-ups are stored as typed; the page sends the same string, so the first query normally hits.
+  for (const email of emailAsSent === normalised ? [normalised] : [emailAsSent, normalised]) {
+    const result = await withDatabase(() =>
+      db.collection(SIGNUPS).where('email', '==', email).limit(1).get(),
+    );
+    const type = result.docs[0]?.get('subscription_type');
+    if (result.docs.length > 0) {
+      return (SUBSCRIPTION_TYPES as readonly unknown[]).includes(type)
+        ? (type as SubscriptionType)
+        : 'updates';
+    }
+  }
+  return null;
+}
+
+/** Moves the record on, unless another call has claimed it since (then that call owns it). */
+async function finish(
+  db: Firestore,
+  ref: DocumentReference,
+  attemptId: string,
+  fields: Partial<ThankYouRecord>,
+): Promise<void> {
+  await db.runTransaction(async (tx) => {
+    const snapshot = await tx.get(ref);
+    if (snapshot.get('attempt_id') !== attemptId) return;
+    tx.update(ref, fields, { lastUpdateTime: snapshot.updateTime });
+  });
+}
+
+function millis(value: Date | Timestamp | null | undefined): number {
+  if (!value) return 0;
+  return value instanceof Date ? value.getTime() : value.toMillis();
+}
+
+/** A code for the record and the logs: nodemailer's error code and the SMTP reply code, never the text. */
+function smtpErrorCode(error: unknown): string {
+  const { code, responseCode } = (error ?? {}) as { code?: unknown; responseCode?: unknown };
+  const parts = [
+    typeof code === 'string' ? code : 'ERROR',
+    typeof responseCode === 'number' ? responseCode : null,
+  ];
+  return parts.filter((part) => part !== null).join(' ');
+}
+
+async function withDatabase<T>(operation: () => Promise<T>): Promise<T> {
+  try {
+    return await operation();
+  } catch (error) {
+    if (error instanceof HttpsError) throw error;
+    throw new HttpsError('unavailable', 'The database is unavailable right now. Please try again later.');
+  }
+}
+
+// Bound to its params here, at the edge; everything above takes them as arguments.
+export const sendThankYouEmail = onCall(
+  { secrets: [SMTP_URL], timeoutSeconds: THANK_YOU_TIMEOUT_SECONDS },
+  async (request) =>
+    handleSendThankYouEmail(request.data, {
+      db: await adminFirestore(),
+      transport: () => smtpTransport(SMTP_URL.value()),
+      from: MAIL_FROM.value(),
+      clock: systemClock,
+      logger: cloudLogger,
+    }),
+);

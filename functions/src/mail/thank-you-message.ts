@@ -1,0 +1,157 @@
+import type { SubscriptionType } from '../schemas';
+
+/** A message as nodemailer's `sendMail` takes it. */
+export interface MailMessage {
+  from: string;
+  to: string;
+  replyTo: string;
+  subject: string;
+  text: string;
+  html: string;
+  messageId: string;
+  headers: Record<string, string>;
+}
+
+export interface ThankYouMessageInput {
+  /** The recipient, normalised. */
+  to: string;
+  /** MAIL_FROM, e.g. `GOODY <hello@goody.example>`. */
+  from: string;
+  /** Which form the address came from: the greeting differs, the promises do not. */
+  subscriptionType: SubscriptionType;
+  /** Hash of the normalised address: makes the Message-ID stable, so a resend is recognisable as one. */
+  recipientHash: string;
+}
+
+interface Copy {
+  subject: string;
+  preheader: string;
+  heading: string;
+  intro: string;
+}
+
+// The product's voice: warm, plain, and honest about what happens next, for a teen reading it and a
+// parent reading over their shoulder. Claims stay within what the landing page says.
+const COPY: Record<SubscriptionType, Copy> = {
+  updates: {
+    subject: "You're on the GOODY list 🎉",
+    preheader: "Thanks for signing up. We'll tell you the moment GOODY launches.",
+    heading: "You're on the list!",
+    intro:
+      "Thanks for signing up for GOODY. You'll be among the first to know when the app launches on iOS and Android.",
+  },
+  club: {
+    subject: 'Welcome to the GOODY Club 🌟',
+    preheader: "You're in the Club. We'll tell you the moment GOODY launches.",
+    heading: 'Welcome to the GOODY Club!',
+    intro:
+      "Thanks for joining the GOODY Club. You'll be among the first to know when the app launches on iOS and Android, and the first to hear about badges, style points and outfit challenges.",
+  },
+};
+
+const ABOUT =
+  'GOODY is a marketplace where teens buy and sell the things they love, safely and with a parent in the loop: every account needs a parent’s approval, and payments come with parental controls.';
+const PROMISE = 'Until launch we’ll only write when there’s real news. We never sell or share your address.';
+const PARENTS =
+  'Parents: if your teen signed up and you have a question, just reply to this e-mail. A real person reads every message.';
+
+/** The bare address inside a `Name <address>` sender, or the sender itself. */
+export function senderAddress(from: string): string {
+  const match = /<([^<>\s]+@[^<>\s]+)>\s*$/.exec(from);
+  return (match?.[1] ?? from).trim();
+}
+
+function escapeHtml(value: string): string {
+  return value
+    .replaceAll('&', '&amp;')
+    .replaceAll('<', '&lt;')
+    .replaceAll('>', '&gt;')
+    .replaceAll('"', '&quot;')
+    .replaceAll("'", '&#39;');
+}
+
+/**
+ * The thank-you mail: HTML and a plain-text twin saying the same thing, no images, no tracking pixels,
+ * no tracked links, and a plain line saying how to get off the list.
+ */
+export function buildThankYouMessage(input: ThankYouMessageInput): MailMessage {
+  const copy = COPY[input.subscriptionType];
+  const contact = senderAddress(input.from);
+  const domain = contact.includes('@') ? contact.slice(contact.lastIndexOf('@') + 1) : 'goody.invalid';
+  const footer = `You're getting this one-time e-mail because this address was signed up on the GOODY pre-launch page. Didn't sign up, or want off the list? Reply to this e-mail or write to ${contact} and we'll remove you.`;
+
+  const text = [
+    'Hi there,',
+    '',
+    copy.intro,
+    '',
+    ABOUT,
+    '',
+    PROMISE,
+    '',
+    PARENTS,
+    '',
+    'See you soon,',
+    'The GOODY team',
+    '',
+    '--',
+    footer,
+    '',
+  ].join('\n');
+
+  const c = escapeHtml(contact);
+  const paragraph = (content: string) =>
+    `<p style="margin:0 0 16px;font-size:16px;line-height:1.5;color:#1f1d2b;">${content}</p>`;
+  const html = `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light">
+<title>${escapeHtml(copy.subject)}</title>
+</head>
+<body style="margin:0;padding:0;background-color:#f6f4fb;font-family:-apple-system,BlinkMacSystemFont,'Segoe UI',Roboto,Helvetica,Arial,sans-serif;">
+<div style="display:none;max-height:0;overflow:hidden;">${escapeHtml(copy.preheader)}</div>
+<table role="presentation" width="100%" cellpadding="0" cellspacing="0" style="background-color:#f6f4fb;">
+<tr>
+<td align="center" style="padding:32px 16px;">
+<table role="presentation" width="100%" cellpadding="0" cellspacing="0" style="max-width:560px;background-color:#ffffff;border-radius:16px;">
+<tr>
+<td style="padding:32px 32px 8px;">
+<p style="margin:0 0 24px;font-size:22px;font-weight:800;letter-spacing:0.5px;color:#6b2fd6;">GOODY</p>
+<h1 style="margin:0 0 16px;font-size:26px;line-height:1.25;color:#1f1d2b;">${escapeHtml(copy.heading)}</h1>
+${paragraph('Hi there,')}
+${paragraph(escapeHtml(copy.intro))}
+${paragraph(escapeHtml(ABOUT))}
+${paragraph(escapeHtml(PROMISE))}
+${paragraph(escapeHtml(PARENTS))}
+${paragraph('See you soon,<br>The GOODY team')}
+</td>
+</tr>
+<tr>
+<td style="padding:16px 32px 32px;border-top:1px solid #ebe7f5;">
+<p style="margin:0;font-size:13px;line-height:1.5;color:#5b5770;">You're getting this one-time e-mail because this address was signed up on the GOODY pre-launch page. Didn't sign up, or want off the list? Reply to this e-mail or write to <a href="mailto:${c}" style="color:#6b2fd6;">${c}</a> and we'll remove you.</p>
+</td>
+</tr>
+</table>
+</td>
+</tr>
+</table>
+</body>
+</html>
+`;
+
+  return {
+    from: input.from,
+    to: input.to,
+    replyTo: contact,
+    subject: copy.subject,
+    text,
+    html,
+    messageId: `<thank-you.${input.recipientHash}@${domain}>`,
+    headers: {
+      'List-Unsubscribe': `<mailto:${contact}?subject=unsubscribe>`,
+      'Auto-Submitted': 'auto-generated',
+    },
+  };
+}

@@ -1,0 +1,28 @@
+import { systemClock } from '../clock';
+import { cloudLogger } from '../logs';
+import {
+  MAILERLITE_API_KEY,
+  MAILERLITE_BASE_URL,
+  MAILERLITE_GROUP_CLUB,
+  MAILERLITE_GROUP_UPDATES,
+} from '../params';
+import { MailerLiteClient, type MailerLiteClientOptions } from './client';
+import type { GroupConfig } from './groups';
+
+/** The client and group configuration the params describe; read at call time, never at load time. */
+export function mailerLiteFromParams(options: Partial<MailerLiteClientOptions> = {}): {
+  client: MailerLiteClient;
+  groups: GroupConfig;
+} {
+  const client = new MailerLiteClient({
+    apiKey: MAILERLITE_API_KEY.value(),
+    baseUrl: MAILERLITE_BASE_URL.value(),
+    clock: systemClock,
+    logger: cloudLogger,
+    ...options,
+  });
+  return {
+    client,
+    groups: { updates: MAILERLITE_GROUP_UPDATES.value(), club: MAILERLITE_GROUP_CLUB.value() },
+  };
+}
