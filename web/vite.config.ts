@@ -1,0 +1,25 @@
+import { fileURLToPath } from 'node:url';
+import react from '@vitejs/plugin-react';
+import { defineConfig } from 'vite';
+import { initialChunkReport } from './plugins/initial-chunk-report.ts';
+
+export const srcDir = fileURLToPath(new URL('./src', import.meta.url));
+
+export default defineConfig({
+  plugins: [
+    react(),
+    initialChunkReport({
+      // DESIGN.md section 7: the landing page ships at most 160 kB of gzip JavaScript up front.
+      budgetBytes: 160 * 1024,
+      // DESIGN.md section 2: the Firestore and Functions SDKs load lazily, never with the first paint.
+      forbiddenModules: [/[\\/]node_modules[\\/]@firebase[\\/](firestore|functions)[\\/]/],
+    }),
+  ],
+  resolve: {
+    alias: { '@': srcDir },
+  },
+  build: {
+    target: 'es2022',
+    sourcemap: true,
+  },
+});
