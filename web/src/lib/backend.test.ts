@@ -1,0 +1,75 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { firebaseMock } from '@/test/firebaseMock';
+
+vi.mock('@/lib/firebase', () => firebaseMock);
+
+/** A window stand-in whose idle callback and load event the test fires by hand. */
+function fakeWindow(readyState: DocumentReadyState, withIdleCallback = true) {
+  const idle: (() => void)[] = [];
+  const listeners: Record<string, () => void> = {};
+  const target = {
+    document: { readyState },
+    requestIdleCallback: withIdleCallback
+      ? vi.fn((callback: () => void) => {
+          idle.push(callback);
+          return idle.length;
+        })
+      : undefined,
+    cancelIdleCallback: vi.fn(),
+    addEventListener: vi.fn((type: string, listener: () => void) => {
+      listeners[type] = listener;
+    }),
+    removeEventListener: vi.fn(),
+  };
+  return { target: target as unknown as Window, idle, listeners, raw: target };
+}
+
+beforeEach(() => {
+  vi.resetModules();
+});
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('loadBackend', () => {
+  it('loads the Firebase module once and hands the same module to every caller', async () => {
+    const { loadBackend } = await import('./backend');
+    const [first, second] = await Promise.all([loadBackend(), loadBackend()]);
+    expect(first).toBe(second);
+    expect(first.connectionTest).toBe(firebaseMock.connectionTest);
+  });
+});
+
+describe('preloadBackendWhenIdle', () => {
+  it('waits for the load event, then asks for an idle moment', async () => {
+    const { preloadBackendWhenIdle } = await import('./backend');
+    const { target, idle, listeners, raw } = fakeWindow('loading');
+
+    preloadBackendWhenIdle(target);
+    expect(raw.requestIdleCallback).not.toHaveBeenCalled();
+    listeners.load?.();
+    expect(raw.requestIdleCallback).toHaveBeenCalledTimes(1);
+    expect(idle).toHaveLength(1);
+  });
+
+  it('schedules at once when the page has already loaded, and cancels cleanly', async () => {
+    const { preloadBackendWhenIdle } = await import('./backend');
+    const { target, raw } = fakeWindow('complete');
+
+    const cancel = preloadBackendWhenIdle(target);
+    expect(raw.requestIdleCallback).toHaveBeenCalledTimes(1);
+    cancel();
+    expect(raw.cancelIdleCallback).toHaveBeenCalledWith(1);
+  });
+
+  it('falls back to a timer where requestIdleCallback does not exist', async () => {
+    vi.useFakeTimers();
+    const { preloadBackendWhenIdle } = await import('./backend');
+    const { target } = fakeWindow('complete', false);
+    const cancel = preloadBackendWhenIdle(target);
+    expect(vi.getTimerCount()).toBe(1);
+    cancel();
+    expect(vi.getTimerCount()).toBe(0);
+  });
+});

@@ -1,0 +1,72 @@
+import { describe, expect, it } from 'vitest';
+import { parseHostPort, readFirebaseSettings } from './config';
+
+describe('readFirebaseSettings', () => {
+  it('defaults to the demo-goody project on the local emulators, so no key or real project is needed', () => {
+    expect(readFirebaseSettings({})).toEqual({
+      projectId: 'demo-goody',
+      apiKey: 'demo-api-key',
+      appId: expect.any(String),
+      functionsRegion: 'us-central1',
+      emulators: {
+        firestore: { host: '127.0.0.1', port: 8080 },
+        functions: { host: '127.0.0.1', port: 5001 },
+      },
+    });
+  });
+
+  it('talks to the real services for a project that is not a demo- project', () => {
+    const settings = readFirebaseSettings({
+      VITE_FIREBASE_PROJECT_ID: 'goody-prod',
+      VITE_FIREBASE_API_KEY: 'public-web-key',
+      VITE_FIREBASE_APP_ID: '1:42:web:abc',
+      VITE_FUNCTIONS_REGION: 'europe-west1',
+    });
+    expect(settings).toEqual({
+      projectId: 'goody-prod',
+      apiKey: 'public-web-key',
+      appId: '1:42:web:abc',
+      functionsRegion: 'europe-west1',
+      emulators: null,
+    });
+  });
+
+  it('lets VITE_USE_EMULATORS override the default either way, with custom emulator hosts', () => {
+    expect(
+      readFirebaseSettings({
+        VITE_FIREBASE_PROJECT_ID: 'goody-staging',
+        VITE_USE_EMULATORS: 'true',
+        VITE_FIRESTORE_EMULATOR_HOST: 'localhost:9090',
+        VITE_FUNCTIONS_EMULATOR_HOST: '127.0.0.1:6001',
+      }).emulators,
+    ).toEqual({ firestore: { host: 'localhost', port: 9090 }, functions: { host: '127.0.0.1', port: 6001 } });
+    expect(readFirebaseSettings({ VITE_USE_EMULATORS: 'false' }).emulators).toBeNull();
+  });
+
+  it('treats blank variables as unset', () => {
+    expect(readFirebaseSettings({ VITE_FIREBASE_PROJECT_ID: '  ', VITE_USE_EMULATORS: '' }).projectId).toBe(
+      'demo-goody',
+    );
+  });
+
+  it('refuses settings it cannot understand instead of guessing', () => {
+    expect(() => readFirebaseSettings({ VITE_USE_EMULATORS: 'yes' })).toThrow(
+      /VITE_USE_EMULATORS must be true or false/,
+    );
+    expect(() => readFirebaseSettings({ VITE_FIRESTORE_EMULATOR_HOST: '127.0.0.1' })).toThrow(
+      /VITE_FIRESTORE_EMULATOR_HOST must look like host:port/,
+    );
+  });
+});
+
+describe('parseHostPort', () => {
+  it('reads host:port, including a bracketed IPv6 host', () => {
+    expect(parseHostPort('X', '127.0.0.1:8080')).toEqual({ host: '127.0.0.1', port: 8080 });
+    expect(parseHostPort('X', '[::1]:5001')).toEqual({ host: '::1', port: 5001 });
+  });
+
+  it('rejects ports outside 1..65535', () => {
+    expect(() => parseHostPort('X', 'localhost:0')).toThrow();
+    expect(() => parseHostPort('X', 'localhost:70000')).toThrow();
+  });
+});
