@@ -1,0 +1,54 @@
+import type { Backend } from '@/lib/backend';
+import type { SyncResponse } from '@/lib/subscriptions';
+import type { ToastMessage } from '@/lib/toast/ToastProvider';
+import type { AdminSyncEvent } from './adminSyncMachine';
+import { adminSyncMessages } from './adminSyncMessages';
+
+const text = (value: unknown): string | undefined =>
+  typeof value === 'string' && value.trim() ? value.trim() : undefined;
+
+/** Turns the sync reply (or its failure) into the spec's toast (section 8, admin toasts). */
+export function toastForSyncReply(reply: SyncResponse | null | undefined): ToastMessage {
+  if (reply?.success === true) {
+    const synced = typeof reply.synced === 'number' && Number.isFinite(reply.synced) ? reply.synced : 0;
+    return {
+      variant: 'success',
+      title: adminSyncMessages.success.title,
+      description: text(reply.message) ?? adminSyncMessages.success.fallbackDescription(synced),
+    };
+  }
+  return {
+    variant: 'error',
+    title: adminSyncMessages.failure.title,
+    description: text(reply?.error) ?? adminSyncMessages.failure.unsuccessfulFallbackDescription,
+  };
+}
+
+export function toastForSyncFailure(error: unknown): ToastMessage {
+  const message =
+    typeof error === 'object' && error !== null && 'message' in error
+      ? text((error as { message: unknown }).message)
+      : undefined;
+  return {
+    variant: 'error',
+    title: adminSyncMessages.failure.title,
+    description: message ?? adminSyncMessages.failure.thrownFallbackDescription,
+  };
+}
+
+/** Runs one sync and resolves to the toast to show; it never rejects. */
+export async function runAdminSync(
+  loadBackend: () => Promise<Backend>,
+  send: (event: AdminSyncEvent) => void,
+): Promise<ToastMessage> {
+  send('started');
+  try {
+    const backend = await loadBackend();
+    const toast = toastForSyncReply(await backend.syncEmailsToMailerlite());
+    send(toast.variant === 'success' ? 'succeeded' : 'failed');
+    return toast;
+  } catch (error) {
+    send('failed');
+    return toastForSyncFailure(error);
+  }
+}

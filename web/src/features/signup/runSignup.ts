@@ -1,0 +1,119 @@
+import type { Backend } from '@/lib/backend';
+import {
+  type AddContactRequest,
+  type SubscriptionSource,
+  subscriptionTypeBySource,
+} from '@/lib/subscriptions';
+import type { ToastMessage } from '@/lib/toast/ToastProvider';
+import type { SignupEvent } from './signupMachine';
+import { signupMessages } from './signupMessages';
+
+export interface SignupOutcome {
+  ok: boolean;
+  toast: ToastMessage;
+}
+
+export interface SignupDependencies {
+  loadBackend: () => Promise<Backend>;
+  send: (event: SignupEvent) => void;
+  /** Where non-fatal failures are reported; never given the e-mail address. */
+  logError: (message: string, details: Record<string, unknown>) => void;
+}
+
+/** A database message worth showing the visitor, or undefined. */
+function messageOf(error: unknown): string | undefined {
+  if (typeof error === 'object' && error !== null && 'message' in error) {
+    const { message } = error as { message: unknown };
+    if (typeof message === 'string' && message.trim()) return message.trim();
+  }
+  return undefined;
+}
+
+/** The code and message of a failure, with the address itself masked: addresses are of minors. */
+function describeFailure(error: unknown, email: string): Record<string, unknown> {
+  const code =
+    typeof error === 'object' && error !== null && 'code' in error
+      ? (error as { code: unknown }).code
+      : undefined;
+  const message = messageOf(error)?.split(email).join('[email]');
+  return { code, message };
+}
+
+function contactRequest(email: string, source: SubscriptionSource): AddContactRequest {
+  return source === 'hero_form'
+    ? { email, source }
+    : { email, source, subscription_type: subscriptionTypeBySource.final_cta };
+}
+
+const errorToast = (title: string, description: string): SignupOutcome => ({
+  ok: false,
+  toast: { variant: 'error', title, description },
+});
+
+/**
+ * One sign-up, in the spec's order: connection test -> insert -> add contact -> thank-you mail.
+ * Resolves to the toast to show; it never rejects.
+ */
+export async function runSignup(
+  email: string,
+  source: SubscriptionSource,
+  { loadBackend, send, logError }: SignupDependencies,
+): Promise<SignupOutcome> {
+  send('submitted');
+  try {
+    const backend = await loadBackend();
+
+    try {
+      await backend.connectionTest();
+    } catch {
+      send('failed');
+      return errorToast(signupMessages.connectionIssue.title, signupMessages.connectionIssue.description);
+    }
+    send('connectionConfirmed');
+
+    try {
+      await backend.insertSubscription({
+        email,
+        subscription_type: subscriptionTypeBySource[source],
+        source,
+      });
+    } catch (error) {
+      send('failed');
+      return errorToast(
+        signupMessages.databaseError.title,
+        messageOf(error) ?? signupMessages.databaseError.fallbackDescription,
+      );
+    }
+    send('saved');
+
+    try {
+      await backend.addContactToMailerlite(contactRequest(email, source));
+    } catch (error) {
+      logError(
+        'add-contact-to-mailerlite failed; the sign-up itself is saved',
+        describeFailure(error, email),
+      );
+    }
+    send('contactStepDone');
+
+    try {
+      await backend.sendThankYouEmail({ email });
+    } catch (error) {
+      logError('send-thank-you-email failed; the sign-up itself is saved', describeFailure(error, email));
+    }
+    send('thankYouStepDone');
+
+    return {
+      ok: true,
+      toast: {
+        variant: 'success',
+        title: signupMessages.success.titleBySource[source],
+        description: signupMessages.success.description,
+      },
+    };
+  } catch (error) {
+    logError('sign-up failed unexpectedly', describeFailure(error, email));
+    send('failed');
+    return errorToast(signupMessages.networkError.title, signupMessages.networkError.description);
+  }
+}
