@@ -1,0 +1,83 @@
+import Box from '@mui/material/Box';
+import Container from '@mui/material/Container';
+import { finalCta } from '@/content/landing';
+import { SignupForm } from '@/features/signup/SignupForm';
+import { colors, nightGradient, radii } from '@/theme/tokens';
+import { Icon } from '../components/Icon';
+import { SectionHeading } from '../components/SectionHeading';
+
+export function FinalCtaSection() {
+  return (
+    <Box
+      component="section"
+      id={finalCta.id}
+      aria-labelledby="final-cta-title"
+      sx={{ py: { xs: 9, md: 13 }, scrollMarginTop: 16 }}
+    >
+      <Container maxWidth="md">
+        <Box
+          sx={{
+            background: nightGradient,
+            color: colors.onNight,
+            borderRadius: `${radii.card + 12}px`,
+            px: { xs: 2.5, sm: 6 },
+            py: { xs: 6, sm: 8 },
+            display: 'flex',
+            flexDirection: 'column',
+            alignItems: 'center',
+          }}
+        >
+          <SectionHeading
+            id="final-cta-title"
+            tone="onDark"
+            eyebrow={finalCta.eyebrow}
+            title={finalCta.title}
+            lead={finalCta.lead}
+          />
+          <SignupForm
+            source="final_cta"
+            tone="onDark"
+            label={finalCta.form.label}
+            placeholder={finalCta.form.placeholder}
+            submitLabel={finalCta.form.submit}
+            hint={finalCta.form.hint}
+          />
+          <Box
+            component="ul"
+            sx={{
+              listStyle: 'none',
+              p: 0,
+              m: 0,
+              mt: 4,
+              display: 'flex',
+              flexWrap: 'wrap',
+              justifyContent: 'center',
+              gap: 1.5,
+            }}
+          >
+            {finalCta.platforms.map((platform) => (
+              <Box
+                component="li"
+                key={platform.label}
+                sx={{
+                  display: 'inline-flex',
+                  alignItems: 'center',
+                  gap: 1,
+                  px: 2,
+                  py: 1,
+                  borderRadius: 999,
+                  border: '1px solid rgba(255, 255, 255, 0.4)',
+                  fontWeight: 600,
+                  fontSize: '0.9375rem',
+                }}
+              >
+                <Icon name={platform.icon} size={18} />
+                {platform.label}
+              </Box>
+            ))}
+          </Box>
+        </Box>
+      </Container>
+    </Box>
+  );
+}
