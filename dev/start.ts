@@ -28,4 +28,17 @@ for (const event of ['uncaughtException', 'unhandledRejection'] as const) {
   });
 }
 
+// If whatever started the launcher dies without a signal (npm killed -9, a crashed test runner), the launcher is
+// re-parented: nobody can stop it or read its output any more, so it stops everything itself.
+const parentAtStart = process.ppid;
+const parentWatch = setInterval(() => {
+  if (process.ppid === parentAtStart) return;
+  clearInterval(parentWatch);
+  void launcher.shutdown(
+    1,
+    `[launcher] the process that started it (pid ${parentAtStart}) is gone; stopping everything.`,
+  );
+}, 1_000);
+parentWatch.unref();
+
 process.exit(await launcher.run());

@@ -4,6 +4,7 @@
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { type FunctionsState, formatReadyBanner } from './banner.ts';
 import {
   builtSiteDir,
@@ -274,6 +275,9 @@ export class Launcher {
       kind: 'service',
       command: process.execPath,
       args: [
+        // Makes firebase-tools stop by itself should the launcher die without stopping it.
+        '--require',
+        fileURLToPath(new URL('./parent-watch.cjs', import.meta.url)),
         firebaseBin(),
         'emulators:start',
         '--only',

@@ -5,6 +5,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { createServer, type Server } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   freeStackPorts,
@@ -274,18 +275,45 @@ describe('npm start with a port already in use', () => {
   });
 });
 
+// Each case below kills one part of a fresh stack and checks that nothing of it is left running or listening.
 describe('npm start when a part of the stack dies', () => {
-  it(
-    'stops everything else and exits with an error naming what died',
-    async () => {
-      const ports = await freeStackPorts();
-      const mailDir = mkdtempSync(path.join(os.tmpdir(), 'goody-stack-mail-'));
-      const run = runLauncher(process.execPath, ['--import', 'tsx', 'dev/start.ts'], {
-        ...portEnv(ports),
-        GOODY_MAIL_DIR: mailDir,
+  async function withStack(
+    command: string,
+    args: string[],
+    body: (run: LauncherRun, ports: StackPorts) => Promise<void>,
+  ): Promise<void> {
+    const ports = await freeStackPorts();
+    const mailDir = mkdtempSync(path.join(os.tmpdir(), 'goody-stack-mail-'));
+    const run = runLauncher(command, args, { ...portEnv(ports), GOODY_MAIL_DIR: mailDir });
+    try {
+      await run.waitFor(/Ctrl-C stops everything\./, START_TIMEOUT_MS);
+      run.rememberTree();
+      await body(run, ports);
+    } finally {
+      run.killAll();
+      rmSync(mailDir, { recursive: true, force: true });
+      rmSync(path.join(repoRoot, '.dev-data', `stack-${ports.GOODY_HOSTING_PORT}`), {
+        recursive: true,
+        force: true,
       });
-      try {
-        await run.waitFor(/Ctrl-C stops everything\./, START_TIMEOUT_MS);
+    }
+  }
+
+  async function expectAllGone(run: LauncherRun, ports: StackPorts): Promise<void> {
+    // The stack notices on its own (within about a second) and shuts down; poll rather than assume a duration.
+    for (let i = 0; i < STOP_TIMEOUT_MS / 250 && run.survivors().length > 0; i++) await delay(250);
+    expect(run.survivors()).toEqual([]);
+    for (const port of Object.values(ports)) {
+      expect(await isPortFree(port), `port ${port} is free again`).toBe(true);
+    }
+  }
+
+  const launcherArgs = ['--import', 'tsx', 'dev/start.ts'];
+
+  it(
+    'stops everything else and exits with an error when firebase-tools dies',
+    () =>
+      withStack(process.execPath, launcherArgs, async (run, ports) => {
         const firebase = run
           .rememberTree()
           .find((entry) => entry.ppid === run.child.pid && entry.pgid === entry.pid);
@@ -298,19 +326,36 @@ describe('npm start when a part of the stack dies', () => {
         expect(run.output()).toContain(
           '[launcher] firebase-tools (the Firebase emulators) was killed by SIGKILL unexpectedly',
         );
-        expect(run.survivors()).toEqual([]);
-        for (const port of Object.values(ports)) {
-          expect(await isPortFree(port), `port ${port} is free again`).toBe(true);
-        }
-      } finally {
-        run.killAll();
-        rmSync(mailDir, { recursive: true, force: true });
-        rmSync(path.join(repoRoot, '.dev-data', `stack-${ports.GOODY_HOSTING_PORT}`), {
-          recursive: true,
-          force: true,
-        });
-      }
-    },
+        await expectAllGone(run, ports);
+      }),
+    START_TIMEOUT_MS + STOP_TIMEOUT_MS,
+  );
+
+  it(
+    'leaves nothing behind when the launcher itself is killed with SIGKILL',
+    () =>
+      withStack(process.execPath, launcherArgs, async (run, ports) => {
+        process.kill(run.child.pid as number, 'SIGKILL');
+        await run.exited;
+        await expectAllGone(run, ports);
+      }),
+    START_TIMEOUT_MS + STOP_TIMEOUT_MS,
+  );
+
+  it(
+    'stops when whatever started it dies without a signal to it',
+    () =>
+      // A shell in between stands for npm or a test runner that crashes: it dies, the launcher is re-parented.
+      withStack('sh', ['-c', `${process.execPath} ${launcherArgs.join(' ')}`], async (run, ports) => {
+        const launcher = run.rememberTree().find((entry) => entry.ppid === run.child.pid);
+        expect(launcher, 'the shell runs the launcher as its child').toBeDefined();
+
+        process.kill(run.child.pid as number, 'SIGKILL');
+        await expectAllGone(run, ports);
+        expect(run.output()).toContain(
+          `[launcher] the process that started it (pid ${run.child.pid}) is gone`,
+        );
+      }),
     START_TIMEOUT_MS + STOP_TIMEOUT_MS,
   );
 });
