@@ -327,6 +327,14 @@ describe('queries', () => {
     ]);
   });
 
+  it('lists documents, including missing ones that have subcollections', async () => {
+    await client.db.doc('owners/a').set({ n: 1 });
+    await client.db.doc('owners/ghost/pets/rex').set({ n: 2 });
+    await client.db.doc('owners/c').set({ n: 3 });
+    const refs = await client.db.collection('owners').listDocuments();
+    expect(refs.map((r) => r.id)).toEqual(['a', 'c', 'ghost']);
+  });
+
   it('lists collections', async () => {
     await client.db.doc('users/alice/orders/1').set({ n: 1 });
     const names = (await client.db.listCollections()).map((c) => c.id);

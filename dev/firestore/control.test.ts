@@ -269,9 +269,43 @@ describe('REST surface', () => {
     expect(error.message).toContain('findNearest');
   });
 
-  it('refuses REST document methods it does not serve with 501', async () => {
-    const response = await fetch(`${base}/v1/${name('a/b')}`);
+  it('serves the REST document methods: create, get, patch with a mask, list, delete', async () => {
+    const collectionUrl = `${base}/v1/projects/${PROJECT}/databases/(default)/documents/notes`;
+    const created = await fetch(collectionUrl, {
+      method: 'POST',
+      body: JSON.stringify({ fields: { a: { integerValue: '1' }, b: { stringValue: 'x' } } }),
+    });
+    expect(created.status).toBe(200);
+    const { name: createdName } = (await created.json()) as { name: string };
+    expect(createdName.startsWith(name('notes/'))).toBe(true);
+    expect(createdName.slice(name('notes/').length)).toMatch(/^[A-Za-z0-9]{20}$/);
+
+    const patched = await fetch(
+      `${base}/v1/${createdName}?updateMask.fieldPaths=a&updateMask.fieldPaths=c&currentDocument.exists=true`,
+      { method: 'PATCH', body: JSON.stringify({ fields: { a: { integerValue: '2' } } }) },
+    );
+    expect(patched.status).toBe(200);
+    const got = await fetch(`${base}/v1/${createdName}?mask.fieldPaths=a&mask.fieldPaths=b`);
+    expect(((await got.json()) as { fields: unknown }).fields).toEqual({
+      a: { integerValue: '2' },
+      b: { stringValue: 'x' },
+    });
+
+    const listed = (await (await fetch(collectionUrl)).json()) as { documents: { name: string }[] };
+    expect(listed.documents.map((d) => d.name)).toEqual([createdName]);
+
+    expect((await fetch(`${base}/v1/${createdName}`, { method: 'DELETE' })).status).toBe(200);
+    const missing = await fetch(`${base}/v1/${createdName}`);
+    expect(missing.status).toBe(404);
+    expect((await errorOf(missing)).status).toBe('NOT_FOUND');
+  });
+
+  it('refuses REST methods it does not serve with 501', async () => {
+    const response = await fetch(`${base}/v1/${name('a/b')}`, { method: 'PUT', body: '{}' });
     expect(response.status).toBe(501);
+    const partition = await rest('partitionQuery', {});
+    expect(partition.status).toBe(501);
+    expect((await errorOf(partition)).message).toContain('partitionQuery');
   });
 
   it('refuses to load security rules, saying it does not evaluate them', async () => {

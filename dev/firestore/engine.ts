@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { FirestoreError, invalidArgument, unimplemented } from './errors.ts';
 import type { Faults } from './faults.ts';
 import {
+  autoId,
   type DocumentName,
   documentName,
   parseDatabaseName,
@@ -37,11 +38,16 @@ import type {
   CommitRequest,
   CommitResponse,
   ConsistencySelector,
+  CreateDocumentRequest,
+  DeleteDocumentRequest,
   Document,
   Fields,
   FieldTransform,
+  GetDocumentRequest,
   ListCollectionIdsRequest,
   ListCollectionIdsResponse,
+  ListDocumentsRequest,
+  ListDocumentsResponse,
   RollbackRequest,
   RunAggregationQueryRequest,
   RunAggregationQueryResponse,
@@ -49,6 +55,7 @@ import type {
   RunQueryResponse,
   StructuredQuery,
   TransactionOptions,
+  UpdateDocumentRequest,
   Value,
   Write,
   WriteResult,
@@ -557,6 +564,85 @@ export class Engine {
     const response: ListCollectionIdsResponse = { collectionIds: page };
     if (sorted.length > page.length) response.nextPageToken = page.at(-1) as string;
     return response;
+  }
+
+  getDocument(request: GetDocumentRequest): Document {
+    const name = parseDocumentName(request.name ?? '');
+    const mask = request.mask ? (request.mask.fieldPaths ?? []).map(parseFieldPath) : undefined;
+    const { readTime, tx } = this.consistency(name.database, request);
+    const record = this.database(name.database).record(name.path);
+    if (tx && !tx.readOnly) tx.readDocuments.set(name.path.join('/'), record);
+    const doc = existingAt(record, readTime);
+    if (!doc) throw new FirestoreError('NOT_FOUND', `Document "${request.name}" not found.`);
+    return toDocument(doc, mask);
+  }
+
+  /** ListDocuments, ordered by name; `show_missing` adds documents that only have subcollections. */
+  listDocuments(request: ListDocumentsRequest): ListDocumentsResponse {
+    const parent = parseParentName(request.parent ?? '');
+    if (!request.collectionId) throw unimplemented('ListDocuments without a collection id');
+    if (request.orderBy && request.orderBy.trim() !== '__name__') {
+      throw unimplemented(`ListDocuments ordered by "${request.orderBy}" (only __name__)`);
+    }
+    const mask = request.mask ? (request.mask.fieldPaths ?? []).map(parseFieldPath) : undefined;
+    const { readTime } = this.consistency(parent.database, request);
+    const db = this.database(parent.database);
+    const collection = [...parent.path, request.collectionId].join('/');
+    const found = new Map<string, Document>();
+    for (const record of db.collections.get(collection)?.values() ?? []) {
+      const doc = existingAt(record, readTime);
+      if (doc) found.set(doc.name, toDocument(doc, mask));
+    }
+    if (request.showMissing) {
+      for (const [path, docs] of db.collections) {
+        if (!path.startsWith(`${collection}/`)) continue;
+        const id = path.slice(collection.length + 1).split('/')[0] as string;
+        const name = documentName(parent.database, [...parent.path, request.collectionId, id]);
+        if (found.has(name)) continue;
+        if ([...docs.values()].some((record) => existingAt(record, readTime))) found.set(name, { name });
+      }
+    }
+    const names = [...found.keys()]
+      .sort(compareResourceNames)
+      .filter((n) => !request.pageToken || compareResourceNames(n, request.pageToken) > 0);
+    const pageSize = request.pageSize && request.pageSize > 0 ? request.pageSize : names.length;
+    const page = names.slice(0, pageSize);
+    const response: ListDocumentsResponse = { documents: page.map((n) => found.get(n) as Document) };
+    if (names.length > page.length) response.nextPageToken = page.at(-1) as string;
+    return response;
+  }
+
+  createDocument(request: CreateDocumentRequest): Document {
+    const parent = parseParentName(request.parent ?? '');
+    if (!request.collectionId) throw invalidArgument('CreateDocument needs a collection id.');
+    const path = [...parent.path, request.collectionId, request.documentId || autoId()];
+    const name = documentName(parent.database, path);
+    this.commit({
+      database: parent.database,
+      writes: [
+        { update: { name, fields: request.document?.fields ?? {} }, currentDocument: { exists: false } },
+      ],
+    });
+    return this.getDocument({ name, ...(request.mask ? { mask: request.mask } : {}) });
+  }
+
+  updateDocument(request: UpdateDocumentRequest): Document {
+    const name = request.document?.name ?? '';
+    const { database } = parseDocumentName(name);
+    const write: Write = { update: { name, fields: request.document?.fields ?? {} } };
+    if (request.updateMask) write.updateMask = request.updateMask;
+    if (request.currentDocument) write.currentDocument = request.currentDocument;
+    this.commit({ database, writes: [write] });
+    return this.getDocument({ name, ...(request.mask ? { mask: request.mask } : {}) });
+  }
+
+  deleteDocument(request: DeleteDocumentRequest): Record<string, never> {
+    const name = request.name ?? '';
+    const { database } = parseDocumentName(name);
+    const write: Write = { delete: name };
+    if (request.currentDocument) write.currentDocument = request.currentDocument;
+    this.commit({ database, writes: [write] });
+    return {};
   }
 
   // ---- writes ---------------------------------------------------------------------------------------

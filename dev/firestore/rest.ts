@@ -169,36 +169,136 @@ function parseRpcPath(pathname: string): { resource: string; method?: string } {
   return { resource: segments.join('/'), method };
 }
 
-/** Answers one REST request under /v1/. */
-export async function handleRest(
+const IGNORED_PARAMS = new Set(['key', 'alt', '$alt', 'prettyPrint', '$prettyPrint']);
+
+/**
+ * The query parameters a document method takes (google.api.http binding of the non-body fields), as a
+ * proto3 JSON object: `mask.fieldPaths=a&mask.fieldPaths=b`, `currentDocument.exists=true`, ...
+ */
+function queryParams(url: URL, allowed: Record<string, 'string' | 'strings' | 'boolean' | 'number'>) {
+  const out: Record<string, unknown> = {};
+  for (const key of new Set(url.searchParams.keys())) {
+    if (IGNORED_PARAMS.has(key)) continue;
+    const kind = allowed[key];
+    if (!kind)
+      throw invalidArgument(
+        `Invalid JSON payload received. Unknown name "${key}": Cannot bind query parameter.`,
+      );
+    const values = url.searchParams.getAll(key);
+    const value =
+      kind === 'strings'
+        ? values
+        : kind === 'boolean'
+          ? values[0] === 'true'
+          : kind === 'number'
+            ? Number(values[0])
+            : values[0];
+    const parts = key.split('.');
+    let target = out;
+    for (const part of parts.slice(0, -1)) {
+      target[part] ??= {};
+      target = target[part] as Record<string, unknown>;
+    }
+    target[parts.at(-1) as string] = value;
+  }
+  return out;
+}
+
+const READ_PARAMS = { 'mask.fieldPaths': 'strings', transaction: 'string', readTime: 'string' } as const;
+const PRECONDITION_PARAMS = {
+  'currentDocument.exists': 'boolean',
+  'currentDocument.updateTime': 'string',
+} as const;
+
+async function jsonBody(req: IncomingMessage): Promise<Record<string, unknown>> {
+  const body = parseJson(await readBody(req));
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw invalidArgument('Invalid JSON payload received. Expected an object.');
+  }
+  return body as Record<string, unknown>;
+}
+
+/** GetDocument, ListDocuments, CreateDocument, UpdateDocument, DeleteDocument on resource URLs. */
+async function documentMethod(
   engine: Engine,
   req: IncomingMessage,
-  res: ServerResponse,
-  pathname: string,
-) {
-  try {
-    const { resource, method } = parseRpcPath(pathname);
-    const route = method === undefined ? undefined : ROUTES[method];
-    if (req.method !== 'POST' || !route) {
-      const what = method
-        ? `the REST method :${method}`
-        : `REST ${req.method} on a resource (GetDocument, ListDocuments, ...)`;
-      throw unimplemented(
-        `${what}; the stand-in serves POST :batchGet, :commit, :runQuery, :runAggregationQuery, :beginTransaction, :rollback, :batchWrite, :listCollectionIds`,
-      );
+  url: URL,
+  resource: string,
+): Promise<unknown> {
+  const m = /^(projects\/[^/]+\/databases\/[^/]+\/documents)\/(.+)$/.exec(resource);
+  if (!m) throw new FirestoreError('NOT_FOUND', `No REST resource ${resource}.`);
+  const segments = (m[2] as string).split('/');
+  const isDocument = segments.length % 2 === 0;
+  const parent = [m[1], ...segments.slice(0, -1)].join('/');
+  const collectionId = segments.at(-1) as string;
+  switch (`${req.method} ${isDocument ? 'document' : 'collection'}`) {
+    case 'GET document': {
+      const request = fromRestJson<never>('GetDocumentRequest', {
+        name: resource,
+        ...queryParams(url, READ_PARAMS),
+      });
+      return toRestJson('Document', engine.getDocument(request));
     }
+    case 'GET collection': {
+      const params = queryParams(url, {
+        ...READ_PARAMS,
+        pageSize: 'number',
+        pageToken: 'string',
+        orderBy: 'string',
+        showMissing: 'boolean',
+      });
+      const request = fromRestJson<never>('ListDocumentsRequest', { parent, collectionId, ...params });
+      return toRestJson('ListDocumentsResponse', engine.listDocuments(request));
+    }
+    case 'POST collection': {
+      const params = queryParams(url, { documentId: 'string', 'mask.fieldPaths': 'strings' });
+      const request = fromRestJson<never>('CreateDocumentRequest', {
+        parent,
+        collectionId,
+        ...params,
+        document: await jsonBody(req),
+      });
+      return toRestJson('Document', engine.createDocument(request));
+    }
+    case 'PATCH document': {
+      const params = queryParams(url, {
+        'updateMask.fieldPaths': 'strings',
+        'mask.fieldPaths': 'strings',
+        ...PRECONDITION_PARAMS,
+      });
+      const document = { ...(await jsonBody(req)), name: resource };
+      const request = fromRestJson<never>('UpdateDocumentRequest', { ...params, document });
+      return toRestJson('Document', engine.updateDocument(request));
+    }
+    case 'DELETE document': {
+      const params = queryParams(url, PRECONDITION_PARAMS);
+      engine.deleteDocument(fromRestJson<never>('DeleteDocumentRequest', { name: resource, ...params }));
+      return {};
+    }
+    default:
+      throw unimplemented(`REST ${req.method} on a ${isDocument ? 'document' : 'collection'}`);
+  }
+}
+
+/** Answers one REST request under /v1/. */
+export async function handleRest(engine: Engine, req: IncomingMessage, res: ServerResponse, url: URL) {
+  try {
+    const { resource, method } = parseRpcPath(url.pathname);
+    if (method === undefined) {
+      sendJson(req, res, 200, await documentMethod(engine, req, url, resource));
+      return;
+    }
+    const route = ROUTES[method];
+    if (!route) throw unimplemented(`the REST method :${method}`);
+    if (req.method !== 'POST') throw unimplemented(`REST ${req.method} for :${method} (it is a POST method)`);
     let bound = resource;
     if (route.bind === 'database') {
       if (!resource.endsWith('/documents'))
         throw invalidArgument(`:${method} is called on {database}/documents.`);
       bound = resource.slice(0, -'/documents'.length);
     }
-    const body = parseJson(await readBody(req));
-    if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-      throw invalidArgument('Invalid JSON payload received. Expected an object.');
-    }
-    const inBody = (body as Record<string, unknown>)[route.bind];
-    if (inBody !== undefined && inBody !== bound) {
+    const body = await jsonBody(req);
+    if (body[route.bind] !== undefined && body[route.bind] !== bound) {
       throw invalidArgument(`The ${route.bind} in the body does not match the URL.`);
     }
     const request = fromRestJson<Record<string, unknown>>(route.request, { ...body, [route.bind]: bound });

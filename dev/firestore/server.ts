@@ -169,7 +169,7 @@ export async function startFirestoreStandIn(
       )
         return;
       if (url.pathname.startsWith('/v1/')) {
-        await handleRest(engine, req, res, url.pathname);
+        await handleRest(engine, req, res, url);
       } else if (url.pathname === '/' && req.method === 'GET') {
         res.writeHead(200, { ...corsHeaders(req), 'content-type': 'text/plain' }).end('Ok\n');
       } else {

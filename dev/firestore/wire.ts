@@ -207,3 +207,47 @@ export interface ListCollectionIdsResponse {
   collectionIds?: string[];
   nextPageToken?: string;
 }
+
+export interface GetDocumentRequest {
+  name?: string;
+  mask?: DocumentMask;
+  transaction?: Buffer;
+  readTime?: Timestamp;
+}
+
+export interface ListDocumentsRequest {
+  parent?: string;
+  collectionId?: string;
+  pageSize?: number;
+  pageToken?: string;
+  orderBy?: string;
+  mask?: DocumentMask;
+  transaction?: Buffer;
+  readTime?: Timestamp;
+  showMissing?: boolean;
+}
+
+export interface ListDocumentsResponse {
+  documents?: Document[];
+  nextPageToken?: string;
+}
+
+export interface CreateDocumentRequest {
+  parent?: string;
+  collectionId?: string;
+  documentId?: string;
+  document?: Document;
+  mask?: DocumentMask;
+}
+
+export interface UpdateDocumentRequest {
+  document?: Document;
+  updateMask?: DocumentMask;
+  mask?: DocumentMask;
+  currentDocument?: Precondition;
+}
+
+export interface DeleteDocumentRequest {
+  name?: string;
+  currentDocument?: Precondition;
+}
