@@ -805,6 +805,12 @@ export class Engine {
       fields = cloneFields(update.fields ?? {});
     }
     const transformResults = (write.updateTransforms ?? []).map((t) => applyTransform(fields, t, commitTime));
+    const size = documentSize(path, fields);
+    if (size > MAX_DOCUMENT_BYTES) {
+      throw invalidArgument(
+        `Document '${name}' cannot be written because its size (${size} bytes) exceeds the maximum allowed size of ${MAX_DOCUMENT_BYTES} bytes.`,
+      );
+    }
     const changed = !exists || !identicalFields(current.fields ?? {}, fields);
     const next: Staged = {
       ...current,
@@ -885,6 +891,43 @@ export class Engine {
       if (updateTime > this.lastTime) this.lastTime = updateTime;
     }
   }
+}
+
+const MAX_DOCUMENT_BYTES = 1_048_576;
+
+/** A document's storage size as Cloud Firestore counts it (its documented "storage size calculations"). */
+function documentSize(path: readonly string[], fields: Fields): number {
+  return nameSize(path) + fieldsSize(fields) + 32;
+}
+
+function nameSize(path: readonly string[]): number {
+  return path.reduce((sum, segment) => sum + Buffer.byteLength(segment) + 1, 16);
+}
+
+function fieldsSize(fields: Fields): number {
+  let sum = 0;
+  for (const [key, value] of Object.entries(fields)) sum += Buffer.byteLength(key) + 1 + valueSize(value);
+  return sum;
+}
+
+function valueSize(value: Value): number {
+  if (value.stringValue !== undefined) return Buffer.byteLength(value.stringValue) + 1;
+  if (value.bytesValue !== undefined) return value.bytesValue.length;
+  if (value.referenceValue !== undefined) {
+    return nameSize(value.referenceValue.split('/documents/')[1]?.split('/') ?? []);
+  }
+  if (value.geoPointValue !== undefined) return 16;
+  if (value.arrayValue !== undefined)
+    return (value.arrayValue.values ?? []).reduce((s, v) => s + valueSize(v), 0);
+  if (value.mapValue !== undefined) return fieldsSize(value.mapValue.fields ?? {});
+  if (
+    value.integerValue !== undefined ||
+    value.doubleValue !== undefined ||
+    value.timestampValue !== undefined
+  ) {
+    return 8;
+  }
+  return 1; // null, boolean
 }
 
 function querySignature(documents: readonly StoredDocument[]): string {

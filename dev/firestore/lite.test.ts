@@ -155,6 +155,15 @@ describe('documents', () => {
     expect((await getDoc(ref)).data()).toEqual({ n: 3, d: 1.5, tags: ['b', 'c'], fresh: 5 });
   });
 
+  it('refuses a document larger than 1 MiB, as Firestore does', async () => {
+    const ref = doc(client.db, 'sizes/big');
+    await expect(setDoc(ref, { text: 'x'.repeat(1_048_576) })).rejects.toMatchObject({
+      message: expect.stringContaining('exceeds the maximum allowed size'),
+    });
+    await setDoc(ref, { text: 'x'.repeat(1_000_000) });
+    expect(((await getDoc(ref)).get('text') as string).length).toBe(1_000_000);
+  });
+
   it('deleteDoc removes the document', async () => {
     const ref = doc(client.db, 'gone/one');
     await setDoc(ref, { a: 1 });
