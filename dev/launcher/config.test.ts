@@ -19,7 +19,6 @@ describe('launcher configuration', () => {
       hosting: 5000,
       functions: 5001,
       firestore: 8080,
-      firestoreWebsocket: 9150,
       mailerlite: 3080,
       smtp: 2525,
       smtpApi: 8025,

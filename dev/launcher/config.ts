@@ -10,7 +10,6 @@ export type PortKey =
   | 'hosting'
   | 'functions'
   | 'firestore'
-  | 'firestoreWebsocket'
   | 'mailerlite'
   | 'smtp'
   | 'smtpApi'
@@ -41,12 +40,6 @@ export const PORT_SPECS: readonly PortSpec[] = [
     purpose: 'the Functions emulator (the callables)',
   },
   { key: 'firestore', env: 'GOODY_FIRESTORE_PORT', defaultPort: 8080, purpose: 'Firestore' },
-  {
-    key: 'firestoreWebsocket',
-    env: 'GOODY_FIRESTORE_WS_PORT',
-    defaultPort: 9150,
-    purpose: "the Firebase Firestore emulator's websocket",
-  },
   { key: 'mailerlite', env: 'GOODY_MAILERLITE_PORT', defaultPort: 3080, purpose: 'the MailerLite stand-in' },
   { key: 'smtp', env: 'GOODY_SMTP_PORT', defaultPort: 2525, purpose: 'the SMTP outbox (SMTP)' },
   { key: 'smtpApi', env: 'GOODY_SMTP_API_PORT', defaultPort: 8025, purpose: 'the SMTP outbox (HTTP API)' },

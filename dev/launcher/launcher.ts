@@ -168,7 +168,6 @@ export class Launcher {
   private claimsFor(firestore: FirestoreChoice, functions: boolean): PortClaim[] {
     const keys: PortKey[] = ['hosting', 'hub', 'logging', 'firestore', 'mailerlite', 'smtp', 'smtpApi'];
     if (functions) keys.push('functions');
-    if (firestore.kind === 'emulator') keys.push('firestoreWebsocket');
     return portClaims(this.config.ports, this.config.host, keys);
   }
 

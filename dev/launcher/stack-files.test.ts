@@ -20,12 +20,18 @@ const require = createRequire(import.meta.url);
 const firebaseEnv = require('firebase-tools/lib/functions/env.js') as {
   parseStrict(data: string): Record<string, string>;
 };
+const { getValidator, getErrorMessage } = require('firebase-tools/lib/firebaseConfigValidate.js') as {
+  getValidator: () => ((data: unknown) => boolean) & { errors?: unknown[] | null };
+  getErrorMessage: (error: unknown) => string;
+};
+const repoFirebaseJson = JSON.parse(
+  readFileSync(new URL('../../firebase.json', import.meta.url), 'utf8'),
+) as Record<string, unknown>;
 
 const ports = resolvePorts({
   GOODY_HOSTING_PORT: '15000',
   GOODY_FUNCTIONS_PORT: '15001',
   GOODY_FIRESTORE_PORT: '18080',
-  GOODY_FIRESTORE_WS_PORT: '19150',
   GOODY_HUB_PORT: '14400',
   GOODY_LOGGING_PORT: '14500',
 });
@@ -117,9 +123,27 @@ describe('the per-stack firebase config', () => {
     expect((config.emulators as Record<string, unknown>).firestore).toEqual({
       host: '127.0.0.1',
       port: 18080,
-      websocketPort: 19150,
     });
   });
+
+  it.each(['standin', 'emulator'] as const)(
+    "turns the repository's firebase.json into one firebase-tools accepts (%s)",
+    (firestore) => {
+      const validate = getValidator();
+      const config = buildEmulatorConfig(repoFirebaseJson, {
+        repoRoot,
+        stackDir,
+        publicDir: path.join(stackDir, 'site'),
+        host: '127.0.0.1',
+        ports,
+        firestore,
+        functions: true,
+      });
+      const valid = validate(config);
+      expect((validate.errors ?? []).map(getErrorMessage)).toEqual([]);
+      expect(valid).toBe(true);
+    },
+  );
 
   it('leaves the functions out until they are built', () => {
     const config = buildEmulatorConfig(base, {

@@ -113,7 +113,8 @@ export function buildEmulatorConfig(base: JsonObject, options: EmulatorConfigOpt
   };
   if (options.functions) emulators.functions = { host, port: ports.functions };
   if (options.firestore === 'emulator') {
-    emulators.firestore = { host, port: ports.firestore, websocketPort: ports.firestoreWebsocket };
+    // Its websocket port serves only the Emulator UI, which is off: firebase-tools picks a free one.
+    emulators.firestore = { host, port: ports.firestore };
   }
   config.emulators = emulators;
   return config;

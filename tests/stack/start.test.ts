@@ -1,12 +1,21 @@
 // `npm start` as a developer runs it: a child process on ports of its own, driven over HTTP like the site and
 // the e2e suite drive it, then stopped the way Ctrl-C stops it.
 
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { commandLineOf } from '../../dev/launcher/process-table.ts';
 import {
   freeStackPorts,
   isPortFree,
@@ -356,6 +365,89 @@ describe('npm start when a part of the stack dies', () => {
           `[launcher] the process that started it (pid ${run.child.pid}) is gone`,
         );
       }),
+    START_TIMEOUT_MS + STOP_TIMEOUT_MS,
+  );
+});
+
+// This machine has no Java 21, so the branch that runs the Firebase Firestore emulator is driven with a stand-in
+// `java` on PATH: it answers `java -version` with 21 and, asked to run the emulator jar, runs the Firestore
+// stand-in on the host and port firebase-tools gives it. Everything around it (the choice, the config, the
+// flags, the rules path, firebase-tools starting and stopping it) is real.
+describe('npm start where Java 21 and the Firebase Firestore emulator jar are available', () => {
+  it(
+    'runs firebase-tools with the Firestore emulator instead of the stand-in, and stops it on Ctrl-C',
+    async () => {
+      const ports = await freeStackPorts();
+      const scratch = mkdtempSync(path.join(os.tmpdir(), 'goody-fake-java-'));
+      const binDir = path.join(scratch, 'bin');
+      const cacheDir = path.join(scratch, 'emulators');
+      const argsFile = path.join(scratch, 'java-args');
+      mkdirSync(binDir);
+      mkdirSync(cacheDir);
+      const info = JSON.parse(
+        readFileSync(
+          path.join(repoRoot, 'node_modules/firebase-tools/lib/emulator/downloadableEmulatorInfo.json'),
+          'utf8',
+        ),
+      ) as { firestore: { downloadPathRelativeToCacheDir: string } };
+      writeFileSync(path.join(cacheDir, info.firestore.downloadPathRelativeToCacheDir), '');
+      writeFileSync(
+        path.join(binDir, 'java'),
+        [
+          '#!/bin/sh',
+          'for a in "$@"; do [ "$a" = "-version" ] && { echo \'openjdk version "21.0.4" 2024-07-16\' >&2; exit 0; }; done',
+          `echo "$*" > '${argsFile}'`,
+          'host=127.0.0.1; port=8080',
+          'while [ $# -gt 0 ]; do case "$1" in --host) host=$2; shift;; --port) port=$2; shift;; esac; shift; done',
+          `exec '${process.execPath}' --import tsx '${path.join(repoRoot, 'dev/firestore/cli.ts')}' --host "$host" --port "$port" --quiet`,
+          '',
+        ].join('\n'),
+        { mode: 0o755 },
+      );
+      const run = runLauncher('npm', ['start'], {
+        ...portEnv(ports),
+        GOODY_MAIL_DIR: path.join(scratch, 'mail'),
+        PATH: `${binDir}${path.delimiter}${process.env.PATH ?? ''}`,
+        FIREBASE_EMULATORS_PATH: cacheDir,
+      });
+      try {
+        await run.waitFor(/Ctrl-C stops everything\.\n(?: {2}.*\n)+─+/, START_TIMEOUT_MS);
+        const banner = parseBanner(run.output());
+        expect(run.output()).toContain('[launcher] Firestore: the Firebase Firestore emulator (Java 21 and ');
+        expect(banner.firestoreLine).toBe(
+          `Firebase Firestore emulator at 127.0.0.1:${ports.GOODY_FIRESTORE_PORT}, enforcing firestore.rules`,
+        );
+        // firebase-tools started "the jar" with this stack's port and the repository's rules.
+        const javaArgs = readFileSync(argsFile, 'utf8');
+        expect(javaArgs).toContain(`--port ${ports.GOODY_FIRESTORE_PORT}`);
+        expect(javaArgs).toContain(`--rules ${path.join(repoRoot, 'firestore.rules')}`);
+        expect(run.output()).not.toContain('Firestore stand-in listening');
+
+        if (functionsPresent) {
+          const { status, body } = await callCallable(ports, 'sync-emails-to-mailerlite', {});
+          expect(status).toBe(200);
+          expect((body.result as Record<string, unknown>).success).toBe(true);
+        }
+
+        const emulator = run
+          .rememberTree()
+          .find((entry) => /firestore\/cli\.ts/.test(commandLineOf(entry.pid) ?? ''));
+        expect(emulator, 'the Firestore emulator runs').toBeDefined();
+        process.kill(-(run.child.pid as number), 'SIGINT');
+        expect(await run.exited).toEqual({ code: 0, signal: null });
+        expect(run.survivors()).toEqual([]);
+        for (const port of Object.values(ports)) {
+          expect(await isPortFree(port), `port ${port} is free again`).toBe(true);
+        }
+      } finally {
+        run.killAll();
+        rmSync(scratch, { recursive: true, force: true });
+        rmSync(path.join(repoRoot, '.dev-data', `stack-${ports.GOODY_HOSTING_PORT}`), {
+          recursive: true,
+          force: true,
+        });
+      }
+    },
     START_TIMEOUT_MS + STOP_TIMEOUT_MS,
   );
 });
