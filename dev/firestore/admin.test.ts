@@ -125,6 +125,13 @@ describe('batched writes', () => {
     expect((await client.db.doc('batch/existing').get()).get('n')).toBe(0);
   });
 
+  it('take commits above 4 MiB, up to the service limit', async () => {
+    const batch = client.db.batch();
+    for (let i = 0; i < 6; i++) batch.set(client.db.doc(`large/d${i}`), { text: 'x'.repeat(900_000) });
+    await batch.commit();
+    expect((await client.db.collection('large').count().get()).data().count).toBe(6);
+  });
+
   it('BulkWriter (BatchWrite) applies each write on its own', async () => {
     await client.db.doc('bulk/existing').set({ n: 0 });
     const writer = client.db.bulkWriter();

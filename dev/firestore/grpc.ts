@@ -84,7 +84,9 @@ export function createGrpcServer(engine: Engine, outage: Outage, log: (line: str
   const refuseWriteStream: grpc.handleBidiStreamingCall<unknown, unknown> = (call) =>
     call.emit('error', toServiceError(unimplemented('the Write stream'), log));
 
-  const server = new grpc.Server();
+  // Cloud Firestore takes requests up to 10 MiB (a commit of many large documents); grpc-js's default
+  // limit is 4 MiB.
+  const server = new grpc.Server({ 'grpc.max_receive_message_length': 11 * 1024 * 1024 });
   server.addService(firestoreService, {
     BatchGetDocuments: serverStreaming((r) => engine.batchGetDocuments(r)),
     BeginTransaction: unary((r) => engine.beginTransaction(r)),

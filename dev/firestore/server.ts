@@ -153,21 +153,24 @@ export async function startFirestoreStandIn(
   const httpServer = http.createServer(async (req, res) => {
     try {
       const url = new URL(req.url ?? '/', 'http://stand-in');
-      if (req.method === 'OPTIONS') {
-        answerPreflight(req, res);
-        return;
-      }
-      if (url.pathname.startsWith('/emulator/')) {
-        await handleControl(req, res, url);
-        return;
-      }
+      const control = url.pathname.startsWith('/emulator/');
+      // A service that stopped answering does not answer CORS preflights either; the control API always does.
       if (
+        !control &&
         !outage.admit(
           () => req.socket.destroy(),
           (forget) => req.on('close', forget),
         )
       )
         return;
+      if (req.method === 'OPTIONS') {
+        answerPreflight(req, res);
+        return;
+      }
+      if (control) {
+        await handleControl(req, res, url);
+        return;
+      }
       if (url.pathname.startsWith('/v1/')) {
         await handleRest(engine, req, res, url);
       } else if (url.pathname === '/' && req.method === 'GET') {
