@@ -1,9 +1,11 @@
 import { defineConfig } from 'vitest/config';
+import { loopbackOnlyEnv } from './loopback-env.ts';
 
 export default defineConfig({
   test: {
     name: 'dev',
     environment: 'node',
+    env: { ...loopbackOnlyEnv },
     include: ['**/*.test.ts'],
     exclude: ['node_modules/**'],
     testTimeout: 30_000,
