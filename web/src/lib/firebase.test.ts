@@ -230,6 +230,19 @@ describe('the Firebase boundary (real SDKs, recorded wire traffic)', () => {
     ]);
   });
 
+  it('a callable that gets no answer rejects with an empty message, not the bare code', async () => {
+    drop('sync-emails-to-mailerlite');
+    await expect(backend.syncEmailsToMailerlite()).rejects.toMatchObject({
+      code: 'functions/internal',
+      message: '',
+    });
+    reply('send-thank-you-email', 500, { error: { status: 'INTERNAL', message: 'INTERNAL' } });
+    await expect(backend.sendThankYouEmail({ email: 'teen@example.com' })).rejects.toMatchObject({
+      code: 'functions/internal',
+      message: '',
+    });
+  });
+
   it('a callable that fails rejects with the error the function threw', async () => {
     reply('sync-emails-to-mailerlite', 400, {
       error: { status: 'INVALID_ARGUMENT', message: 'Nothing to sync with.' },

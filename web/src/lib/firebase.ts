@@ -79,24 +79,39 @@ export async function insertSubscription(subscription: NewSubscription): Promise
   }
 }
 
-const addContact = httpsCallable<AddContactRequest, unknown>(functions, 'add-contact-to-mailerlite');
-const sendThankYou = httpsCallable<ThankYouRequest, unknown>(functions, 'send-thank-you-email');
-const syncEmails = httpsCallable<Record<string, never>, SyncResponse | null>(
-  functions,
-  'sync-emails-to-mailerlite',
-);
+/**
+ * When a call gets no usable answer, the Functions SDK's error carries only its code as the message
+ * ("internal", "INTERNAL", "deadline-exceeded"). That is no message for a person, so it becomes
+ * empty and the screen shows its own wording (spec section 8).
+ */
+function withFunctionMessage(error: unknown): unknown {
+  if (!(error instanceof FirebaseError)) return error;
+  const code = error.code.replace(/^functions\//, '');
+  const message = error.message.trim();
+  if (message.toLowerCase().replace(/_/g, '-') !== code) return error;
+  return new FirebaseError(error.code, '');
+}
+
+function callable<Request, Response>(name: string) {
+  const call = httpsCallable<Request, Response>(functions, name);
+  return async (request: Request): Promise<Response> => {
+    try {
+      return (await call(request)).data;
+    } catch (error) {
+      throw withFunctionMessage(error);
+    }
+  };
+}
 
 /** Callable `add-contact-to-mailerlite`; its reply is not part of the contract. */
-export async function addContactToMailerlite(request: AddContactRequest): Promise<unknown> {
-  return (await addContact(request)).data;
-}
+export const addContactToMailerlite = callable<AddContactRequest, unknown>('add-contact-to-mailerlite');
 
 /** Callable `send-thank-you-email`; its reply is not part of the contract. */
-export async function sendThankYouEmail(request: ThankYouRequest): Promise<unknown> {
-  return (await sendThankYou(request)).data;
-}
+export const sendThankYouEmail = callable<ThankYouRequest, unknown>('send-thank-you-email');
+
+const syncEmails = callable<Record<string, never>, SyncResponse | null>('sync-emails-to-mailerlite');
 
 /** Callable `sync-emails-to-mailerlite` with an empty body; the reply is read for success/message/synced/error. */
-export async function syncEmailsToMailerlite(): Promise<SyncResponse | null> {
-  return (await syncEmails({})).data;
+export function syncEmailsToMailerlite(): Promise<SyncResponse | null> {
+  return syncEmails({});
 }
