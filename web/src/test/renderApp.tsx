@@ -35,6 +35,8 @@ export async function expectToast({ variant, title, description }: ExpectedToast
   const icon = await screen.findByRole('img', { name: variant === 'error' ? 'Error' : 'Success' });
   const toast = icon.closest('[data-variant]');
   expect(toast).toHaveAttribute('data-variant', variant);
+  // Toasts live in the Notifications landmark, like every other piece of content.
+  expect(screen.getByRole('region', { name: 'Notifications' })).toContainElement(toast as HTMLElement);
   expect(toast).toHaveTextContent(title);
   expect(toast).toHaveTextContent(description);
 }

@@ -38,19 +38,28 @@ export function ToastProvider({ children }: { children: ReactNode }) {
     });
   }, []);
 
+  // The toasts render into this landmark (once it exists in the DOM), so no content sits outside
+  // a landmark and screen-reader users can find the latest messages under "Notifications".
+  const [region, setRegion] = useState<HTMLElement | null>(null);
+
   return (
     <SnackbarProvider
+      domRoot={region ?? undefined}
       maxSnack={3}
       autoHideDuration={7000}
       anchorOrigin={{ vertical: 'bottom', horizontal: 'center' }}
       Components={{ success: Toast, error: Toast }}
     >
       <AnnounceContext.Provider value={announce}>{children}</AnnounceContext.Provider>
-      <Box role="status" sx={visuallyHidden}>
-        <LiveText announcement={latest.success} />
-      </Box>
-      <Box role="alert" sx={visuallyHidden}>
-        <LiveText announcement={latest.error} />
+      <Box component="section" aria-label="Notifications">
+        {/* React owns the children of the section; notistack gets a node of its own to portal into. */}
+        <div ref={setRegion} />
+        <Box role="status" sx={visuallyHidden}>
+          <LiveText announcement={latest.success} />
+        </Box>
+        <Box role="alert" sx={visuallyHidden}>
+          <LiveText announcement={latest.error} />
+        </Box>
       </Box>
     </SnackbarProvider>
   );
