@@ -31,7 +31,13 @@ export function AdminPage() {
           <Typography color="text.secondary" sx={{ mb: 4 }}>
             {adminContent.lead}
           </Typography>
-          <Box sx={{ display: 'grid', gap: 3, gridTemplateColumns: { xs: '1fr', md: '1fr 1fr' } }}>
+          <Box
+            sx={{
+              display: 'grid',
+              gap: 3,
+              gridTemplateColumns: { xs: 'minmax(0, 1fr)', md: 'repeat(2, minmax(0, 1fr))' },
+            }}
+          >
             <AdminSyncCard title={adminContent.sync.title} description={adminContent.sync.description} />
             <Card component="section" aria-labelledby="admin-coming-soon-title">
               <CardContent sx={{ p: { xs: 3, sm: 4 } }}>

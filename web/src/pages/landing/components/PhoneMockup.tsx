@@ -16,7 +16,7 @@ export function PhoneMockup() {
       aria-labelledby="phone-mockup-caption"
       sx={{
         m: 0,
-        width: 280,
+        width: { xs: 280, md: 304 },
         maxWidth: '100%',
         p: 1.25,
         borderRadius: '44px',
@@ -69,7 +69,7 @@ export function PhoneMockup() {
               key={item.name}
               sx={{
                 display: 'grid',
-                gridTemplateColumns: '56px 1fr auto',
+                gridTemplateColumns: '56px minmax(0, 1fr) auto',
                 alignItems: 'center',
                 gap: 1.5,
                 p: 1,

@@ -21,7 +21,11 @@ export function BenefitsSection() {
           lead={benefits.lead}
         />
         <Box
-          sx={{ display: 'grid', gridTemplateColumns: { xs: '1fr', md: '1fr 1fr' }, gap: { xs: 3, md: 4 } }}
+          sx={{
+            display: 'grid',
+            gridTemplateColumns: { xs: 'minmax(0, 1fr)', md: 'repeat(2, minmax(0, 1fr))' },
+            gap: { xs: 3, md: 4 },
+          }}
         >
           {benefits.groups.map((group) => (
             <Box

@@ -14,7 +14,7 @@ export function FinanceSection() {
         maxWidth="lg"
         sx={{
           display: 'grid',
-          gridTemplateColumns: { xs: '1fr', md: '1fr 1fr' },
+          gridTemplateColumns: { xs: 'minmax(0, 1fr)', md: 'repeat(2, minmax(0, 1fr))' },
           gap: { xs: 6, md: 8 },
           alignItems: 'center',
         }}
@@ -69,7 +69,14 @@ export function FinanceSection() {
           }}
         >
           <Box
-            sx={{ display: 'flex', justifyContent: 'space-between', alignItems: 'baseline', gap: 2, mb: 3 }}
+            sx={{
+              display: 'flex',
+              flexWrap: 'wrap',
+              justifyContent: 'space-between',
+              alignItems: 'center',
+              gap: 1.5,
+              mb: 3,
+            }}
           >
             <Typography id="finance-dashboard-title" variant="h3" component="p">
               {dashboard.title}
@@ -91,7 +98,12 @@ export function FinanceSection() {
           </Box>
           <Box
             component="dl"
-            sx={{ m: 0, display: 'grid', gridTemplateColumns: { xs: '1fr', sm: 'repeat(3, 1fr)' }, gap: 2 }}
+            sx={{
+              m: 0,
+              display: 'grid',
+              gridTemplateColumns: { xs: 'minmax(0, 1fr)', sm: 'repeat(3, minmax(0, 1fr))' },
+              gap: 2,
+            }}
           >
             {dashboard.figures.map((figure) => (
               <Box

@@ -12,7 +12,14 @@ export function HeroSection() {
     <Box
       component="section"
       aria-labelledby="hero-title"
-      sx={{ background: nightGradient, color: colors.onNight, pt: { xs: 13, md: 16 }, pb: { xs: 8, md: 12 } }}
+      sx={{
+        background: nightGradient,
+        color: colors.onNight,
+        pt: { xs: 13, md: 16 },
+        pb: { xs: 8, md: 12 },
+        // The tilted phone and its shadow stay inside the hero at every width.
+        overflow: 'hidden',
+      }}
     >
       <Container
         maxWidth="lg"

@@ -54,7 +54,11 @@ export function SiteFooter() {
         <Box
           sx={{
             display: 'grid',
-            gridTemplateColumns: { xs: '1fr', sm: '1fr 1fr', md: '1.4fr 1fr 1fr 1fr' },
+            gridTemplateColumns: {
+              xs: 'minmax(0, 1fr)',
+              sm: 'repeat(2, minmax(0, 1fr))',
+              md: 'minmax(0, 1.4fr) repeat(3, minmax(0, 1fr))',
+            },
             gap: { xs: 4, md: 6 },
           }}
         >

@@ -19,7 +19,7 @@ export function SocialProofSection() {
           sx={{
             m: 0,
             display: 'grid',
-            gridTemplateColumns: { xs: '1fr 1fr', md: 'repeat(4, 1fr)' },
+            gridTemplateColumns: { xs: 'repeat(2, minmax(0, 1fr))', md: 'repeat(4, minmax(0, 1fr))' },
             gap: { xs: 2, md: 3 },
           }}
         >
