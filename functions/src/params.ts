@@ -9,20 +9,28 @@ export const MAILERLITE_API_KEY = defineSecret('MAILERLITE_API_KEY', {
     'MailerLite API token (MailerLite > Integrations > MailerLite API > Generate new token). Sent as a Bearer token to MAILERLITE_BASE_URL.',
 });
 
+// The CLI writes a param's default into the environment on deploy and in the emulator; at run time
+// `.value()` reads only the environment, so code that may run without the CLI falls back to these.
+export const DEFAULTS = {
+  MAILERLITE_BASE_URL: 'https://connect.mailerlite.com/api',
+  MAILERLITE_GROUP_UPDATES: 'GOODY launch updates',
+  MAILERLITE_GROUP_CLUB: 'GOODY Club',
+} as const;
+
 export const MAILERLITE_BASE_URL = defineString('MAILERLITE_BASE_URL', {
-  default: 'https://connect.mailerlite.com/api',
+  default: DEFAULTS.MAILERLITE_BASE_URL,
   description:
     'Base URL of the MailerLite API, without a trailing slash. Change it only to point at a local stand-in.',
 });
 
 export const MAILERLITE_GROUP_UPDATES = defineString('MAILERLITE_GROUP_UPDATES', {
-  default: 'GOODY launch updates',
+  default: DEFAULTS.MAILERLITE_GROUP_UPDATES,
   description:
     'MailerLite group for hero-form sign-ups (subscription_type "updates"): a numeric group id, or a group name that is looked up and created if missing.',
 });
 
 export const MAILERLITE_GROUP_CLUB = defineString('MAILERLITE_GROUP_CLUB', {
-  default: 'GOODY Club',
+  default: DEFAULTS.MAILERLITE_GROUP_CLUB,
   description:
     'MailerLite group for Join the Club sign-ups (subscription_type "club"): a numeric group id, or a group name that is looked up and created if missing.',
 });

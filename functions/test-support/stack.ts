@@ -16,7 +16,15 @@ import {
 import { type SmtpOutbox, startSmtpOutbox } from '../../dev/smtp/index.ts';
 import { type Clock, systemClock } from '../src/clock';
 import type { LogEvent, LogFields, Logger } from '../src/logs';
-import { MailerLiteClient, type MailerLiteClientOptions } from '../src/mailerlite/client';
+import {
+  type BatchRequest,
+  type BatchResponse,
+  MailerLiteClient,
+  type MailerLiteClientOptions,
+  type MailerLiteMethod,
+  type MailerLiteResponse,
+  type RequestOptions,
+} from '../src/mailerlite/client';
 import type { Source, SubscriptionType } from '../src/schemas';
 
 export const PROJECT_ID = 'demo-goody';
@@ -77,6 +85,77 @@ export function mailerLiteClient(
     timeoutMs: 2_000,
     ...options,
   });
+}
+
+/** An upsert MailerLite confirmed (2xx), alone or inside a batch. */
+export interface ConfirmedUpsert {
+  email: string;
+  groups: string[];
+}
+
+/**
+ * The real client, sending real requests, that also writes down every upsert MailerLite confirmed:
+ * what the stand-in's request log cannot show (the addresses and groups inside a batch).
+ */
+export class RecordingMailerLiteClient extends MailerLiteClient {
+  constructor(
+    options: MailerLiteClientOptions,
+    readonly confirmed: ConfirmedUpsert[],
+  ) {
+    super(options);
+  }
+
+  override async request<T>(
+    method: MailerLiteMethod,
+    path: string,
+    body?: unknown,
+    options?: RequestOptions,
+  ): Promise<MailerLiteResponse<T>> {
+    const response = await super.request<T>(method, path, body, options);
+    const upsert = (value: unknown) => {
+      const { email, groups } = value as { email: string; groups?: string[] };
+      this.confirmed.push({ email, groups: groups ?? [] });
+    };
+    if (method === 'POST' && path === '/subscribers') upsert(body);
+    if (method === 'POST' && path === '/batch') {
+      const { requests } = body as { requests: BatchRequest[] };
+      const { responses } = response.body as { responses: BatchResponse[] };
+      responses.forEach((entry, index) => {
+        if (entry.code < 300 && requests[index]?.path === 'api/subscribers') upsert(requests[index]?.body);
+      });
+    }
+    return response;
+  }
+}
+
+export function recordingMailerLiteClient(
+  ml: MailerLiteStandIn,
+  confirmed: ConfirmedUpsert[],
+  options: Partial<MailerLiteClientOptions> = {},
+): RecordingMailerLiteClient {
+  return new RecordingMailerLiteClient(
+    {
+      apiKey: ml.apiKey,
+      baseUrl: ml.baseUrl,
+      backoffBaseMs: 20,
+      backoffMaxMs: 100,
+      timeoutMs: 2_000,
+      ...options,
+    },
+    confirmed,
+  );
+}
+
+/** Confirmed upserts that brought MailerLite nothing new: every (address, group) in them was confirmed before. */
+export function repeatedUpserts(confirmed: ConfirmedUpsert[]): number {
+  const seen = new Set<string>();
+  let repeated = 0;
+  for (const { email, groups } of confirmed) {
+    const pairs = groups.map((group) => `${group} ${email}`);
+    if (pairs.every((p) => seen.has(p))) repeated += 1;
+    for (const p of pairs) seen.add(p);
+  }
+  return repeated;
 }
 
 export interface LogEntry {

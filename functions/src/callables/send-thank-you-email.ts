@@ -229,12 +229,16 @@ async function withDatabase<T>(operation: () => Promise<T>): Promise<T> {
 // Bound to its params here, at the edge; everything above takes them as arguments.
 export const sendThankYouEmail = onCall(
   { secrets: [SMTP_URL], timeoutSeconds: THANK_YOU_TIMEOUT_SECONDS },
-  async (request) =>
-    handleSendThankYouEmail(request.data, {
+  async (request) => {
+    const from = MAIL_FROM.value();
+    if (!from)
+      throw new HttpsError('failed-precondition', 'The thank-you mail has no sender: MAIL_FROM is not set.');
+    return handleSendThankYouEmail(request.data, {
       db: await adminFirestore(),
       transport: () => smtpTransport(SMTP_URL.value()),
-      from: MAIL_FROM.value(),
+      from,
       clock: systemClock,
       logger: cloudLogger,
-    }),
+    });
+  },
 );

@@ -1,6 +1,7 @@
 import { systemClock } from '../clock';
 import { cloudLogger } from '../logs';
 import {
+  DEFAULTS,
   MAILERLITE_API_KEY,
   MAILERLITE_BASE_URL,
   MAILERLITE_GROUP_CLUB,
@@ -16,7 +17,7 @@ export function mailerLiteFromParams(options: Partial<MailerLiteClientOptions> =
 } {
   const client = new MailerLiteClient({
     apiKey: MAILERLITE_API_KEY.value(),
-    baseUrl: MAILERLITE_BASE_URL.value(),
+    baseUrl: MAILERLITE_BASE_URL.value() || DEFAULTS.MAILERLITE_BASE_URL,
     clock: systemClock,
     logger: cloudLogger,
     ...options,

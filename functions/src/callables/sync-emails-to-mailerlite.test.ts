@@ -1,0 +1,545 @@
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { Firestore } from 'firebase-admin/firestore';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { MailerLiteStandIn } from '../../../dev/mailerlite/index.ts';
+import {
+  type ConfirmedUpsert,
+  clockAhead,
+  expectHttpsError,
+  FINAL,
+  type FirestoreHarness,
+  HERO,
+  type RecordingLogger,
+  recordingLogger,
+  recordingMailerLiteClient,
+  repeatedUpserts,
+  resetMailerLite,
+  type Signup,
+  seedSignups,
+  startFirestore,
+  startMailerLite,
+} from '../../test-support/stack';
+import { systemClock } from '../clock';
+import type { MailerLiteClientOptions } from '../mailerlite/client';
+import { clearGroupCache } from '../mailerlite/groups';
+import { SYNC_STATE_COLLECTION, SYNC_STATE_DOC, type SyncStateDoc } from '../sync/state';
+import { handleSyncEmailsToMailerlite, type SyncDeps } from './sync-emails-to-mailerlite';
+
+let firestore: FirestoreHarness;
+let db: Firestore;
+let ml: MailerLiteStandIn;
+let logger: RecordingLogger;
+/** Every upsert MailerLite confirmed in the test, across all its runs. */
+let confirmed: ConfirmedUpsert[];
+
+const GROUPS = { updates: 'GOODY launch updates', club: 'GOODY Club' };
+// MailerLite's limits with the minute compressed to a second, so a test syncs a thousand sign-ups
+// in a few seconds through the same 429s and Retry-After waits a real minute would bring.
+const TEST_LIMITS = {
+  windowMs: 1_000,
+  requestsPerWindow: 120,
+  importsPerWindow: 5,
+  fractionalRetryAfter: true,
+};
+
+beforeAll(async () => {
+  [firestore, ml] = await Promise.all([startFirestore(), startMailerLite()]);
+  db = firestore.db;
+});
+afterAll(async () => {
+  await Promise.all([firestore.stop(), ml.stop()]);
+});
+beforeEach(() => {
+  firestore.standIn.reset();
+  resetMailerLite(ml);
+  ml.setLimits(TEST_LIMITS);
+  clearGroupCache();
+  logger = recordingLogger();
+  confirmed = [];
+});
+
+function deps(client: Partial<MailerLiteClientOptions> = {}, extra: Partial<SyncDeps> = {}): SyncDeps {
+  return {
+    db,
+    client: recordingMailerLiteClient(ml, confirmed, client),
+    groups: GROUPS,
+    clock: systemClock,
+    logger,
+    deadline: Date.now() + 540_000,
+    ...extra,
+  };
+}
+
+const sync = (extra: Partial<SyncDeps> = {}, client: Partial<MailerLiteClientOptions> = {}) =>
+  handleSyncEmailsToMailerlite(null, deps(client, extra));
+
+/**
+ * 1,000 sign-ups of 700 people: 400 only in the hero form, 100 only in Join the Club, 200 in both,
+ * and 100 who signed up twice in the hero form with their address in capitals the second time.
+ * Without `repeats`: the 900 sign-ups of the same people, each (address, form) once.
+ */
+function thousandSignups({ repeats = true } = {}): Signup[] {
+  const signups: Signup[] = [];
+  for (let i = 0; i < 700; i += 1) {
+    if (i < 600) signups.push({ email: `kid${i}@example.com`, ...HERO });
+    if (i >= 400) signups.push({ email: `kid${i}@example.com`, ...FINAL });
+    if (i < 100 && repeats) signups.push({ email: `  KID${i}@Example.COM`, ...HERO });
+  }
+  // A deterministic shuffle, so both forms and the repeats are spread through the log.
+  const n = signups.length;
+  return signups
+    .map((signup, i) => ({ signup, key: (i * 7919) % n }))
+    .sort((a, b) => a.key - b.key)
+    .map((x) => x.signup);
+}
+
+/** Each (address, group) pair MailerLite confirmed, once: 600 in updates and 300 in the club. */
+function confirmedPairs(): number {
+  return new Set(confirmed.flatMap(({ email, groups }) => groups.map((group) => `${group} ${email}`))).size;
+}
+
+function expectedGroups(i: number): string[] {
+  const names: string[] = [];
+  if (i >= 400) names.push(GROUPS.club);
+  if (i < 600) names.push(GROUPS.updates);
+  return names;
+}
+
+/** Every one of the 700 is in MailerLite exactly once, in exactly the right groups. */
+function expectAllSevenHundredDelivered(): void {
+  const groupName = new Map(ml.state.groups.map((group) => [group.id, group.name]));
+  const subscribers = ml.state.subscribers;
+  expect(subscribers).toHaveLength(700);
+  const byEmail = new Map(subscribers.map((s) => [s.email, s]));
+  for (let i = 0; i < 700; i += 1) {
+    const subscriber = byEmail.get(`kid${i}@example.com`);
+    expect(subscriber, `kid${i}`).toBeDefined();
+    expect(subscriber?.groups.map((id) => groupName.get(id)).sort(), `kid${i}`).toEqual(expectedGroups(i));
+    expect(subscriber?.fields.source).toMatch(/^(hero_form|final_cta)$/);
+  }
+}
+
+/** Contacts MailerLite was sent (and answered 2xx for): upserts inside batches and single upserts. */
+function contactsSent(): number {
+  return ml.state.requests.reduce((sum, request) => {
+    if (request.path === '/api/batch' && request.status === 200) return sum + (request.batchSize ?? 0);
+    if (request.path === '/api/subscribers' && request.method === 'POST' && request.status < 300)
+      return sum + 1;
+    return sum;
+  }, 0);
+}
+
+async function syncState(): Promise<SyncStateDoc | undefined> {
+  return (await db.collection(SYNC_STATE_COLLECTION).doc(SYNC_STATE_DOC).get()).data() as
+    | SyncStateDoc
+    | undefined;
+}
+
+const finished = () => logger.entries.find((entry) => entry.event === 'sync.finished')?.fields;
+
+describe('sync-emails-to-mailerlite', () => {
+  it('delivers 1,000 sign-ups of 700 people: each address once, in the right groups, synced 700', async () => {
+    await seedSignups(db, thousandSignups());
+    const reply = await sync();
+    expect(reply).toEqual({
+      success: true,
+      message: 'Synced 700 emails to MailerLite.',
+      synced: 700,
+      error: null,
+      remaining: 0,
+      rejected: 0,
+      skipped: 0,
+    });
+    expectAllSevenHundredDelivered();
+    // Deduplicated: no (address, group) pair twice, the 100 repeats sent not at all.
+    expect(repeatedUpserts(confirmed)).toBe(0);
+    expect(confirmedPairs()).toBe(900);
+    expect(contactsSent()).toBe(confirmed.length);
+    const state = await syncState();
+    expect(state?.lease).toBeNull();
+    expect(state?.last_run).toMatchObject({ outcome: 'done', synced: 700 });
+    expect(logger.text()).not.toMatch(/kid\d+@example\.com/i);
+  });
+
+  it('uses the bulk endpoint while the import limit allows, single upserts for the rest, and honours 429s', async () => {
+    await seedSignups(db, thousandSignups());
+    await sync();
+    const requests = ml.state.requests.filter((request) => request.path.startsWith('/api/'));
+    const batches = requests.filter((request) => request.path === '/api/batch' && request.status === 200);
+    expect(batches.length).toBeGreaterThanOrEqual(5);
+    expect(Math.max(...batches.map((batch) => batch.batchSize ?? 0))).toBe(50);
+    // Waiting out each Retry-After means about one refused request per limit per window; a client
+    // that ignored it would have been refused hundreds of times.
+    const refused = requests.filter((request) => request.status === 429).length;
+    expect(refused).toBeGreaterThan(0);
+    expect(refused).toBeLessThanOrEqual(10);
+  });
+
+  it('syncs nothing the second time, and only the new sign-ups the third', async () => {
+    await seedSignups(db, thousandSignups());
+    await sync();
+    const requestsBefore = ml.state.requests.length;
+    expect(await sync()).toMatchObject({
+      success: true,
+      synced: 0,
+      remaining: 0,
+      message: 'Synced 0 emails to MailerLite.',
+    });
+    expect(ml.state.requests.slice(requestsBefore).filter((r) => r.method === 'POST')).toEqual([]);
+
+    await seedSignups(db, [
+      { email: 'newcomer@example.com', ...HERO },
+      { email: 'kid1@example.com', ...FINAL },
+    ]);
+    expect(await sync()).toMatchObject({
+      success: true,
+      synced: 2,
+      message: 'Synced 2 emails to MailerLite.',
+    });
+    expect(ml.state.subscribers).toHaveLength(701);
+  });
+
+  it('runs one sync at a time: of two started together, one runs and one is refused', async () => {
+    await seedSignups(db, thousandSignups());
+    const replies = await Promise.all([sync(), sync()]);
+    const refused = replies.filter((reply) => !reply.success);
+    expect(refused).toEqual([
+      {
+        success: false,
+        message: 'A sync is already running. Try again when it has finished.',
+        synced: 0,
+        error: 'A sync is already running. Try again when it has finished.',
+        remaining: null,
+        rejected: 0,
+        skipped: 0,
+      },
+    ]);
+    expect(replies.find((reply) => reply.success)?.synced).toBe(700);
+    expectAllSevenHundredDelivered();
+    expect(repeatedUpserts(confirmed)).toBe(0);
+  });
+
+  it('takes over the lease of a run that died without giving it back', async () => {
+    await seedSignups(db, thousandSignups());
+    await db
+      .collection(SYNC_STATE_COLLECTION)
+      .doc(SYNC_STATE_DOC)
+      .set({
+        cursor: null,
+        lease: { owner: 'a-dead-run', expires_at: new Date(Date.now() - 1) },
+        updated_at: new Date(),
+      });
+    expect(await sync()).toMatchObject({ success: true, synced: 700 });
+    expect(logger.events()).toContain('sync.lease_taken_over');
+  });
+
+  it('refuses while a live lease is held by another run', async () => {
+    await db
+      .collection(SYNC_STATE_COLLECTION)
+      .doc(SYNC_STATE_DOC)
+      .set({
+        cursor: null,
+        lease: { owner: 'a-live-run', expires_at: new Date(Date.now() + 60_000) },
+        updated_at: new Date(),
+      });
+    expect(await sync()).toMatchObject({ success: false, synced: 0 });
+    expect(ml.state.requests).toEqual([]);
+  });
+
+  it('stops when another run took its lease over, without touching that run', async () => {
+    await seedSignups(db, thousandSignups());
+    let batches = 0;
+    const reply = await sync({
+      onProgress: async (event) => {
+        if (event.type === 'batch' && ++batches === 2) {
+          await db
+            .collection(SYNC_STATE_COLLECTION)
+            .doc(SYNC_STATE_DOC)
+            .update({ lease: { owner: 'the-new-run', expires_at: new Date(Date.now() + 60_000) } });
+        }
+      },
+    });
+    expect(reply.success).toBe(false);
+    expect(reply.error).toMatch(/^Another sync took over while this one was running\./);
+    expect((await syncState())?.lease).toMatchObject({ owner: 'the-new-run' });
+  });
+
+  describe('crashes lose nothing and repeat at most the step in flight', () => {
+    // Each (address, form) signed up once here, so any upsert MailerLite confirmed twice is work the
+    // crash made the next run repeat.
+    it.each([
+      ['after a batch was confirmed, before the cursor was written', 'batch', 3, 50],
+      ['right after the cursor was written', 'checkpoint', 4, 0],
+      ['after a wave of single upserts, before the cursor was written', 'single', 20, 8],
+    ] as const)('%s', async (_, type, after, repeatsAtMost) => {
+      await seedSignups(db, thousandSignups({ repeats: false }));
+      let seen = 0;
+      const crash = sync({
+        onProgress: (event) => {
+          if (event.type === type && ++seen === after) throw new Error('the instance died');
+        },
+      });
+      await expect(crash).rejects.toThrow('the instance died');
+      const delivered = ml.state.subscribers.length;
+      expect(delivered).toBeGreaterThan(0);
+      expect(delivered).toBeLessThan(700);
+
+      const reply = await sync();
+      expect(reply).toMatchObject({ success: true, remaining: 0 });
+      expectAllSevenHundredDelivered();
+      expect(confirmedPairs()).toBe(900);
+      expect(repeatedUpserts(confirmed)).toBeLessThanOrEqual(repeatsAtMost);
+      if (repeatsAtMost > 0) expect(repeatedUpserts(confirmed)).toBeGreaterThan(0);
+    });
+
+    it('killed with SIGKILL mid-run (no cleanup at all), then run again after its lease expired', async () => {
+      await seedSignups(db, thousandSignups({ repeats: false }));
+      const updates = ml.addGroup(GROUPS.updates);
+      const club = ml.addGroup(GROUPS.club);
+      const child = spawn(
+        process.execPath,
+        ['--import', 'tsx', fileURLToPath(new URL('../../test-support/sync-child.ts', import.meta.url))],
+        {
+          env: {
+            ...process.env,
+            FIRESTORE_EMULATOR_HOST: firestore.standIn.hostPort,
+            MAILERLITE_BASE_URL: ml.baseUrl,
+            MAILERLITE_API_KEY: ml.apiKey,
+            GROUP_UPDATES: updates,
+            GROUP_CLUB: club,
+            LEASE_MS: '60000',
+          },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
+      let stderr = '';
+      child.stderr.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString();
+      });
+      const exited = new Promise<NodeJS.Signals | number | null>((resolve) =>
+        child.on('exit', (code, signal) => resolve(signal ?? code)),
+      );
+      await expect
+        .poll(() => ml.state.subscribers.length, { timeout: 30_000, interval: 10 })
+        .toBeGreaterThanOrEqual(150);
+      child.kill('SIGKILL');
+      expect(await exited, stderr).toBe('SIGKILL');
+      const delivered = ml.state.subscribers.length;
+      expect(delivered).toBeLessThan(700);
+      expect((await syncState())?.lease).not.toBeNull();
+
+      // Its lease still holds: a sync now is refused rather than racing a run that might be alive.
+      expect(await sync()).toMatchObject({ success: false });
+      // Once the lease has run out, the next run takes over from the cursor and completes.
+      const reply = await sync({ clock: clockAhead(61_000), groups: { updates, club } });
+      expect(reply).toMatchObject({ success: true, remaining: 0 });
+      expect(logger.events()).toContain('sync.lease_taken_over');
+      expectAllSevenHundredDelivered();
+      // One upsert per (address, form) at most, plus the step the kill interrupted.
+      expect(contactsSent()).toBeLessThanOrEqual(900 + 50);
+    });
+  });
+
+  describe('stops before the deadline', () => {
+    it('says how many remain, and the next run continues where it stopped', async () => {
+      await seedSignups(db, thousandSignups());
+      ml.setLimits({ ...TEST_LIMITS, windowMs: 2_000 });
+      const first = await sync({ deadline: Date.now() + 1_000, stopMarginMs: 0 });
+      expect(first.success).toBe(true);
+      expect(first.synced).toBeGreaterThan(0);
+      expect(first.remaining).toBeGreaterThan(0);
+      expect(first.remaining).toBeLessThan(1_000);
+      expect(first.message).toBe(
+        `Synced ${first.synced} emails to MailerLite. ${first.remaining} sign-ups remain: run the sync again to continue.`,
+      );
+      logger = recordingLogger();
+      const second = await sync();
+      expect(second).toMatchObject({ success: true, remaining: 0 });
+      // The second run read exactly the sign-ups the first said remained.
+      expect(finished()?.read).toBe(first.remaining);
+      expectAllSevenHundredDelivered();
+    });
+  });
+
+  describe('when MailerLite fails', () => {
+    it('batch entries failing with 500: retried, all delivered', async () => {
+      await seedSignups(db, thousandSignups());
+      ml.faults.failNext(3, 500, undefined, { batched: true, pathPrefix: '/api/subscribers' });
+      expect(await sync()).toMatchObject({ success: true, synced: 700 });
+      expectAllSevenHundredDelivered();
+    });
+
+    it('a batch entry refused as an invalid address: counted, passed, not retried', async () => {
+      await seedSignups(db, thousandSignups());
+      const invalid = {
+        message: 'The email must be a valid email address.',
+        errors: { email: ['The email must be a valid email address.'] },
+      };
+      ml.faults.failNext(1, 422, invalid, { batched: true, pathPrefix: '/api/subscribers' });
+      const reply = await sync();
+      expect(reply).toMatchObject({ success: true, synced: 699, rejected: 1, remaining: 0 });
+      expect(reply.message).toBe(
+        'Synced 699 emails to MailerLite. MailerLite refused 1 stored address as invalid.',
+      );
+      expect(ml.state.subscribers).toHaveLength(699);
+      expect(logger.entries.filter((entry) => entry.event === 'sync.contact_rejected')).toHaveLength(1);
+      expect(await sync()).toMatchObject({ synced: 0 });
+    });
+
+    it('a batch entry refused over its groups: stops without passing anyone', async () => {
+      await seedSignups(db, thousandSignups());
+      const badGroup = {
+        message: 'The given data was invalid.',
+        errors: { 'groups.0': ['The selected groups.0 is invalid.'] },
+      };
+      ml.faults.failNext(1, 422, badGroup, { batched: true, pathPrefix: '/api/subscribers' });
+      const reply = await sync();
+      expect(reply.success).toBe(false);
+      expect(reply.error).toMatch(/^MailerLite refused the group or field configuration the server uses\./);
+      expect(await sync()).toMatchObject({ success: true, remaining: 0 });
+      expectAllSevenHundredDelivered();
+    });
+
+    it('401: success false, saying the key was refused; nothing delivered, nothing passed', async () => {
+      await seedSignups(db, thousandSignups());
+      const groups = { updates: ml.addGroup(GROUPS.updates), club: ml.addGroup(GROUPS.club) };
+      const reply = await sync({ groups }, { apiKey: 'revoked' });
+      expect(reply).toMatchObject({ success: false, synced: 0, remaining: 1_000 });
+      expect(reply.error).toMatch(
+        /^MailerLite refused the API key the server uses\. 0 emails synced before it stopped\./,
+      );
+      expect((await syncState())?.cursor).toBeNull();
+      expect(ml.state.subscribers).toEqual([]);
+    });
+
+    it('401 on resolving the groups: success false before anything is sent', async () => {
+      await seedSignups(db, thousandSignups());
+      const reply = await sync({}, { apiKey: 'revoked' });
+      expect(reply).toMatchObject({ success: false, synced: 0 });
+      expect(reply.error).toBe('The server is not allowed into MailerLite: its API key was refused.');
+    });
+
+    it('500 that persists: success false, nothing passed; the next run delivers everything', async () => {
+      await seedSignups(db, thousandSignups());
+      ml.faults.failNext(20, 500, undefined, { pathPrefix: '/api/batch' });
+      const reply = await sync({}, { maxAttempts: 3 });
+      expect(reply).toMatchObject({ success: false, synced: 0 });
+      expect(reply.error).toMatch(
+        /^MailerLite is unavailable right now\. 0 emails synced before it stopped\./,
+      );
+      ml.faults.clear();
+      expect(await sync()).toMatchObject({ success: true, synced: 700 });
+      expectAllSevenHundredDelivered();
+    });
+
+    it('too slow to answer: times out, success false; the next run delivers everything', async () => {
+      await seedSignups(db, thousandSignups());
+      ml.faults.latencyMs = 1_000;
+      const reply = await sync(
+        { groups: { updates: ml.addGroup(GROUPS.updates), club: ml.addGroup(GROUPS.club) } },
+        {
+          timeoutMs: 100,
+          maxAttempts: 2,
+        },
+      );
+      expect(reply).toMatchObject({ success: false });
+      expect(reply.error).toMatch(/^MailerLite is unavailable right now\./);
+      ml.faults.latencyMs = 0;
+      await new Promise((resolve) => setTimeout(resolve, 1_200)); // let the abandoned requests land
+      expect(await sync()).toMatchObject({ success: true, remaining: 0 });
+      expectAllSevenHundredDelivered();
+    });
+
+    it('going down mid-run: keeps what was confirmed, and the next run delivers the rest', async () => {
+      await seedSignups(db, thousandSignups({ repeats: false }));
+      let batches = 0;
+      const reply = await sync(
+        {
+          onProgress: (event) => {
+            if (event.type === 'batch' && ++batches === 2) ml.faults.down = true;
+          },
+        },
+        { maxAttempts: 2 },
+      );
+      // Two batches of 50 upserts confirmed; an address can be in both (each with another group).
+      expect(confirmed).toHaveLength(100);
+      expect(reply).toMatchObject({ success: false, synced: new Set(confirmed.map((c) => c.email)).size });
+      expect(reply.error).toMatch(
+        new RegExp(
+          `^MailerLite is unavailable right now\\. ${reply.synced} emails synced before it stopped\\.`,
+        ),
+      );
+      expect(reply.remaining).toBeGreaterThan(0);
+      ml.faults.down = false;
+      expect(await sync()).toMatchObject({ success: true, remaining: 0 });
+      expectAllSevenHundredDelivered();
+      // The batch that met the outage was never confirmed: nothing is repeated.
+      expect(repeatedUpserts(confirmed)).toBe(0);
+    });
+  });
+
+  describe('when Firestore fails', () => {
+    it('refusing the lease write: unavailable, nothing sent', async () => {
+      await seedSignups(db, thousandSignups());
+      firestore.standIn.faults.rejectWrites({
+        collection: SYNC_STATE_COLLECTION,
+        count: 1,
+        code: 'PERMISSION_DENIED',
+      });
+      await expectHttpsError(sync(), 'unavailable');
+      expect(ml.state.requests).toEqual([]);
+    });
+
+    it('refusing a cursor write mid-run: success false; the next run completes', async () => {
+      await seedSignups(db, thousandSignups());
+      let batches = 0;
+      const reply = await sync({
+        onProgress: (event) => {
+          if (event.type === 'batch' && ++batches === 1) {
+            firestore.standIn.faults.rejectWrites({
+              collection: SYNC_STATE_COLLECTION,
+              count: 1,
+              code: 'PERMISSION_DENIED',
+            });
+          }
+        },
+      });
+      expect(reply).toMatchObject({ success: false });
+      expect(reply.error).toMatch(/^The database is unavailable right now\./);
+      expect(await sync()).toMatchObject({ success: true, remaining: 0 });
+      expectAllSevenHundredDelivered();
+    });
+  });
+
+  it('skips stored documents that are not sign-ups, and says so', async () => {
+    await seedSignups(db, [
+      { email: 'kid@example.com', ...HERO },
+      { email: 'not an address', ...HERO },
+      { email: 'teen@example.com', subscription_type: 'vip', source: 'hero_form' },
+    ]);
+    const reply = await sync();
+    expect(reply).toMatchObject({ success: true, synced: 1, skipped: 2, remaining: 0 });
+    expect(reply.message).toBe(
+      'Synced 1 email to MailerLite. 2 stored documents were not a sign-up and were skipped.',
+    );
+    expect(logger.text()).not.toContain('not an address');
+  });
+
+  describe('refuses any argument, writing and sending nothing', () => {
+    it.each<[string, unknown]>([
+      ['a string', 'all'],
+      ['a number', 1],
+      ['an array', []],
+      ['an object with a field', { limit: 10 }],
+      ['an address', { email: 'kid@example.com' }],
+      ['a 10 kB string', 'x'.repeat(10_240)],
+      ['control characters', '\u0000\u001b[2J'],
+    ])('%s', async (_, body) => {
+      await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
+      await expectHttpsError(handleSyncEmailsToMailerlite(body, deps()), 'invalid-argument');
+      expect(await syncState()).toBeUndefined();
+      expect(ml.state.requests).toEqual([]);
+    });
+  });
+});

@@ -1,0 +1,133 @@
+// The deployable module: what Firebase discovers in it, and the onCall wrappers bound to their params
+// (read from the environment, as the Functions emulator and Cloud Functions provide them), called
+// through `.run` against the stand-ins.
+
+import type { CallableRequest } from 'firebase-functions/v2/https';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { MailerLiteStandIn } from '../../dev/mailerlite/index.ts';
+import type { SmtpOutbox } from '../../dev/smtp/index.ts';
+import {
+  type FirestoreHarness,
+  HERO,
+  PROJECT_ID,
+  seedSignups,
+  startFirestore,
+  startMailerLite,
+  startOutbox,
+} from '../test-support/stack';
+import * as functions from './index';
+
+interface Endpoint {
+  platform: string;
+  region: string[];
+  callableTrigger?: object;
+  timeoutSeconds?: number;
+  secretEnvironmentVariables?: Array<{ key: string }>;
+}
+
+type Callable = ((...args: unknown[]) => unknown) & {
+  __endpoint: Endpoint;
+  run(request: CallableRequest): Promise<unknown>;
+};
+
+/** What firebase-functions' loader reports: ids joined with "-", entry points with ".". */
+function discover(module: object, prefix = ''): Map<string, { entryPoint: string; fn: Callable }> {
+  const found = new Map<string, { entryPoint: string; fn: Callable }>();
+  for (const [name, value] of Object.entries(module)) {
+    if (typeof value === 'function' && '__endpoint' in value) {
+      const id = prefix + name;
+      found.set(id, { entryPoint: id.replace(/-/g, '.'), fn: value as Callable });
+    } else if (value && typeof value === 'object') {
+      for (const [id, entry] of discover(value, `${prefix}${name}-`)) found.set(id, entry);
+    }
+  }
+  return found;
+}
+
+/** How the Functions emulator and the Functions Framework find a function: by walking its entry point. */
+function resolve(entryPoint: string): unknown {
+  return entryPoint
+    .split('.')
+    .reduce<unknown>((module, part) => (module as Record<string, unknown>)?.[part], functions);
+}
+
+const discovered = discover(functions);
+
+describe('the functions module', () => {
+  it('exports exactly the three callables, under the names the spec gives them', () => {
+    expect([...discovered.keys()].sort()).toEqual([
+      'add-contact-to-mailerlite',
+      'send-thank-you-email',
+      'sync-emails-to-mailerlite',
+    ]);
+  });
+
+  it.each([...discovered])(
+    '%s can be found by its entry point, as the runtime looks it up',
+    (_, { entryPoint, fn }) => {
+      expect(resolve(entryPoint)).toBe(fn);
+    },
+  );
+
+  it('makes them 2nd-gen callables in us-central1 with the secrets they need bound', () => {
+    const endpoint = (id: string) => discovered.get(id)?.fn.__endpoint as Endpoint;
+    const secrets = (id: string) => endpoint(id).secretEnvironmentVariables?.map((secret) => secret.key);
+    for (const id of discovered.keys()) {
+      expect(endpoint(id)).toMatchObject({ platform: 'gcfv2', region: ['us-central1'], callableTrigger: {} });
+    }
+    expect(secrets('add-contact-to-mailerlite')).toEqual(['MAILERLITE_API_KEY']);
+    expect(secrets('sync-emails-to-mailerlite')).toEqual(['MAILERLITE_API_KEY']);
+    expect(secrets('send-thank-you-email')).toEqual(['SMTP_URL']);
+    expect(endpoint('sync-emails-to-mailerlite').timeoutSeconds).toBe(540);
+  });
+});
+
+describe('the onCall wrappers, bound to their params', () => {
+  let firestore: FirestoreHarness;
+  let ml: MailerLiteStandIn;
+  let outbox: SmtpOutbox;
+
+  beforeAll(async () => {
+    [firestore, ml, outbox] = await Promise.all([startFirestore(), startMailerLite(), startOutbox()]);
+    // What functions/.env.local and .secret.local hold when the launcher runs the emulator.
+    Object.assign(process.env, {
+      GCLOUD_PROJECT: PROJECT_ID,
+      FIRESTORE_EMULATOR_HOST: firestore.standIn.hostPort,
+      MAILERLITE_API_KEY: ml.apiKey,
+      MAILERLITE_BASE_URL: ml.baseUrl,
+      MAILERLITE_GROUP_UPDATES: 'GOODY launch updates',
+      MAILERLITE_GROUP_CLUB: 'GOODY Club',
+      SMTP_URL: outbox.url,
+      MAIL_FROM: 'GOODY <hello@goody.example>',
+    });
+  });
+  afterAll(async () => {
+    await Promise.all([firestore.stop(), ml.stop(), outbox.stop()]);
+  });
+
+  const call = (id: string, data: unknown) =>
+    (discovered.get(id)?.fn as Callable).run({
+      data,
+      rawRequest: {},
+      acceptsStreaming: false,
+    } as CallableRequest);
+
+  it('runs a sign-up through all three, as the page and the admin page call them', async () => {
+    await seedSignups(firestore.db, [{ email: 'kid@example.com', ...HERO }]);
+    expect(
+      await call('add-contact-to-mailerlite', { email: 'kid@example.com', source: 'hero_form' }),
+    ).toEqual({
+      status: 'created',
+      subscription_type: 'updates',
+    });
+    expect(await call('send-thank-you-email', { email: 'kid@example.com' })).toEqual({ status: 'sent' });
+    expect(await call('sync-emails-to-mailerlite', null)).toMatchObject({
+      success: true,
+      synced: 1,
+      error: null,
+    });
+
+    expect(ml.state.subscribers.map((s) => s.email)).toEqual(['kid@example.com']);
+    expect((await outbox.messages()).map((m) => m.to)).toEqual([['kid@example.com']]);
+  });
+});

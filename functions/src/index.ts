@@ -1,0 +1,12 @@
+// The spec names the callables add-contact-to-mailerlite, send-thank-you-email and
+// sync-emails-to-mailerlite. Firebase names a function inside export groups by joining the group
+// path with "-", and the runtime (the emulator and Cloud Functions alike) finds it by walking that
+// path: a flat export named "add-contact-to-mailerlite" deploys, but its calls fail with "Failed to
+// find function add.contact.to.mailerlite in the loaded module". Hence the nesting.
+import { addContactToMailerlite } from './callables/add-contact-to-mailerlite';
+import { sendThankYouEmail } from './callables/send-thank-you-email';
+import { syncEmailsToMailerlite } from './callables/sync-emails-to-mailerlite';
+
+export const add = { contact: { to: { mailerlite: addContactToMailerlite } } };
+export const send = { thank: { you: { email: sendThankYouEmail } } };
+export const sync = { emails: { to: { mailerlite: syncEmailsToMailerlite } } };

@@ -1,0 +1,423 @@
+import type { FieldPath, Firestore, Query, QueryDocumentSnapshot } from 'firebase-admin/firestore';
+import type { Clock } from '../clock';
+import { emailFields, type Logger } from '../logs';
+import {
+  BATCH_MAX_REQUESTS,
+  type BatchRequest,
+  type MailerLiteClient,
+  type UpsertSubscriberInput,
+} from '../mailerlite/client';
+import {
+  type FieldErrors,
+  MailerLiteAuthError,
+  MailerLiteError,
+  MailerLiteNotFoundError,
+  MailerLiteRateLimitError,
+  MailerLiteTimeoutError,
+  MailerLiteValidationError,
+} from '../mailerlite/errors';
+import { parseStoredSignup, type Source, type StoredSignup, type SubscriptionType } from '../schemas';
+import { LeaseLostError, type SyncCursor, type SyncState } from './state';
+
+export const SIGNUPS = 'email_subscriptions';
+
+export interface SyncOptions {
+  /** Sign-ups read from Firestore per query. */
+  pageSize: number;
+  /** How long the lease lasts without renewal; a crashed run blocks the next one at most this long. */
+  leaseMs: number;
+  /** Single upserts sent at once while the import limit holds batches back. */
+  singleConcurrency: number;
+  /** Times one contact may fail transiently (inside batches) before the run gives up on MailerLite. */
+  maxContactFailures: number;
+}
+
+export const DEFAULT_SYNC_OPTIONS: SyncOptions = {
+  pageSize: 500,
+  // Longer than the longest single wait (a Retry-After of at most a minute, or one request's
+  // timeout), and renewed at a third of it, so a live run never loses its lease while waiting.
+  leaseMs: 3 * 60_000,
+  singleConcurrency: 8,
+  maxContactFailures: 5,
+};
+
+export type SyncProgressEvent =
+  | { type: 'batch'; confirmed: number; rejected: number; retry: number }
+  | { type: 'single'; confirmed: number; rejected: number; retry: number }
+  | { type: 'checkpoint'; synced: number };
+
+export type SyncFailure =
+  | 'mailerlite_unavailable'
+  | 'mailerlite_auth'
+  | 'mailerlite_config'
+  | 'lease_lost'
+  | 'database';
+
+export type SyncStop = { kind: 'done' } | { kind: 'deadline' } | { kind: 'failed'; reason: SyncFailure };
+
+export interface SyncRunDeps {
+  db: Firestore;
+  documentId: FieldPath;
+  client: MailerLiteClient;
+  groupIds: Readonly<Record<SubscriptionType, string>>;
+  state: SyncState;
+  clock: Clock;
+  logger: Logger;
+  /** Clock ms after which no request starts and no wait lasts. */
+  stopAt: number;
+  options: SyncOptions;
+  onProgress?: (event: SyncProgressEvent) => void | Promise<void>;
+}
+
+/** A sign-up read from Firestore: its place in the order, and what it asks for (null: not a sign-up). */
+interface ReadSignup {
+  cursor: SyncCursor;
+  signup: StoredSignup | null;
+}
+
+/** One address in a step, with every group its sign-ups in that step ask for. */
+interface Contact {
+  email: string;
+  types: Set<SubscriptionType>;
+  /** The source of its latest sign-up in the step: MailerLite keeps one value per field. */
+  source: Source;
+}
+
+type Outcome = 'confirmed' | 'rejected' | 'retry';
+
+const LOW_WATER = 200;
+const RATE_LIMIT_SLACK_MS = 50;
+
+/**
+ * One run of the sync. It reads sign-ups after the cursor in (created_at, id) order and works in
+ * steps: a step takes the sign-ups right after the cursor, up to 50 distinct addresses (8 for a wave
+ * of single upserts), folds them into one upsert per address carrying every group asked for, sends
+ * them, and moves the cursor over every sign-up MailerLite has settled (confirmed, or refused as an
+ * invalid address) before starting the next step. Within a run, an (address, group) pair MailerLite
+ * has confirmed is never sent again, so duplicates cost nothing; a crash repeats at most the step
+ * that was in flight.
+ *
+ * Pacing follows MailerLite's two limits, read from its answers: batches of 50 upserts while the
+ * import limit (5 a minute) has room, single upserts with the rest of the global budget (120 a
+ * minute) when it has not, and a wait of exactly Retry-After when the global budget is spent. That
+ * is the most contacts the limits let through: 5 x 50 + (120 - 5) x 1 = 365 a minute.
+ */
+export class SyncRun {
+  /** Distinct addresses MailerLite confirmed in this run. */
+  readonly syncedEmails = new Set<string>();
+  rejected = 0;
+  skipped = 0;
+  read = 0;
+
+  private readonly signups: ReadSignup[] = [];
+  /** Index in `signups` of the first sign-up not yet settled: the cursor sits just before it. */
+  private frontier = 0;
+  private readonly confirmedPairs = new Set<string>();
+  private readonly rejectedEmails = new Set<string>();
+  private readonly failures = new Map<string, number>();
+  private lastRead: SyncCursor | null;
+  private exhausted = false;
+  private cursor: SyncCursor | null;
+  private cursorDirty = false;
+  private failure: SyncFailure | null = null;
+  private globalBlockedUntil = 0;
+  private importBlockedUntil = 0;
+
+  constructor(
+    private readonly deps: SyncRunDeps,
+    start: SyncCursor | null,
+  ) {
+    this.lastRead = start;
+    this.cursor = start;
+  }
+
+  /** Sign-ups read but not yet passed by the cursor (the next run reads them again). */
+  get unsettledRead(): number {
+    return this.signups.length - this.frontier;
+  }
+
+  async execute(): Promise<SyncStop> {
+    const { clock, stopAt } = this.deps;
+    let stop: SyncStop = { kind: 'done' };
+    while (!this.failure) {
+      if (clock.now() >= stopAt) {
+        stop = { kind: 'deadline' };
+        break;
+      }
+      await this.refill();
+      this.advanceCursor();
+      if (this.failure) break;
+      if (this.frontier === this.signups.length) {
+        if (this.exhausted) break;
+        continue;
+      }
+      const now = clock.now();
+      if (now < this.globalBlockedUntil) {
+        await this.waitUntil(this.globalBlockedUntil);
+        continue;
+      }
+      const batch = now >= this.importBlockedUntil;
+      const contacts = this.nextStep(batch ? BATCH_MAX_REQUESTS : this.waveSize());
+      if (batch && contacts.length >= 2) await this.sendBatch(contacts);
+      else await this.sendWave(contacts.slice(0, this.waveSize()));
+      this.advanceCursor();
+      await this.checkpoint(false);
+    }
+    if (this.failure !== 'lease_lost') await this.checkpoint(true);
+    return this.failure ? { kind: 'failed', reason: this.failure } : stop;
+  }
+
+  /** How many sign-ups lie after the cursor, counted by Firestore; null if it cannot say. */
+  async remainingAfterCursor(): Promise<number | null> {
+    try {
+      const result = await this.afterCursor(this.cursor).count().get();
+      return result.data().count;
+    } catch {
+      return null;
+    }
+  }
+
+  private afterCursor(cursor: SyncCursor | null): Query {
+    let query = this.deps.db.collection(SIGNUPS).orderBy('created_at').orderBy(this.deps.documentId);
+    if (cursor) query = query.startAfter(cursor.created_at, cursor.id);
+    return query;
+  }
+
+  private async refill(): Promise<void> {
+    while (!this.exhausted && this.signups.length - this.frontier < LOW_WATER && !this.failure) {
+      let docs: QueryDocumentSnapshot[];
+      try {
+        docs = (await this.afterCursor(this.lastRead).limit(this.deps.options.pageSize).get()).docs;
+      } catch {
+        this.fail('database');
+        return;
+      }
+      for (const doc of docs) this.accept(doc);
+      if (docs.length < this.deps.options.pageSize) this.exhausted = true;
+    }
+  }
+
+  private accept(doc: QueryDocumentSnapshot): void {
+    this.read += 1;
+    const cursor: SyncCursor = { created_at: doc.get('created_at'), id: doc.id };
+    this.lastRead = cursor;
+    const signup = parseStoredSignup(doc.data());
+    if (!signup) {
+      // Not something the rules let a client write: nothing to deliver, and no address to log.
+      this.skipped += 1;
+      this.deps.logger.warn('sync.signup_skipped', { doc_id: doc.id });
+    }
+    this.signups.push({ cursor, signup });
+  }
+
+  private settled(signup: StoredSignup | null): boolean {
+    return (
+      signup === null ||
+      this.rejectedEmails.has(signup.email) ||
+      this.confirmedPairs.has(pair(signup.email, signup.subscriptionType))
+    );
+  }
+
+  /**
+   * The contacts of the next step: the unsettled sign-ups right after the cursor, folded by address,
+   * up to `max` addresses.
+   */
+  private nextStep(max: number): Contact[] {
+    const contacts = new Map<string, Contact>();
+    for (let index = this.frontier; index < this.signups.length; index += 1) {
+      const { signup } = this.signups[index] as ReadSignup;
+      if (signup === null || this.settled(signup)) continue;
+      let contact = contacts.get(signup.email);
+      if (!contact) {
+        if (contacts.size === max) break;
+        contact = { email: signup.email, types: new Set(), source: signup.source };
+        contacts.set(signup.email, contact);
+      }
+      contact.types.add(signup.subscriptionType);
+      contact.source = signup.source;
+    }
+    return [...contacts.values()];
+  }
+
+  private waveSize(): number {
+    // Never more at once than MailerLite last said the global budget holds (but at least one,
+    // whose 429 then says how long to wait).
+    const remaining = this.deps.client.rateLimit.remaining;
+    const concurrency = this.deps.options.singleConcurrency;
+    return Math.max(1, remaining === null ? concurrency : Math.min(concurrency, remaining));
+  }
+
+  private upsert(contact: Contact): UpsertSubscriberInput {
+    return {
+      email: contact.email,
+      fields: { source: contact.source },
+      groups: [...contact.types].map((type) => this.deps.groupIds[type]),
+    };
+  }
+
+  private requestOptions() {
+    // 429s come back to the run (maxRateLimitWaits: 0): it paces all its requests, not just one.
+    return { deadline: this.deps.stopAt, maxRateLimitWaits: 0 };
+  }
+
+  private async sendBatch(contacts: Contact[]): Promise<void> {
+    const requests: BatchRequest[] = contacts.map((contact) => ({
+      method: 'POST',
+      path: 'api/subscribers',
+      body: this.upsert(contact),
+    }));
+    let responses: Awaited<ReturnType<MailerLiteClient['batch']>>;
+    try {
+      responses = await this.deps.client.batch(requests, this.requestOptions());
+    } catch (error) {
+      this.requestFailed(error);
+      return;
+    }
+    const outcomes = responses.map((response, index) =>
+      this.settle(contacts[index] as Contact, classify(response.code, response.body)),
+    );
+    await this.stepDone('batch', outcomes);
+  }
+
+  /** Single upserts, several at once, spending what the global budget has left. */
+  private async sendWave(contacts: Contact[]): Promise<void> {
+    const outcomes = await Promise.all(
+      contacts.map(async (contact): Promise<Outcome> => {
+        try {
+          await this.deps.client.upsertSubscriber(this.upsert(contact), this.requestOptions());
+          return this.settle(contact, 'confirmed');
+        } catch (error) {
+          if (error instanceof MailerLiteValidationError && emailOnly(error.errors)) {
+            return this.settle(contact, 'rejected');
+          }
+          this.requestFailed(error);
+          return 'retry';
+        }
+      }),
+    );
+    await this.stepDone('single', outcomes);
+  }
+
+  private settle(contact: Contact, outcome: Outcome | 'auth' | 'config'): Outcome {
+    if (outcome === 'confirmed') {
+      for (const type of contact.types) this.confirmedPairs.add(pair(contact.email, type));
+      this.syncedEmails.add(contact.email);
+      return 'confirmed';
+    }
+    if (outcome === 'rejected') {
+      this.rejectedEmails.add(contact.email);
+      this.rejected += 1;
+      this.deps.logger.warn('sync.contact_rejected', emailFields(contact.email));
+      return 'rejected';
+    }
+    if (outcome === 'auth') this.fail('mailerlite_auth');
+    else if (outcome === 'config') this.fail('mailerlite_config');
+    else {
+      const failures = (this.failures.get(contact.email) ?? 0) + 1;
+      this.failures.set(contact.email, failures);
+      if (failures >= this.deps.options.maxContactFailures) this.fail('mailerlite_unavailable');
+    }
+    return 'retry';
+  }
+
+  private async stepDone(type: 'batch' | 'single', outcomes: Outcome[]): Promise<void> {
+    const counts = {
+      confirmed: outcomes.filter((outcome) => outcome === 'confirmed').length,
+      rejected: outcomes.filter((outcome) => outcome === 'rejected').length,
+      retry: outcomes.filter((outcome) => outcome === 'retry').length,
+    };
+    if (type === 'batch') this.deps.logger.info('sync.batch_confirmed', counts);
+    await this.deps.onProgress?.({ type, ...counts });
+  }
+
+  /** What a request that failed as a whole means for the run; its contacts stay unsettled. */
+  private requestFailed(error: unknown): void {
+    const now = this.deps.clock.now();
+    if (error instanceof MailerLiteRateLimitError) {
+      const until = now + (error.retryAfterMs ?? 1_000) + RATE_LIMIT_SLACK_MS;
+      if (error.importLimited) {
+        this.importBlockedUntil = Math.max(this.importBlockedUntil, until);
+      } else {
+        this.globalBlockedUntil = Math.max(this.globalBlockedUntil, until);
+        this.deps.logger.info('sync.rate_limited', { wait_ms: until - now });
+      }
+      return;
+    }
+    if (error instanceof MailerLiteTimeoutError && now >= this.deps.stopAt - 1_000) return; // cut by the deadline
+    if (error instanceof MailerLiteAuthError) this.fail('mailerlite_auth');
+    else if (error instanceof MailerLiteValidationError || error instanceof MailerLiteNotFoundError) {
+      this.fail('mailerlite_config');
+    } else if (error instanceof MailerLiteError) this.fail('mailerlite_unavailable');
+    else throw error;
+  }
+
+  private fail(reason: SyncFailure): void {
+    this.failure ??= reason;
+  }
+
+  private async waitUntil(until: number): Promise<void> {
+    const { clock, state, options } = this.deps;
+    const target = Math.min(until, this.deps.stopAt);
+    // Renew the lease first if the wait would take it close to expiring.
+    if (target - state.leaseRenewedAt > options.leaseMs / 3) await this.checkpoint(true);
+    const ms = target - clock.now();
+    if (ms > 0 && !this.failure) await clock.sleep(ms);
+  }
+
+  /** Moves the cursor over every settled sign-up, up to the first that is not. */
+  private advanceCursor(): void {
+    let index = this.frontier;
+    while (index < this.signups.length && this.settled((this.signups[index] as ReadSignup).signup))
+      index += 1;
+    if (index === this.frontier) return;
+    this.cursor = (this.signups[index - 1] as ReadSignup).cursor;
+    this.cursorDirty = true;
+    this.frontier = index;
+    if (this.frontier > 5_000) {
+      this.signups.splice(0, this.frontier);
+      this.frontier = 0;
+    }
+  }
+
+  /** Writes the cursor when it moved, and renews the lease when a third of it has passed. */
+  private async checkpoint(force: boolean): Promise<void> {
+    if (this.failure === 'lease_lost') return;
+    const { clock, state, options } = this.deps;
+    const due = force || this.cursorDirty || clock.now() - state.leaseRenewedAt >= options.leaseMs / 3;
+    if (!due) return;
+    try {
+      await state.checkpoint(this.cursorDirty && this.cursor ? this.cursor : undefined);
+      this.cursorDirty = false;
+    } catch (error) {
+      this.fail(error instanceof LeaseLostError ? 'lease_lost' : 'database');
+      return;
+    }
+    await this.deps.onProgress?.({ type: 'checkpoint', synced: this.syncedEmails.size });
+  }
+}
+
+function pair(email: string, type: SubscriptionType): string {
+  return `${type} ${email}`;
+}
+
+/** What one answer inside a batch means for its contact. */
+function classify(code: number, body: unknown): Outcome | 'auth' | 'config' {
+  if (code >= 200 && code < 300) return 'confirmed';
+  if (code === 422) {
+    const errors = (body as { errors?: unknown } | null)?.errors;
+    return errors && typeof errors === 'object' && emailOnly(errors as FieldErrors) ? 'rejected' : 'config';
+  }
+  if (code === 401) return 'auth';
+  if (code === 408 || code === 429 || code >= 500) return 'retry';
+  return 'config';
+}
+
+/**
+ * A 422 about the address alone: MailerLite will never take this contact, so it is counted and
+ * passed. A 422 about anything else (a group, a field) is our configuration, and passing it would
+ * lose contacts: the run stops instead.
+ */
+function emailOnly(errors: FieldErrors): boolean {
+  const fields = Object.keys(errors);
+  return fields.length > 0 && fields.every((field) => field === 'email');
+}
