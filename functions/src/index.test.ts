@@ -53,6 +53,12 @@ function resolve(entryPoint: string): unknown {
 
 const discovered = discover(functions);
 
+function callable(id: string): Callable {
+  const found = discovered.get(id);
+  if (!found) throw new Error(`${id} is not exported`);
+  return found.fn;
+}
+
 describe('the functions module', () => {
   it('exports exactly the three callables, under the names the spec gives them', () => {
     expect([...discovered.keys()].sort()).toEqual([
@@ -70,7 +76,7 @@ describe('the functions module', () => {
   );
 
   it('makes them 2nd-gen callables in us-central1 with the secrets they need bound', () => {
-    const endpoint = (id: string) => discovered.get(id)?.fn.__endpoint as Endpoint;
+    const endpoint = (id: string) => callable(id).__endpoint;
     const secrets = (id: string) => endpoint(id).secretEnvironmentVariables?.map((secret) => secret.key);
     for (const id of discovered.keys()) {
       expect(endpoint(id)).toMatchObject({ platform: 'gcfv2', region: ['us-central1'], callableTrigger: {} });
@@ -106,7 +112,7 @@ describe('the onCall wrappers, bound to their params', () => {
   });
 
   const call = (id: string, data: unknown) =>
-    (discovered.get(id)?.fn as Callable).run({
+    callable(id).run({
       data,
       rawRequest: {},
       acceptsStreaming: false,

@@ -1,6 +1,6 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { MailerLiteStandIn } from '../../../dev/mailerlite/index.ts';
 import { mailerLiteClient, resetMailerLite, startMailerLite } from '../../test-support/stack';
 import { type Clock, systemClock } from '../clock';
