@@ -28,6 +28,11 @@ export interface SyncOptions {
   leaseMs: number;
   /** Single upserts sent at once while the import limit holds batches back. */
   singleConcurrency: number;
+  /**
+   * Requests of the global budget kept back for batches while the import limit holds them: MailerLite's
+   * import limit (5 a minute). Spending them on single upserts would cost 49 contacts each.
+   */
+  importReserve: number;
   /** Times one contact may fail transiently (inside batches) before the run gives up on MailerLite. */
   maxContactFailures: number;
 }
@@ -38,6 +43,7 @@ export const DEFAULT_SYNC_OPTIONS: SyncOptions = {
   // timeout), and renewed at a third of it, so a live run never loses its lease while waiting.
   leaseMs: 3 * 60_000,
   singleConcurrency: 8,
+  importReserve: 5,
   maxContactFailures: 5,
 };
 
@@ -98,9 +104,10 @@ const RATE_LIMIT_SLACK_MS = 50;
  * that was in flight.
  *
  * Pacing follows MailerLite's two limits, read from its answers: batches of 50 upserts while the
- * import limit (5 a minute) has room, single upserts with the rest of the global budget (120 a
- * minute) when it has not, and a wait of exactly Retry-After when the global budget is spent. That
- * is the most contacts the limits let through: 5 x 50 + (120 - 5) x 1 = 365 a minute.
+ * import limit (5 a minute) has room; while it has not, single upserts with the global budget (120
+ * a minute, as X-RateLimit-Remaining reports it) down to the 5 requests the batches need when the
+ * import limit reopens; and a wait of exactly Retry-After when a budget is spent. That is the most
+ * contacts the limits let through: 5 x 50 + (120 - 5) x 1 = 365 a minute.
  */
 export class SyncRun {
   /** Distinct addresses MailerLite confirmed in this run. */
@@ -156,10 +163,24 @@ export class SyncRun {
         await this.waitUntil(this.globalBlockedUntil);
         continue;
       }
-      const batch = now >= this.importBlockedUntil;
-      const contacts = this.nextStep(batch ? BATCH_MAX_REQUESTS : this.waveSize());
-      if (batch && contacts.length >= 2) await this.sendBatch(contacts);
-      else await this.sendWave(contacts.slice(0, this.waveSize()));
+      const importOpen = now >= this.importBlockedUntil;
+      const contacts = this.nextStep(importOpen ? BATCH_MAX_REQUESTS : this.deps.options.singleConcurrency);
+      if (importOpen && contacts.length >= 2) {
+        await this.sendBatch(contacts);
+      } else {
+        // While batches wait for the import limit, singles may spend the global budget down to what
+        // the batches will need once it reopens (when there is enough work for a batch at all).
+        const reserve = !importOpen && contacts.length >= 2 ? this.deps.options.importReserve : 0;
+        const remaining = this.deps.client.rateLimit.remaining;
+        const room = remaining === null ? this.deps.options.singleConcurrency : remaining - reserve;
+        if (reserve > 0 && room <= 0) {
+          await this.waitUntil(this.importBlockedUntil);
+          continue;
+        }
+        await this.sendWave(
+          contacts.slice(0, Math.max(1, Math.min(this.deps.options.singleConcurrency, room))),
+        );
+      }
       this.advanceCursor();
       await this.checkpoint(false);
     }
@@ -237,14 +258,6 @@ export class SyncRun {
       contact.source = signup.source;
     }
     return [...contacts.values()];
-  }
-
-  private waveSize(): number {
-    // Never more at once than MailerLite last said the global budget holds (but at least one,
-    // whose 429 then says how long to wait).
-    const remaining = this.deps.client.rateLimit.remaining;
-    const concurrency = this.deps.options.singleConcurrency;
-    return Math.max(1, remaining === null ? concurrency : Math.min(concurrency, remaining));
   }
 
   private upsert(contact: Contact): UpsertSubscriberInput {
