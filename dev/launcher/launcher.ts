@@ -86,6 +86,11 @@ export class Launcher {
   });
   private firstSignalAt = 0;
   private claims: PortClaim[] = [];
+  /**
+   * Set once the port check has passed and the stack directory is ours: from then on the ports are this stack's
+   * to free and the directory is this stack's to remove. Before, both may belong to another running stack.
+   */
+  private owned = false;
 
   constructor(
     private readonly config: LauncherConfig,
@@ -130,19 +135,24 @@ export class Launcher {
     this.shutdownPromise = (async () => {
       await this.supervisor.stopAll();
       await Promise.all(this.standIns.reverse().map((item) => stopWithin(item, 5_000, this.io.out)));
-      const stillBusy = await this.busyPorts();
+      const stillBusy = this.owned ? await this.busyPorts() : [];
       if (stillBusy.length > 0) {
         this.io.err(
           `[launcher] still in use after stopping: ${stillBusy.map((c) => `${c.port} (${c.purpose})`).join(', ')}`,
         );
       }
       const debugLog = path.join(this.config.stackDir, 'firebase-debug.log');
-      if (code === 0) {
+      if (this.owned && code === 0) {
         rmSync(this.config.stackDir, { recursive: true, force: true });
-      } else if (existsSync(debugLog)) {
+      } else if (this.owned && existsSync(debugLog)) {
         this.io.err(`[launcher] firebase-tools' debug log: ${debugLog}`);
       }
-      this.io.out(`[launcher] stopped${stillBusy.length === 0 ? '; every port it used is free again' : ''}.`);
+      // Before the port check passed nothing was started, so there is nothing to report stopped.
+      if (this.owned) {
+        this.io.out(
+          `[launcher] stopped${stillBusy.length === 0 ? '; every port it used is free again' : ''}.`,
+        );
+      }
       return code;
     })();
     void this.shutdownPromise.then(this.finish);
@@ -183,6 +193,7 @@ export class Launcher {
     await assertPortsFree(this.claims);
     this.checkpoint();
 
+    this.owned = true;
     prepareStackDir(config.stackDir);
     const vite = viteEnv(config);
     let siteDir = builtSiteDir(repoRoot);
@@ -358,7 +369,7 @@ export function functionsParams(standIns: RunningStandIns): Record<string, strin
     // Group names: the functions resolve a name to its id (creating the group in the stand-in if needed).
     MAILERLITE_GROUP_UPDATES: 'GOODY updates',
     MAILERLITE_GROUP_CLUB: 'GOODY club',
-    MAIL_FROM: 'GOODY <hello@goody.local>',
+    MAIL_FROM: 'GOODY <hello@goody.example>',
   };
 }
 

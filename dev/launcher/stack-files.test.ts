@@ -126,9 +126,13 @@ describe('the per-stack firebase config', () => {
     });
   });
 
-  it.each(['standin', 'emulator'] as const)(
-    "turns the repository's firebase.json into one firebase-tools accepts (%s)",
-    (firestore) => {
+  it.each([
+    ['standin', true],
+    ['emulator', true],
+    ['standin', false],
+  ] as const)(
+    "turns the repository's firebase.json into one firebase-tools accepts (Firestore: %s, functions: %s)",
+    (firestore, functions) => {
       const validate = getValidator();
       const config = buildEmulatorConfig(repoFirebaseJson, {
         repoRoot,
@@ -137,7 +141,7 @@ describe('the per-stack firebase config', () => {
         host: '127.0.0.1',
         ports,
         firestore,
-        functions: true,
+        functions,
       });
       const valid = validate(config);
       expect((validate.errors ?? []).map(getErrorMessage)).toEqual([]);
