@@ -14,7 +14,6 @@ export type LogEvent =
   | 'thank_you.failed'
   | 'input.rejected'
   | 'mailerlite.retry'
-  | 'mailerlite.group_resolved'
   | 'sync.started'
   | 'sync.refused_running'
   | 'sync.lease_taken_over'

@@ -1,4 +1,5 @@
 import { HttpsError } from 'firebase-functions/v2/https';
+import type { Logger } from './logs';
 
 // Input is checked here, at the boundary, before anything reaches MailerLite, SMTP or Firestore.
 // Every refusal is `invalid-argument` with a message that names the field.
@@ -106,6 +107,24 @@ function parseEnum<T extends string>(value: unknown, field: string, allowed: rea
   if (!(allowed as readonly string[]).includes(value))
     throw invalid(`${field} must be one of ${allowed.join(', ')}.`);
   return value as T;
+}
+
+/**
+ * Runs a parser at a callable's boundary. A refusal is logged by which callable refused, never with
+ * the input or the message (a field name an attacker chose could be an address), and rethrown.
+ */
+export function validated<T>(
+  callable: string,
+  logger: Logger,
+  parse: (data: unknown) => T,
+  data: unknown,
+): T {
+  try {
+    return parse(data);
+  } catch (error) {
+    logger.warn('input.rejected', { callable });
+    throw error;
+  }
 }
 
 export interface AddContactInput {

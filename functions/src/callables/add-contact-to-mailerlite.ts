@@ -7,7 +7,7 @@ import { mailerLiteFromParams } from '../mailerlite/from-params';
 import { type GroupConfig, resolveGroupId } from '../mailerlite/groups';
 import { mailerLiteHttpsError } from '../mailerlite/https-error';
 import { MAILERLITE_API_KEY } from '../params';
-import { parseAddContactInput, type SubscriptionType } from '../schemas';
+import { parseAddContactInput, type SubscriptionType, validated } from '../schemas';
 
 /**
  * The visitor waits for this call before the success toast, so MailerLite gets a short budget: a
@@ -41,7 +41,7 @@ export async function handleAddContactToMailerlite(
   data: unknown,
   deps: AddContactDeps,
 ): Promise<AddContactResult> {
-  const input = parseAddContactInput(data);
+  const input = validated('add-contact-to-mailerlite', deps.logger, parseAddContactInput, data);
   const log = {
     ...emailFields(input.email),
     subscription_type: input.subscriptionType,

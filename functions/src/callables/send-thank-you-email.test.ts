@@ -233,6 +233,7 @@ describe('send-thank-you-email', () => {
     it.each(BAD_EMAILS)('an email that is %s', async (_, email) => {
       await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
       await expectHttpsError(handleSendThankYouEmail({ email }, deps()), 'invalid-argument');
+      expect(logger.events()).toEqual(['input.rejected']);
       expect(await thankYouRecords()).toBe(0);
       expect(await outbox.messages()).toEqual([]);
       expect(transportLoads).toBe(0);

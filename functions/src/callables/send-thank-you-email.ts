@@ -7,7 +7,7 @@ import { cloudLogger, emailFields, type Logger, sha256Hex } from '../logs';
 import { buildThankYouMessage } from '../mail/thank-you-message';
 import { type MailTransport, smtpTransport } from '../mail/transport';
 import { MAIL_FROM, SMTP_URL } from '../params';
-import { parseThankYouInput, SUBSCRIPTION_TYPES, type SubscriptionType } from '../schemas';
+import { parseThankYouInput, SUBSCRIPTION_TYPES, type SubscriptionType, validated } from '../schemas';
 
 export const SIGNUPS = 'email_subscriptions';
 export const THANK_YOU_MAILS = 'thank_you_mails';
@@ -61,7 +61,7 @@ export async function handleSendThankYouEmail(
   data: unknown,
   deps: SendThankYouDeps,
 ): Promise<ThankYouResult> {
-  const input = parseThankYouInput(data);
+  const input = validated('send-thank-you-email', deps.logger, parseThankYouInput, data);
   const log = emailFields(input.email);
   const id = sha256Hex(input.email);
 

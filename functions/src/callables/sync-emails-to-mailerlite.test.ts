@@ -538,6 +538,7 @@ describe('sync-emails-to-mailerlite', () => {
     ])('%s', async (_, body) => {
       await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
       await expectHttpsError(handleSyncEmailsToMailerlite(body, deps()), 'invalid-argument');
+      expect(logger.events()).toEqual(['input.rejected']);
       expect(await syncState()).toBeUndefined();
       expect(ml.state.requests).toEqual([]);
     });

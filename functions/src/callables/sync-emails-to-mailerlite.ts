@@ -10,7 +10,7 @@ import { mailerLiteFromParams } from '../mailerlite/from-params';
 import { type GroupConfig, resolveGroupId } from '../mailerlite/groups';
 import { mailerLiteHttpsError } from '../mailerlite/https-error';
 import { MAILERLITE_API_KEY } from '../params';
-import { parseSyncInput } from '../schemas';
+import { parseSyncInput, validated } from '../schemas';
 import {
   DEFAULT_SYNC_OPTIONS,
   type SyncFailure,
@@ -75,7 +75,7 @@ const emails = (n: number) => `${count(n)} ${n === 1 ? 'email' : 'emails'}`;
  * because the cursor only ever covers what MailerLite has confirmed.
  */
 export async function handleSyncEmailsToMailerlite(data: unknown, deps: SyncDeps): Promise<SyncReply> {
-  parseSyncInput(data);
+  validated('sync-emails-to-mailerlite', deps.logger, parseSyncInput, data);
   const options = { ...DEFAULT_SYNC_OPTIONS, ...deps.options };
   const stopAt = deps.deadline - (deps.stopMarginMs ?? SYNC_STOP_MARGIN_MS);
   const state = new SyncState(deps.db, randomUUID(), deps.clock, options.leaseMs);
