@@ -206,7 +206,9 @@ export class Launcher {
           command: 'npm',
           args: webBuildArgs(siteDir),
           cwd: repoRoot,
-          env: { ...process.env, ...vite },
+          // A production build, as deployed, whatever NODE_ENV the launcher inherited (vitest sets "test",
+          // which would make Vite bundle React's development build).
+          env: { ...process.env, ...vite, NODE_ENV: 'production' },
         });
         this.checkpoint();
       } else {

@@ -8,6 +8,7 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from 'node:fs';
 import { createServer, type Server } from 'node:net';
@@ -30,6 +31,7 @@ import {
 const START_TIMEOUT_MS = 150_000;
 const STOP_TIMEOUT_MS = 30_000;
 
+const webDistIndex = path.join(repoRoot, 'web', 'dist', 'index.html');
 const functionsPresent = existsSync(path.join(repoRoot, 'functions', 'src', 'index.ts'));
 if (!functionsPresent) {
   console.warn('stack: functions/src/index.ts does not exist yet, so the callable checks are skipped.');
@@ -83,8 +85,10 @@ describe('npm start', () => {
   let mailDir: string;
   let run: LauncherRun;
   let banner: Banner;
+  let webDistBefore: number | undefined;
 
   beforeAll(async () => {
+    webDistBefore = statSync(webDistIndex, { throwIfNoEntry: false })?.mtimeMs;
     ports = await freeStackPorts();
     mailDir = mkdtempSync(path.join(os.tmpdir(), 'goody-stack-mail-'));
     run = runLauncher('npm', ['start'], { ...portEnv(ports), GOODY_MAIL_DIR: mailDir });
@@ -136,6 +140,8 @@ describe('npm start', () => {
     const code = assets.map((name) => readFileSync(path.join(siteDir, 'assets', name), 'utf8')).join('\n');
     expect(code).toContain(`127.0.0.1:${ports.GOODY_FIRESTORE_PORT}`);
     expect(code).toContain(`127.0.0.1:${ports.GOODY_FUNCTIONS_PORT}`);
+    // web/dist is the deployable build, with the default addresses: npm start must not rewrite it.
+    expect(statSync(webDistIndex, { throwIfNoEntry: false })?.mtimeMs).toBe(webDistBefore);
   });
 
   it('runs the stand-ins at the printed addresses', async () => {
