@@ -1,12 +1,17 @@
 // `npm start` (and `npm run emulators`, which passes --no-build): the whole product, offline. See dev/launcher/.
 
-import { resolveLauncherConfig } from './launcher/config.ts';
+import { resolveLauncherConfig, USAGE } from './launcher/config.ts';
 import { LauncherError } from './launcher/errors.ts';
 import { consoleIO, Launcher } from './launcher/launcher.ts';
 
 // A closed pipe on our output (`npm start | head`) must not crash the launcher and orphan its children.
 process.stdout.on('error', () => {});
 process.stderr.on('error', () => {});
+
+if (process.argv.includes('--help') || process.argv.includes('-h')) {
+  consoleIO.out(USAGE);
+  process.exit(0);
+}
 
 let launcher: Launcher;
 try {

@@ -122,6 +122,7 @@ Environment:
 ${PORT_SPECS.map((spec) => `  ${spec.env.padEnd(26)} ${String(spec.defaultPort).padEnd(5)} ${spec.purpose}`).join('\n')}
   GOODY_FIRESTORE            auto  auto | standin | emulator (the Firebase one needs Java 21+ and its jar)
   GOODY_MAIL_DIR                   where mail lands (default .dev-data/mail)
+  GOODY_EMULATOR_START_TIMEOUT_MS  how long firebase-tools may take to start (default 120000)
 `;
 
 export function resolveLauncherConfig(

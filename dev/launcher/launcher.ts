@@ -235,7 +235,9 @@ export class Launcher {
     if (!existsSync(path.join(siteDir, 'index.html'))) {
       throw new LauncherError(
         `The site is not built: ${path.relative(repoRoot, siteDir)}/index.html does not exist` +
-          (config.build ? ' (and web/ has nothing to build yet).' : '. Run `npm start`, which builds it.'),
+          (config.build
+            ? ' (and web/ has nothing to build yet).'
+            : '. Build it with `npm run build -w web`, or use `npm start`, which builds the site itself.'),
       );
     }
     const functions = existsSync(functionsEntry(repoRoot));
