@@ -176,6 +176,22 @@ describe('sync-emails-to-mailerlite', () => {
     expect(refused).toBeLessThanOrEqual(10);
   });
 
+  it('reads ahead past repeats that need no request, so its batches stay full', async () => {
+    // One new address in every 20 sign-ups; the other 19 repeat one already delivered.
+    const signups = [{ email: 'eager@example.com', ...HERO }];
+    for (let i = 0; i < 100; i += 1) {
+      signups.push({ email: `kid${i}@example.com`, ...HERO });
+      for (let r = 0; r < 19; r += 1) signups.push({ email: 'Eager@Example.com', ...HERO });
+    }
+    await seedSignups(db, signups);
+    expect(await sync()).toMatchObject({ success: true, synced: 101, remaining: 0 });
+    expect(confirmed).toHaveLength(101);
+    const batches = ml.state.requests.filter(
+      (request) => request.path === '/api/batch' && request.status === 200,
+    );
+    expect(batches.map((batch) => batch.batchSize)).toEqual([50, 50]);
+  });
+
   it('syncs nothing the second time, and only the new sign-ups the third', async () => {
     await seedSignups(db, thousandSignups());
     await sync();

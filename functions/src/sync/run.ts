@@ -205,7 +205,13 @@ export class SyncRun {
   }
 
   private async refill(): Promise<void> {
-    while (!this.exhausted && this.signups.length - this.frontier < LOW_WATER && !this.failure) {
+    // Read ahead far enough for a full batch: past runs of duplicates, which need no request.
+    while (
+      !this.exhausted &&
+      !this.failure &&
+      (this.signups.length - this.frontier < LOW_WATER ||
+        this.nextStep(BATCH_MAX_REQUESTS).length < BATCH_MAX_REQUESTS)
+    ) {
       let docs: QueryDocumentSnapshot[];
       try {
         docs = (await this.afterCursor(this.lastRead).limit(this.deps.options.pageSize).get()).docs;
