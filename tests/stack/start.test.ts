@@ -31,6 +31,8 @@ import {
 const START_TIMEOUT_MS = 150_000;
 const STOP_TIMEOUT_MS = 30_000;
 
+const stackDirOf = (ports: StackPorts) =>
+  path.join(repoRoot, '.dev-data', `stack-${ports.GOODY_HOSTING_PORT}`);
 const webDistIndex = path.join(repoRoot, 'web', 'dist', 'index.html');
 const functionsPresent = existsSync(path.join(repoRoot, 'functions', 'src', 'index.ts'));
 if (!functionsPresent) {
@@ -101,6 +103,8 @@ describe('npm start', () => {
   afterAll(() => {
     run?.killAll();
     if (mailDir) rmSync(mailDir, { recursive: true, force: true });
+    // A failed run keeps its stack directory for debugging; the test's is of no further use.
+    if (ports) rmSync(stackDirOf(ports), { recursive: true, force: true });
   });
 
   it('prints where the site, the admin page, mail and MailerLite are, and that rules are not enforced', () => {
@@ -135,7 +139,7 @@ describe('npm start', () => {
   });
 
   it("builds the site for this stack's emulator ports, leaving web/dist alone", () => {
-    const siteDir = path.join(repoRoot, '.dev-data', `stack-${ports.GOODY_HOSTING_PORT}`, 'site');
+    const siteDir = path.join(stackDirOf(ports), 'site');
     const assets = readdirSync(path.join(siteDir, 'assets')).filter((name) => name.endsWith('.js'));
     const code = assets.map((name) => readFileSync(path.join(siteDir, 'assets', name), 'utf8')).join('\n');
     expect(code).toContain(`127.0.0.1:${ports.GOODY_FIRESTORE_PORT}`);
@@ -254,7 +258,7 @@ describe('npm start', () => {
     for (const port of Object.values(ports)) {
       expect(await isPortFree(port), `port ${port} is free again`).toBe(true);
     }
-    expect(existsSync(path.join(repoRoot, '.dev-data', `stack-${ports.GOODY_HOSTING_PORT}`))).toBe(false);
+    expect(existsSync(stackDirOf(ports))).toBe(false);
   });
 });
 
@@ -307,10 +311,7 @@ describe('npm start when a part of the stack dies', () => {
     } finally {
       run.killAll();
       rmSync(mailDir, { recursive: true, force: true });
-      rmSync(path.join(repoRoot, '.dev-data', `stack-${ports.GOODY_HOSTING_PORT}`), {
-        recursive: true,
-        force: true,
-      });
+      rmSync(stackDirOf(ports), { recursive: true, force: true });
     }
   }
 
@@ -448,10 +449,7 @@ describe('npm start where Java 21 and the Firebase Firestore emulator jar are av
       } finally {
         run.killAll();
         rmSync(scratch, { recursive: true, force: true });
-        rmSync(path.join(repoRoot, '.dev-data', `stack-${ports.GOODY_HOSTING_PORT}`), {
-          recursive: true,
-          force: true,
-        });
+        rmSync(stackDirOf(ports), { recursive: true, force: true });
       }
     },
     START_TIMEOUT_MS + STOP_TIMEOUT_MS,
