@@ -8,7 +8,7 @@ describe('how firebase-tools is run', () => {
     expect(existsSync(firebaseBin())).toBe(true);
   });
 
-  it('runs offline and non-interactive, pointing the functions at the Firestore stand-in', () => {
+  it('runs offline and non-interactive, on loopback only, pointing the functions at the Firestore stand-in', () => {
     const env = firebaseToolsEnv({ PATH: '/usr/bin', HOME: '/home/dev' }, '127.0.0.1:18080');
     expect(env).toEqual({
       PATH: '/usr/bin',
@@ -16,6 +16,8 @@ describe('how firebase-tools is run', () => {
       CI: 'true',
       NO_UPDATE_NOTIFIER: '1',
       npm_config_offline: 'true',
+      METADATA_SERVER_DETECTION: 'none',
+      GCE_METADATA_HOST: '127.0.0.1:9',
       FIRESTORE_EMULATOR_HOST: '127.0.0.1:18080',
     });
   });

@@ -5,6 +5,7 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { loopbackOnlyEnv } from '../loopback-env.ts';
 import { type FunctionsState, formatReadyBanner } from './banner.ts';
 import {
   builtSiteDir,
@@ -60,6 +61,8 @@ export function firebaseToolsEnv(base: NodeJS.ProcessEnv, firestoreStandInHost?:
   // The Functions emulator runs `npm show firebase-functions` synchronously (up to 10 s) to warn about an
   // outdated SDK; offline, npm answers from its cache or fails at once instead of waiting on the network.
   env.npm_config_offline = 'true';
+  // The functions' firebase-admin would otherwise probe the GCE metadata server, off loopback.
+  Object.assign(env, loopbackOnlyEnv);
   // The Functions emulator passes its own environment to the functions and only overrides
   // FIRESTORE_EMULATOR_HOST when it runs the Firebase Firestore emulator itself.
   if (firestoreStandInHost) env.FIRESTORE_EMULATOR_HOST = firestoreStandInHost;

@@ -93,6 +93,38 @@ describe('the per-stack firebase config', () => {
     expect(base.hosting.public).toBe('web/dist');
   });
 
+  it('lets this stack’s site connect to its emulators on loopback, leaving the repository’s policy as it is', () => {
+    const config = buildEmulatorConfig(repoFirebaseJson, {
+      repoRoot,
+      stackDir,
+      publicDir: path.join(stackDir, 'site'),
+      host: '127.0.0.1',
+      ports,
+      firestore: 'standin',
+      functions: true,
+    });
+    const policies = (sitePolicies: unknown) =>
+      ((sitePolicies as { headers: { headers: { key: string; value: string }[] }[] }).headers ?? [])
+        .flatMap((rule) => rule.headers)
+        .filter((header) => header.key === 'Content-Security-Policy')
+        .map((header) => header.value);
+    const local = policies(config.hosting);
+    const production = policies(repoFirebaseJson.hosting);
+    expect(local.length).toBeGreaterThan(0);
+    expect(local).toHaveLength(production.length);
+    for (const [index, policy] of local.entries()) {
+      const connect = policy.split('; ').find((directive) => directive.startsWith('connect-src '));
+      expect(connect).toBe(
+        `${production[index]?.split('; ').find((directive) => directive.startsWith('connect-src '))} http://127.0.0.1:18080 http://127.0.0.1:15001`,
+      );
+      // Every other directive is untouched.
+      expect(policy.split('; ').filter((d) => !d.startsWith('connect-src '))).toEqual(
+        production[index]?.split('; ').filter((d) => !d.startsWith('connect-src ')),
+      );
+    }
+    expect(JSON.stringify(repoFirebaseJson)).not.toContain('127.0.0.1:18080');
+  });
+
   it('points at web/dist by a relative path, since the Hosting emulator joins it to the project dir', () => {
     const config = buildEmulatorConfig(base, {
       repoRoot,

@@ -65,6 +65,28 @@ function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/**
+ * The production Content-Security-Policy lets the page connect only to Google's endpoints; this stack's site
+ * talks to the emulators on loopback instead, so they join connect-src here and never in firebase.json.
+ */
+function allowConnectionsTo(site: JsonObject, origins: string[]): void {
+  if (!Array.isArray(site.headers)) return;
+  for (const rule of site.headers) {
+    if (!isObject(rule) || !Array.isArray(rule.headers)) continue;
+    for (const header of rule.headers) {
+      if (!isObject(header) || typeof header.key !== 'string' || typeof header.value !== 'string') continue;
+      if (header.key.toLowerCase() !== 'content-security-policy') continue;
+      header.value = header.value
+        .split(';')
+        .map((directive) => {
+          const trimmed = directive.trim();
+          return trimmed.split(/\s+/)[0] === 'connect-src' ? `${trimmed} ${origins.join(' ')}` : trimmed;
+        })
+        .join('; ');
+    }
+  }
+}
+
 /** The repository's firebase.json rewritten for one stack; the input is not modified. */
 export function buildEmulatorConfig(base: JsonObject, options: EmulatorConfigOptions): JsonObject {
   const config = structuredClone(base);
@@ -74,8 +96,12 @@ export function buildEmulatorConfig(base: JsonObject, options: EmulatorConfigOpt
   const fromStack = (repoPath: string) => path.relative(stackDir, path.resolve(repoRoot, repoPath)) || '.';
 
   const hostingSites = Array.isArray(config.hosting) ? config.hosting : [config.hosting];
+  const emulatorOrigins = [`http://${host}:${ports.firestore}`];
+  if (options.functions) emulatorOrigins.push(`http://${host}:${ports.functions}`);
   for (const site of hostingSites) {
-    if (isObject(site) && typeof site.public === 'string') site.public = fromStack(options.publicDir);
+    if (!isObject(site)) continue;
+    if (typeof site.public === 'string') site.public = fromStack(options.publicDir);
+    allowConnectionsTo(site, emulatorOrigins);
   }
 
   if (options.functions) {
