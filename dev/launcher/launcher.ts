@@ -178,7 +178,7 @@ export class Launcher {
     return this.claims.filter((_, index) => results[index] === 'EADDRINUSE');
   }
 
-  private claimsFor(firestore: FirestoreChoice, functions: boolean): PortClaim[] {
+  private claimsFor(functions: boolean): PortClaim[] {
     const keys: PortKey[] = ['hosting', 'hub', 'logging', 'firestore', 'mailerlite', 'smtp', 'smtpApi'];
     if (functions) keys.push('functions');
     return portClaims(this.config.ports, this.config.host, keys);
@@ -192,7 +192,7 @@ export class Launcher {
 
     const sources = findSources(repoRoot);
     const functionsMayRun = sources.functions || existsSync(functionsEntry(repoRoot));
-    this.claims = this.claimsFor(firestore, functionsMayRun);
+    this.claims = this.claimsFor(functionsMayRun);
     await assertPortsFree(this.claims);
     this.checkpoint();
 
@@ -246,7 +246,7 @@ export class Launcher {
     const functions = existsSync(functionsEntry(repoRoot));
 
     // The builds took a while: check again, now with the ports this run will really use.
-    this.claims = this.claimsFor(firestore, functions);
+    this.claims = this.claimsFor(functions);
     await assertPortsFree(this.claims);
     this.checkpoint();
 
