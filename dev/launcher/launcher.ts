@@ -20,7 +20,6 @@ import type { LauncherConfig, PortKey } from './config.ts';
 import { LauncherError } from './errors.ts';
 import {
   chooseFirestore,
-  type FirestoreChoice,
   probeFirestoreEmulator,
   systemProbeDeps,
 } from './firestore-choice.ts';
