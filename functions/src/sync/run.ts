@@ -171,7 +171,9 @@ export class SyncRun {
         // While batches wait for the import limit, singles may spend the global budget down to what
         // the batches will need once it reopens (when there is enough work for a batch at all).
         const reserve = !importOpen && contacts.length >= 2 ? this.deps.options.importReserve : 0;
-        const remaining = this.deps.client.rateLimit.remaining;
+        // A count seen before the global window last reset says nothing about the new one.
+        const seen = this.deps.client.rateLimit;
+        const remaining = seen.observedAt < this.globalBlockedUntil ? null : seen.remaining;
         const room = remaining === null ? this.deps.options.singleConcurrency : remaining - reserve;
         if (reserve > 0 && room <= 0) {
           await this.waitUntil(this.importBlockedUntil);
