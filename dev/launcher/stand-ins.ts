@@ -47,6 +47,9 @@ export async function startStandIns(
     host,
     port: ports.mailerlite,
     apiKey: config.mailerLiteApiKey,
+    // The account's custom fields: the functions send each sign-up's source (hero_form / final_cta) in one,
+    // which the operator creates in MailerLite (functions/README.md); values of unknown fields are dropped.
+    customFields: ['source'],
     log: output,
   });
   started({ name: 'the MailerLite stand-in', stop: () => mailerLite.stop() });
