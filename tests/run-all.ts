@@ -47,12 +47,27 @@ async function vitest(
 ): Promise<void> {
   const report = path.join(artifacts, `${title.replace(/\W+/g, '-')}.json`);
   rmSync(report, { force: true });
-  const argv = ['vitest', 'run', ...args, '--reporter=default', '--reporter=json', `--outputFile.json=${report}`];
+  const argv = [
+    'vitest',
+    'run',
+    ...args,
+    '--reporter=default',
+    '--reporter=json',
+    `--outputFile.json=${report}`,
+  ];
   const ok = options.underFirestoreEmulator
     ? await step(
         title,
         'npx',
-        ['firebase', 'emulators:exec', '--only', 'firestore', '--project', 'demo-goody', `npx ${argv.join(' ')}`],
+        [
+          'firebase',
+          'emulators:exec',
+          '--only',
+          'firestore',
+          '--project',
+          'demo-goody',
+          `npx ${argv.join(' ')}`,
+        ],
         options.env,
       )
     : await step(title, 'npx', argv, options.env);
@@ -84,9 +99,13 @@ await vitest('unit and integration tests (web, functions, dev, stack)', []);
 const rules = firestoreEmulatorAvailability();
 if (rules.available) {
   // 'start': firebase-tools starts the emulator around the suite; 'external': one already runs at FIRESTORE_EMULATOR_HOST.
-  await vitest('security rules tests (Firebase Firestore emulator)', ['--config', 'tests/rules/vitest.config.ts'], {
-    underFirestoreEmulator: rules.how === 'start',
-  });
+  await vitest(
+    'security rules tests (Firebase Firestore emulator)',
+    ['--config', 'tests/rules/vitest.config.ts'],
+    {
+      underFirestoreEmulator: rules.how === 'start',
+    },
+  );
 } else {
   skippedLayers.push(`rules tests skipped: ${rules.reason}`);
 }

@@ -18,11 +18,7 @@ import {
 } from './builds.ts';
 import type { LauncherConfig, PortKey } from './config.ts';
 import { LauncherError } from './errors.ts';
-import {
-  chooseFirestore,
-  probeFirestoreEmulator,
-  systemProbeDeps,
-} from './firestore-choice.ts';
+import { chooseFirestore, probeFirestoreEmulator, systemProbeDeps } from './firestore-choice.ts';
 import { assertPortsFree, type PortClaim, portClaims, probePort } from './ports.ts';
 import { prepareStackDir, writeStackFiles } from './stack-files.ts';
 import { type RunningStandIns, type Stoppable, startStandIns, stopWithin } from './stand-ins.ts';
