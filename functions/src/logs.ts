@@ -13,6 +13,7 @@ export type LogEvent =
   | 'thank_you.refused_unknown_address'
   | 'thank_you.failed'
   | 'input.rejected'
+  | 'app_check.refused'
   | 'mailerlite.retry'
   | 'sync.started'
   | 'sync.refused_running'

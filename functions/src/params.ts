@@ -1,4 +1,4 @@
-import { defineSecret, defineString } from 'firebase-functions/params';
+import { defineBoolean, defineSecret, defineString } from 'firebase-functions/params';
 
 // Declared once, bound per function (`secrets: [...]` on each onCall) and read with `.value()` at run
 // time only. Locally they come from functions/.env.local and functions/.secret.local (written by
@@ -43,4 +43,13 @@ export const SMTP_URL = defineSecret('SMTP_URL', {
 export const MAIL_FROM = defineString('MAIL_FROM', {
   description:
     'Sender of the thank-you mail, e.g. "GOODY <hello@your-domain>". Must be an address your SMTP provider may send from; replies to it reach the team.',
+});
+
+// Off unless set: a site built without an App Check site key sends no tokens, and enforcing then would
+// refuse every visitor. Read at call time by withAppCheck (see app-check.ts for why not onCall's
+// enforceAppCheck), so only the exact value "true" turns it on, as for every boolean param.
+export const ENFORCE_APP_CHECK = defineBoolean('ENFORCE_APP_CHECK', {
+  default: false,
+  description:
+    'Refuse callable requests without a valid App Check token. Set true only once the web app is built with VITE_APPCHECK_RECAPTCHA_ENTERPRISE_SITE_KEY and registered for App Check (functions/README.md, App Check).',
 });

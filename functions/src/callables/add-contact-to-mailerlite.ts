@@ -1,5 +1,6 @@
 import '../global-options';
 import { onCall } from 'firebase-functions/v2/https';
+import { withAppCheck } from '../app-check';
 import { type Clock, systemClock } from '../clock';
 import { cloudLogger, emailFields, type Logger } from '../logs';
 import type { MailerLiteClient } from '../mailerlite/client';
@@ -75,7 +76,7 @@ export async function handleAddContactToMailerlite(
 
 export const addContactToMailerlite = onCall(
   { secrets: [MAILERLITE_API_KEY], timeoutSeconds: 30 },
-  async (request) => {
+  withAppCheck('add-contact-to-mailerlite', async (request) => {
     const { client, groups } = mailerLiteFromParams();
     return handleAddContactToMailerlite(request.data, {
       client,
@@ -83,5 +84,5 @@ export const addContactToMailerlite = onCall(
       clock: systemClock,
       logger: cloudLogger,
     });
-  },
+  }),
 );

@@ -1,6 +1,7 @@
 import '../global-options';
 import type { DocumentReference, Firestore, Timestamp } from 'firebase-admin/firestore';
 import { HttpsError, onCall } from 'firebase-functions/v2/https';
+import { withAppCheck } from '../app-check';
 import { type Clock, systemClock } from '../clock';
 import { adminFirestore } from '../firestore';
 import { cloudLogger, emailFields, type Logger, sha256Hex } from '../logs';
@@ -229,7 +230,7 @@ async function withDatabase<T>(operation: () => Promise<T>): Promise<T> {
 // Bound to its params here, at the edge; everything above takes them as arguments.
 export const sendThankYouEmail = onCall(
   { secrets: [SMTP_URL], timeoutSeconds: THANK_YOU_TIMEOUT_SECONDS },
-  async (request) => {
+  withAppCheck('send-thank-you-email', async (request) => {
     const from = MAIL_FROM.value();
     if (!from)
       throw new HttpsError('failed-precondition', 'The thank-you mail has no sender: MAIL_FROM is not set.');
@@ -240,5 +241,5 @@ export const sendThankYouEmail = onCall(
       clock: systemClock,
       logger: cloudLogger,
     });
-  },
+  }),
 );

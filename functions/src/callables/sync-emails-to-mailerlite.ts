@@ -2,6 +2,7 @@ import '../global-options';
 import { randomUUID } from 'node:crypto';
 import type { FieldPath, Firestore } from 'firebase-admin/firestore';
 import { HttpsError, onCall } from 'firebase-functions/v2/https';
+import { withAppCheck } from '../app-check';
 import { type Clock, systemClock } from '../clock';
 import { adminFirestore, firestoreSdk } from '../firestore';
 import { cloudLogger, type Logger } from '../logs';
@@ -193,7 +194,7 @@ export const syncEmailsToMailerlite = onCall(
   // One instance is plenty (the lease admits one run at a time); the longest timeout an HTTPS
   // function has, so a run delivers as much as MailerLite's limits allow before it stops.
   { secrets: [MAILERLITE_API_KEY], timeoutSeconds: SYNC_TIMEOUT_SECONDS, maxInstances: 1 },
-  async (request) => {
+  withAppCheck('sync-emails-to-mailerlite', async (request) => {
     const deadline = Date.now() + SYNC_TIMEOUT_SECONDS * 1000;
     const { client, groups } = mailerLiteFromParams();
     return handleSyncEmailsToMailerlite(request.data, {
@@ -204,5 +205,5 @@ export const syncEmailsToMailerlite = onCall(
       logger: cloudLogger,
       deadline,
     });
-  },
+  }),
 );
