@@ -12,6 +12,7 @@ describe('readFirebaseSettings', () => {
         firestore: { host: '127.0.0.1', port: 8080 },
         functions: { host: '127.0.0.1', port: 5001 },
       },
+      appCheck: null,
     });
   });
 
@@ -28,6 +29,7 @@ describe('readFirebaseSettings', () => {
       appId: '1:42:web:abc',
       functionsRegion: 'europe-west1',
       emulators: null,
+      appCheck: null,
     });
   });
 
@@ -56,6 +58,59 @@ describe('readFirebaseSettings', () => {
     expect(() => readFirebaseSettings({ VITE_FIRESTORE_EMULATOR_HOST: '127.0.0.1' })).toThrow(
       /VITE_FIRESTORE_EMULATOR_HOST must look like host:port/,
     );
+  });
+});
+
+describe('App Check settings', () => {
+  const REAL_PROJECT = {
+    VITE_FIREBASE_PROJECT_ID: 'goody-prod',
+    VITE_FIREBASE_API_KEY: 'public-web-key',
+    VITE_FIREBASE_APP_ID: '1:42:web:abc',
+  };
+  const SITE_KEY = '6LdAbCdEfGhIjKlMnOpQrStUvWxYz-0123456_89';
+
+  it('is off unless a reCAPTCHA Enterprise site key is given (blank counts as unset)', () => {
+    expect(readFirebaseSettings(REAL_PROJECT).appCheck).toBeNull();
+    expect(
+      readFirebaseSettings({ ...REAL_PROJECT, VITE_APPCHECK_RECAPTCHA_ENTERPRISE_SITE_KEY: '  ' }).appCheck,
+    ).toBeNull();
+  });
+
+  it('is on with the site key, trimmed, for a real project', () => {
+    expect(
+      readFirebaseSettings({ ...REAL_PROJECT, VITE_APPCHECK_RECAPTCHA_ENTERPRISE_SITE_KEY: ` ${SITE_KEY}\n` })
+        .appCheck,
+    ).toEqual({ recaptchaEnterpriseSiteKey: SITE_KEY });
+  });
+
+  it('refuses something that is not a site key', () => {
+    for (const bad of [
+      '"6LdAbCdEfGhIjKlMnOpQrStUvWxYz0123456789"',
+      '6Ld abc def ghi jkl mno pqr stu vwx',
+      'short',
+    ]) {
+      expect(() =>
+        readFirebaseSettings({ ...REAL_PROJECT, VITE_APPCHECK_RECAPTCHA_ENTERPRISE_SITE_KEY: bad }),
+      ).toThrow(/VITE_APPCHECK_RECAPTCHA_ENTERPRISE_SITE_KEY must be a reCAPTCHA Enterprise site key/);
+    }
+  });
+
+  it('refuses a site key for a demo- project, which App Check cannot serve', () => {
+    expect(() => readFirebaseSettings({ VITE_APPCHECK_RECAPTCHA_ENTERPRISE_SITE_KEY: SITE_KEY })).toThrow(
+      /needs a real Firebase project: App Check cannot issue tokens for the demo project "demo-goody"/,
+    );
+  });
+
+  it('refuses a site key without the web app it attests (API key and app id)', () => {
+    for (const missing of ['VITE_FIREBASE_API_KEY', 'VITE_FIREBASE_APP_ID'] as const) {
+      expect(() =>
+        readFirebaseSettings({
+          ...REAL_PROJECT,
+          [missing]: undefined,
+          VITE_APPCHECK_RECAPTCHA_ENTERPRISE_SITE_KEY: SITE_KEY,
+        }),
+      ).toThrow(`VITE_APPCHECK_RECAPTCHA_ENTERPRISE_SITE_KEY needs ${missing}`);
+    }
   });
 });
 

@@ -15,6 +15,8 @@ export interface FirebaseSettings {
   functionsRegion: string;
   /** Where to reach the emulators, or null to talk to the real Firebase project. */
   emulators: { firestore: HostPort; functions: HostPort } | null;
+  /** App Check with reCAPTCHA Enterprise, or null (the default) for no App Check at all. */
+  appCheck: { recaptchaEnterpriseSiteKey: string } | null;
 }
 
 export type FirebaseEnv = Partial<
@@ -25,7 +27,8 @@ export type FirebaseEnv = Partial<
     | 'VITE_FUNCTIONS_REGION'
     | 'VITE_USE_EMULATORS'
     | 'VITE_FIRESTORE_EMULATOR_HOST'
-    | 'VITE_FUNCTIONS_EMULATOR_HOST',
+    | 'VITE_FUNCTIONS_EMULATOR_HOST'
+    | 'VITE_APPCHECK_RECAPTCHA_ENTERPRISE_SITE_KEY',
     string | undefined
   >
 >;
@@ -49,6 +52,37 @@ function parseFlag(name: string, value: string | undefined, fallback: boolean): 
   throw new Error(`${name} must be true or false, got "${value}"`);
 }
 
+// reCAPTCHA site keys are public identifiers of letters, digits, "-" and "_": 40 of them today, and the
+// range leaves room for another format while still catching a truncated or mangled paste.
+const SITE_KEY = /^[A-Za-z0-9_-]{20,100}$/;
+
+/**
+ * App Check attests the web app to a real Firebase project: the token exchange names the project, the
+ * registered web app and its API key, and a `demo-` project has none of them. So a site key is only
+ * accepted together with those, instead of failing quietly in the visitor's browser.
+ */
+function readAppCheck(env: FirebaseEnv, projectId: string): FirebaseSettings['appCheck'] {
+  const name = 'VITE_APPCHECK_RECAPTCHA_ENTERPRISE_SITE_KEY';
+  const siteKey = nonEmpty(env[name]);
+  if (siteKey === undefined) return null;
+  if (!SITE_KEY.test(siteKey)) {
+    throw new Error(
+      `${name} must be a reCAPTCHA Enterprise site key (letters, digits, - and _), got "${siteKey}"`,
+    );
+  }
+  if (projectId.startsWith('demo-')) {
+    throw new Error(
+      `${name} needs a real Firebase project: App Check cannot issue tokens for the demo project "${projectId}". Leave it unset for the local stack.`,
+    );
+  }
+  for (const required of ['VITE_FIREBASE_API_KEY', 'VITE_FIREBASE_APP_ID'] as const) {
+    if (nonEmpty(env[required]) === undefined) {
+      throw new Error(`${name} needs ${required}: App Check exchanges its tokens for that web app.`);
+    }
+  }
+  return { recaptchaEnterpriseSiteKey: siteKey };
+}
+
 export function readFirebaseSettings(env: FirebaseEnv): FirebaseSettings {
   const projectId = nonEmpty(env.VITE_FIREBASE_PROJECT_ID) ?? 'demo-goody';
   const useEmulators = parseFlag('VITE_USE_EMULATORS', env.VITE_USE_EMULATORS, projectId.startsWith('demo-'));
@@ -70,5 +104,6 @@ export function readFirebaseSettings(env: FirebaseEnv): FirebaseSettings {
           ),
         }
       : null,
+    appCheck: readAppCheck(env, projectId),
   };
 }

@@ -23,6 +23,10 @@ const DOCUMENTS = `projects/${PROJECT}/databases/(default)/documents`;
 
 let server: Server;
 let requests: Recorded[] = [];
+/** The X-Firebase-AppCheck header of each recorded request. */
+let appCheckHeaders: (string | string[] | undefined)[] = [];
+/** Every URL the SDKs fetched, whatever its host. */
+const fetched: string[] = [];
 let replies: Record<string, Reply[]> = {};
 
 function queue(route: string, answer: Reply) {
@@ -64,6 +68,7 @@ async function handle(request: IncomingMessage, response: ServerResponse) {
   }
   const body = raw ? JSON.parse(raw) : undefined;
   requests.push({ method: request.method ?? '', path, body });
+  appCheckHeaders.push(request.headers['x-firebase-appcheck']);
   const route = path.split('/').pop()?.split(':').pop() ?? '';
   const answer = replies[route]?.shift() ?? defaultReply(path, body);
   if (answer === 'drop') {
@@ -87,15 +92,22 @@ beforeAll(async () => {
   vi.stubEnv('VITE_FIREBASE_PROJECT_ID', PROJECT);
   vi.stubEnv('VITE_FIRESTORE_EMULATOR_HOST', `127.0.0.1:${port}`);
   vi.stubEnv('VITE_FUNCTIONS_EMULATOR_HOST', `127.0.0.1:${port}`);
+  const realFetch = globalThis.fetch;
+  vi.stubGlobal('fetch', (input: RequestInfo | URL, init?: RequestInit) => {
+    fetched.push(input instanceof Request ? input.url : String(input));
+    return realFetch(input, init);
+  });
   backend = await import('./firebase');
 });
 
 afterAll(async () => {
+  vi.unstubAllGlobals();
   await new Promise((resolve) => server.close(resolve));
 });
 
 beforeEach(() => {
   requests = [];
+  appCheckHeaders = [];
   replies = {};
 });
 
@@ -103,6 +115,21 @@ describe('the Firebase boundary (real SDKs, recorded wire traffic)', () => {
   it('wires both emulators when the project is a demo- project', () => {
     expect(backend.settings.projectId).toBe(PROJECT);
     expect(backend.settings.emulators).not.toBeNull();
+  });
+
+  it('uses no App Check without a site key: no token on any request, nothing fetched from anywhere else', async () => {
+    expect(backend.settings.appCheck).toBeNull();
+    await backend.connectionTest();
+    await backend.insertSubscription({
+      email: 'teen@example.com',
+      subscription_type: 'updates',
+      source: 'hero_form',
+    });
+    await backend.sendThankYouEmail({ email: 'teen@example.com' });
+    expect(appCheckHeaders).toEqual([undefined, undefined, undefined]);
+    const { port } = server.address() as AddressInfo;
+    expect(fetched.length).toBeGreaterThanOrEqual(3);
+    expect(fetched.filter((url) => !url.startsWith(`http://127.0.0.1:${port}/`))).toEqual([]);
   });
 
   it('connectionTest reads exactly one document, public/health, and never email_subscriptions', async () => {

@@ -5,6 +5,7 @@
  *
  * Only `firebase/app`, `firebase/firestore/lite` and `firebase/functions` are used: Lite speaks plain
  * REST, is a fraction of the full SDK and fails fast when offline; the site needs no listeners.
+ * `firebase/app-check` joins them only in a build given an App Check site key (see below).
  */
 import { FirebaseError, initializeApp } from 'firebase/app';
 import {
@@ -24,6 +25,16 @@ import type { AddContactRequest, NewSubscription, SyncResponse, ThankYouRequest 
 export const settings = readFirebaseSettings(import.meta.env);
 
 const app = initializeApp({ projectId: settings.projectId, apiKey: settings.apiKey, appId: settings.appId });
+
+// App Check starts before Firestore and Functions are used (as Firebase asks), and this module is
+// ready only once it has, so no request can be made before App Check can supply a token. Testing
+// import.meta.env's variable itself is what Vite settles at build time: a build without a site key
+// drops the branch and, with it, the App Check SDK and the reCAPTCHA script it would load.
+if (import.meta.env.VITE_APPCHECK_RECAPTCHA_ENTERPRISE_SITE_KEY && settings.appCheck) {
+  const { startAppCheck } = await import('./app-check');
+  startAppCheck(app, settings.appCheck.recaptchaEnterpriseSiteKey);
+}
+
 const firestore = getFirestore(app);
 const functions = getFunctions(app, settings.functionsRegion);
 
