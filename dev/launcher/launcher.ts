@@ -372,6 +372,8 @@ export function functionsParams(standIns: RunningStandIns): Record<string, strin
     MAILERLITE_GROUP_UPDATES: 'GOODY updates',
     MAILERLITE_GROUP_CLUB: 'GOODY club',
     MAIL_FROM: 'GOODY <hello@goody.example>',
+    // A demo- project cannot mint App Check tokens, so the local stack never enforces them.
+    ENFORCE_APP_CHECK: 'false',
   };
 }
 
