@@ -2,6 +2,7 @@ import { fileURLToPath } from 'node:url';
 import react from '@vitejs/plugin-react';
 import { defineConfig } from 'vite';
 import { initialChunkReport } from './plugins/initial-chunk-report.ts';
+import { prerender } from './plugins/prerender.ts';
 
 export const srcDir = fileURLToPath(new URL('./src', import.meta.url));
 
@@ -14,6 +15,9 @@ export default defineConfig({
       // DESIGN.md section 2: the Firestore and Functions SDKs load lazily, never with the first paint.
       forbiddenModules: [/[\\/]node_modules[\\/]@firebase[\\/](firestore|functions)[\\/]/],
     }),
+    // The landing page is served as HTML that paints without JavaScript, then hydrates; every other
+    // route renders on the client from the app shell (firebase.json's rewrite).
+    prerender({ entry: 'src/app/prerender.tsx', route: '/', shellFile: 'shell.html' }),
   ],
   resolve: {
     alias: { '@': srcDir },

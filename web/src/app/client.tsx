@@ -1,19 +1,32 @@
-import { StrictMode } from 'react';
+/**
+ * The browser half of the app (prerender.tsx is the server half): hydrates the prerendered landing
+ * page, or renders a route from scratch into the empty app shell. main.tsx loads it.
+ */
+import { CacheProvider } from '@emotion/react';
+import { StrictMode, startTransition } from 'react';
 import { createRoot, hydrateRoot } from 'react-dom/client';
 import { BrowserRouter } from 'react-router-dom';
 import { App } from './App';
+import { createEmotionCache } from './emotionCache';
 
-const container = document.getElementById('root');
-if (!container) throw new Error('index.html has no #root element');
-
-const app = (
-  <StrictMode>
-    <BrowserRouter>
-      <App />
-    </BrowserRouter>
-  </StrictMode>
-);
-
-// A prerendered page (HTML already inside #root) is hydrated; otherwise the app renders from scratch.
-if (container.firstElementChild) hydrateRoot(container, app);
-else createRoot(container).render(app);
+export function start(container: HTMLElement): void {
+  // The same tree as the prerender, so hydration matches it node for node.
+  const app = (
+    <StrictMode>
+      <CacheProvider value={createEmotionCache()}>
+        <BrowserRouter>
+          <App />
+        </BrowserRouter>
+      </CacheProvider>
+    </StrictMode>
+  );
+  if (container.firstElementChild) {
+    // As a transition, hydration is split into slices of a few milliseconds that yield to the browser
+    // in between, instead of one long task that blocks input; the page is already painted meanwhile.
+    startTransition(() => {
+      hydrateRoot(container, app);
+    });
+  } else {
+    createRoot(container).render(app);
+  }
+}

@@ -73,9 +73,11 @@ export function SignupForm({
         {label}
       </Box>
       <Box sx={{ display: 'flex', flexDirection: { xs: 'column', sm: 'row' }, gap: 1.5 }}>
+        {/* No name: before the app has hydrated, the prerendered form would be submitted by the browser
+            itself, and a named field would put the address in the URL (/?email=...), in the history and
+            in server logs. Without one nothing is sent. Autofill goes by autocomplete="email". */}
         <OutlinedInput
           id={inputId}
-          name="email"
           type="email"
           autoComplete="email"
           required

@@ -47,7 +47,9 @@ export function HeroSection() {
               fontSize: '0.875rem',
             }}
           >
+            {/* A span: a div may not sit inside a <p>, and the browser's parser would split the badge. */}
             <Box
+              component="span"
               aria-hidden="true"
               sx={{ width: 8, height: 8, borderRadius: '50%', bgcolor: colors.sunshine }}
             />

@@ -1,0 +1,102 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { build, type Plugin, type ResolvedConfig } from 'vite';
+
+export interface PrerenderOptions {
+  /** The server entry, relative to the Vite root. It exports `render(url)` returning `{ html, head }`. */
+  entry: string;
+  /** The route written, prerendered, to index.html. */
+  route: string;
+  /**
+   * The HTML file written beside index.html with an empty #root: the app shell that firebase.json's SPA
+   * rewrite serves for every other route, which render on the client.
+   */
+  shellFile: string;
+}
+
+export interface PrerenderedPage {
+  html: string;
+  head: string;
+}
+
+const EMPTY_ROOT = '<div id="root"></div>';
+
+/**
+ * Puts a prerendered page into the HTML Vite built: the markup inside #root and its style elements at
+ * the end of <head>. Scripts stay as Vite wrote them; no inline script is added, so the
+ * Content-Security-Policy needs none.
+ */
+export function injectPrerendered(template: string, page: PrerenderedPage): string {
+  const roots = template.split(EMPTY_ROOT).length - 1;
+  if (roots !== 1) throw new Error(`the built HTML should have one empty ${EMPTY_ROOT}, found ${roots}`);
+  if (!template.includes('</head>')) throw new Error('the built HTML has no </head>');
+  if (page.html.trim() === '') throw new Error('the prerender produced no markup');
+  // Functions as replacements, so `$&` and friends in the page are not read as patterns.
+  return template
+    .replace('</head>', () => `${page.head}\n  </head>`)
+    .replace(EMPTY_ROOT, () => `<div id="root">${page.html}</div>`);
+}
+
+/**
+ * Prerenders one route at build time: after the client build, builds the server entry with the same
+ * config (aliases, env, mode) into a temporary directory, renders the route there, writes the result to
+ * index.html and the untouched HTML to the app shell. A render that throws fails the build.
+ */
+export function prerender(options: PrerenderOptions): Plugin {
+  let config: ResolvedConfig;
+  return {
+    name: 'goody:prerender',
+    // Only the client build; the nested server build loads this config too and must not recurse.
+    apply: (userConfig, env) => env.command === 'build' && !userConfig.build?.ssr,
+    configResolved(resolved) {
+      config = resolved;
+    },
+    // writeBundle, not closeBundle: it runs only once the client build has succeeded and is on disk.
+    writeBundle: {
+      order: 'post',
+      sequential: true,
+      async handler() {
+        const outDir = path.resolve(config.root, config.build.outDir);
+        const serverDir = mkdtempSync(path.join(os.tmpdir(), 'goody-prerender-'));
+        try {
+          await build({
+            configFile: config.configFile,
+            root: config.root,
+            mode: config.mode,
+            logLevel: 'warn',
+            // Bundled whole, so the server render runs the same module instances (React, Emotion) as one.
+            ssr: { noExternal: true },
+            build: {
+              ssr: options.entry,
+              outDir: serverDir,
+              emptyOutDir: true,
+              sourcemap: false,
+              minify: false,
+              copyPublicDir: false,
+              rolldownOptions: {
+                output: { entryFileNames: '[name].mjs', chunkFileNames: '[name]-[hash].mjs' },
+              },
+            },
+          });
+          const entryName = path.basename(options.entry).replace(/\.[cm]?[jt]sx?$/, '');
+          const server = (await import(pathToFileURL(path.join(serverDir, `${entryName}.mjs`)).href)) as {
+            render: (url: string) => PrerenderedPage;
+          };
+          const template = readFileSync(path.join(outDir, 'index.html'), 'utf8');
+          const page = server.render(options.route);
+          writeFileSync(path.join(outDir, options.shellFile), template);
+          writeFileSync(path.join(outDir, 'index.html'), injectPrerendered(template, page));
+          config.logger.info(
+            `[goody:prerender] ${options.route} prerendered into index.html ` +
+              `(${(Buffer.byteLength(page.html) / 1024).toFixed(1)} kB markup, ` +
+              `${(Buffer.byteLength(page.head) / 1024).toFixed(1)} kB critical CSS); app shell: ${options.shellFile}`,
+          );
+        } finally {
+          rmSync(serverDir, { recursive: true, force: true });
+        }
+      },
+    },
+  };
+}
