@@ -112,9 +112,10 @@ describe('firebase.json hosting headers: configuration', () => {
     expect(valid).toBe(true);
   });
 
-  it('keeps the SPA rewrite and public directory as they were', () => {
+  it('keeps the public directory, and rewrites every path but the hashed assets to the app shell', () => {
     expect(hosting.public).toBe('web/dist');
-    expect(hosting.rewrites).toEqual([{ source: '**', destination: '/index.html' }]);
+    // index.html is the prerendered landing page; the other routes render on the client from the shell.
+    expect(hosting.rewrites).toEqual([{ source: '!/assets/**', destination: '/shell.html' }]);
   });
 
   it('sends every security header on every response ("**")', () => {
@@ -292,6 +293,7 @@ function writeFixtureSite(dir: string): void {
       '<p id="emotion">styled by a runtime style sheet</p><p id="react">styled by a style prop</p>' +
       '<script>window.__inlineScriptRan = true;</script></body></html>',
   );
+  writeFileSync(join(dir, 'shell.html'), readFileSync(join(dir, 'index.html')));
   writeFileSync(join(dir, ASSET), STYLE_PROBE);
   writeFileSync(join(dir, 'favicon.svg'), '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 1 1"/>');
 }
