@@ -1,4 +1,5 @@
 import Box from '@mui/material/Box';
+import { StaticMarkup } from '@/lib/StaticMarkup';
 import { BenefitsSection } from './sections/BenefitsSection';
 import { FinalCtaSection } from './sections/FinalCtaSection';
 import { FinanceSection } from './sections/FinanceSection';
@@ -19,12 +20,17 @@ export function LandingPage() {
         sx={{ position: 'relative', '&:focus': { outline: 'none' } }}
       >
         <HeroSection />
-        <BenefitsSection />
-        <FinanceSection />
-        <SocialProofSection />
+        {/* Sections with nothing interactive keep their prerendered HTML: hydration skips them. */}
+        <StaticMarkup>
+          <BenefitsSection />
+          <FinanceSection />
+          <SocialProofSection />
+        </StaticMarkup>
         <FinalCtaSection />
       </Box>
-      <SiteFooter />
+      <StaticMarkup>
+        <SiteFooter />
+      </StaticMarkup>
     </>
   );
 }

@@ -3,6 +3,7 @@ import Container from '@mui/material/Container';
 import Typography from '@mui/material/Typography';
 import { hero } from '@/content/landing';
 import { SignupForm } from '@/features/signup/SignupForm';
+import { StaticMarkup } from '@/lib/StaticMarkup';
 import { colors, nightGradient } from '@/theme/tokens';
 import { Icon } from '../components/Icon';
 import { PhoneMockup } from '../components/PhoneMockup';
@@ -101,7 +102,9 @@ export function HeroSection() {
           </Box>
         </Box>
         <Box sx={{ display: 'flex', justifyContent: 'center' }}>
-          <PhoneMockup />
+          <StaticMarkup>
+            <PhoneMockup />
+          </StaticMarkup>
         </Box>
       </Container>
     </Box>

@@ -1,0 +1,98 @@
+/**
+ * The browser half meeting the server half: the markup the prerender produces, parsed by an HTML parser
+ * as the browser parses index.html, then hydrated by client.tsx's start(). Hydration must match that
+ * markup exactly (React reports any difference as an error), adopt the parts wrapped in StaticMarkup as
+ * they are (same DOM nodes, never rendered again), and leave the sign-up forms working.
+ */
+import { CacheProvider } from '@emotion/react';
+import { act, screen, waitFor, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { StrictMode } from 'react';
+import { renderToString } from 'react-dom/server';
+import { StaticRouter } from 'react-router-dom';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { calls, firebaseMock, resetFirebaseMock } from '@/test/firebaseMock';
+import { App } from './App';
+import { start } from './client';
+import { createEmotionCache } from './emotionCache';
+
+vi.mock('@/lib/firebase', () => firebaseMock);
+
+/** The tree prerender.tsx renders (its Emotion extraction needs Node, so the markup is rendered here). */
+function prerenderedMarkup(): string {
+  return renderToString(
+    <StrictMode>
+      <CacheProvider value={createEmotionCache()}>
+        <StaticRouter location="/">
+          <App />
+        </StaticRouter>
+      </CacheProvider>
+    </StrictMode>,
+  );
+}
+
+/** React marks every DOM node it has hydrated or created with a fiber reference. */
+const ownedByReact = (node: Node) => Object.keys(node).some((key) => key.startsWith('__reactFiber$'));
+
+let container: HTMLElement;
+const errors: unknown[] = [];
+// Without window.reportError (jsdom has none), React reports a recoverable hydration error as an
+// error event on window, then on the console.
+const onError = (event: ErrorEvent) => errors.push(event.error);
+
+beforeEach(() => {
+  resetFirebaseMock();
+  errors.length = 0;
+  vi.spyOn(console, 'error').mockImplementation((...args: unknown[]) => errors.push(args));
+  window.addEventListener('error', onError);
+  container = document.createElement('div');
+  container.id = 'root';
+  container.innerHTML = prerenderedMarkup();
+  document.body.append(container);
+});
+
+afterEach(() => {
+  window.removeEventListener('error', onError);
+  container.remove();
+});
+
+async function hydrate() {
+  const submit = within(container).getByRole('button', { name: 'Get Early Access' });
+  await act(async () => start(container));
+  await waitFor(() => expect(ownedByReact(submit)).toBe(true));
+}
+
+describe('hydrating the prerendered landing page', () => {
+  it('matches the prerendered markup: no hydration error, and the DOM is kept, not rebuilt', async () => {
+    const heading = screen.getByRole('heading', { level: 1 });
+    const forms = container.querySelectorAll('form');
+    await hydrate();
+    expect(errors).toEqual([]);
+    expect(heading.isConnected).toBe(true);
+    expect(screen.getByRole('heading', { level: 1 })).toBe(heading);
+    expect([...container.querySelectorAll('form')]).toEqual([...forms]);
+  });
+
+  it('adopts the static parts as they are: same nodes, never rendered by React', async () => {
+    const benefits = screen.getByRole('region', { name: 'Built for teens. Trusted by parents.' });
+    const footer = screen.getByRole('contentinfo');
+    const mockup = screen.getByRole('figure', { name: 'Sample of the GOODY shopping feed' });
+    const before = container.innerHTML;
+    await hydrate();
+    for (const part of [benefits, footer, mockup]) {
+      expect(part.isConnected).toBe(true);
+      expect(ownedByReact(part)).toBe(false);
+    }
+    expect(container.innerHTML).toBe(before);
+  });
+
+  it('leaves the sign-up forms working', async () => {
+    await hydrate();
+    const user = userEvent.setup();
+    const hero = screen.getByRole('region', { name: /The safe, social way for teens/ });
+    await user.type(within(hero).getByRole('textbox', { name: 'Email address' }), 'teen@example.com');
+    await user.click(within(hero).getByRole('button', { name: 'Get Early Access' }));
+    await waitFor(() => expect(calls.map(([name]) => name)).toContain('sendThankYouEmail'));
+    expect(await screen.findByRole('img', { name: 'Success' })).toBeInTheDocument();
+  });
+});
