@@ -1,0 +1,183 @@
+// One whole GOODY stack (`npm start`'s launcher) as a child process on free ports, for the browser suite and
+// bench:load: started beside a developer's own `npm start` without touching its ports, data or mail.
+
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { loopbackOnlyEnv } from '../../../dev/loopback-env.ts';
+import {
+  freeStackPorts,
+  isPortFree,
+  type LauncherRun,
+  PORT_VARIABLES,
+  portEnv,
+  repoRoot,
+  runLauncher,
+  type StackPorts,
+} from '../../stack/launcher-process.ts';
+
+export { repoRoot };
+
+export const PROJECT_ID = 'demo-goody';
+export const REGION = 'us-central1';
+
+/** Where each part of a running stack answers (all on loopback). Plain data, so Vitest can pass it to tests. */
+export interface StackInfo {
+  /** The site, e.g. http://127.0.0.1:5000 */
+  siteUrl: string;
+  /** Base of the callables: http://127.0.0.1:<functions>/demo-goody/us-central1 */
+  functionsUrl: string;
+  /** The Firestore stand-in, REST and its control endpoints: http://127.0.0.1:<firestore> */
+  firestoreUrl: string;
+  /** The MailerLite stand-in's root (the API is under /api, control under /__control): http://127.0.0.1:<port> */
+  mailerLiteUrl: string;
+  /** The SMTP outbox's HTTP API root: http://127.0.0.1:<port> */
+  smtpApiUrl: string;
+}
+
+export interface RunningStack {
+  info: StackInfo;
+  /** Stops it as Ctrl-C does, and fails unless every process is gone and every port free again. */
+  stop(): Promise<void>;
+}
+
+// The launcher builds the site and the functions first; a cold 2-core machine is slow.
+const START_TIMEOUT_MS = 300_000;
+const STOP_TIMEOUT_MS = 30_000;
+const READY_BANNER = /Ctrl-C stops everything\.\n(?: {2}.*\n)+─+/;
+const PORT_TAKEN_EXIT_CODE = 2;
+
+export function stackInfoFromPorts(ports: Pick<StackPorts, (typeof PORT_VARIABLES)[number]>): StackInfo {
+  const at = (port: number) => `http://127.0.0.1:${port}`;
+  return {
+    siteUrl: at(ports.GOODY_HOSTING_PORT),
+    functionsUrl: `${at(ports.GOODY_FUNCTIONS_PORT)}/${PROJECT_ID}/${REGION}`,
+    firestoreUrl: at(ports.GOODY_FIRESTORE_PORT),
+    mailerLiteUrl: at(ports.GOODY_MAILERLITE_PORT),
+    smtpApiUrl: at(ports.GOODY_SMTP_API_PORT),
+  };
+}
+
+const DEFAULT_PORTS: StackPorts = {
+  GOODY_HOSTING_PORT: 5000,
+  GOODY_FUNCTIONS_PORT: 5001,
+  GOODY_FIRESTORE_PORT: 8080,
+  GOODY_MAILERLITE_PORT: 3080,
+  GOODY_SMTP_PORT: 2525,
+  GOODY_SMTP_API_PORT: 8025,
+  GOODY_HUB_PORT: 4400,
+  GOODY_LOGGING_PORT: 4500,
+};
+
+/**
+ * A stack that already runs, when GOODY_USE_RUNNING_STACK=1: at `npm start`'s ports, or those its GOODY_*_PORT
+ * variables name. It must run the Firestore stand-in (the suites inject faults through it).
+ */
+export function runningStackFromEnv(env: NodeJS.ProcessEnv = process.env): StackInfo | undefined {
+  if (env.GOODY_USE_RUNNING_STACK !== '1') return undefined;
+  const ports = { ...DEFAULT_PORTS };
+  for (const name of PORT_VARIABLES) {
+    const raw = env[name];
+    if (raw !== undefined && raw.trim() !== '') ports[name] = Number(raw);
+  }
+  return stackInfoFromPorts(ports);
+}
+
+function functionsLoaded(output: string): boolean {
+  return /^ {2}Functions {3}http:\/\/\S+ \(add-contact-to-mailerlite, send-thank-you-email, sync-emails-to-mailerlite\)$/m.test(
+    output,
+  );
+}
+
+/**
+ * Starts the launcher (`node --import tsx dev/start.ts`, what `npm start` runs) on free ports with the Firestore
+ * stand-in, and resolves once it prints its ready banner with the three callables loaded. `logFile` receives the
+ * launcher's whole output when it stops (or fails to start).
+ */
+export async function startStack(options: { logFile?: string } = {}): Promise<RunningStack> {
+  const mailDir = mkdtempSync(path.join(os.tmpdir(), 'goody-e2e-mail-'));
+  const saveLog = (run: LauncherRun) => {
+    if (!options.logFile) return;
+    mkdirSync(path.dirname(options.logFile), { recursive: true });
+    writeFileSync(options.logFile, run.output());
+  };
+
+  // Free ports are picked, released, then bound by the launcher: another process may take one in between,
+  // which the launcher reports (exit 2, nothing started). Pick again then.
+  for (let attempt = 1; ; attempt++) {
+    const ports = await freeStackPorts();
+    const run = runLauncher(process.execPath, ['--import', 'tsx', 'dev/start.ts'], {
+      ...loopbackOnlyEnv,
+      ...portEnv(ports),
+      GOODY_MAIL_DIR: mailDir,
+      // The suites make Firestore fail on purpose through the stand-in's fault endpoints.
+      GOODY_FIRESTORE: 'standin',
+    });
+    try {
+      await run.waitFor(READY_BANNER, START_TIMEOUT_MS);
+    } catch (error) {
+      run.rememberTree();
+      run.killAll();
+      saveLog(run);
+      const exit = await Promise.race([run.exited, new Promise((resolve) => setTimeout(resolve, 5_000))]);
+      rmSync(stackDir(ports), { recursive: true, force: true });
+      const portTaken = (exit as { code?: number } | undefined)?.code === PORT_TAKEN_EXIT_CODE;
+      if (portTaken && attempt < 3) continue;
+      rmSync(mailDir, { recursive: true, force: true });
+      throw error;
+    }
+    run.rememberTree();
+    if (!functionsLoaded(run.output())) {
+      await stopRun(run, ports).catch(() => {});
+      saveLog(run);
+      rmSync(mailDir, { recursive: true, force: true });
+      throw new Error(`the stack started without its three callables:\n${run.output().slice(-4000)}`);
+    }
+    return {
+      info: stackInfoFromPorts(ports),
+      async stop() {
+        try {
+          await stopRun(run, ports);
+        } finally {
+          saveLog(run);
+          rmSync(mailDir, { recursive: true, force: true });
+        }
+      },
+    };
+  }
+}
+
+/** The launcher's generated files for the stack (dev/launcher/config.ts: keyed by the hosting port). */
+function stackDir(ports: StackPorts): string {
+  return path.join(repoRoot, '.dev-data', `stack-${ports.GOODY_HOSTING_PORT}`);
+}
+
+async function stopRun(run: LauncherRun, ports: StackPorts): Promise<void> {
+  // Everything below the launcher right now, so anything that outlives the stop is found and named.
+  run.rememberTree();
+  const pid = run.child.pid as number;
+  try {
+    // What Ctrl-C does: SIGINT to the launcher's process group.
+    process.kill(-pid, 'SIGINT');
+  } catch {
+    // Already gone.
+  }
+  const stopped = await Promise.race([
+    run.exited.then(() => true),
+    new Promise<false>((resolve) => setTimeout(() => resolve(false), STOP_TIMEOUT_MS)),
+  ]);
+  const survivors = run.survivors();
+  run.killAll();
+  const busy: number[] = [];
+  for (const port of Object.values(ports)) if (!(await isPortFree(port))) busy.push(port);
+  // The launcher removes it on a clean stop; after a forced one it is left.
+  rmSync(stackDir(ports), { recursive: true, force: true });
+  const problems = [
+    stopped ? '' : `the launcher did not stop within ${STOP_TIMEOUT_MS / 1000} s of SIGINT`,
+    survivors.length > 0
+      ? `processes left running (killed now): ${survivors.map((s) => s.pid).join(', ')}`
+      : '',
+    busy.length > 0 ? `ports still in use: ${busy.join(', ')}` : '',
+  ].filter(Boolean);
+  if (problems.length > 0) throw new Error(`stopping the stack: ${problems.join('; ')}`);
+}
