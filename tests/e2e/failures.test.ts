@@ -1,0 +1,170 @@
+// The sign-up's failure paths, each made to really happen in the running services (a database that drops
+// connections, a write the database refuses, MailerLite or the mail server down), never a mocked call.
+
+import { describe, expect, it } from 'vitest';
+import {
+  liveRegions,
+  openAdmin,
+  openLanding,
+  signupForm,
+  syncButton,
+  TEXT,
+  uniqueEmail,
+  visibleToasts,
+  waitForToast,
+} from './support/app.ts';
+import { useE2E } from './support/fixture.ts';
+import { MAILERLITE_GROUP_NAMES } from './support/services.ts';
+
+const e2e = useE2E();
+
+describe('when the database cannot be reached', () => {
+  it('says "Connection Issue", keeps the address in the field, and stores and sends nothing', async () => {
+    const { page, console: consoleEntries } = await e2e.page();
+    await openLanding(page, e2e.stack.siteUrl);
+    const email = uniqueEmail('unreachable');
+    const { email: field, submit } = signupForm(page, 'hero');
+    // Every request to Firestore has its connection dropped unanswered.
+    await e2e.services.firestore.setFaults({ unavailable: 'drop' });
+
+    await field.fill(email);
+    await submit.click();
+
+    expect(await waitForToast(page, TEXT.connectionIssueTitle)).toEqual({
+      variant: 'error',
+      title: TEXT.connectionIssueTitle,
+      description: TEXT.connectionIssueDescription,
+    });
+    expect(await field.inputValue()).toBe(email);
+    expect((await liveRegions(page)).alert).toBe(
+      `${TEXT.connectionIssueTitle} ${TEXT.connectionIssueDescription}`,
+    );
+
+    await e2e.services.firestore.clearFaults();
+    expect(await e2e.services.firestore.documents('email_subscriptions')).toEqual([]);
+    expect(await e2e.services.mailerLite.groupsOf(email)).toBeUndefined();
+    expect(await e2e.services.smtp.messages()).toEqual([]);
+    expect(
+      consoleEntries.filter((entry) => entry.text.includes(email)),
+      'the address in the console',
+    ).toEqual([]);
+
+    // Once the database answers again, the same address (still in the field) goes through.
+    await submit.click();
+    await waitForToast(page, TEXT.heroSuccessTitle);
+    expect(
+      (await e2e.services.firestore.documents('email_subscriptions')).map((doc) => doc.data.email),
+    ).toEqual([email]);
+  });
+});
+
+describe('when the database refuses the insert', () => {
+  it.each([
+    { refusal: 'with a message of its own', message: 'Sign-ups are paused for maintenance.' },
+    // Without one, Cloud Firestore says this for a write its security rules deny.
+    { refusal: 'as its security rules refuse a write', message: undefined },
+  ])(
+    'says "Database Error" with the database\'s message ($refusal) and keeps the address',
+    async ({ message }) => {
+      const { page } = await e2e.page();
+      await openLanding(page, e2e.stack.siteUrl);
+      const email = uniqueEmail('refused');
+      const { email: field, submit } = signupForm(page, 'final');
+      await e2e.services.firestore.setFaults({
+        rejectWrites: { collection: 'email_subscriptions', count: 1, code: 'PERMISSION_DENIED', message },
+      });
+
+      await field.fill(email);
+      await submit.click();
+
+      expect(await waitForToast(page, TEXT.databaseErrorTitle)).toEqual({
+        variant: 'error',
+        title: TEXT.databaseErrorTitle,
+        description: message ?? 'Missing or insufficient permissions.',
+      });
+      expect(await field.inputValue()).toBe(email);
+      expect(await e2e.services.firestore.documents('email_subscriptions')).toEqual([]);
+      expect(await e2e.services.mailerLite.groupsOf(email)).toBeUndefined();
+      expect(await e2e.services.smtp.messages()).toEqual([]);
+    },
+  );
+});
+
+describe('when MailerLite is down', () => {
+  it('still signs the visitor up, and a later admin sync delivers the contact', async () => {
+    const { page, console: consoleEntries } = await e2e.page();
+    await openLanding(page, e2e.stack.siteUrl);
+    const email = uniqueEmail('mailerlite-down');
+    const { email: field, submit } = signupForm(page, 'hero');
+    // Every MailerLite API request has its connection closed unanswered.
+    await e2e.services.mailerLite.setFaults({ down: true });
+
+    await field.fill(email);
+    await submit.click();
+
+    expect(await waitForToast(page, TEXT.heroSuccessTitle)).toMatchObject({
+      variant: 'success',
+      description: TEXT.successDescription,
+    });
+    await expect.poll(() => field.inputValue()).toBe('');
+    expect(
+      (await e2e.services.firestore.documents('email_subscriptions')).map((doc) => doc.data.email),
+    ).toEqual([email]);
+    expect(await e2e.services.mailerLite.groupsOf(email), 'not in MailerLite yet').toBeUndefined();
+    expect((await e2e.services.smtp.messages()).map((message) => message.to)).toEqual([[email]]);
+    // The failure is logged for the team, without the visitor's address.
+    expect(consoleEntries.some((entry) => entry.text.includes('add-contact-to-mailerlite failed'))).toBe(
+      true,
+    );
+    expect(consoleEntries.filter((entry) => entry.text.includes(email))).toEqual([]);
+
+    await e2e.services.mailerLite.clearFaults();
+    await openAdmin(page, e2e.stack.siteUrl);
+    await syncButton(page).click();
+
+    expect(await waitForToast(page, TEXT.syncSuccessTitle)).toEqual({
+      variant: 'success',
+      title: TEXT.syncSuccessTitle,
+      description: 'Synced 1 email to MailerLite.',
+    });
+    expect(await e2e.services.mailerLite.groupsOf(email)).toEqual([MAILERLITE_GROUP_NAMES.updates]);
+  });
+});
+
+describe('when the mail server is down', () => {
+  it('still signs the visitor up and adds the contact; the thank-you goes out, once, when they sign up again', async () => {
+    const { page } = await e2e.page();
+    await openLanding(page, e2e.stack.siteUrl);
+    const email = uniqueEmail('smtp-down');
+    const { email: field, submit } = signupForm(page, 'final');
+    // The SMTP port refuses connections, as a stopped mail server does.
+    await e2e.services.smtp.setFaults({ down: true });
+
+    await field.fill(email);
+    await submit.click();
+
+    expect(await waitForToast(page, TEXT.clubSuccessTitle)).toMatchObject({
+      variant: 'success',
+      description: TEXT.successDescription,
+    });
+    await expect.poll(() => field.inputValue()).toBe('');
+    expect(
+      (await e2e.services.firestore.documents('email_subscriptions')).map((doc) => doc.data.email),
+    ).toEqual([email]);
+    expect(await e2e.services.mailerLite.groupsOf(email)).toEqual([MAILERLITE_GROUP_NAMES.club]);
+    await e2e.services.smtp.clearFaults();
+    expect(await e2e.services.smtp.messages()).toEqual([]);
+
+    // The spec has no duplicate check: signing up again stores a second sign-up, and the thank-you that
+    // failed is sent now, exactly once.
+    await field.fill(email);
+    await submit.click();
+    await page.locator('[data-variant="success"]').nth(1).waitFor({ timeout: 45_000 });
+    expect((await visibleToasts(page)).map((toast) => toast.title)).toEqual([
+      TEXT.clubSuccessTitle,
+      TEXT.clubSuccessTitle,
+    ]);
+    expect(await e2e.services.firestore.documents('email_subscriptions')).toHaveLength(2);
+    expect((await e2e.services.smtp.messages()).map((message) => message.to)).toEqual([[email]]);
+  });
+});
