@@ -1,0 +1,148 @@
+// The Admin Dashboard's sync, against the real sync callable and the MailerLite stand-in: the running state,
+// the success toast with the count, a refusal by MailerLite, and a second sync while one runs.
+
+import { describe, expect, it } from 'vitest';
+import { openAdmin, openLanding, syncButton, TEXT, uniqueEmail, waitForToast } from './support/app.ts';
+import { useE2E } from './support/fixture.ts';
+import { MAILERLITE_GROUP_NAMES } from './support/services.ts';
+
+const e2e = useE2E();
+
+/** Stores sign-ups directly (the subject here is the sync, not the form); returns their addresses by type. */
+async function storeSignups(updates: number, club: number): Promise<{ updates: string[]; club: string[] }> {
+  const stored = { updates: [] as string[], club: [] as string[] };
+  for (let i = 0; i < updates + club; i++) {
+    const type = i < updates ? 'updates' : 'club';
+    const email = uniqueEmail(`sync-${type}`);
+    await e2e.services.firestore.storeSignup(
+      `signup-${i}`,
+      email,
+      type,
+      type === 'updates' ? 'hero_form' : 'final_cta',
+    );
+    stored[type].push(email);
+  }
+  return stored;
+}
+
+/** Resolves once a sync holds the lease in `_sync/mailerlite`. */
+async function syncLeaseTaken(): Promise<void> {
+  await expect
+    .poll(
+      async () => {
+        const [state] = await e2e.services.firestore.documents('_sync');
+        return state?.data.lease ?? null;
+      },
+      { timeout: 60_000, interval: 100 },
+    )
+    .not.toBeNull();
+}
+
+describe('Admin Dashboard sync', () => {
+  it('reads "Syncing..." and is disabled while the sync runs, then says "Sync Successful!" with the count', async () => {
+    const { page } = await e2e.page();
+    const stored = await storeSignups(2, 1);
+    await openAdmin(page, e2e.stack.siteUrl);
+    const syncCalls: string[] = [];
+    page.on('request', (request) => {
+      if (request.url().endsWith('/sync-emails-to-mailerlite')) syncCalls.push(request.url());
+    });
+    // Every MailerLite answer takes a second, so the running state lasts long enough to be seen.
+    await e2e.services.mailerLite.setFaults({ latencyMs: 1_000 });
+
+    await syncButton(page).click();
+
+    const running = page.getByRole('button', { name: TEXT.syncing, exact: true });
+    await running.waitFor();
+    expect(await running.isDisabled()).toBe(true);
+    // A click on the disabled button starts nothing.
+    await running.click({ force: true });
+
+    expect(await waitForToast(page, TEXT.syncSuccessTitle)).toEqual({
+      variant: 'success',
+      title: TEXT.syncSuccessTitle,
+      description: 'Synced 3 emails to MailerLite.',
+    });
+    const idle = page.getByRole('button', { name: TEXT.syncButton, exact: true });
+    await idle.waitFor();
+    expect(await idle.isEnabled()).toBe(true);
+    expect(syncCalls).toHaveLength(1);
+    for (const email of stored.updates) {
+      expect(await e2e.services.mailerLite.groupsOf(email)).toEqual([MAILERLITE_GROUP_NAMES.updates]);
+    }
+    for (const email of stored.club) {
+      expect(await e2e.services.mailerLite.groupsOf(email)).toEqual([MAILERLITE_GROUP_NAMES.club]);
+    }
+
+    // Everything was delivered: a second run has nothing left to send.
+    await e2e.services.mailerLite.clearFaults();
+    await syncButton(page).click();
+    expect((await waitForToast(page, 'Synced 0 emails to MailerLite.')).title).toBe(TEXT.syncSuccessTitle);
+  });
+
+  it('says "Sync Failed" when MailerLite refuses the API key, and a later sync delivers everything', async () => {
+    const { page } = await e2e.page();
+    const stored = await storeSignups(1, 0);
+    await openAdmin(page, e2e.stack.siteUrl);
+    await e2e.services.mailerLite.setFaults({
+      failNext: { count: 10, status: 401, body: { message: 'Unauthenticated.' } },
+    });
+
+    await syncButton(page).click();
+
+    const failure = await waitForToast(page, TEXT.syncFailedTitle);
+    expect(failure.variant).toBe('error');
+    expect(failure.description).toMatch(/API key/);
+    expect(await e2e.services.mailerLite.groupsOf(stored.updates[0] as string)).toBeUndefined();
+    expect(await syncButton(page).isEnabled()).toBe(true);
+
+    await e2e.services.mailerLite.clearFaults();
+    await syncButton(page).click();
+    expect((await waitForToast(page, TEXT.syncSuccessTitle)).description).toBe(
+      'Synced 1 email to MailerLite.',
+    );
+    expect(await e2e.services.mailerLite.groupsOf(stored.updates[0] as string)).toEqual([
+      MAILERLITE_GROUP_NAMES.updates,
+    ]);
+  });
+
+  it('says "Sync Failed" with the server\'s reason when another sync is already running', async () => {
+    const { page } = await e2e.page();
+    // The emulator runs each call in an idle worker, or starts one (seconds, on a busy machine). Two syncs at
+    // once (nothing to send yet) leave two idle workers, so the page's call below is answered at once rather
+    // than after a cold start that could outlast the other sync.
+    await Promise.all([e2e.services.sync(), e2e.services.sync()]);
+    await storeSignups(2, 0);
+    await openAdmin(page, e2e.stack.siteUrl);
+    // The other sync's one MailerLite request takes 5 s: the window in which the page asks.
+    await e2e.services.mailerLite.setFaults({ latencyMs: 5_000 });
+
+    // Another operator's sync, over the callable protocol, holds the lease while this page asks.
+    const other = e2e.services.sync();
+    try {
+      await syncLeaseTaken();
+      await syncButton(page).click();
+
+      expect(await waitForToast(page, TEXT.syncFailedTitle)).toEqual({
+        variant: 'error',
+        title: TEXT.syncFailedTitle,
+        description: 'A sync is already running. Try again when it has finished.',
+      });
+    } finally {
+      // The other sync finishes normally, whatever happened here.
+      const reply = await other;
+      expect(reply).toMatchObject({ success: true, synced: 2, remaining: 0 });
+    }
+  });
+
+  it('has a Back to Home link and the Coming Soon card', async () => {
+    const { page } = await e2e.page();
+    await openAdmin(page, e2e.stack.siteUrl);
+    expect(await page.getByRole('heading', { name: 'Coming Soon' }).isVisible()).toBe(true);
+
+    await page.getByRole('link', { name: TEXT.backToHome }).click();
+
+    await page.waitForURL(`${e2e.stack.siteUrl}/`);
+    await openLanding(page, e2e.stack.siteUrl);
+  });
+});
