@@ -1,0 +1,6 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const webDir = path.join(repoRoot, 'web');
+export const resultsDir = path.join(repoRoot, 'bench-results');

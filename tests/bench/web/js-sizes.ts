@@ -1,0 +1,70 @@
+// The JavaScript a built site ships, split the way a browser meets it: the initial JavaScript (what the HTML
+// references, with everything it imports statically, transitively) and the lazy rest (dynamic imports).
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { gzipSync } from 'node:zlib';
+
+export interface JsFigures {
+  files: number;
+  bytes: number;
+  gzipBytes: number;
+}
+
+export interface JsSizes {
+  initial: JsFigures & { names: string[] };
+  lazy: JsFigures & { names: string[] };
+}
+
+// `<script src="/assets/x.js">` and `<link rel="modulepreload" href="/assets/x.js">`.
+const HTML_REFERENCE = /<(?:script|link)\b[^>]*?\b(?:src|href)="\/?(assets\/[^"]+\.js)"/g;
+// Static imports in minified output: `import"./x.js"`, `import{a}from"./x.js"`, `export{a}from"./x.js"`.
+// A dynamic `import("./x.js")` has a parenthesis and is not matched by this one.
+const STATIC_IMPORT = /(?:\bimport\s*|\bfrom\s*)["'`]\.\/([^"'`]+\.js)["'`]/g;
+const DYNAMIC_IMPORT = /\bimport\(\s*["'`]\.\/([^"'`]+\.js)["'`]\s*\)/g;
+
+function figures(dir: string, names: string[]): JsFigures & { names: string[] } {
+  let bytes = 0;
+  let gzipBytes = 0;
+  for (const name of names) {
+    const code = readFileSync(path.join(dir, name));
+    bytes += code.length;
+    // Level 9, as the build's own report measures, so the two figures agree.
+    gzipBytes += gzipSync(code, { level: 9 }).length;
+  }
+  return { files: names.length, bytes, gzipBytes, names: [...names].sort() };
+}
+
+/**
+ * The same rule as the build's budget (web/plugins/initial-chunk-report.ts): what the HTML loads, what
+ * those entry scripts import dynamically (the app, imported after the first paint), and all their static
+ * imports. Dynamic imports deeper down (lazy routes, Firebase) are lazy.
+ */
+export function measureJs(distDir: string, htmlFile = 'index.html'): JsSizes {
+  const assetsDir = path.join(distDir, 'assets');
+  const all = readdirSync(assetsDir).filter((name) => name.endsWith('.js'));
+  const html = readFileSync(path.join(distDir, htmlFile), 'utf8');
+  const read = (name: string) => readFileSync(path.join(assetsDir, name), 'utf8');
+
+  const initial = new Set<string>();
+  const entries = [...html.matchAll(HTML_REFERENCE)].map((match) => path.basename(match[1] as string));
+  const pending = [
+    ...entries,
+    ...entries.flatMap((name) =>
+      [...read(name).matchAll(DYNAMIC_IMPORT)].map((match) => path.basename(match[1] as string)),
+    ),
+  ];
+  for (let name = pending.pop(); name !== undefined; name = pending.pop()) {
+    if (initial.has(name)) continue;
+    initial.add(name);
+    for (const match of read(name).matchAll(STATIC_IMPORT)) pending.push(path.basename(match[1] as string));
+  }
+  if (initial.size === 0) throw new Error(`${htmlFile} in ${distDir} references no script`);
+
+  return {
+    initial: figures(assetsDir, [...initial]),
+    lazy: figures(
+      assetsDir,
+      all.filter((name) => !initial.has(name)),
+    ),
+  };
+}
