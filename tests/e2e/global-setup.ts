@@ -37,7 +37,7 @@ export default async function setup(project: TestProject): Promise<(() => Promis
     const stopping = Date.now();
     await stack.stop();
     console.log(
-      `e2e: stack stopped, nothing left running, in ${((Date.now() - stopping) / 1000).toFixed(0)} s`,
+      `e2e: stack stopped, nothing left running, in ${((Date.now() - stopping) / 1000).toFixed(1)} s`,
     );
   };
 }

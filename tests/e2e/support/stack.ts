@@ -119,9 +119,9 @@ export async function startStack(options: { logFile?: string } = {}): Promise<Ru
       run.rememberTree();
       run.killAll();
       saveLog(run);
-      const exit = await Promise.race([run.exited, new Promise((resolve) => setTimeout(resolve, 5_000))]);
+      const exit = await within(run.exited, 5_000);
       rmSync(stackDir(ports), { recursive: true, force: true });
-      const portTaken = (exit as { code?: number } | undefined)?.code === PORT_TAKEN_EXIT_CODE;
+      const portTaken = exit?.code === PORT_TAKEN_EXIT_CODE;
       if (portTaken && attempt < 3) continue;
       rmSync(mailDir, { recursive: true, force: true });
       throw error;
@@ -147,6 +147,21 @@ export async function startStack(options: { logFile?: string } = {}): Promise<Ru
   }
 }
 
+/** The promise's value, or undefined once `ms` have passed; the timer never outlives it (nor holds the process). */
+async function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<undefined>((resolve) => {
+        timer = setTimeout(() => resolve(undefined), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** The launcher's generated files for the stack (dev/launcher/config.ts: keyed by the hosting port). */
 function stackDir(ports: StackPorts): string {
   return path.join(repoRoot, '.dev-data', `stack-${ports.GOODY_HOSTING_PORT}`);
@@ -162,10 +177,7 @@ async function stopRun(run: LauncherRun, ports: StackPorts): Promise<void> {
   } catch {
     // Already gone.
   }
-  const stopped = await Promise.race([
-    run.exited.then(() => true),
-    new Promise<false>((resolve) => setTimeout(() => resolve(false), STOP_TIMEOUT_MS)),
-  ]);
+  const stopped = (await within(run.exited, STOP_TIMEOUT_MS)) !== undefined;
   const survivors = run.survivors();
   run.killAll();
   const busy: number[] = [];
