@@ -25,5 +25,14 @@ export default defineConfig({
   build: {
     target: 'es2022',
     sourcemap: true,
+    rolldownOptions: {
+      output: {
+        // A chunk is named after its entry module; React DOM's is `client`, like the app's own client.tsx.
+        chunkFileNames: (chunk) =>
+          /[\\/]node_modules[\\/]react-dom[\\/]/.test(chunk.facadeModuleId ?? '')
+            ? 'assets/react-dom-[hash].js'
+            : 'assets/[name]-[hash].js',
+      },
+    },
   },
 });

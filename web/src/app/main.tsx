@@ -11,6 +11,11 @@ let started = false;
 const startApp = () => {
   if (started) return;
   started = true;
+  // All fetched at once. Each import() evaluates its own module graph as soon as that has arrived, so
+  // React DOM and the theme (parts of the app's graph) run in tasks of their own before the rest of the
+  // app, instead of everything in one long task that would hold up any input.
+  void import('react-dom/client');
+  void import('@/theme/theme');
   import('./client')
     .then(({ start }) => start(container))
     // The prerendered page stays readable; only its form cannot work without the app.
