@@ -7,10 +7,11 @@
 //
 //   npm run bench:web [-- --runs 3] [--no-build] [--no-floor] [--check] [--compare <figures.json>]
 //
-// --check exits non-zero when a target is missed; --compare prints the change against an earlier figures file
-// (default: the previous bench-results/web-latest.json).
+// --no-build measures web/dist as it is instead of building first; --check exits non-zero when a target is
+// missed; --compare prints the change against an earlier figures file (default: the previous
+// bench-results/web-latest.json).
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -50,17 +51,23 @@ if (!chromiumPath) {
   process.exit(2);
 }
 
-const distDir = path.join(webDir, 'dist');
-if (!args['no-build']) {
-  console.log('== building web/ (npm run build -w web)');
-  const built = spawnSync('npm', ['run', 'build', '-w', 'web'], { cwd: repoRoot, stdio: 'inherit' });
+const workDir = mkdtempSync(path.join(os.tmpdir(), 'goody-bench-web-'));
+// The site under test lives in a directory of its own for the whole run: web/dist may be rebuilt meanwhile by
+// anything else (npm test, the launcher's default build), which would pull files from under Lighthouse.
+const distDir = path.join(workDir, 'site');
+if (args['no-build']) {
+  const built = path.join(webDir, 'dist');
+  if (!existsSync(path.join(built, 'index.html')))
+    throw new Error('web/dist/index.html is missing: build first');
+  cpSync(built, distDir, { recursive: true });
+} else {
+  console.log('== building web/ (npm run build -w web, into a directory of its own)');
+  const built = spawnSync('npm', ['run', 'build', '-w', 'web', '--', '--outDir', distDir, '--emptyOutDir'], {
+    cwd: repoRoot,
+    stdio: 'inherit',
+  });
   if (built.status !== 0) process.exit(built.status ?? 1);
 }
-if (!existsSync(path.join(distDir, 'index.html'))) {
-  throw new Error('web/dist/index.html is missing: build first');
-}
-
-const workDir = mkdtempSync(path.join(os.tmpdir(), 'goody-bench-web-'));
 const closers: Array<() => Promise<void>> = [];
 const serve = async (dir: string) => {
   const site = await serveLikeHosting(dir);

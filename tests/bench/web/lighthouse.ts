@@ -65,7 +65,9 @@ async function runLighthouseOnce(url: string, chromiumPath: string, chromiumArgs
     });
     if (!result) throw new Error(`Lighthouse returned no result for ${url}`);
     const lhr = result.lhr;
-    if (lhr.runtimeError) throw new LighthouseRuntimeError(lhr.runtimeError.code);
+    if (lhr.runtimeError) {
+      throw new LighthouseRuntimeError(`${lhr.runtimeError.code}: ${lhr.runtimeError.message}`);
+    }
 
     const scores = Object.fromEntries(
       CATEGORIES.map((id) => [id, Math.round((lhr.categories[id]?.score ?? Number.NaN) * 100)]),
