@@ -14,7 +14,12 @@ export interface ReportChunk {
   code: string;
   isEntry: boolean;
   imports: string[];
-  dynamicImports: string[];
+  /**
+   * For an entry chunk: the chunks its entry module itself imports dynamically (the app, deferred until
+   * after the first paint). Lazy routes and the like are imported dynamically from deeper modules and
+   * are not listed, even when those modules share the entry's chunk.
+   */
+  deferredImports: string[];
   moduleIds: string[];
 }
 
@@ -27,7 +32,7 @@ export interface InitialChunkFigures {
 
 /**
  * The initial JavaScript is what the browser fetches to make the page work without any action of the
- * visitor: every entry chunk, what an entry chunk imports dynamically (the entry defers the app until
+ * visitor: every entry chunk, what an entry module imports dynamically (the entry defers the app until
  * after the first paint, but always loads it), and everything those import statically, transitively.
  * Dynamic imports from deeper down (lazy routes, the Firebase module) are left out on purpose, which
  * is the whole point of measuring it.
@@ -38,7 +43,7 @@ export function measureInitialChunks(chunks: ReportChunk[], forbiddenModules: Re
   const entries = chunks.filter((chunk) => chunk.isEntry);
   const pending = [
     ...entries,
-    ...entries.flatMap((entry) => entry.dynamicImports.flatMap((name) => byName.get(name) ?? [])),
+    ...entries.flatMap((entry) => entry.deferredImports.flatMap((name) => byName.get(name) ?? [])),
   ];
   for (let chunk = pending.pop(); chunk; chunk = pending.pop()) {
     if (initial.has(chunk)) continue;
@@ -96,7 +101,24 @@ export function initialChunkReport(options: InitialChunkReportOptions): Plugin {
     // The client build only: a server build (the prerender's) has no initial JavaScript to speak of.
     apply: (config, env) => env.command === 'build' && !config.build?.ssr,
     generateBundle(_outputOptions, bundle) {
-      const chunks = Object.values(bundle).flatMap((output) => (output.type === 'chunk' ? [output] : []));
+      const outputs = Object.values(bundle).flatMap((output) => (output.type === 'chunk' ? [output] : []));
+      const chunkOf = new Map(
+        outputs.flatMap((chunk) => (chunk.facadeModuleId ? [[chunk.facadeModuleId, chunk]] : [])),
+      );
+      // The page's entry scripts: an entry chunk's own module, or for an HTML entry the scripts it loads.
+      const entryScripts = (facade: string) => {
+        const info = this.getModuleInfo(facade);
+        return facade.endsWith('.html') ? [...(info?.importedIds ?? [])] : [facade];
+      };
+      const chunks = outputs.map((chunk) => ({
+        ...chunk,
+        deferredImports:
+          chunk.isEntry && chunk.facadeModuleId
+            ? entryScripts(chunk.facadeModuleId)
+                .flatMap((id) => this.getModuleInfo(id)?.dynamicallyImportedIds ?? [])
+                .flatMap((id) => chunkOf.get(id)?.fileName ?? [])
+            : [],
+      }));
       const figures = measureInitialChunks(chunks, options.forbiddenModules);
 
       const lines = figures.files.map(
