@@ -128,7 +128,12 @@ try {
       ) as Record<Metric, number>,
       runs: list.map((run) => ({ scores: run.scores, metrics: run.metrics })),
       failedAudits: [...new Set(list.flatMap((run) => run.failedAudits))],
-      js: id === 'ours' ? measureJs(distDir) : id === 'naive' ? measureJs(path.join(workDir, 'naive')) : null,
+      js:
+        id === 'ours'
+          ? measureJs(distDir, { entryDefersApp: true })
+          : id === 'naive'
+            ? measureJs(path.join(workDir, 'naive'), { entryDefersApp: false })
+            : null,
     };
   };
 
