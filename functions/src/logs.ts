@@ -15,6 +15,7 @@ export type LogEvent =
   | 'input.rejected'
   | 'app_check.refused'
   | 'mailerlite.retry'
+  | 'mailerlite.group_re_resolved'
   | 'sync.started'
   | 'sync.refused_running'
   | 'sync.lease_taken_over'

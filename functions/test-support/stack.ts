@@ -68,6 +68,30 @@ export function resetMailerLite(ml: MailerLiteStandIn): void {
   ml.setLimits(MAILERLITE_LIMITS);
 }
 
+/** Deletes a group the way an operator would: through MailerLite's API (DELETE /api/groups/{id}). */
+export async function deleteGroupInMailerLite(ml: MailerLiteStandIn, id: string): Promise<void> {
+  const response = await fetch(`${ml.baseUrl}/groups/${id}`, {
+    method: 'DELETE',
+    headers: { Authorization: `Bearer ${ml.apiKey}`, Accept: 'application/json' },
+  });
+  expect(response.status, 'DELETE /api/groups/{id}').toBe(204);
+}
+
+/** Empties the stand-in's account through its HTTP control (as the e2e suite does between tests). */
+export async function resetMailerLiteOverHttp(ml: MailerLiteStandIn): Promise<void> {
+  const response = await fetch(`${ml.url}/__control/reset`, { method: 'POST' });
+  expect(response.ok, 'POST /__control/reset').toBe(true);
+}
+
+/** Group look-ups (GET /api/groups) and creations (POST /api/groups) in the stand-in's request log. */
+export function groupRequests(ml: MailerLiteStandIn): { lookups: number; creations: number } {
+  const requests = ml.state.requests;
+  return {
+    lookups: requests.filter((r) => r.method === 'GET' && r.path.split('?')[0] === '/api/groups').length,
+    creations: requests.filter((r) => r.method === 'POST' && r.path === '/api/groups').length,
+  };
+}
+
 export function startOutbox(): Promise<SmtpOutbox> {
   return startSmtpOutbox({ quiet: true });
 }

@@ -2,11 +2,14 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { MailerLiteStandIn } from '../../../dev/mailerlite/index.ts';
 import {
   BAD_EMAILS,
+  deleteGroupInMailerLite,
   expectHttpsError,
+  groupRequests,
   mailerLiteClient,
   type RecordingLogger,
   recordingLogger,
   resetMailerLite,
+  resetMailerLiteOverHttp,
   startMailerLite,
 } from '../../test-support/stack';
 import { systemClock } from '../clock';
@@ -58,6 +61,14 @@ async function drained(count: number): Promise<void> {
 
 const apiRequests = () => ml.state.requests.filter((request) => request.path.startsWith('/api/'));
 
+/** The API requests since the first `skip`, as "METHOD path status" with the query left out. */
+const requestsSince = (skip: number) =>
+  apiRequests()
+    .slice(skip)
+    .map((request) => `${request.method} ${request.path.split('?')[0]} ${request.status}`);
+
+const groupId = (name: string) => ml.state.groups.find((group) => group.name === name)?.id;
+
 describe('add-contact-to-mailerlite', () => {
   it('puts a hero sign-up into the updates group, with its source, and says it created it', async () => {
     const result = await handleAddContactToMailerlite(hero('Kid@Example.com'), deps());
@@ -88,6 +99,100 @@ describe('add-contact-to-mailerlite', () => {
     expect(apiRequests().map((request) => `${request.method} ${request.path}`)).toEqual([
       'POST /api/subscribers',
     ]);
+  });
+
+  it('resolves each group name once per instance: later calls answer from the cache', async () => {
+    await handleAddContactToMailerlite(hero('one@example.com'), deps());
+    await handleAddContactToMailerlite(final('two@example.com'), deps());
+    await handleAddContactToMailerlite(hero('three@example.com'), deps());
+    await handleAddContactToMailerlite(final('one@example.com'), deps());
+    expect(groupRequests(ml)).toEqual({ lookups: 2, creations: 2 });
+    expect(apiRequests().filter((request) => request.path === '/api/subscribers')).toHaveLength(4);
+  });
+
+  describe('when the cached group no longer exists in MailerLite', () => {
+    it('deleted: resolves the name again, creates the group anew, delivers, and caches the new id', async () => {
+      await handleAddContactToMailerlite(hero('first@example.com'), deps());
+      const deleted = groupId(GROUPS.updates) as string;
+      await deleteGroupInMailerLite(ml, deleted);
+      const before = apiRequests().length;
+
+      const result = await handleAddContactToMailerlite(hero('second@example.com'), deps());
+      expect(result).toEqual({ status: 'created', subscription_type: 'updates' });
+      const recreated = groupId(GROUPS.updates);
+      expect(recreated).toBeDefined();
+      expect(recreated).not.toBe(deleted);
+      expect(subscriber('second@example.com')?.groups).toEqual([recreated]);
+      expect(requestsSince(before)).toEqual([
+        'POST /api/subscribers 422',
+        'GET /api/groups 200',
+        'POST /api/groups 201',
+        'POST /api/subscribers 201',
+      ]);
+      expect(logger.entries).toContainEqual({
+        severity: 'warn',
+        event: 'mailerlite.group_re_resolved',
+        fields: { subscription_type: 'updates', refused_group_id: deleted, group_id: recreated },
+      });
+
+      // The new id is cached like the first: no look-up, no refusal.
+      const next = apiRequests().length;
+      await handleAddContactToMailerlite(hero('third@example.com'), deps());
+      expect(requestsSince(next)).toEqual(['POST /api/subscribers 201']);
+    });
+
+    it('the account reset (the stand-in emptied over its HTTP control): delivers into a new group', async () => {
+      await handleAddContactToMailerlite(final('first@example.com'), deps());
+      await resetMailerLiteOverHttp(ml);
+      expect(ml.state.groups).toEqual([]);
+
+      const result = await handleAddContactToMailerlite(final('second@example.com'), deps());
+      expect(result).toEqual({ status: 'created', subscription_type: 'club' });
+      expect(subscriber('second@example.com')?.groupNames).toEqual([GROUPS.club]);
+      expect(groupRequests(ml)).toEqual({ lookups: 1, creations: 1 });
+    });
+
+    it('calls refused at the same time share one look-up and create one group', async () => {
+      await handleAddContactToMailerlite(hero('first@example.com'), deps());
+      await deleteGroupInMailerLite(ml, groupId(GROUPS.updates) as string);
+      const before = groupRequests(ml);
+
+      const emails = ['a', 'b', 'c', 'd', 'e'].map((name) => `${name}@example.com`);
+      const results = await Promise.all(
+        emails.map((email) => handleAddContactToMailerlite(hero(email), deps())),
+      );
+      expect(results.map((result) => result.status)).toEqual(emails.map(() => 'created'));
+      expect(ml.state.groups.filter((group) => group.name === GROUPS.updates)).toHaveLength(1);
+      const after = groupRequests(ml);
+      expect({
+        lookups: after.lookups - before.lookups,
+        creations: after.creations - before.creations,
+      }).toEqual({ lookups: 1, creations: 1 });
+      for (const email of emails) expect(subscriber(email)?.groupNames).toEqual([GROUPS.updates]);
+    });
+
+    it('refused though MailerLite still lists it: failed-precondition, and no second upsert', async () => {
+      ml.faults.failNext(
+        1,
+        422,
+        {
+          message: 'The given data was invalid.',
+          errors: { 'groups.0': ['The selected groups.0 is invalid.'] },
+        },
+        { pathPrefix: '/api/subscribers' },
+      );
+      const error = await expectHttpsError(
+        handleAddContactToMailerlite(hero('kid@example.com'), deps()),
+        'failed-precondition',
+      );
+      expect(error.message).toBe(
+        "MailerLite refused the server's configuration (groups.0): The given data was invalid.",
+      );
+      expect(apiRequests().filter((request) => request.path === '/api/subscribers')).toHaveLength(1);
+      // Looked up twice (the first resolution, then once more after the refusal), created once.
+      expect(groupRequests(ml)).toEqual({ lookups: 2, creations: 1 });
+      expect(logger.events()).toEqual(['add_contact.failed']);
+    });
   });
 
   it('logs what happened with the address masked and hashed, never in clear', async () => {
@@ -202,7 +307,7 @@ describe('add-contact-to-mailerlite', () => {
       await expectHttpsError(handleAddContactToMailerlite(hero('kid@example.com'), deps()), 'unavailable');
     });
 
-    it('a configured group id that does not exist: failed-precondition, naming the field', async () => {
+    it('a configured group id that does not exist: failed-precondition naming the param; nothing looked up or created', async () => {
       const error = await expectHttpsError(
         handleAddContactToMailerlite(
           hero('kid@example.com'),
@@ -211,8 +316,15 @@ describe('add-contact-to-mailerlite', () => {
         'failed-precondition',
       );
       expect(error.message).toBe(
-        "MailerLite refused the server's configuration (groups.0): The given data was invalid.",
+        'MAILERLITE_GROUP_UPDATES is set to the group id 404, and MailerLite has no group with that id. Set it to the id of an existing group, or to a group name (looked up, and created if missing).',
       );
+      expect(requestsSince(0)).toEqual(['POST /api/subscribers 422']);
+      expect(ml.state.groups).toEqual([]);
+      expect(ml.state.subscribers).toEqual([]);
+      expect(logger.entries.at(-1)?.fields).toMatchObject({
+        error: 'MailerLiteConfiguredGroupError',
+        code: 'failed-precondition',
+      });
     });
   });
 

@@ -5,7 +5,7 @@ import { type Clock, systemClock } from '../clock';
 import { cloudLogger, emailFields, type Logger } from '../logs';
 import type { MailerLiteClient } from '../mailerlite/client';
 import { mailerLiteFromParams } from '../mailerlite/from-params';
-import { type GroupConfig, resolveGroupId } from '../mailerlite/groups';
+import { type GroupConfig, groupIdsRefusedBy, reResolveGroupId, resolveGroupId } from '../mailerlite/groups';
 import { mailerLiteHttpsError } from '../mailerlite/https-error';
 import { MAILERLITE_API_KEY } from '../params';
 import { parseAddContactInput, type SubscriptionType, validated } from '../schemas';
@@ -53,12 +53,30 @@ export async function handleAddContactToMailerlite(
     timeoutMs: deps.requestTimeoutMs ?? ADD_CONTACT_REQUEST_TIMEOUT_MS,
     maxAttempts: 2,
   };
-  try {
-    const groupId = await resolveGroupId(deps.client, deps.groups, input.subscriptionType, request);
-    const result = await deps.client.upsertSubscriber(
+  const upsert = (groupId: string) =>
+    deps.client.upsertSubscriber(
       { email: input.email, fields: { source: input.source }, groups: [groupId] },
       request,
     );
+  try {
+    const groupId = await resolveGroupId(deps.client, deps.groups, input.subscriptionType, request);
+    let result: Awaited<ReturnType<typeof upsert>>;
+    try {
+      result = await upsert(groupId);
+    } catch (error) {
+      // The cached group is gone (deleted in MailerLite): resolve its name again and retry once,
+      // within the same budget. A second refusal is final.
+      if (groupIdsRefusedBy(error, [groupId]).length === 0) throw error;
+      const type = input.subscriptionType;
+      const fresh = await reResolveGroupId(deps.client, deps.groups, type, groupId, request);
+      if (fresh === groupId) throw error;
+      deps.logger.warn('mailerlite.group_re_resolved', {
+        subscription_type: type,
+        refused_group_id: groupId,
+        group_id: fresh,
+      });
+      result = await upsert(fresh);
+    }
     const status = result.created ? 'created' : 'updated';
     deps.logger.info('add_contact.upserted', { ...log, status });
     return { status, subscription_type: input.subscriptionType };

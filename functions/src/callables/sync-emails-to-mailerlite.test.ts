@@ -6,15 +6,18 @@ import type { MailerLiteStandIn } from '../../../dev/mailerlite/index.ts';
 import {
   type ConfirmedUpsert,
   clockAhead,
+  deleteGroupInMailerLite,
   expectHttpsError,
   FINAL,
   type FirestoreHarness,
+  groupRequests,
   HERO,
   type RecordingLogger,
   recordingLogger,
   recordingMailerLiteClient,
   repeatedUpserts,
   resetMailerLite,
+  resetMailerLiteOverHttp,
   type Signup,
   seedSignups,
   startFirestore,
@@ -354,6 +357,149 @@ describe('sync-emails-to-mailerlite', () => {
       expectAllSevenHundredDelivered();
       // One upsert per (address, form) at most, plus the step the kill interrupted.
       expect(contactsSent()).toBeLessThanOrEqual(900 + 50);
+    });
+  });
+
+  describe('when a cached group no longer exists in MailerLite', () => {
+    const groupId = (name: string) => ml.state.groups.find((group) => group.name === name)?.id as string;
+
+    /** (address, subscription type) pairs confirmed, with `typeOf` naming each group id ever used. */
+    function confirmedTypePairs(typeOf: Map<string, string>): string[] {
+      return confirmed.flatMap(({ email, groups }) => groups.map((id) => `${typeOf.get(id)} ${email}`));
+    }
+
+    it('resolves the names once per instance: a second run looks nothing up', async () => {
+      await seedSignups(db, [
+        { email: 'kid@example.com', ...HERO },
+        { email: 'teen@example.com', ...FINAL },
+      ]);
+      expect(await sync()).toMatchObject({ success: true, synced: 2 });
+      expect(groupRequests(ml)).toEqual({ lookups: 2, creations: 2 });
+      await seedSignups(db, [{ email: 'newcomer@example.com', ...FINAL }]);
+      expect(await sync()).toMatchObject({ success: true, synced: 1 });
+      expect(groupRequests(ml)).toEqual({ lookups: 2, creations: 2 });
+      expect(logger.events()).not.toContain('mailerlite.group_re_resolved');
+    });
+
+    it('the account reset between two runs: the next run creates both groups anew and delivers everything', async () => {
+      await seedSignups(db, [{ email: 'early@example.com', ...HERO }]);
+      expect(await sync()).toMatchObject({ success: true, synced: 1 });
+      await resetMailerLiteOverHttp(ml);
+      confirmed.length = 0;
+
+      await seedSignups(db, thousandSignups());
+      const reply = await sync();
+      expect(reply).toMatchObject({ success: true, synced: 700, remaining: 0 });
+      expectAllSevenHundredDelivered();
+      expect(ml.state.groups.map((group) => group.name).sort()).toEqual([GROUPS.club, GROUPS.updates]);
+      expect(groupRequests(ml)).toEqual({ lookups: 2, creations: 2 });
+      expect(logger.events().filter((event) => event === 'mailerlite.group_re_resolved')).toHaveLength(2);
+      // The one batch sent with the stale ids was refused whole and sent again; nothing else twice.
+      expect(repeatedUpserts(confirmed)).toBe(0);
+      expect(confirmedPairs()).toBe(900);
+      expect(contactsSent() - confirmed.length).toBe(50);
+      expect(await sync()).toMatchObject({ success: true, synced: 0 });
+    });
+
+    it('a group deleted mid-run: nothing lost, nothing sent twice beyond the batch in flight', async () => {
+      await seedSignups(db, thousandSignups({ repeats: false }));
+      let batches = 0;
+      let deleted = '';
+      const reply = await sync({
+        onProgress: async (event) => {
+          if (event.type === 'batch' && ++batches === 2) {
+            deleted = groupId(GROUPS.updates);
+            await deleteGroupInMailerLite(ml, deleted);
+          }
+        },
+      });
+      expect(reply).toMatchObject({ success: true, synced: 700, remaining: 0 });
+      const recreated = groupId(GROUPS.updates);
+      expect(recreated).not.toBe(deleted);
+      const typeOf = new Map([
+        [deleted, 'updates'],
+        [recreated, 'updates'],
+        [groupId(GROUPS.club), 'club'],
+      ]);
+      // Every (address, form) confirmed exactly once, whichever updates group took it.
+      const pairs = confirmedTypePairs(typeOf);
+      expect(pairs).toHaveLength(900);
+      expect(new Set(pairs).size).toBe(900);
+      // Sent but not confirmed: only the refused entries of the one batch that met the deletion.
+      const refused = contactsSent() - confirmed.length;
+      expect(refused).toBeGreaterThan(0);
+      expect(refused).toBeLessThanOrEqual(50);
+      // Everyone confirmed into the new group is in it (MailerLite took the members of the deleted
+      // group out with it); the club group was never touched.
+      const byEmail = new Map(ml.state.subscribers.map((s) => [s.email, s]));
+      for (const { email, groups } of confirmed) {
+        for (const id of groups.filter((group) => group !== deleted)) {
+          expect(byEmail.get(email)?.groups, email).toContain(id);
+        }
+      }
+      expect(ml.state.subscribers).toHaveLength(700);
+      expect(logger.entries.filter((entry) => entry.event === 'mailerlite.group_re_resolved')).toEqual([
+        {
+          severity: 'warn',
+          event: 'mailerlite.group_re_resolved',
+          fields: { subscription_type: 'updates', refused_group_id: deleted, group_id: recreated },
+        },
+      ]);
+      expect(await sync()).toMatchObject({ success: true, synced: 0, remaining: 0 });
+    });
+
+    it('a crash after the refusal, before the re-resolution: the next run delivers everything', async () => {
+      await seedSignups(db, thousandSignups({ repeats: false }));
+      let batches = 0;
+      let deleted = '';
+      const crash = sync({
+        onProgress: async (event) => {
+          if (event.type !== 'batch') return;
+          batches += 1;
+          if (batches === 1) {
+            deleted = groupId(GROUPS.updates);
+            await deleteGroupInMailerLite(ml, deleted);
+          }
+          if (batches === 2 && event.retry > 0) throw new Error('the instance died');
+        },
+      });
+      await expect(crash).rejects.toThrow('the instance died');
+
+      const reply = await sync();
+      expect(reply).toMatchObject({ success: true, remaining: 0 });
+      const typeOf = new Map([
+        [deleted, 'updates'],
+        [groupId(GROUPS.updates), 'updates'],
+        [groupId(GROUPS.club), 'club'],
+      ]);
+      const pairs = confirmedTypePairs(typeOf);
+      expect(new Set(pairs).size).toBe(900);
+      // Repeated: at most what the interrupted batch had confirmed before the crash (the cursor had
+      // not passed it). Refused: its other entries, and the next run's first batch, still sent with
+      // the stale id the instance had cached.
+      expect(pairs.length - 900).toBeLessThanOrEqual(50);
+      expect(contactsSent() - confirmed.length).toBeLessThanOrEqual(100);
+      expect(ml.state.subscribers).toHaveLength(700);
+    });
+
+    it('a configured id that does not exist: stops saying which param to fix; nothing passed, nothing created', async () => {
+      await seedSignups(db, thousandSignups());
+      const club = ml.addGroup(GROUPS.club);
+      const reply = await sync({ groups: { updates: '404', club } });
+      expect(reply.success).toBe(false);
+      expect(reply.error).toMatch(
+        /^MAILERLITE_GROUP_UPDATES is set to the group id 404, and MailerLite has no group with that id\. Set it to the id of an existing group, or to a group name \(looked up, and created if missing\)\. \d+ emails? synced before it stopped\./,
+      );
+      expect(groupRequests(ml)).toEqual({ lookups: 0, creations: 0 });
+      expect(ml.state.groups.map((group) => group.id)).toEqual([club]);
+      expect(reply.remaining).toBeGreaterThan(0);
+      // The operator fixes the param: the next run delivers everyone, from where the cursor stopped.
+      const updates = ml.addGroup(GROUPS.updates);
+      expect(await sync({ groups: { updates, club } })).toMatchObject({ success: true, remaining: 0 });
+      expectAllSevenHundredDelivered();
+      // Only the batch the first run stopped in: its club entries were confirmed, but the cursor
+      // could not pass the refused ones among them.
+      expect(repeatedUpserts(confirmed)).toBeLessThanOrEqual(50);
     });
   });
 

@@ -8,7 +8,7 @@ import { adminFirestore, firestoreSdk } from '../firestore';
 import { cloudLogger, type Logger } from '../logs';
 import type { MailerLiteClient } from '../mailerlite/client';
 import { mailerLiteFromParams } from '../mailerlite/from-params';
-import { type GroupConfig, resolveGroupId } from '../mailerlite/groups';
+import { type GroupConfig, reResolveGroupId, resolveGroupId } from '../mailerlite/groups';
 import { mailerLiteHttpsError } from '../mailerlite/https-error';
 import { MAILERLITE_API_KEY } from '../params';
 import { parseSyncInput, validated } from '../schemas';
@@ -122,6 +122,8 @@ export async function handleSyncEmailsToMailerlite(data: unknown, deps: SyncDeps
         documentId: deps.documentId ?? (await firestoreSdk()).FieldPath.documentId(),
         client: deps.client,
         groupIds,
+        reResolveGroup: (type, refusedId, request) =>
+          reResolveGroupId(deps.client, deps.groups, type, refusedId, request),
         state,
         clock: deps.clock,
         logger: deps.logger,
@@ -160,7 +162,7 @@ export async function handleSyncEmailsToMailerlite(data: unknown, deps: SyncDeps
       requests: deps.client.requestCount,
     });
     if (stop.kind === 'failed') {
-      const error = `${FAILURE_MESSAGES[stop.reason]} ${emails(synced)} synced before it stopped.${left || ' Run the sync again later.'}`;
+      const error = `${stop.detail ?? FAILURE_MESSAGES[stop.reason]} ${emails(synced)} synced before it stopped.${left || ' Run the sync again later.'}`;
       return reply(false, error, synced, error, remaining, run.rejected, run.skipped);
     }
     const message = [`Synced ${emails(synced)} to MailerLite.${left}`, ...notes].join(' ');

@@ -7,13 +7,14 @@ import { type Clock, systemClock } from '../clock';
 import { MailerLiteClient, retryAfterMs } from './client';
 import {
   MailerLiteAuthError,
+  MailerLiteConfiguredGroupError,
   MailerLiteNetworkError,
   MailerLiteRateLimitError,
   MailerLiteServerError,
   MailerLiteTimeoutError,
   MailerLiteValidationError,
 } from './errors';
-import { clearGroupCache, resolveGroupId } from './groups';
+import { clearGroupCache, groupIdsRefusedBy, reResolveGroupId, resolveGroupId } from './groups';
 
 let ml: MailerLiteStandIn;
 
@@ -310,6 +311,46 @@ describe('groups', () => {
     expect(new Set([first, second, third]).size).toBe(1);
     expect(ml.state.groups.map((group) => group.name)).toEqual(['GOODY launch updates']);
     expect(apiRequests().map((request) => request.method)).toEqual(['GET', 'POST']);
+  });
+
+  it('reads the ids MailerLite refused from its 422, by index into the groups sent', async () => {
+    const client = mailerLiteClient(ml);
+    const existing = ml.addGroup('Launch list');
+    const sent = [existing, '999', '998'];
+    const error = await client
+      .upsertSubscriber({ email: 'kid@example.com', groups: sent })
+      .catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(MailerLiteValidationError);
+    expect((error as MailerLiteValidationError).errors).toEqual({
+      'groups.1': ['The selected groups.1 is invalid.'],
+      'groups.2': ['The selected groups.2 is invalid.'],
+    });
+    expect(groupIdsRefusedBy(error, sent)).toEqual(['999', '998']);
+
+    const badAddress = await client
+      .upsertSubscriber({ email: 'not an address', groups: [existing] })
+      .catch((caught: unknown) => caught);
+    expect(groupIdsRefusedBy(badAddress, [existing])).toEqual([]);
+  });
+
+  it('never resolves a configured id again: the error names the param to fix, and nothing is sent', async () => {
+    const error = await reResolveGroupId(mailerLiteClient(ml), config, 'club', config.club).catch(
+      (caught: unknown) => caught,
+    );
+    expect(error).toBeInstanceOf(MailerLiteConfiguredGroupError);
+    expect((error as MailerLiteConfiguredGroupError).param).toBe('MAILERLITE_GROUP_CLUB');
+    expect(apiRequests()).toEqual([]);
+  });
+
+  it('drops a cached name only while it still holds the refused id', async () => {
+    const client = mailerLiteClient(ml);
+    const id = await resolveGroupId(client, config, 'updates');
+    // Another call already replaced the refused id: its result is used, nothing is looked up.
+    expect(await reResolveGroupId(client, config, 'updates', 'an-id-already-replaced')).toBe(id);
+    expect(apiRequests().map((request) => request.method)).toEqual(['GET', 'POST']);
+    // The cached id itself refused: looked up again (found, so no group is created).
+    expect(await reResolveGroupId(client, config, 'updates', id)).toBe(id);
+    expect(apiRequests().map((request) => request.method)).toEqual(['GET', 'POST', 'GET']);
   });
 
   it('does not cache a failed lookup', async () => {

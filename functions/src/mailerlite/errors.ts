@@ -34,6 +34,24 @@ export class MailerLiteValidationError extends MailerLiteError {
   }
 }
 
+/**
+ * A group id the operator configured (MAILERLITE_GROUP_UPDATES or MAILERLITE_GROUP_CLUB set to an id,
+ * not a name) that MailerLite refused as nonexistent. Unlike a name, it is never re-resolved: which
+ * group to use is the operator's decision, so the message says what to change.
+ */
+export class MailerLiteConfiguredGroupError extends MailerLiteError {
+  readonly transient = false;
+  constructor(
+    readonly param: string,
+    readonly groupId: string,
+  ) {
+    super(
+      `${param} is set to the group id ${groupId}, and MailerLite has no group with that id. Set it to the id of an existing group, or to a group name (looked up, and created if missing).`,
+      422,
+    );
+  }
+}
+
 /** 404: the subscriber, group or import does not exist. */
 export class MailerLiteNotFoundError extends MailerLiteError {
   readonly transient = false;

@@ -1,17 +1,31 @@
 import type { SubscriptionType } from '../schemas';
 import type { MailerLiteClient, RequestOptions } from './client';
+import { type FieldErrors, MailerLiteConfiguredGroupError, MailerLiteValidationError } from './errors';
 
 /** What MAILERLITE_GROUP_UPDATES and MAILERLITE_GROUP_CLUB hold: a group id, or a name to resolve. */
 export type GroupConfig = Readonly<Record<SubscriptionType, string>>;
 
+/** The param behind each type's group, named in messages an operator reads. */
+export const GROUP_PARAMS: Readonly<Record<SubscriptionType, string>> = {
+  updates: 'MAILERLITE_GROUP_UPDATES',
+  club: 'MAILERLITE_GROUP_CLUB',
+};
+
 // MailerLite group ids are long decimal strings; anything else configured is a name.
 const GROUP_ID = /^\d{1,30}$/;
+
+interface Resolution {
+  pending: Promise<string>;
+  /** The id, once `pending` has settled with it. */
+  id: string | null;
+}
 
 /**
  * Resolved names, shared by every call an instance serves: a warm instance asks MailerLite once per
  * name. Keyed by the client's account (base URL and a hash of the key), so two accounts never share one.
+ * An entry stays until MailerLite refuses its id (the group was deleted): see reResolveGroupId.
  */
-const resolved = new Map<string, Promise<string>>();
+const resolved = new Map<string, Resolution>();
 
 export function clearGroupCache(): void {
   resolved.clear();
@@ -31,15 +45,75 @@ export async function resolveGroupId(
 ): Promise<string> {
   const configured = config[type].trim();
   if (GROUP_ID.test(configured)) return configured;
-  const key = `${client.accountKey} ${configured.toLowerCase()}`;
-  let pending = resolved.get(key);
-  if (!pending) {
-    pending = findOrCreate(client, configured, options);
-    resolved.set(key, pending);
-    // A failed lookup must not stay cached: the next call tries again.
-    pending.catch(() => resolved.delete(key));
+  const key = cacheKey(client, configured);
+  let entry = resolved.get(key);
+  if (!entry) {
+    const resolution: Resolution = { pending: findOrCreate(client, configured, options), id: null };
+    resolved.set(key, resolution);
+    resolution.pending.then(
+      (id) => {
+        resolution.id = id;
+      },
+      // A failed lookup must not stay cached: the next call tries again. Only this entry is
+      // removed, never one a later re-resolution put in its place.
+      () => {
+        if (resolved.get(key) === resolution) resolved.delete(key);
+      },
+    );
+    entry = resolution;
   }
-  return pending;
+  return entry.pending;
+}
+
+/**
+ * The id to use after MailerLite refused `refusedId` as the group of `type` (it no longer exists:
+ * deleted in MailerLite, or the account was reset). For a name, the cached resolution is dropped and
+ * the name resolved again, which creates the group if it is gone. Calls that saw the same refusal at
+ * the same time share that one lookup: only an entry still holding the refused id is dropped, so a
+ * caller arriving after the re-resolution gets its result instead of starting another.
+ *
+ * A configured id is never replaced: MailerLiteConfiguredGroupError says which param to fix.
+ * The answer can be `refusedId` itself (MailerLite still lists the group it refused); retrying with
+ * it cannot help, and the caller should treat the refusal as final.
+ */
+export async function reResolveGroupId(
+  client: MailerLiteClient,
+  config: GroupConfig,
+  type: SubscriptionType,
+  refusedId: string,
+  options?: RequestOptions,
+): Promise<string> {
+  const configured = config[type].trim();
+  if (GROUP_ID.test(configured)) throw new MailerLiteConfiguredGroupError(GROUP_PARAMS[type], configured);
+  const key = cacheKey(client, configured);
+  if (resolved.get(key)?.id === refusedId) resolved.delete(key);
+  return resolveGroupId(client, config, type, options);
+}
+
+/**
+ * The group ids a 422 to an upsert refuses as nonexistent. MailerLite validates each element of
+ * `groups` on its own (Laravel's `groups.*` exists rule) and names it by index:
+ * `{"message": "...", "errors": {"groups.0": ["The selected groups.0 is invalid."]}}`.
+ * `sent` is the `groups` array of that upsert; other errors (about the address, a field, `groups`
+ * as a whole) refuse no id.
+ */
+export function refusedGroupIds(errors: FieldErrors, sent: readonly string[]): string[] {
+  const ids = new Set<string>();
+  for (const field of Object.keys(errors)) {
+    const index = /^groups\.(\d+)$/.exec(field)?.[1];
+    const id = index === undefined ? undefined : sent[Number(index)];
+    if (id !== undefined) ids.add(id);
+  }
+  return [...ids];
+}
+
+/** refusedGroupIds of an error thrown by an upsert; none for any other error. */
+export function groupIdsRefusedBy(error: unknown, sent: readonly string[]): string[] {
+  return error instanceof MailerLiteValidationError ? refusedGroupIds(error.errors, sent) : [];
+}
+
+function cacheKey(client: MailerLiteClient, name: string): string {
+  return `${client.accountKey} ${name.toLowerCase()}`;
 }
 
 async function findOrCreate(

@@ -1,6 +1,7 @@
 import { HttpsError } from 'firebase-functions/v2/https';
 import {
   MailerLiteAuthError,
+  MailerLiteConfiguredGroupError,
   MailerLiteError,
   MailerLiteNotFoundError,
   MailerLiteValidationError,
@@ -12,6 +13,9 @@ import {
  */
 export function mailerLiteHttpsError(error: unknown): HttpsError {
   if (error instanceof HttpsError) return error;
+  if (error instanceof MailerLiteConfiguredGroupError) {
+    return new HttpsError('failed-precondition', error.message);
+  }
   if (error instanceof MailerLiteValidationError) {
     const fields = Object.keys(error.errors);
     const about = fields.length > 0 ? ` (${fields.join(', ')})` : '';

@@ -4,18 +4,22 @@ import { emailFields, type Logger } from '../logs';
 import {
   BATCH_MAX_REQUESTS,
   type BatchRequest,
+  fieldErrors,
   type MailerLiteClient,
+  type RequestOptions,
   type UpsertSubscriberInput,
 } from '../mailerlite/client';
 import {
   type FieldErrors,
   MailerLiteAuthError,
+  MailerLiteConfiguredGroupError,
   MailerLiteError,
   MailerLiteNotFoundError,
   MailerLiteRateLimitError,
   MailerLiteTimeoutError,
   MailerLiteValidationError,
 } from '../mailerlite/errors';
+import { groupIdsRefusedBy, refusedGroupIds } from '../mailerlite/groups';
 import { parseStoredSignup, type Source, type StoredSignup, type SubscriptionType } from '../schemas';
 import { LeaseLostError, type SyncCursor, type SyncState } from './state';
 
@@ -59,13 +63,22 @@ export type SyncFailure =
   | 'lease_lost'
   | 'database';
 
-export type SyncStop = { kind: 'done' } | { kind: 'deadline' } | { kind: 'failed'; reason: SyncFailure };
+export type SyncStop =
+  | { kind: 'done' }
+  | { kind: 'deadline' }
+  /** `detail`: what to tell the operator instead of the reason's general message. */
+  | { kind: 'failed'; reason: SyncFailure; detail?: string };
 
 export interface SyncRunDeps {
   db: Firestore;
   documentId: FieldPath;
   client: MailerLiteClient;
   groupIds: Readonly<Record<SubscriptionType, string>>;
+  /**
+   * The group id to use for `type` after MailerLite refused `refusedId` as nonexistent (see
+   * reResolveGroupId); throws MailerLiteConfiguredGroupError for an id the operator configured.
+   */
+  reResolveGroup: (type: SubscriptionType, refusedId: string, options: RequestOptions) => Promise<string>;
   state: SyncState;
   clock: Clock;
   logger: Logger;
@@ -90,6 +103,8 @@ interface Contact {
 }
 
 type Outcome = 'confirmed' | 'rejected' | 'retry';
+/** What one upsert's answer means for its contact, before the run has acted on it. */
+type Answer = Outcome | 'auth' | 'config' | { refusedGroups: string[] };
 
 const LOW_WATER = 200;
 const RATE_LIMIT_SLACK_MS = 50;
@@ -127,6 +142,13 @@ export class SyncRun {
   private cursor: SyncCursor | null;
   private cursorDirty = false;
   private failure: SyncFailure | null = null;
+  private failureDetail: string | undefined;
+  /** The group ids in use; a type's id changes when its group had to be resolved again. */
+  private readonly groupIds: Record<SubscriptionType, string>;
+  /** Types whose group MailerLite refused in the last step, with the id it refused. */
+  private readonly refusedGroups = new Map<SubscriptionType, string>();
+  /** Types resolved again in this run: a second refusal stops the run instead of looping. */
+  private readonly reResolved = new Set<SubscriptionType>();
   private globalBlockedUntil = 0;
   private importBlockedUntil = 0;
 
@@ -136,6 +158,7 @@ export class SyncRun {
   ) {
     this.lastRead = start;
     this.cursor = start;
+    this.groupIds = { ...deps.groupIds };
   }
 
   /** Sign-ups read but not yet passed by the cursor (the next run reads them again). */
@@ -163,6 +186,10 @@ export class SyncRun {
         await this.waitUntil(this.globalBlockedUntil);
         continue;
       }
+      if (this.refusedGroups.size > 0) {
+        await this.reResolveRefusedGroups();
+        continue;
+      }
       const importOpen = now >= this.importBlockedUntil;
       const contacts = this.nextStep(importOpen ? BATCH_MAX_REQUESTS : this.deps.options.singleConcurrency);
       if (importOpen && contacts.length >= 2) {
@@ -187,7 +214,10 @@ export class SyncRun {
       await this.checkpoint(false);
     }
     if (this.failure !== 'lease_lost') await this.checkpoint(true);
-    return this.failure ? { kind: 'failed', reason: this.failure } : stop;
+    if (!this.failure) return stop;
+    return this.failureDetail === undefined
+      ? { kind: 'failed', reason: this.failure }
+      : { kind: 'failed', reason: this.failure, detail: this.failureDetail };
   }
 
   /** How many sign-ups lie after the cursor, counted by Firestore; null if it cannot say. */
@@ -272,7 +302,7 @@ export class SyncRun {
     return {
       email: contact.email,
       fields: { source: contact.source },
-      groups: [...contact.types].map((type) => this.deps.groupIds[type]),
+      groups: [...contact.types].map((type) => this.groupIds[type]),
     };
   }
 
@@ -282,10 +312,11 @@ export class SyncRun {
   }
 
   private async sendBatch(contacts: Contact[]): Promise<void> {
-    const requests: BatchRequest[] = contacts.map((contact) => ({
+    const upserts = contacts.map((contact) => this.upsert(contact));
+    const requests: BatchRequest[] = upserts.map((body) => ({
       method: 'POST',
       path: 'api/subscribers',
-      body: this.upsert(contact),
+      body,
     }));
     let responses: Awaited<ReturnType<MailerLiteClient['batch']>>;
     try {
@@ -295,7 +326,10 @@ export class SyncRun {
       return;
     }
     const outcomes = responses.map((response, index) =>
-      this.settle(contacts[index] as Contact, classify(response.code, response.body)),
+      this.settle(
+        contacts[index] as Contact,
+        classify(response.code, response.body, upserts[index]?.groups ?? []),
+      ),
     );
     await this.stepDone('batch', outcomes);
   }
@@ -304,10 +338,13 @@ export class SyncRun {
   private async sendWave(contacts: Contact[]): Promise<void> {
     const outcomes = await Promise.all(
       contacts.map(async (contact): Promise<Outcome> => {
+        const upsert = this.upsert(contact);
         try {
-          await this.deps.client.upsertSubscriber(this.upsert(contact), this.requestOptions());
+          await this.deps.client.upsertSubscriber(upsert, this.requestOptions());
           return this.settle(contact, 'confirmed');
         } catch (error) {
+          const refusedGroups = groupIdsRefusedBy(error, upsert.groups ?? []);
+          if (refusedGroups.length > 0) return this.settle(contact, { refusedGroups });
           if (error instanceof MailerLiteValidationError && emailOnly(error.errors)) {
             return this.settle(contact, 'rejected');
           }
@@ -319,7 +356,21 @@ export class SyncRun {
     await this.stepDone('single', outcomes);
   }
 
-  private settle(contact: Contact, outcome: Outcome | 'auth' | 'config'): Outcome {
+  private settle(contact: Contact, outcome: Answer): Outcome {
+    if (typeof outcome === 'object') {
+      // Not applied (MailerLite validates before it writes): the contact stays unsettled and goes
+      // again, with the group resolved anew, in the step after the re-resolution. Not counted as a
+      // failure of the contact: the refusal is about the group, and it is retried once per run.
+      let ours = false;
+      for (const [type, id] of Object.entries(this.groupIds) as Array<[SubscriptionType, string]>) {
+        if (!outcome.refusedGroups.includes(id)) continue;
+        this.refusedGroups.set(type, id);
+        ours = true;
+      }
+      // An id this run never sent cannot be resolved again; resending would loop.
+      if (!ours) this.fail('mailerlite_config');
+      return 'retry';
+    }
     if (outcome === 'confirmed') {
       for (const type of contact.types) this.confirmedPairs.add(pair(contact.email, type));
       this.syncedEmails.add(contact.email);
@@ -372,8 +423,56 @@ export class SyncRun {
     else throw error;
   }
 
-  private fail(reason: SyncFailure): void {
-    this.failure ??= reason;
+  private fail(reason: SyncFailure, detail?: string): void {
+    if (this.failure) return;
+    this.failure = reason;
+    this.failureDetail = detail;
+  }
+
+  /**
+   * Between two steps, after MailerLite refused a group id as nonexistent: each refused type's group
+   * is resolved again (found, or created if it was deleted) and the refused contacts, still unsettled
+   * behind the cursor, go again in the next step with the new id. Once per type per run: a second
+   * refusal, an id MailerLite still lists, or an id the operator configured stops the run, and the
+   * cursor stays before every contact not delivered.
+   */
+  private async reResolveRefusedGroups(): Promise<void> {
+    const { clock, options, stopAt } = this.deps;
+    // The lookup and the creation wait out 429s: renew the lease first, and give them at most half
+    // of it, so the lease cannot run out under them.
+    await this.checkpoint(true);
+    if (this.failure) return;
+    const deadline = Math.min(stopAt, clock.now() + options.leaseMs / 2);
+    for (const [type, refusedId] of this.refusedGroups) {
+      if (this.reResolved.has(type)) {
+        this.fail('mailerlite_config');
+        return;
+      }
+      let fresh: string;
+      try {
+        fresh = await this.deps.reResolveGroup(type, refusedId, { deadline });
+      } catch (error) {
+        // A 429 leaves the refusal recorded, to be resolved again once the wait is over; the
+        // deadline ends the run with the refused contacts still before the cursor.
+        if (error instanceof MailerLiteConfiguredGroupError) this.fail('mailerlite_config', error.message);
+        else if (error instanceof MailerLiteTimeoutError && clock.now() >= stopAt - 1_000) {
+          await this.waitUntil(stopAt);
+        } else this.requestFailed(error);
+        return;
+      }
+      this.reResolved.add(type);
+      this.refusedGroups.delete(type);
+      if (fresh === refusedId) {
+        this.fail('mailerlite_config');
+        return;
+      }
+      this.groupIds[type] = fresh;
+      this.deps.logger.warn('mailerlite.group_re_resolved', {
+        subscription_type: type,
+        refused_group_id: refusedId,
+        group_id: fresh,
+      });
+    }
   }
 
   private async waitUntil(until: number): Promise<void> {
@@ -422,11 +521,13 @@ function pair(email: string, type: SubscriptionType): string {
 }
 
 /** What one answer inside a batch means for its contact. */
-function classify(code: number, body: unknown): Outcome | 'auth' | 'config' {
+function classify(code: number, body: unknown, groups: readonly string[]): Answer {
   if (code >= 200 && code < 300) return 'confirmed';
   if (code === 422) {
-    const errors = (body as { errors?: unknown } | null)?.errors;
-    return errors && typeof errors === 'object' && emailOnly(errors as FieldErrors) ? 'rejected' : 'config';
+    const errors = fieldErrors(body);
+    const refusedGroups = refusedGroupIds(errors, groups);
+    if (refusedGroups.length > 0) return { refusedGroups };
+    return emailOnly(errors) ? 'rejected' : 'config';
   }
   if (code === 401) return 'auth';
   if (code === 408 || code === 429 || code >= 500) return 'retry';
