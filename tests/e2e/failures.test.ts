@@ -58,6 +58,38 @@ describe('when the database cannot be reached', () => {
   });
 });
 
+describe('when the database stops answering without closing the connection', () => {
+  it('gives up after the connection-test bound: "Connection Issue", the address kept, nothing stored or sent', async () => {
+    const { page, console: consoleEntries } = await e2e.page();
+    await openLanding(page, e2e.stack.siteUrl);
+    const email = uniqueEmail('hung');
+    const { email: field, submit } = signupForm(page, 'hero');
+    // Every request to Firestore is held open, unanswered, as by a service that stopped responding.
+    await e2e.services.firestore.setFaults({ unavailable: 'hang' });
+
+    await field.fill(email);
+    await submit.click();
+
+    // The site waits out its connection-test bound (10 s, web/src/lib/firebase.ts), then says so.
+    expect(await waitForToast(page, TEXT.connectionIssueTitle)).toEqual({
+      variant: 'error',
+      title: TEXT.connectionIssueTitle,
+      description: TEXT.connectionIssueDescription,
+    });
+    expect(await field.inputValue()).toBe(email);
+    await expect.poll(() => submit.isEnabled()).toBe(true);
+
+    // Lifting the fault drops the held request; the late failure must change nothing on the page.
+    await e2e.services.firestore.clearFaults();
+    expect(await e2e.services.firestore.documents('email_subscriptions')).toEqual([]);
+    expect(await e2e.services.mailerLite.groupsOf(email)).toBeUndefined();
+    expect(await e2e.services.smtp.messages()).toEqual([]);
+    expect((await visibleToasts(page)).map((toast) => toast.title)).toEqual([TEXT.connectionIssueTitle]);
+    expect(await field.inputValue()).toBe(email);
+    expect(consoleEntries.filter((entry) => entry.text.includes(email))).toEqual([]);
+  });
+});
+
 describe('when the database refuses the insert', () => {
   it.each([
     { refusal: 'with a message of its own', message: 'Sign-ups are paused for maintenance.' },

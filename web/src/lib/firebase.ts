@@ -20,6 +20,7 @@ import {
 } from 'firebase/firestore/lite';
 import { connectFunctionsEmulator, getFunctions, httpsCallable } from 'firebase/functions';
 import { readFirebaseSettings } from './config';
+import { withDeadline } from './deadline';
 import type { AddContactRequest, NewSubscription, SyncResponse, ThankYouRequest } from './subscriptions';
 
 export const settings = readFirebaseSettings(import.meta.env);
@@ -47,6 +48,49 @@ if (settings.emulators) {
   connectFunctionsEmulator(functions, settings.emulators.functions.host, settings.emulators.functions.port);
 }
 
+/**
+ * How long each call may take before the visitor is told something (ms). Firestore Lite fails at once
+ * when the device is offline or a connection is refused, but a connection that stays open with no
+ * answer (a service that stopped responding, a captive portal, a stalled mobile link) would keep the
+ * button spinning for ever: every call here has a bound.
+ */
+export const deadlines = {
+  /**
+   * 10 s: the read is one small REST request, answered in well under a second even on a slow mobile
+   * link (DNS, TLS and a round trip or two), so 10 s is far past its long tail, yet within the ~10 s a
+   * person keeps waiting on an action before giving up on it. A timeout is a failed connection test.
+   */
+  connectionTestMs: 10_000,
+  /**
+   * 10 s, as the read: one small request right after the database has answered. A timed-out insert is
+   * an insert failure with no database message. The write may still land after we stop waiting (a
+   * request cannot be cancelled); a retry then stores a second sign-up, which is fine by design:
+   * sign-ups are an append-only log and duplicates are handled downstream (DESIGN.md section 2).
+   */
+  insertMs: 10_000,
+  /**
+   * 20 s for add-contact-to-mailerlite and send-thank-you-email: a cold start plus their normal work
+   * (MailerLite requests are capped at 5 s each; one SMTP hand-off). Their failures are only logged, so
+   * past this the visitor gets their success instead of a longer wait. The SDK does not cancel the
+   * request, so the function still runs to its end; a contact it misses is delivered by the admin sync.
+   * (The SDK's default is 70 s.)
+   */
+  signupCallableMs: 20_000,
+  /**
+   * sync-emails-to-mailerlite runs for up to its `timeoutSeconds`, 540 s
+   * (functions/src/callables/sync-emails-to-mailerlite.ts, SYNC_TIMEOUT_SECONDS), and answers with what
+   * it did. The client waits 30 s longer (a cold start and the reply's trip back) so it never gives up
+   * before the server answers; only a reply that never comes ends in the Sync Failed toast.
+   */
+  syncCallableMs: (540 + 30) * 1000,
+} as const;
+
+/**
+ * A call that outlived its deadline: a failure with no message from the database, so the screen
+ * shows its own wording (spec section 8).
+ */
+const timedOut = () => new FirebaseError('deadline-exceeded', '');
+
 /** The connection-test document: public, read by anyone, and it need not exist. */
 const HEALTH_DOCUMENT = ['public', 'health'] as const;
 const SUBSCRIPTIONS = 'email_subscriptions';
@@ -56,7 +100,7 @@ const SUBSCRIPTIONS = 'email_subscriptions';
  * document. It never reads `email_subscriptions`: no client may read subscriber data.
  */
 export async function connectionTest(): Promise<void> {
-  await getDoc(doc(firestore, ...HEALTH_DOCUMENT));
+  await withDeadline(getDoc(doc(firestore, ...HEALTH_DOCUMENT)), deadlines.connectionTestMs, timedOut);
 }
 
 const LITE_TRANSPORT_PREFIX = 'Request failed with error: ';
@@ -78,12 +122,13 @@ function withDatabaseMessage(error: unknown): unknown {
 export async function insertSubscription(subscription: NewSubscription): Promise<{ id: string }> {
   try {
     // Fields are picked one by one so nothing else a caller's object carries can reach the database.
-    const ref = await addDoc(collection(firestore, SUBSCRIPTIONS), {
+    const write = addDoc(collection(firestore, SUBSCRIPTIONS), {
       email: subscription.email,
       subscription_type: subscription.subscription_type,
       source: subscription.source,
       created_at: serverTimestamp(),
     });
+    const ref = await withDeadline(write, deadlines.insertMs, timedOut);
     return { id: ref.id };
   } catch (error) {
     throw withDatabaseMessage(error);
@@ -103,8 +148,12 @@ function withFunctionMessage(error: unknown): unknown {
   return new FirebaseError(error.code, '');
 }
 
-function callable<Request, Response>(name: string) {
-  const call = httpsCallable<Request, Response>(functions, name);
+/**
+ * The SDK bounds each call itself (`timeout`, clearing its timer when the call settles); a call that
+ * outlives it rejects with functions/deadline-exceeded, whose message is only its code.
+ */
+function callable<Request, Response>(name: string, timeout: number) {
+  const call = httpsCallable<Request, Response>(functions, name, { timeout });
   return async (request: Request): Promise<Response> => {
     try {
       return (await call(request)).data;
@@ -115,12 +164,21 @@ function callable<Request, Response>(name: string) {
 }
 
 /** Callable `add-contact-to-mailerlite`; its reply is not part of the contract. */
-export const addContactToMailerlite = callable<AddContactRequest, unknown>('add-contact-to-mailerlite');
+export const addContactToMailerlite = callable<AddContactRequest, unknown>(
+  'add-contact-to-mailerlite',
+  deadlines.signupCallableMs,
+);
 
 /** Callable `send-thank-you-email`; its reply is not part of the contract. */
-export const sendThankYouEmail = callable<ThankYouRequest, unknown>('send-thank-you-email');
+export const sendThankYouEmail = callable<ThankYouRequest, unknown>(
+  'send-thank-you-email',
+  deadlines.signupCallableMs,
+);
 
-const syncEmails = callable<Record<string, never>, SyncResponse | null>('sync-emails-to-mailerlite');
+const syncEmails = callable<Record<string, never>, SyncResponse | null>(
+  'sync-emails-to-mailerlite',
+  deadlines.syncCallableMs,
+);
 
 /** Callable `sync-emails-to-mailerlite` with an empty body; the reply is read for success/message/synced/error. */
 export function syncEmailsToMailerlite(): Promise<SyncResponse | null> {

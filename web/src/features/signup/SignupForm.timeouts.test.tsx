@@ -1,0 +1,148 @@
+/**
+ * A sign-up whose calls get no answer, end to end in the page: the real form, flow and Firebase boundary
+ * (real SDKs) over a fake `fetch` whose requests can hang, on a fake clock. Each bound ends in the spec's
+ * outcome at its time and not before; answers in time are unaffected.
+ */
+import { fireEvent, within } from '@testing-library/react';
+import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { loadBackend } from '@/lib/backend';
+import { expectToastOnFakeClock as expectToast } from '@/test/fakeClockToast';
+import { fakeNetwork, letWorkRun, until } from '@/test/fakeNetwork';
+import { expectNoToast, renderApp, screen } from '@/test/renderApp';
+
+const EMAIL = 'teen.shopper@example.com';
+const network = fakeNetwork();
+let consoleError: ReturnType<typeof vi.spyOn>;
+
+beforeAll(async () => {
+  vi.stubGlobal('fetch', network.fetch);
+  // Loaded once up front, on real timers: the module loader is not what these tests are about.
+  await loadBackend();
+});
+
+beforeEach(() => {
+  network.reset();
+  // Updates land while the fake clock is advanced, outside act(), as the Testing Library's own waits do.
+  vi.stubGlobal('IS_REACT_ACT_ENVIRONMENT', false);
+  consoleError = vi.spyOn(console, 'error').mockImplementation(() => {});
+  // Only timeouts are fake: React, the Testing Library's polling and `until` keep real scheduling.
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+});
+
+afterEach(() => {
+  network.releaseAll();
+  vi.useRealTimers();
+  vi.stubGlobal('IS_REACT_ACT_ENVIRONMENT', true);
+});
+
+function submitHeroForm() {
+  renderApp('/');
+  const region = screen.getByRole('region', {
+    name: 'The safe, social way for teens to buy and sell style',
+  });
+  const field = within(region).getByRole('textbox', { name: 'Email address' });
+  const button = within(region).getByRole('button', { name: 'Get Early Access' });
+  fireEvent.change(field, { target: { value: EMAIL } });
+  fireEvent.click(button);
+  return { field, button };
+}
+
+const logged = () => JSON.stringify(consoleError.mock.calls);
+
+describe('sign-up time bounds', () => {
+  it('a connection test left unanswered ends at 10 s in "Connection Issue", the field kept, nothing inserted', async () => {
+    network.hang('batchGet');
+    const { field, button } = submitHeroForm();
+    await until(() => network.requests.includes('batchGet'), 'the connection test', 3000);
+
+    await vi.advanceTimersByTimeAsync(9_999);
+    await letWorkRun(); // a premature outcome would have rendered by now
+    expectNoToast();
+    expect(button).toBeDisabled();
+
+    await vi.advanceTimersByTimeAsync(1);
+    await expectToast({
+      variant: 'error',
+      title: 'Connection Issue',
+      description: 'Please check your internet connection and try again.',
+    });
+    expect(field).toHaveValue(EMAIL);
+    expect(button).toBeEnabled();
+
+    // The answer that finally comes is ignored: no insert, no other toast.
+    network.releaseAll();
+    await letWorkRun();
+    expect(network.requests).toEqual(['batchGet']);
+    expect(screen.getByRole('status').textContent).toBe('');
+  });
+
+  it('an insert left unanswered ends at 10 s in "Database Error" / "Please try again later.", the field kept', async () => {
+    network.hang('commit');
+    const { field, button } = submitHeroForm();
+    await until(() => network.requests.includes('commit'), 'the insert');
+
+    await vi.advanceTimersByTimeAsync(9_999);
+    await letWorkRun(); // a premature outcome would have rendered by now
+    expectNoToast();
+
+    await vi.advanceTimersByTimeAsync(1);
+    await expectToast({ variant: 'error', title: 'Database Error', description: 'Please try again later.' });
+    expect(field).toHaveValue(EMAIL);
+    expect(button).toBeEnabled();
+
+    network.releaseAll();
+    await letWorkRun();
+    expect(network.requests).toEqual(['batchGet', 'commit']);
+    expect(screen.getByRole('status').textContent).toBe('');
+  });
+
+  it('callables left unanswered are given up on after 20 s each, logged without the address, and the sign-up succeeds', async () => {
+    network.hang('add-contact-to-mailerlite');
+    network.hang('send-thank-you-email');
+    const { field } = submitHeroForm();
+    await until(() => network.requests.includes('add-contact-to-mailerlite'), 'the add-contact call');
+
+    await vi.advanceTimersByTimeAsync(19_999);
+    await letWorkRun(); // a premature outcome would have rendered by now
+    expect(network.requests).not.toContain('send-thank-you-email');
+    await vi.advanceTimersByTimeAsync(1);
+    await until(() => network.requests.includes('send-thank-you-email'), 'the thank-you call');
+
+    await vi.advanceTimersByTimeAsync(19_999);
+    await letWorkRun(); // a premature outcome would have rendered by now
+    expectNoToast();
+    await vi.advanceTimersByTimeAsync(1);
+    await expectToast({
+      variant: 'success',
+      title: 'Welcome to GOODY! 🎉',
+      description: "You're signed up! Email synced to both platforms.",
+    });
+    expect(field).toHaveValue('');
+    expect(consoleError).toHaveBeenCalledTimes(2);
+    expect(logged()).toContain('add-contact-to-mailerlite failed');
+    expect(logged()).toContain('send-thank-you-email failed');
+    expect(logged()).toContain('functions/deadline-exceeded');
+    expect(logged()).not.toContain(EMAIL);
+  });
+
+  it('answers in time are unaffected: success at once, and no bound fires afterwards', async () => {
+    const { field } = submitHeroForm();
+    await expectToast({
+      variant: 'success',
+      title: 'Welcome to GOODY! 🎉',
+      description: "You're signed up! Email synced to both platforms.",
+    });
+    expect(field).toHaveValue('');
+    expect(network.requests).toEqual([
+      'batchGet',
+      'commit',
+      'add-contact-to-mailerlite',
+      'send-thank-you-email',
+    ]);
+
+    // Past every bound: nothing late reaches the screen or the log.
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(screen.getByRole('alert').textContent).toBe('');
+    expect(consoleError).not.toHaveBeenCalled();
+  });
+});
