@@ -96,19 +96,27 @@ export function startOutbox(): Promise<SmtpOutbox> {
   return startSmtpOutbox({ quiet: true });
 }
 
-/** A client with short waits, so failure paths take milliseconds rather than seconds. */
-export function mailerLiteClient(
+/** Options for a client of the stand-in with short waits, so failure paths take milliseconds rather than seconds. */
+function shortWaitOptions(
   ml: MailerLiteStandIn,
-  options: Partial<MailerLiteClientOptions> = {},
-): MailerLiteClient {
-  return new MailerLiteClient({
+  options: Partial<MailerLiteClientOptions>,
+): MailerLiteClientOptions {
+  return {
     apiKey: ml.apiKey,
     baseUrl: ml.baseUrl,
     backoffBaseMs: 20,
     backoffMaxMs: 100,
     timeoutMs: 2_000,
     ...options,
-  });
+  };
+}
+
+/** A client with short waits, so failure paths take milliseconds rather than seconds. */
+export function mailerLiteClient(
+  ml: MailerLiteStandIn,
+  options: Partial<MailerLiteClientOptions> = {},
+): MailerLiteClient {
+  return new MailerLiteClient(shortWaitOptions(ml, options));
 }
 
 /** An upsert MailerLite confirmed (2xx), alone or inside a batch. */
@@ -157,17 +165,7 @@ export function recordingMailerLiteClient(
   confirmed: ConfirmedUpsert[],
   options: Partial<MailerLiteClientOptions> = {},
 ): RecordingMailerLiteClient {
-  return new RecordingMailerLiteClient(
-    {
-      apiKey: ml.apiKey,
-      baseUrl: ml.baseUrl,
-      backoffBaseMs: 20,
-      backoffMaxMs: 100,
-      timeoutMs: 2_000,
-      ...options,
-    },
-    confirmed,
-  );
+  return new RecordingMailerLiteClient(shortWaitOptions(ml, options), confirmed);
 }
 
 /** Confirmed upserts that brought MailerLite nothing new: every (address, group) in them was confirmed before. */
