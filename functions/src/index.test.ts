@@ -9,8 +9,8 @@ import type { SmtpOutbox } from '../../dev/smtp/index.ts';
 import {
   type FirestoreHarness,
   HERO,
-  PROJECT_ID,
   seedSignups,
+  setLauncherParams,
   startFirestore,
   startMailerLite,
   startOutbox,
@@ -95,17 +95,7 @@ describe('the onCall wrappers, bound to their params', () => {
 
   beforeAll(async () => {
     [firestore, ml, outbox] = await Promise.all([startFirestore(), startMailerLite(), startOutbox()]);
-    // What functions/.env.local and .secret.local hold when the launcher runs the emulator.
-    Object.assign(process.env, {
-      GCLOUD_PROJECT: PROJECT_ID,
-      FIRESTORE_EMULATOR_HOST: firestore.standIn.hostPort,
-      MAILERLITE_API_KEY: ml.apiKey,
-      MAILERLITE_BASE_URL: ml.baseUrl,
-      MAILERLITE_GROUP_UPDATES: 'GOODY launch updates',
-      MAILERLITE_GROUP_CLUB: 'GOODY Club',
-      SMTP_URL: outbox.url,
-      MAIL_FROM: 'GOODY <hello@goody.example>',
-    });
+    setLauncherParams({ firestore, ml, outbox });
   });
   afterAll(async () => {
     await Promise.all([firestore.stop(), ml.stop(), outbox.stop()]);

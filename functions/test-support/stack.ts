@@ -96,6 +96,28 @@ export function startOutbox(): Promise<SmtpOutbox> {
   return startSmtpOutbox({ quiet: true });
 }
 
+/**
+ * Sets in process.env the params functions/.env.local and .secret.local hold when the launcher runs the
+ * emulator, pointed at these stand-ins: what the onCall wrappers read through firebase-functions/params.
+ */
+export function setLauncherParams(standIns: {
+  firestore: FirestoreHarness;
+  ml: MailerLiteStandIn;
+  outbox: SmtpOutbox;
+}): void {
+  const { firestore, ml, outbox } = standIns;
+  Object.assign(process.env, {
+    GCLOUD_PROJECT: PROJECT_ID,
+    FIRESTORE_EMULATOR_HOST: firestore.standIn.hostPort,
+    MAILERLITE_API_KEY: ml.apiKey,
+    MAILERLITE_BASE_URL: ml.baseUrl,
+    MAILERLITE_GROUP_UPDATES: 'GOODY launch updates',
+    MAILERLITE_GROUP_CLUB: 'GOODY Club',
+    SMTP_URL: outbox.url,
+    MAIL_FROM: 'GOODY <hello@goody.example>',
+  });
+}
+
 /** Options for a client of the stand-in with short waits, so failure paths take milliseconds rather than seconds. */
 function shortWaitOptions(
   ml: MailerLiteStandIn,
