@@ -3,31 +3,13 @@
  * boundary (real SDK) over a fake `fetch` whose request can hang, on a fake clock.
  */
 import { fireEvent } from '@testing-library/react';
-import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { loadBackend } from '@/lib/backend';
+import { describe, expect, it, vi } from 'vitest';
 import { expectToastOnFakeClock as expectToast } from '@/test/fakeClockToast';
-import { fakeNetwork, letWorkRun, until } from '@/test/fakeNetwork';
+import { letWorkRun, until } from '@/test/fakeNetwork';
+import { fakeNetworkForThePage } from '@/test/fakeNetworkForThePage';
 import { expectNoToast, renderApp, screen } from '@/test/renderApp';
 
-const network = fakeNetwork();
-
-beforeAll(async () => {
-  vi.stubGlobal('fetch', network.fetch);
-  // Loaded once up front, on real timers: the module loader is not what these tests are about.
-  await loadBackend();
-});
-
-beforeEach(() => {
-  network.reset();
-  // Updates land while the fake clock is advanced, outside act(), as the Testing Library's own waits do.
-  vi.stubGlobal('IS_REACT_ACT_ENVIRONMENT', false);
-});
-
-afterEach(() => {
-  network.releaseAll();
-  vi.useRealTimers();
-  vi.stubGlobal('IS_REACT_ACT_ENVIRONMENT', true);
-});
+const network = fakeNetworkForThePage();
 
 /** Opens /admin (its page loads lazily, on real timers) and presses sync on a fake clock. */
 async function pressSync() {

@@ -4,35 +4,20 @@
  * outcome at its time and not before; answers in time are unaffected.
  */
 import { fireEvent, within } from '@testing-library/react';
-import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { loadBackend } from '@/lib/backend';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { expectToastOnFakeClock as expectToast } from '@/test/fakeClockToast';
-import { fakeNetwork, letWorkRun, until } from '@/test/fakeNetwork';
+import { letWorkRun, until } from '@/test/fakeNetwork';
+import { fakeNetworkForThePage } from '@/test/fakeNetworkForThePage';
 import { expectNoToast, renderApp, screen } from '@/test/renderApp';
 
 const EMAIL = 'teen.shopper@example.com';
-const network = fakeNetwork();
+const network = fakeNetworkForThePage();
 let consoleError: ReturnType<typeof vi.spyOn>;
 
-beforeAll(async () => {
-  vi.stubGlobal('fetch', network.fetch);
-  // Loaded once up front, on real timers: the module loader is not what these tests are about.
-  await loadBackend();
-});
-
 beforeEach(() => {
-  network.reset();
-  // Updates land while the fake clock is advanced, outside act(), as the Testing Library's own waits do.
-  vi.stubGlobal('IS_REACT_ACT_ENVIRONMENT', false);
   consoleError = vi.spyOn(console, 'error').mockImplementation(() => {});
   // Only timeouts are fake: React, the Testing Library's polling and `until` keep real scheduling.
   vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
-});
-
-afterEach(() => {
-  network.releaseAll();
-  vi.useRealTimers();
-  vi.stubGlobal('IS_REACT_ACT_ENVIRONMENT', true);
 });
 
 function submitHeroForm() {
