@@ -17,7 +17,13 @@ export default defineConfig({
     }),
     // The landing page is served as HTML that paints without JavaScript, then hydrates; every other
     // route renders on the client from the app shell (firebase.json's rewrite).
-    prerender({ entry: 'src/app/prerender.tsx', route: '/', shellFile: 'shell.html' }),
+    // Its entry script is started by an inline bootstrap that firebase.json's policy allows by hash.
+    prerender({
+      entry: 'src/app/prerender.tsx',
+      route: '/',
+      shellFile: 'shell.html',
+      policyFile: '../firebase.json',
+    }),
   ],
   resolve: {
     alias: { '@': srcDir },

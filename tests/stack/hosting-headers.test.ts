@@ -21,6 +21,7 @@ import { getFunctions, httpsCallable } from 'firebase/functions';
 import { chromium as playwrightChromium } from 'playwright-core';
 import { server as superstaticServer } from 'superstatic';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { BOOTSTRAP_SCRIPT } from '../../web/plugins/landing-bootstrap.ts';
 import { chromiumArgs, findChromium } from '../e2e/chromium.ts';
 
 interface HeaderRule {
@@ -75,8 +76,13 @@ const SCHEME_SOURCE = /^[a-z][a-z0-9+.-]*:$/i;
 const HOST_SOURCE =
   /^(?:[a-z][a-z0-9+.-]*:\/\/)?(?:\*|(?:\*\.)?[a-z0-9-]+(?:\.[a-z0-9-]+)*)(?::(?:[0-9]+|\*))?(?:\/[^\s;,]*)?$/i;
 
+// hash-source: "'" hash-algorithm "-" base64-value "'"; a SHA-256 digest is 43 characters and one "=".
+const HASH_SOURCE = /^'sha(?:256-[A-Za-z0-9+/]{43}=|384-[A-Za-z0-9+/]{64}|512-[A-Za-z0-9+/]{86}==)'$/;
+
 function isValidSource(source: string): boolean {
-  return KEYWORDS.has(source) || SCHEME_SOURCE.test(source) || HOST_SOURCE.test(source);
+  return (
+    KEYWORDS.has(source) || SCHEME_SOURCE.test(source) || HOST_SOURCE.test(source) || HASH_SOURCE.test(source)
+  );
 }
 
 // The URL-matching half of CSP (section 6.7.2.8), for the host-sources this policy uses.
@@ -147,7 +153,9 @@ describe('firebase.json hosting headers: configuration', () => {
   it('allows exactly what the page uses: its own files, Firestore and the callable functions', () => {
     expect(Object.fromEntries(parsePolicy(cspValue))).toEqual({
       'default-src': ["'self'"],
-      'script-src': ["'self'"],
+      // The one inline script allowed is the prerendered landing page's bootstrap, by the hash of its text
+      // (web/plugins/landing-bootstrap.ts; the build and that file's test check the hash matches it).
+      'script-src': ["'self'", "'sha256-RZFhy4bsNu9VKYh/h9CF0K9iSfykS1UKNj+IZ+uw91w='"],
       // Emotion (MUI's styling engine) writes <style> elements at run time; without 'unsafe-inline' the
       // browser refuses them and the page renders unstyled. Static hosting cannot mint per-response nonces.
       'style-src': ["'self'", "'unsafe-inline'"],
@@ -169,6 +177,8 @@ describe('firebase.json hosting headers: configuration', () => {
     );
     expect(all.filter(({ source }) => /unsafe-eval/.test(source))).toEqual([]);
     expect(policy.get('script-src')).not.toContain("'unsafe-inline'");
+    expect(policy.get('script-src')).not.toContain("'unsafe-hashes'");
+    expect(policy.get('script-src')).not.toContain("'strict-dynamic'");
     expect(all.filter(({ source }) => /^(?:http|ws):/i.test(source))).toEqual([]);
     expect(all.filter(({ source }) => /127\.0\.0\.1|localhost|\[::1\]/i.test(source))).toEqual([]);
     expect(all.filter(({ source }) => source === '*' || /^(?:https?:)$/i.test(source))).toEqual([]);
@@ -284,12 +294,14 @@ window.__probe = {
 };
 `;
 
+// Like the prerendered landing page, the probe is started by the bootstrap (allowed by its hash), so it runs
+// only if the served policy lets the bootstrap run.
 function writeFixtureSite(dir: string): void {
   mkdirSync(join(dir, 'assets'), { recursive: true });
   writeFileSync(
     join(dir, 'index.html'),
     '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>fixture</title>' +
-      `<script type="module" src="${ASSET}"></script></head><body>` +
+      `<script data-entry="${ASSET}">${BOOTSTRAP_SCRIPT}</script></head><body>` +
       '<p id="emotion">styled by a runtime style sheet</p><p id="react">styled by a style prop</p>' +
       '<script>window.__inlineScriptRan = true;</script></body></html>',
   );
@@ -365,7 +377,7 @@ if (!chromiumPath) {
 }
 
 describe.skipIf(!chromiumPath)('firebase.json hosting headers: as Chromium reads them', () => {
-  it('parses the policy without a warning, applies Emotion and React styling, and blocks inline scripts', async () => {
+  it('parses the policy without a warning, runs the hashed bootstrap, applies Emotion and React styling, and blocks other inline scripts', async () => {
     const browser = await playwrightChromium.launch({ executablePath: chromiumPath, args: chromiumArgs });
     try {
       const page = await browser.newPage();
@@ -382,8 +394,9 @@ describe.skipIf(!chromiumPath)('firebase.json hosting headers: as Chromium reads
       );
 
       expect(probe).toEqual({ emotion: 'rgb(10, 20, 30)', react: 'rgb(40, 50, 60)', inlineScriptRan: false });
-      // The one expected complaint is the refused inline <script> of the fixture; anything else (an
-      // unrecognised directive or Permissions-Policy feature, a refused style) would be listed here.
+      // The probe ran, so the bootstrap was allowed and inserted it. The one expected complaint is the
+      // refused other inline <script> of the fixture; anything else (an unrecognised directive or
+      // Permissions-Policy feature, a refused style) would be listed here.
       const unexpected = messages.filter((text) => !/inline script/i.test(text));
       expect(unexpected).toEqual([]);
       expect(messages.some((text) => /Executing inline script violates/.test(text))).toBe(true);

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build, type Plugin, type ResolvedConfig } from 'vite';
+import { assertPolicyAllowsBootstrap, BOOTSTRAP_HASH_SOURCE, withBootstrap } from './landing-bootstrap.ts';
 
 export interface PrerenderOptions {
   /** The server entry, relative to the Vite root. It exports `render(url)` returning `{ html, head }`. */
@@ -14,6 +15,12 @@ export interface PrerenderOptions {
    * rewrite serves for every other route, which render on the client.
    */
   shellFile: string;
+  /**
+   * The firebase.json whose Content-Security-Policy serves the page, relative to the Vite root. The
+   * prerendered page starts its entry script from an inline bootstrap that the policy allows by its hash
+   * (./landing-bootstrap.ts); the build fails unless the policy has that hash.
+   */
+  policyFile: string;
 }
 
 export interface PrerenderedPage {
@@ -25,8 +32,7 @@ const EMPTY_ROOT = '<div id="root"></div>';
 
 /**
  * Puts a prerendered page into the HTML Vite built: the markup inside #root and its style elements at
- * the end of <head>. Scripts stay as Vite wrote them; no inline script is added, so the
- * Content-Security-Policy needs none.
+ * the end of <head>. Scripts stay as Vite wrote them (the bootstrap is a separate step, withBootstrap).
  */
 export function injectPrerendered(template: string, page: PrerenderedPage): string {
   const roots = template.split(EMPTY_ROOT).length - 1;
@@ -42,7 +48,8 @@ export function injectPrerendered(template: string, page: PrerenderedPage): stri
 /**
  * Prerenders one route at build time: after the client build, builds the server entry with the same
  * config (aliases, env, mode) into a temporary directory, renders the route there, writes the result to
- * index.html and the untouched HTML to the app shell. A render that throws fails the build.
+ * index.html, its entry script started by the bootstrap after the first paint, and the untouched HTML to
+ * the app shell. A render that throws, or a policy that would block the bootstrap, fails the build.
  */
 export function prerender(options: PrerenderOptions): Plugin {
   let config: ResolvedConfig;
@@ -59,6 +66,7 @@ export function prerender(options: PrerenderOptions): Plugin {
       sequential: true,
       async handler() {
         const outDir = path.resolve(config.root, config.build.outDir);
+        assertPolicyAllowsBootstrap(readFileSync(path.resolve(config.root, options.policyFile), 'utf8'));
         const serverDir = mkdtempSync(path.join(os.tmpdir(), 'goody-prerender-'));
         try {
           await build({
@@ -87,11 +95,12 @@ export function prerender(options: PrerenderOptions): Plugin {
           const template = readFileSync(path.join(outDir, 'index.html'), 'utf8');
           const page = server.render(options.route);
           writeFileSync(path.join(outDir, options.shellFile), template);
-          writeFileSync(path.join(outDir, 'index.html'), injectPrerendered(template, page));
+          writeFileSync(path.join(outDir, 'index.html'), withBootstrap(injectPrerendered(template, page)));
           config.logger.info(
             `[goody:prerender] ${options.route} prerendered into index.html ` +
               `(${(Buffer.byteLength(page.html) / 1024).toFixed(1)} kB markup, ` +
-              `${(Buffer.byteLength(page.head) / 1024).toFixed(1)} kB critical CSS); app shell: ${options.shellFile}`,
+              `${(Buffer.byteLength(page.head) / 1024).toFixed(1)} kB critical CSS, entry started after the ` +
+              `first paint by the bootstrap ${BOOTSTRAP_HASH_SOURCE}); app shell: ${options.shellFile}`,
           );
         } finally {
           rmSync(serverDir, { recursive: true, force: true });

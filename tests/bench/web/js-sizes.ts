@@ -15,8 +15,9 @@ export interface JsSizes {
   lazy: JsFigures & { names: string[] };
 }
 
-// `<script src="/assets/x.js">` and `<link rel="modulepreload" href="/assets/x.js">`.
-const HTML_REFERENCE = /<(?:script|link)\b[^>]*?\b(?:src|href)="\/?(assets\/[^"]+\.js)"/g;
+// `<script src="/assets/x.js">`, `<link rel="modulepreload" href="/assets/x.js">`, and the landing page's
+// inline bootstrap, `<script data-entry="/assets/x.js">`, which inserts that script after the first paint.
+const HTML_REFERENCE = /<(?:script|link)\b[^>]*?\b(?:src|href|data-entry)="\/?(assets\/[^"]+\.js)"/g;
 // Static imports in minified output: `import"./x.js"`, `import{a}from"./x.js"`, `export{a}from"./x.js"`.
 // A dynamic `import("./x.js")` has a parenthesis and is not matched by this one.
 const STATIC_IMPORT = /(?:\bimport\s*|\bfrom\s*)["'`]\.\/([^"'`]+\.js)["'`]/g;
