@@ -4,6 +4,7 @@ import Typography from '@mui/material/Typography';
 import { benefits } from '@/content/landing';
 import { colors, radii } from '@/theme/tokens';
 import { Icon } from '../components/Icon';
+import { PillList } from '../components/PillList';
 import { SectionHeading } from '../components/SectionHeading';
 
 export function BenefitsSection() {
@@ -78,39 +79,7 @@ export function BenefitsSection() {
           <Typography variant="h3" component="h3" sx={{ mb: 2 }}>
             {benefits.trust.title}
           </Typography>
-          <Box
-            component="ul"
-            sx={{
-              listStyle: 'none',
-              p: 0,
-              m: 0,
-              display: 'flex',
-              flexWrap: 'wrap',
-              justifyContent: 'center',
-              gap: 1.5,
-            }}
-          >
-            {benefits.trust.items.map((item) => (
-              <Box
-                component="li"
-                key={item}
-                sx={{
-                  display: 'inline-flex',
-                  alignItems: 'center',
-                  gap: 1,
-                  px: 2,
-                  py: 1,
-                  borderRadius: 999,
-                  bgcolor: colors.white,
-                  border: `1px solid ${colors.lavenderLine}`,
-                  fontWeight: 600,
-                }}
-              >
-                <Icon name="shield" size={18} sx={{ color: colors.violet }} />
-                {item}
-              </Box>
-            ))}
-          </Box>
+          <PillList tone="onLight" pills={benefits.trust.items.map((label) => ({ label, icon: 'shield' }))} />
         </Box>
       </Container>
     </Box>

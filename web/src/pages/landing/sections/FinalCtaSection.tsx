@@ -3,7 +3,7 @@ import Container from '@mui/material/Container';
 import { finalCta } from '@/content/landing';
 import { SignupForm } from '@/features/signup/SignupForm';
 import { colors, nightGradient, radii } from '@/theme/tokens';
-import { Icon } from '../components/Icon';
+import { PillList } from '../components/PillList';
 import { SectionHeading } from '../components/SectionHeading';
 
 export function FinalCtaSection() {
@@ -42,40 +42,7 @@ export function FinalCtaSection() {
             submitLabel={finalCta.form.submit}
             hint={finalCta.form.hint}
           />
-          <Box
-            component="ul"
-            sx={{
-              listStyle: 'none',
-              p: 0,
-              m: 0,
-              mt: 4,
-              display: 'flex',
-              flexWrap: 'wrap',
-              justifyContent: 'center',
-              gap: 1.5,
-            }}
-          >
-            {finalCta.platforms.map((platform) => (
-              <Box
-                component="li"
-                key={platform.label}
-                sx={{
-                  display: 'inline-flex',
-                  alignItems: 'center',
-                  gap: 1,
-                  px: 2,
-                  py: 1,
-                  borderRadius: 999,
-                  border: '1px solid rgba(255, 255, 255, 0.4)',
-                  fontWeight: 600,
-                  fontSize: '0.9375rem',
-                }}
-              >
-                <Icon name={platform.icon} size={18} />
-                {platform.label}
-              </Box>
-            ))}
-          </Box>
+          <PillList tone="onDark" pills={finalCta.platforms} mt={4} />
         </Box>
       </Container>
     </Box>
