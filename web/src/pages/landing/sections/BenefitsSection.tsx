@@ -3,7 +3,7 @@ import Container from '@mui/material/Container';
 import Typography from '@mui/material/Typography';
 import { benefits } from '@/content/landing';
 import { colors, radii } from '@/theme/tokens';
-import { Icon } from '../components/Icon';
+import { FeatureList } from '../components/FeatureList';
 import { PillList } from '../components/PillList';
 import { SectionHeading } from '../components/SectionHeading';
 
@@ -44,34 +44,7 @@ export function BenefitsSection() {
               <Typography variant="h3" sx={{ mb: 3 }}>
                 {group.title}
               </Typography>
-              <Box component="ul" sx={{ listStyle: 'none', p: 0, m: 0, display: 'grid', gap: 3 }}>
-                {group.items.map((item) => (
-                  <Box component="li" key={item.title} sx={{ display: 'flex', gap: 2 }}>
-                    <Box
-                      sx={{
-                        display: 'grid',
-                        placeItems: 'center',
-                        width: 48,
-                        height: 48,
-                        flexShrink: 0,
-                        borderRadius: '14px',
-                        bgcolor: colors.lavender,
-                        color: colors.violet,
-                      }}
-                    >
-                      <Icon name={item.icon} />
-                    </Box>
-                    <Box>
-                      <Typography variant="h4" component="h4" sx={{ mb: 0.5 }}>
-                        {item.title}
-                      </Typography>
-                      <Typography variant="body2" sx={{ color: colors.inkMuted }}>
-                        {item.body}
-                      </Typography>
-                    </Box>
-                  </Box>
-                ))}
-              </Box>
+              <FeatureList features={group.items} headingLevel="h4" />
             </Box>
           ))}
         </Box>

@@ -3,7 +3,7 @@ import Container from '@mui/material/Container';
 import Typography from '@mui/material/Typography';
 import { finance } from '@/content/landing';
 import { colors, nightGradient, radii } from '@/theme/tokens';
-import { Icon } from '../components/Icon';
+import { FeatureList } from '../components/FeatureList';
 import { SectionHeading } from '../components/SectionHeading';
 
 export function FinanceSection() {
@@ -27,34 +27,7 @@ export function FinanceSection() {
             lead={finance.lead}
             align="left"
           />
-          <Box component="ul" sx={{ listStyle: 'none', p: 0, m: 0, display: 'grid', gap: 3 }}>
-            {finance.tools.map((tool) => (
-              <Box component="li" key={tool.title} sx={{ display: 'flex', gap: 2 }}>
-                <Box
-                  sx={{
-                    display: 'grid',
-                    placeItems: 'center',
-                    width: 48,
-                    height: 48,
-                    flexShrink: 0,
-                    borderRadius: '14px',
-                    bgcolor: colors.lavender,
-                    color: colors.violet,
-                  }}
-                >
-                  <Icon name={tool.icon} />
-                </Box>
-                <Box>
-                  <Typography variant="h3" sx={{ fontSize: '1.0625rem', mb: 0.5 }}>
-                    {tool.title}
-                  </Typography>
-                  <Typography variant="body2" sx={{ color: colors.inkMuted }}>
-                    {tool.body}
-                  </Typography>
-                </Box>
-              </Box>
-            ))}
-          </Box>
+          <FeatureList features={finance.tools} headingLevel="h3" />
         </Box>
         <Box
           component="figure"
