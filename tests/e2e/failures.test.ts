@@ -18,6 +18,19 @@ import { MAILERLITE_GROUP_NAMES } from './support/services.ts';
 
 const e2e = useE2E();
 
+const CONNECTION_ISSUE = {
+  variant: 'error',
+  title: TEXT.connectionIssueTitle,
+  description: TEXT.connectionIssueDescription,
+};
+
+/** The failed sign-up left no trace: no stored document, no MailerLite contact, no mail. */
+async function expectNothingStoredOrSent(email: string) {
+  expect(await e2e.services.firestore.documents('email_subscriptions')).toEqual([]);
+  expect(await e2e.services.mailerLite.groupsOf(email)).toBeUndefined();
+  expect(await e2e.services.smtp.messages()).toEqual([]);
+}
+
 describe('when the database cannot be reached', () => {
   it('says "Connection Issue", keeps the address in the field, and stores and sends nothing', async () => {
     const { page, console: consoleEntries } = await e2e.page();
@@ -30,20 +43,14 @@ describe('when the database cannot be reached', () => {
     await field.fill(email);
     await submit.click();
 
-    expect(await waitForToast(page, TEXT.connectionIssueTitle)).toEqual({
-      variant: 'error',
-      title: TEXT.connectionIssueTitle,
-      description: TEXT.connectionIssueDescription,
-    });
+    expect(await waitForToast(page, TEXT.connectionIssueTitle)).toEqual(CONNECTION_ISSUE);
     expect(await field.inputValue()).toBe(email);
     expect((await liveRegions(page)).alert).toBe(
       `${TEXT.connectionIssueTitle} ${TEXT.connectionIssueDescription}`,
     );
 
     await e2e.services.firestore.clearFaults();
-    expect(await e2e.services.firestore.documents('email_subscriptions')).toEqual([]);
-    expect(await e2e.services.mailerLite.groupsOf(email)).toBeUndefined();
-    expect(await e2e.services.smtp.messages()).toEqual([]);
+    await expectNothingStoredOrSent(email);
     expect(
       consoleEntries.filter((entry) => entry.text.includes(email)),
       'the address in the console',
@@ -71,19 +78,13 @@ describe('when the database stops answering without closing the connection', () 
     await submit.click();
 
     // The site waits out its connection-test bound (10 s, web/src/lib/firebase.ts), then says so.
-    expect(await waitForToast(page, TEXT.connectionIssueTitle)).toEqual({
-      variant: 'error',
-      title: TEXT.connectionIssueTitle,
-      description: TEXT.connectionIssueDescription,
-    });
+    expect(await waitForToast(page, TEXT.connectionIssueTitle)).toEqual(CONNECTION_ISSUE);
     expect(await field.inputValue()).toBe(email);
     await expect.poll(() => submit.isEnabled()).toBe(true);
 
     // Lifting the fault drops the held request; the late failure must change nothing on the page.
     await e2e.services.firestore.clearFaults();
-    expect(await e2e.services.firestore.documents('email_subscriptions')).toEqual([]);
-    expect(await e2e.services.mailerLite.groupsOf(email)).toBeUndefined();
-    expect(await e2e.services.smtp.messages()).toEqual([]);
+    await expectNothingStoredOrSent(email);
     expect((await visibleToasts(page)).map((toast) => toast.title)).toEqual([TEXT.connectionIssueTitle]);
     expect(await field.inputValue()).toBe(email);
     expect(consoleEntries.filter((entry) => entry.text.includes(email))).toEqual([]);
@@ -115,9 +116,7 @@ describe('when the database refuses the insert', () => {
         description: message ?? 'Missing or insufficient permissions.',
       });
       expect(await field.inputValue()).toBe(email);
-      expect(await e2e.services.firestore.documents('email_subscriptions')).toEqual([]);
-      expect(await e2e.services.mailerLite.groupsOf(email)).toBeUndefined();
-      expect(await e2e.services.smtp.messages()).toEqual([]);
+      await expectNothingStoredOrSent(email);
     },
   );
 });
