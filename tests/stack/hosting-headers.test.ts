@@ -1,11 +1,8 @@
 // The security and caching headers firebase.json gives Firebase Hosting: checked as configuration, as served
 // by superstatic (the engine firebase-tools' Hosting emulator runs), and, where a Chromium is installed, as a
 // browser reads them (no parse warnings, and the page's own way of styling still works under the policy).
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import type { Server } from 'node:http';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { deleteApp, initializeApp } from 'firebase/app';
 import {
@@ -19,10 +16,10 @@ import {
 } from 'firebase/firestore/lite';
 import { getFunctions, httpsCallable } from 'firebase/functions';
 import { chromium as playwrightChromium } from 'playwright-core';
-import { server as superstaticServer } from 'superstatic';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { BOOTSTRAP_SCRIPT } from '../../web/plugins/landing-bootstrap.ts';
 import { chromiumArgs, findChromium } from '../e2e/chromium.ts';
+import { type ServedSite, serveLikeHostingEmulator } from './hosting-emulator.ts';
 
 interface HeaderRule {
   source: string;
@@ -310,34 +307,17 @@ function writeFixtureSite(dir: string): void {
   writeFileSync(join(dir, 'favicon.svg'), '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 1 1"/>');
 }
 
-let siteDir: string;
-let server: Server;
+let site: ServedSite;
 let origin: string;
 
 beforeAll(async () => {
-  // A stand-in project root: the fixture site sits where firebase.json's "public" says the build goes.
-  siteDir = mkdtempSync(join(tmpdir(), 'goody-hosting-'));
-  writeFixtureSite(join(siteDir, String(hosting.public)));
-  // The options firebase-tools' Hosting emulator passes (lib/serve/hosting.js): firebase.json's hosting
-  // section as it is, resolved against the project root.
-  const app = superstaticServer({
-    port: 0,
-    hostname: '127.0.0.1',
-    cwd: siteDir,
-    config: structuredClone(hosting) as never,
-    compression: true,
-    stack: 'strict',
-    debug: false,
-  }) as unknown as { listen: (done: () => void) => Server };
-  await new Promise<void>((resolve) => {
-    server = app.listen(resolve);
-  });
-  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  // The fixture site sits where firebase.json's "public" says the build goes.
+  site = await serveLikeHostingEmulator(hosting as typeof hosting & { public: string }, writeFixtureSite);
+  origin = site.origin;
 });
 
 afterAll(async () => {
-  await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
-  if (siteDir) rmSync(siteDir, { recursive: true, force: true });
+  await site?.close();
 });
 
 describe('firebase.json hosting headers: as the Hosting emulator serves them (superstatic)', () => {

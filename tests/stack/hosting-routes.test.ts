@@ -2,13 +2,10 @@
 // (superstatic) serves it: the prerendered landing page at `/`, the app shell for every other route (they
 // render on the client), and a plain 404 for a hashed asset that does not exist, never an HTML page that
 // the asset rule would then let browsers cache for a year as if it were the script.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { server as superstaticServer } from 'superstatic';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ServedSite, serveLikeHostingEmulator } from './hosting-emulator.ts';
 
 const hosting = (
   JSON.parse(readFileSync(new URL('../../firebase.json', import.meta.url), 'utf8')) as {
@@ -19,35 +16,21 @@ const hosting = (
 const page = (marker: string) =>
   `<!doctype html><html lang="en"><head><title>${marker}</title></head><body><div id="root">${marker}</div></body></html>`;
 
-let siteDir: string;
-let server: Server;
+let site: ServedSite;
 let origin: string;
 
 beforeAll(async () => {
-  siteDir = mkdtempSync(join(tmpdir(), 'goody-routes-'));
-  const publicDir = join(siteDir, hosting.public);
-  mkdirSync(join(publicDir, 'assets'), { recursive: true });
-  writeFileSync(join(publicDir, 'index.html'), page('prerendered landing page'));
-  writeFileSync(join(publicDir, 'shell.html'), page('app shell'));
-  writeFileSync(join(publicDir, 'assets', 'index-Ab12Cd34.js'), 'export const built = true;\n');
-  const app = superstaticServer({
-    port: 0,
-    hostname: '127.0.0.1',
-    cwd: siteDir,
-    config: structuredClone(hosting) as never,
-    compression: true,
-    stack: 'strict',
-    debug: false,
-  }) as unknown as { listen: (done: () => void) => Server };
-  await new Promise<void>((resolve) => {
-    server = app.listen(resolve);
+  site = await serveLikeHostingEmulator(hosting, (publicDir) => {
+    mkdirSync(join(publicDir, 'assets'), { recursive: true });
+    writeFileSync(join(publicDir, 'index.html'), page('prerendered landing page'));
+    writeFileSync(join(publicDir, 'shell.html'), page('app shell'));
+    writeFileSync(join(publicDir, 'assets', 'index-Ab12Cd34.js'), 'export const built = true;\n');
   });
-  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  origin = site.origin;
 });
 
 afterAll(async () => {
-  await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
-  if (siteDir) rmSync(siteDir, { recursive: true, force: true });
+  await site?.close();
 });
 
 async function get(path: string) {
