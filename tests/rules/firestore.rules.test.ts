@@ -7,6 +7,7 @@ import {
   type RulesTestEnvironment,
 } from '@firebase/rules-unit-testing';
 import { afterAll, beforeAll, beforeEach, describe, it } from 'vitest';
+import { addressesTheFormAccepts, malformedAddresses } from './email-cases.ts';
 import { firestoreEmulatorFromEnv } from './emulator-host.ts';
 import {
   addDoc,
@@ -127,13 +128,7 @@ describe.each(callers)('Firestore rules for $kind', ({ context }) => {
     });
 
     it('accepts addresses the form accepts: plus tags, subdomains, digits, hyphens, upper case, 63-character labels', async () => {
-      for (const email of [
-        'teen+goody@mail.example.co.uk',
-        'Teen.Name@Example.COM',
-        'x_1@my-school.org',
-        "o'brien@example.ie",
-        `teen@${'d'.repeat(63)}.example`,
-      ]) {
+      for (const email of addressesTheFormAccepts) {
         await assertSucceeds(addDoc(signups(), { ...heroSignup(), email }));
       }
     });
@@ -198,22 +193,7 @@ describe.each(callers)('Firestore rules for $kind', ({ context }) => {
       await assertFails(addDoc(signups(), { ...heroSignup(), email }));
     });
 
-    it.each([
-      'not-an-address',
-      'teen@',
-      '@example.com',
-      'teen@@example.com',
-      'teen@exam@ple.com',
-      'teen @example.com',
-      'teen@exam ple.com',
-      'teen@example..com',
-      'teen@-example.com',
-      'teen@example-.com',
-      'teen@example.com\n',
-      '<script>@example.com',
-      'tëen@example.com',
-      `teen@${'d'.repeat(64)}.example`,
-    ])('refuses %j, which is not shaped like an address', async (email) => {
+    it.each(malformedAddresses)('refuses %j, which is not shaped like an address', async (email) => {
       await assertFails(addDoc(signups(), { ...heroSignup(), email }));
     });
 

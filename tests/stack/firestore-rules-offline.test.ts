@@ -3,6 +3,7 @@
 // is proven by tests/rules/ wherever the emulator runs (`npm run test:rules`).
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { addressesTheFormAccepts, malformedAddresses } from '../rules/email-cases.ts';
 
 const rules = readFileSync(new URL('../../firestore.rules', import.meta.url), 'utf8');
 
@@ -89,38 +90,14 @@ describe('the e-mail pattern of firestore.rules, evaluated as RE2 evaluates Stri
     expect(bounds?.slice(1)).toEqual(['3', '254']);
   });
 
-  it.each([
-    'a@b',
-    'teen@example.com',
-    'teen+goody@mail.example.co.uk',
-    'Teen.Name@Example.COM',
-    'x_1@my-school.org',
-    "o'brien@example.ie",
-    `${'a'.repeat(242)}@example.com`,
-    `teen@${'d'.repeat(63)}.example`,
-  ])('accepts %j, as the form does', (email) => {
-    expect(accepted(email)).toBe(true);
-  });
+  it.each(['a@b', 'teen@example.com', ...addressesTheFormAccepts, `${'a'.repeat(242)}@example.com`])(
+    'accepts %j, as the form does',
+    (email) => {
+      expect(accepted(email)).toBe(true);
+    },
+  );
 
-  it.each([
-    '',
-    'a@',
-    'not-an-address',
-    'teen@',
-    '@example.com',
-    'teen@@example.com',
-    'teen@exam@ple.com',
-    'teen @example.com',
-    'teen@exam ple.com',
-    'teen@example..com',
-    'teen@-example.com',
-    'teen@example-.com',
-    'teen@example.com\n',
-    '<script>@example.com',
-    'tëen@example.com',
-    `${'a'.repeat(243)}@example.com`,
-    `teen@${'d'.repeat(64)}.example`,
-  ])('refuses %j', (email) => {
+  it.each(['', 'a@', ...malformedAddresses, `${'a'.repeat(243)}@example.com`])('refuses %j', (email) => {
     expect(accepted(email)).toBe(false);
   });
 });
