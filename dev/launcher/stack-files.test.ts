@@ -13,7 +13,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { resolvePorts } from './config.ts';
-import { buildEmulatorConfig, formatDotenv, prepareStackDir, writeStackFiles } from './stack-files.ts';
+import {
+  buildEmulatorConfig,
+  type EmulatorConfigOptions,
+  formatDotenv,
+  prepareStackDir,
+  writeStackFiles,
+} from './stack-files.ts';
 
 // firebase-tools' own dotenv reader is the judge of what the Functions emulator will see.
 const require = createRequire(import.meta.url);
@@ -67,17 +73,20 @@ describe('dotenv files for the Functions emulator', () => {
 describe('the per-stack firebase config', () => {
   const repoRoot = '/repo';
   const stackDir = '/repo/.dev-data/stack-15000';
+  // One stack's options; each test states only what it varies.
+  const stackOptions = (overrides: Partial<EmulatorConfigOptions> = {}): EmulatorConfigOptions => ({
+    repoRoot,
+    stackDir,
+    publicDir: path.join(stackDir, 'site'),
+    host: '127.0.0.1',
+    ports,
+    firestore: 'standin',
+    functions: true,
+    ...overrides,
+  });
 
   it('points back at the repository and carries this stack’s ports, with the Emulator UI off', () => {
-    const config = buildEmulatorConfig(base, {
-      repoRoot,
-      stackDir,
-      publicDir: path.join(stackDir, 'site'),
-      host: '127.0.0.1',
-      ports,
-      firestore: 'standin',
-      functions: true,
-    });
+    const config = buildEmulatorConfig(base, stackOptions());
     expect(config.hosting).toEqual({ ...base.hosting, public: 'site' });
     expect(config.functions).toEqual([{ ...base.functions[0], source: 'functions' }]);
     expect(config.emulators).toEqual({
@@ -94,15 +103,7 @@ describe('the per-stack firebase config', () => {
   });
 
   it('lets this stack’s site connect to its emulators on loopback, leaving the repository’s policy as it is', () => {
-    const config = buildEmulatorConfig(repoFirebaseJson, {
-      repoRoot,
-      stackDir,
-      publicDir: path.join(stackDir, 'site'),
-      host: '127.0.0.1',
-      ports,
-      firestore: 'standin',
-      functions: true,
-    });
+    const config = buildEmulatorConfig(repoFirebaseJson, stackOptions());
     const policies = (sitePolicies: unknown) =>
       ((sitePolicies as { headers: { headers: { key: string; value: string }[] }[] }).headers ?? [])
         .flatMap((rule) => rule.headers)
@@ -126,28 +127,12 @@ describe('the per-stack firebase config', () => {
   });
 
   it('points at web/dist by a relative path, since the Hosting emulator joins it to the project dir', () => {
-    const config = buildEmulatorConfig(base, {
-      repoRoot,
-      stackDir,
-      publicDir: '/repo/web/dist',
-      host: '127.0.0.1',
-      ports,
-      firestore: 'standin',
-      functions: false,
-    });
+    const config = buildEmulatorConfig(base, stackOptions({ publicDir: '/repo/web/dist', functions: false }));
     expect(config.hosting).toEqual({ ...base.hosting, public: '../../web/dist' });
   });
 
   it('hands the rules to the Firebase Firestore emulator by absolute path, with its ports', () => {
-    const config = buildEmulatorConfig(base, {
-      repoRoot,
-      stackDir,
-      publicDir: path.join(stackDir, 'site'),
-      host: '127.0.0.1',
-      ports,
-      firestore: 'emulator',
-      functions: true,
-    });
+    const config = buildEmulatorConfig(base, stackOptions({ firestore: 'emulator' }));
     expect(config.firestore).toEqual({
       rules: '/repo/firestore.rules',
       indexes: '/repo/firestore.indexes.json',
@@ -166,15 +151,7 @@ describe('the per-stack firebase config', () => {
     "turns the repository's firebase.json into one firebase-tools accepts (Firestore: %s, functions: %s)",
     (firestore, functions) => {
       const validate = getValidator();
-      const config = buildEmulatorConfig(repoFirebaseJson, {
-        repoRoot,
-        stackDir,
-        publicDir: path.join(stackDir, 'site'),
-        host: '127.0.0.1',
-        ports,
-        firestore,
-        functions,
-      });
+      const config = buildEmulatorConfig(repoFirebaseJson, stackOptions({ firestore, functions }));
       const valid = validate(config);
       expect((validate.errors ?? []).map(getErrorMessage)).toEqual([]);
       expect(valid).toBe(true);
@@ -182,15 +159,7 @@ describe('the per-stack firebase config', () => {
   );
 
   it('leaves the functions out until they are built', () => {
-    const config = buildEmulatorConfig(base, {
-      repoRoot,
-      stackDir,
-      publicDir: path.join(stackDir, 'site'),
-      host: '127.0.0.1',
-      ports,
-      firestore: 'standin',
-      functions: false,
-    });
+    const config = buildEmulatorConfig(base, stackOptions({ functions: false }));
     expect(config).not.toHaveProperty('functions');
     expect(config.emulators).not.toHaveProperty('functions');
   });
