@@ -88,7 +88,7 @@ export class Faults {
     return { rejectWrites: this.rejections.map((r) => ({ ...r })), unavailable: this.mode };
   }
 
-  /** Applies a JSON fault request (the body of PUT /emulator/goody/faults). */
+  /** Applies a JSON fault request (the body of PUT /__control/faults). */
   apply(body: unknown): void {
     if (body === null || typeof body !== 'object')
       throw invalidArgument('The faults body must be a JSON object.');
