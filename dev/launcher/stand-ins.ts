@@ -73,6 +73,6 @@ export async function startStandIns(
   return {
     ...(firestore ? { firestore: { hostPort: firestore.hostPort } } : {}),
     mailerLite: { url: mailerLite.url, baseUrl: mailerLite.baseUrl },
-    smtp: { url: smtp.url, apiUrl: `${smtp.apiUrl}/api/messages`, dir: smtp.dir },
+    smtp: { url: smtp.url, apiUrl: `${smtp.apiUrl}/__control/state`, dir: smtp.dir },
   };
 }

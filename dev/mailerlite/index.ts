@@ -1,13 +1,25 @@
 // MailerLite API stand-in: an HTTP server that answers the endpoints the functions use the way
 // connect.mailerlite.com/api does (auth, validation, status codes, ids, batch semantics, rate limits), with its
-// state readable and faults injectable by tests, over HTTP under /__control/ or through the returned object.
+// state readable and faults injectable by tests, over the stand-ins' control surface (dev/http.ts) or through
+// the returned object.
 
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { CONTROL_PREFIX, close, listen, readBody, sendJson, serveControl } from '../http.ts';
 import { defaultFaultBody, type FaultsSnapshot, MailerLiteFaults } from './faults.ts';
 import { FixedWindowLimiter } from './rate-limit.ts';
 import { type ApiContext, type ApiResult, matchRoute, unmatchedResult } from './routes.ts';
-import { type FieldValue, formatTimestamp, type ImportJob, Store, type SubscriberStatus } from './store.ts';
+import {
+  type FieldValue,
+  formatTimestamp,
+  type Group,
+  type ImportJob,
+  Store,
+  type Subscriber,
+  type SubscriberStatus,
+} from './store.ts';
 import { isPlainObject } from './validation.ts';
 
 export type { DropRule, FailRule, FaultsSnapshot } from './faults.ts';
@@ -35,6 +47,8 @@ export interface MailerLiteStandInOptions extends Partial<MailerLiteLimits> {
   apiKey?: string;
   /** Custom field keys the account has, on top of MailerLite's default fields (name, last_name, ...). */
   customFields?: string[];
+  /** Keep the account's subscribers and groups here: loaded at start, written when stopped. */
+  dataDir?: string;
   /** No request lines on stdout. */
   quiet?: boolean;
   /** Where request lines go when not quiet (default console.log). */
@@ -167,6 +181,8 @@ export async function startMailerLiteStandIn(
   validateLimits(limits);
 
   const store = new Store(options.customFields ?? []);
+  const dataFile = options.dataDir && path.join(options.dataDir, 'mailerlite-stand-in.json');
+  if (dataFile) await loadAccount(store, dataFile);
   const faults = new MailerLiteFaults();
   // Both limits are per account (one API key here). MailerLite documents batching as the way to stay within
   // the 120/minute limit, so a POST /api/batch counts as one request against it whatever it contains; only
@@ -226,7 +242,7 @@ export async function startMailerLiteStandIn(
 
     let rawBody: Buffer;
     try {
-      rawBody = await readBody(req);
+      rawBody = await readBody(req, BODY_LIMIT_BYTES);
     } catch {
       send(res, { status: 413, body: { message: 'Payload Too Large' } });
       record(entry(413));
@@ -356,49 +372,29 @@ export async function startMailerLiteStandIn(
     faults.clear();
   }
 
-  async function handleControl(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
-    const method = req.method ?? 'GET';
-    const route = `${method} ${url.pathname}`;
-    const readJson = async () => JSON.parse((await readBody(req)).toString('utf8') || '{}') as unknown;
-    try {
-      switch (route) {
-        case 'GET /__control/health':
-          return send(res, { status: 200, body: { ok: true } });
-        case 'GET /__control/state':
-          return send(res, { status: 200, body: snapshot() });
-        case 'POST /__control/reset':
-          reset();
-          return send(res, { status: 204, body: null });
-        case 'GET /__control/faults':
-          return send(res, { status: 200, body: faults.snapshot() });
-        case 'PUT /__control/faults':
-          faults.applyJson(await readJson());
-          return send(res, { status: 200, body: faults.snapshot() });
-        case 'DELETE /__control/faults':
-          faults.clear();
-          return send(res, { status: 204, body: null });
-        case 'GET /__control/limits':
-          return send(res, { status: 200, body: limits });
-        case 'PUT /__control/limits': {
-          const json = await readJson();
-          if (!isPlainObject(json)) throw new TypeError('limits body must be a JSON object');
-          setLimits(json as Partial<MailerLiteLimits>);
-          return send(res, { status: 200, body: limits });
-        }
-        default:
-          return send(res, { status: 404, body: { message: `No control route ${route}.` } });
-      }
-    } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      return send(res, { status: 400, body: { message } });
-    }
-  }
+  const control = {
+    state: snapshot,
+    reset,
+    faults: {
+      state: () => faults.snapshot(),
+      apply: (body: unknown) => faults.applyJson(body),
+      clear: () => faults.clear(),
+    },
+    more: {
+      'GET limits': () => limits,
+      'PUT limits': (body: unknown) => {
+        if (!isPlainObject(body)) throw new TypeError('limits body must be a JSON object');
+        setLimits(body as Partial<MailerLiteLimits>);
+        return limits;
+      },
+    },
+  };
 
   const server = createServer((req, res) => {
     const started = Date.now();
     const url = new URL(req.url ?? '/', 'http://stand-in');
-    const handler = url.pathname.startsWith('/__control/')
-      ? handleControl(req, res, url)
+    const handler = url.pathname.startsWith(CONTROL_PREFIX)
+      ? serveControl(req, res, url.pathname, url.searchParams, control)
       : handleApi(req, res, url, started);
     handler.catch((error: unknown) => {
       console.error('[mailerlite] request failed:', error);
@@ -406,14 +402,7 @@ export async function startMailerLiteStandIn(
     });
   });
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const { port } = server.address() as AddressInfo;
+  const port = await listen(server, options.port ?? 0, host);
   const url = `http://${host}:${port}`;
   baseUrl = `${url}/api`;
 
@@ -433,11 +422,10 @@ export async function startMailerLiteStandIn(
     setLimits,
     addGroup: (name: string) => store.createGroup(name, now()).id,
     reset,
-    stop: () =>
-      new Promise<void>((resolve, reject) => {
-        server.close((error) => (error ? reject(error) : resolve()));
-        server.closeAllConnections();
-      }),
+    async stop() {
+      await close(server);
+      if (dataFile) await saveAccount(store, dataFile);
+    },
   };
 }
 
@@ -468,38 +456,39 @@ function validateLimits(limits: MailerLiteLimits): void {
     throw new TypeError('fractionalRetryAfter must be a boolean');
 }
 
-function send(res: ServerResponse, result: ApiResult): void {
-  const headers: Record<string, string> = { 'Cache-Control': 'no-cache, private', ...result.headers };
-  if (result.status === 204) {
-    res.writeHead(204, headers).end();
-    return;
-  }
-  const payload = JSON.stringify(result.body);
-  res
-    .writeHead(result.status, {
-      ...headers,
-      'Content-Type': 'application/json',
-      'Content-Length': String(Buffer.byteLength(payload)),
-    })
-    .end(payload);
+interface SavedAccount {
+  subscribers: Subscriber[];
+  groups: Group[];
 }
 
-function readBody(req: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > BODY_LIMIT_BYTES) {
-        reject(new Error('body too large'));
-        req.resume();
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
+async function loadAccount(store: Store, file: string): Promise<void> {
+  await mkdir(path.dirname(file), { recursive: true });
+  if (!existsSync(file)) return;
+  const saved = JSON.parse(await readFile(file, 'utf8')) as SavedAccount;
+  for (const group of saved.groups) store.groups.set(group.id, group);
+  for (const subscriber of saved.subscribers) {
+    store.subscribers.set(subscriber.id, subscriber);
+    store.subscriberIdByEmail.set(subscriber.email, subscriber.id);
+  }
+}
+
+/** Subscribers and groups only: imports in flight and rate-limit windows do not outlive a restart. */
+async function saveAccount(store: Store, file: string): Promise<void> {
+  const saved: SavedAccount = {
+    subscribers: [...store.subscribers.values()],
+    groups: [...store.groups.values()],
+  };
+  await writeFile(`${file}.tmp`, `${JSON.stringify(saved, null, 1)}\n`);
+  await rename(`${file}.tmp`, file);
+}
+
+function send(res: ServerResponse, result: ApiResult): void {
+  const headers = {
+    'content-type': 'application/json',
+    'Cache-Control': 'no-cache, private',
+    ...result.headers,
+  };
+  sendJson(res, result.status, result.body, headers);
 }
 
 /** Laravel reads a body that is not a JSON object as no input at all, so validation reports what is missing. */

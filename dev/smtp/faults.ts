@@ -77,7 +77,7 @@ export class SmtpFaults {
   }
 
   /**
-   * Applies the JSON of PUT /api/faults: `rejectNext` ({count, code, message?, stage?} or a list) adds rules,
+   * Applies the JSON of PUT /__control/faults: `rejectNext` ({count, code, message?, stage?} or a list) adds rules,
    * `down` switches the SMTP listener. Throws TypeError on a malformed body, before changing anything.
    */
   async applyJson(json: unknown): Promise<void> {

@@ -112,7 +112,7 @@ describe('npm start', () => {
     expect(banner.adminUrl).toBe(`http://127.0.0.1:${ports.GOODY_HOSTING_PORT}/admin`);
     expect(banner.mailLine).toContain(mailDir);
     expect(banner.mailLine).toContain(`smtp://127.0.0.1:${ports.GOODY_SMTP_PORT}`);
-    expect(banner.smtpApiUrl).toBe(`http://127.0.0.1:${ports.GOODY_SMTP_API_PORT}/api/messages`);
+    expect(banner.smtpApiUrl).toBe(`http://127.0.0.1:${ports.GOODY_SMTP_API_PORT}/__control/state`);
     expect(banner.mailerLiteBaseUrl).toBe(`http://127.0.0.1:${ports.GOODY_MAILERLITE_PORT}/api`);
     expect(banner.firestoreHostPort).toBe(`127.0.0.1:${ports.GOODY_FIRESTORE_PORT}`);
     // This machine has no Java 21, so the stand-in runs, and says it does not enforce the rules.

@@ -173,21 +173,22 @@ export class SmtpControl {
   constructor(private readonly baseUrl: string) {}
 
   async messages(): Promise<OutboxMessage[]> {
-    return ((await (await request(`${this.baseUrl}/api/messages`)).json()) as { messages: OutboxMessage[] })
+    return ((await (await request(`${this.baseUrl}/__control/state`)).json()) as { messages: OutboxMessage[] })
       .messages;
   }
 
+  /** Deletes every message (and clears the faults). */
   async clear(): Promise<void> {
-    await request(`${this.baseUrl}/api/messages`, { method: 'DELETE' });
+    await request(`${this.baseUrl}/__control/reset`, { method: 'POST' });
   }
 
   /** `down: true`: the SMTP port refuses connections, as a stopped mail server does. */
   async setFaults(faults: { down?: boolean; rejectNext?: { count?: number; code: number } }): Promise<void> {
-    await request(`${this.baseUrl}/api/faults`, { method: 'PUT', ...json(faults) });
+    await request(`${this.baseUrl}/__control/faults`, { method: 'PUT', ...json(faults) });
   }
 
   async clearFaults(): Promise<void> {
-    await request(`${this.baseUrl}/api/faults`, { method: 'DELETE' });
+    await request(`${this.baseUrl}/__control/faults`, { method: 'DELETE' });
   }
 }
 
