@@ -3,6 +3,7 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo, Server } from 'node:net';
+import { type ZodType, z } from 'zod';
 
 export const CONTROL_PREFIX = '/__control/';
 
@@ -29,6 +30,13 @@ export function readBody(req: IncomingMessage, limit = 1024 * 1024): Promise<Buf
     req.on('end', () => resolve(Buffer.concat(chunks)));
     req.on('error', reject);
   });
+}
+
+/** A control body checked against its schema: a 400 naming every problem, before anything changes. */
+export function parseWith<T>(schema: ZodType<T>, body: unknown): T {
+  const result = schema.safeParse(body);
+  if (!result.success) throw new HttpError(400, z.prettifyError(result.error));
+  return result.data;
 }
 
 /** The body as JSON; an empty body is `{}`. */

@@ -1,7 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import type { Engine } from './engine.ts';
 import { FirestoreError, unimplemented } from './errors.ts';
-import type { Outage } from './outage.ts';
+import type { Faults } from './faults.ts';
 import { firestoreService } from './protos.ts';
 
 // google.firestore.v1.Firestore over gRPC, as firebase-admin (@google-cloud/firestore) calls it.
@@ -14,7 +14,7 @@ const UNAVAILABLE: grpc.ServiceError = Object.assign(new Error('The Firestore st
 
 type Handler = (request: never) => unknown;
 
-export function createGrpcServer(engine: Engine, outage: Outage, log: (line: string) => void): grpc.Server {
+export function createGrpcServer(engine: Engine, faults: Faults, log: (line: string) => void): grpc.Server {
   const toStatus = (error: unknown): Partial<grpc.StatusObject> => {
     if (error instanceof FirestoreError) return { code: error.grpcCode, details: error.message };
     log(`Firestore stand-in: internal error: ${(error as Error)?.stack ?? String(error)}`);
@@ -24,7 +24,7 @@ export function createGrpcServer(engine: Engine, outage: Outage, log: (line: str
     };
   };
   const admitted = (call: { on(event: 'cancelled', listener: () => void): unknown }, drop: () => void) =>
-    outage.admit(drop, (forget) => call.on('cancelled', forget));
+    faults.admit(drop, (forget) => call.on('cancelled', forget));
 
   const unary =
     (fn: Handler): grpc.handleUnaryCall<unknown, unknown> =>

@@ -7,7 +7,6 @@ import { Engine, type StoredDocument } from './engine.ts';
 import { FirestoreError, unimplemented } from './errors.ts';
 import { Faults } from './faults.ts';
 import { createGrpcServer } from './grpc.ts';
-import { Outage } from './outage.ts';
 import { exportData, importData } from './persistence.ts';
 import { toRestJson } from './protos.ts';
 import { answerPreflight, corsHeaders, handleRest, sendError } from './rest.ts';
@@ -82,7 +81,6 @@ export async function startFirestoreStandIn(
 
   const faults = new Faults();
   const engine = new Engine(`projects/${projectId}/databases/(default)`, faults);
-  const outage = new Outage(faults);
   if (options.dataDir) {
     await mkdir(options.dataDir, { recursive: true });
     const count = await importData(engine, options.dataDir);
@@ -98,7 +96,7 @@ export async function startFirestoreStandIn(
     state: (query: URLSearchParams) => ({ documents: documents(query.get('collection') || undefined) }),
     reset,
     faults: {
-      state: () => ({ ...faults.state(), heldRequests: outage.heldCount }),
+      state: () => faults.state(),
       apply: (body: unknown) => faults.apply(body),
       clear: () => faults.clear(),
     },
@@ -115,7 +113,7 @@ export async function startFirestoreStandIn(
       // A service that stopped answering does not answer CORS preflights either; the control API always does.
       const admitted =
         emulator ||
-        outage.admit(
+        faults.admit(
           () => req.socket.destroy(),
           (forget) => req.on('close', forget),
         );
@@ -146,7 +144,7 @@ export async function startFirestoreStandIn(
   });
   httpServer.on('clientError', (_error, socket) => socket.destroy());
 
-  const grpcServer = createGrpcServer(engine, outage, logError);
+  const grpcServer = createGrpcServer(engine, faults, logError);
   const injector = grpcServer.createConnectionInjector(grpc.ServerCredentials.createInsecure());
 
   // One port for both protocols, as the Firebase emulator: a connection that opens with the HTTP/2
@@ -185,7 +183,7 @@ export async function startFirestoreStandIn(
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> => {
     stopping ??= (async () => {
-      outage.close();
+      faults.releaseHeld();
       injector.destroy();
       grpcServer.forceShutdown();
       for (const socket of sockets) socket.destroy();
@@ -205,7 +203,7 @@ export async function startFirestoreStandIn(
     hostPort,
     faults,
     get heldRequests() {
-      return outage.heldCount;
+      return faults.heldCount;
     },
     reset,
     documents,

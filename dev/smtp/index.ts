@@ -2,7 +2,6 @@
 // file, with the stand-ins' control surface over HTTP (dev/http.ts) for tests and people to read what arrived,
 // and faults (refused messages, a server that is down) that make the thank-you mail's failure paths real.
 
-import { EventEmitter, once } from 'node:events';
 import { mkdtemp } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -41,8 +40,6 @@ export interface SmtpOutbox {
   readonly dir: string;
   /** Every stored message, parsed, oldest first. */
   messages(): Promise<OutboxMessage[]>;
-  /** Resolves with the stored messages once there are at least `count` (rejects after `timeoutMs`). */
-  waitForMessages(count: number, options?: { timeoutMs?: number }): Promise<OutboxMessage[]>;
   /** Deletes every stored message. */
   clear(): Promise<void>;
   readonly faults: SmtpFaults;
@@ -55,7 +52,6 @@ export async function startSmtpOutbox(options: SmtpOutboxOptions = {}): Promise<
   const dir = resolve(options.dir ?? (await mkdtemp(join(tmpdir(), 'goody-outbox-'))));
   const mailbox = new Mailbox(dir);
   await mailbox.init();
-  const stored = new EventEmitter();
   const maxMessageBytes = options.maxMessageBytes ?? 10 * 1024 * 1024;
 
   const smtp = new SMTPServer({
@@ -108,7 +104,6 @@ export async function startSmtpOutbox(options: SmtpOutboxOptions = {}): Promise<
             // Sizes and counts only: recipients are minors' addresses.
             log(`[smtp] stored ${id}.eml (${raw.length} bytes, ${envelope.to.length} recipient(s))`);
             callback(null, `OK: queued as ${id}`);
-            stored.emit('stored', id);
           },
           (error: unknown) => {
             console.error('[smtp] could not store a message:', error);
@@ -138,25 +133,6 @@ export async function startSmtpOutbox(options: SmtpOutboxOptions = {}): Promise<
   });
 
   smtpPort = await listen(listener, smtpPort, host);
-
-  async function waitForMessages(count: number, { timeoutMs = 5_000 } = {}): Promise<OutboxMessage[]> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const messages = await mailbox.messages();
-      if (messages.length >= count) return messages;
-      const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`Expected ${count} message(s) in the outbox, found ${messages.length}`);
-      const controller = new AbortController();
-      const timer = setTimeout(() => controller.abort(), left);
-      try {
-        await once(stored, 'stored', { signal: controller.signal });
-      } catch {
-        // Timed out waiting; the loop re-reads the directory once more and reports.
-      } finally {
-        clearTimeout(timer);
-      }
-    }
-  }
 
   const control = {
     state: async () => {
@@ -198,7 +174,6 @@ export async function startSmtpOutbox(options: SmtpOutboxOptions = {}): Promise<
     apiUrl: `http://${host}:${apiPort}`,
     dir,
     messages: () => mailbox.messages(),
-    waitForMessages,
     clear: () => mailbox.clear(),
     faults,
     async stop() {
