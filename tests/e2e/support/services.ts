@@ -173,8 +173,9 @@ export class SmtpControl {
   constructor(private readonly baseUrl: string) {}
 
   async messages(): Promise<OutboxMessage[]> {
-    return ((await (await request(`${this.baseUrl}/__control/state`)).json()) as { messages: OutboxMessage[] })
-      .messages;
+    return (
+      (await (await request(`${this.baseUrl}/__control/state`)).json()) as { messages: OutboxMessage[] }
+    ).messages;
   }
 
   /** Deletes every message (and clears the faults). */
