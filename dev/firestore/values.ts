@@ -26,17 +26,7 @@ function sign(n: number): number {
 
 /** Compares strings by their UTF-8 encoding, which is code point order (not JavaScript's UTF-16 order). */
 export function compareStrings(a: string, b: string): number {
-  if (a === b) return 0;
-  const ia = a[Symbol.iterator]();
-  const ib = b[Symbol.iterator]();
-  for (;;) {
-    const ca = ia.next();
-    const cb = ib.next();
-    if (ca.done || cb.done) return ca.done && cb.done ? 0 : ca.done ? -1 : 1;
-    const pa = ca.value.codePointAt(0) ?? 0;
-    const pb = cb.value.codePointAt(0) ?? 0;
-    if (pa !== pb) return pa < pb ? -1 : 1;
-  }
+  return a === b ? 0 : Buffer.compare(Buffer.from(a), Buffer.from(b));
 }
 
 function compareBigInts(a: bigint, b: bigint): number {

@@ -7,39 +7,34 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import path from 'node:path';
-import { CONTROL_PREFIX, close, listen, readBody, sendJson, serveControl } from '../http.ts';
-import { defaultFaultBody, type FaultsSnapshot, MailerLiteFaults } from './faults.ts';
+import { z } from 'zod';
+import { CONTROL_PREFIX, close, listen, parseWith, readBody, sendJson, serveControl } from '../http.ts';
+import { defaultFaultBody, MailerLiteFaults } from './faults.ts';
 import { FixedWindowLimiter } from './rate-limit.ts';
 import { type ApiContext, type ApiResult, matchRoute, unmatchedResult } from './routes.ts';
-import {
-  type FieldValue,
-  formatTimestamp,
-  type Group,
-  type ImportJob,
-  Store,
-  type Subscriber,
-  type SubscriberStatus,
-} from './store.ts';
+import { formatTimestamp, type Group, Store, type Subscriber } from './store.ts';
 import { isPlainObject } from './validation.ts';
 
 export type { DropRule, FailRule, FaultsSnapshot } from './faults.ts';
 export { MailerLiteFaults } from './faults.ts';
 
-export interface MailerLiteLimits {
+const limitsSchema = z.strictObject({
   /** Length of a rate-limit window in ms (MailerLite: one minute). */
-  windowMs: number;
+  windowMs: z.number().int().min(1).default(60_000),
   /** Requests per window across all endpoints (MailerLite: 120). */
-  requestsPerWindow: number;
+  requestsPerWindow: z.number().int().min(1).default(120),
   /** Import creations per window: group imports and batches made only of upserts (MailerLite: 5). */
-  importsPerWindow: number;
+  importsPerWindow: z.number().int().min(1).default(5),
   /** How long an import takes before its progress reports done and its subscribers exist. */
-  importDelayMs: number;
+  importDelayMs: z.number().min(0).default(100),
   /**
    * Retry-After with millisecond precision (e.g. "0.734") instead of MailerLite's whole seconds: for
    * benchmarks that compress the window to a second or so, where whole seconds would distort the waits.
    */
-  fractionalRetryAfter: boolean;
-}
+  fractionalRetryAfter: z.boolean().default(false),
+});
+
+export type MailerLiteLimits = z.infer<typeof limitsSchema>;
 
 export interface MailerLiteStandInOptions extends Partial<MailerLiteLimits> {
   host?: string;
@@ -57,36 +52,6 @@ export interface MailerLiteStandInOptions extends Partial<MailerLiteLimits> {
   now?: () => number;
 }
 
-export interface SubscriberState {
-  id: string;
-  email: string;
-  status: SubscriberStatus;
-  source: string;
-  fields: Record<string, FieldValue>;
-  groups: string[];
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface GroupState {
-  id: string;
-  name: string;
-  subscriberCount: number;
-  createdAt: string;
-}
-
-export interface ImportState {
-  id: string;
-  groupId: string;
-  total: number;
-  done: boolean;
-  imported: number;
-  updated: number;
-  unchanged: number;
-  invalid: number;
-  duplicate: number;
-}
-
 export interface RequestLogEntry {
   /** ISO time the request arrived. */
   time: string;
@@ -102,16 +67,8 @@ export interface RequestLogEntry {
   batchSize?: number;
 }
 
-export interface MailerLiteState {
-  subscribers: SubscriberState[];
-  groups: GroupState[];
-  imports: ImportState[];
-  /** Most recent last; bounded to the last 10,000 requests. */
-  requests: RequestLogEntry[];
-  limits: MailerLiteLimits;
-  rateLimit: { remaining: number; importsRemaining: number; resetInMs: number };
-  faults: FaultsSnapshot;
-}
+/** What GET /__control/state answers (and `state` returns). */
+export type MailerLiteState = ReturnType<typeof stateOf>;
 
 export interface MailerLiteStandIn {
   readonly host: string;
@@ -136,14 +93,6 @@ export interface MailerLiteStandIn {
 
 const REQUEST_LOG_LIMIT = 10_000;
 const BODY_LIMIT_BYTES = 20 * 1024 * 1024;
-
-const DEFAULT_LIMITS: MailerLiteLimits = {
-  windowMs: 60_000,
-  requestsPerWindow: 120,
-  importsPerWindow: 5,
-  importDelayMs: 100,
-  fractionalRetryAfter: false,
-};
 
 // Addresses of minors may appear in paths (GET /api/subscribers/{email}); printed and logged paths carry a
 // masked form only.
@@ -171,14 +120,12 @@ export async function startMailerLiteStandIn(
   const apiKey = options.apiKey ?? 'dev-mailerlite-key';
   const now = options.now ?? Date.now;
   const log = options.quiet ? () => {} : (options.log ?? ((line: string) => console.log(line)));
-  const limits: MailerLiteLimits = {
-    windowMs: options.windowMs ?? DEFAULT_LIMITS.windowMs,
-    requestsPerWindow: options.requestsPerWindow ?? DEFAULT_LIMITS.requestsPerWindow,
-    importsPerWindow: options.importsPerWindow ?? DEFAULT_LIMITS.importsPerWindow,
-    importDelayMs: options.importDelayMs ?? DEFAULT_LIMITS.importDelayMs,
-    fractionalRetryAfter: options.fractionalRetryAfter ?? DEFAULT_LIMITS.fractionalRetryAfter,
-  };
-  validateLimits(limits);
+  const limits = parseWith(
+    limitsSchema,
+    Object.fromEntries(
+      Object.keys(limitsSchema.shape).map((key) => [key, options[key as keyof MailerLiteLimits]]),
+    ),
+  );
 
   const store = new Store(options.customFields ?? []);
   const dataFile = options.dataDir && path.join(options.dataDir, 'mailerlite-stand-in.json');
@@ -323,39 +270,11 @@ export async function startMailerLiteStandIn(
   function snapshot(): MailerLiteState {
     const at = now();
     store.settleImports(at);
-    return {
-      subscribers: [...store.subscribers.values()].map((s) => ({
-        id: s.id,
-        email: s.email,
-        status: s.status,
-        source: s.source,
-        fields: { ...s.fields },
-        groups: [...s.groupIds],
-        createdAt: formatTimestamp(s.createdAt) ?? '',
-        updatedAt: formatTimestamp(s.updatedAt) ?? '',
-      })),
-      groups: [...store.groups.values()].map((g) => ({
-        id: g.id,
-        name: g.name,
-        subscriberCount: [...store.subscribers.values()].filter((s) => s.groupIds.includes(g.id)).length,
-        createdAt: formatTimestamp(g.createdAt) ?? '',
-      })),
-      imports: [...store.imports.values()].map(importState),
-      requests: requestLog.map((e) => ({ ...e })),
-      limits: { ...limits },
-      rateLimit: {
-        remaining: globalLimiter.remaining(at),
-        importsRemaining: importLimiter.remaining(at),
-        resetInMs: globalLimiter.msUntilReset(at),
-      },
-      faults: faults.snapshot(),
-    };
+    return stateOf(store, requestLog, limits, { globalLimiter, importLimiter, at }, faults);
   }
 
-  function setLimits(next: Partial<MailerLiteLimits>): void {
-    const merged = { ...limits, ...next };
-    validateLimits(merged);
-    Object.assign(limits, merged);
+  function setLimits(next: unknown): void {
+    Object.assign(limits, parseWith(limitsSchema, { ...limits, ...(next as object) }));
     globalLimiter.limit = limits.requestsPerWindow;
     globalLimiter.windowMs = limits.windowMs;
     importLimiter.limit = limits.importsPerWindow;
@@ -383,8 +302,7 @@ export async function startMailerLiteStandIn(
     more: {
       'GET limits': () => limits,
       'PUT limits': (body: unknown) => {
-        if (!isPlainObject(body)) throw new TypeError('limits body must be a JSON object');
-        setLimits(body as Partial<MailerLiteLimits>);
+        setLimits(body);
         return limits;
       },
     },
@@ -429,31 +347,52 @@ export async function startMailerLiteStandIn(
   };
 }
 
-function importState(job: ImportJob): ImportState {
-  const r = job.result;
+function stateOf(
+  store: Store,
+  requests: RequestLogEntry[],
+  limits: MailerLiteLimits,
+  rate: { globalLimiter: FixedWindowLimiter; importLimiter: FixedWindowLimiter; at: number },
+  faults: MailerLiteFaults,
+) {
+  const subscribers = [...store.subscribers.values()];
   return {
-    id: job.id,
-    groupId: job.groupId,
-    total: job.rows.length,
-    done: r !== null,
-    imported: r?.imported.length ?? 0,
-    updated: r?.updated.length ?? 0,
-    unchanged: r?.unchanged.length ?? 0,
-    invalid: r?.invalid.length ?? 0,
-    duplicate: r?.duplicate.length ?? 0,
+    subscribers: subscribers.map((s) => ({
+      id: s.id,
+      email: s.email,
+      status: s.status,
+      source: s.source,
+      fields: { ...s.fields },
+      groups: [...s.groupIds],
+      createdAt: formatTimestamp(s.createdAt) ?? '',
+      updatedAt: formatTimestamp(s.updatedAt) ?? '',
+    })),
+    groups: [...store.groups.values()].map((g) => ({
+      id: g.id,
+      name: g.name,
+      subscriberCount: subscribers.filter((s) => s.groupIds.includes(g.id)).length,
+      createdAt: formatTimestamp(g.createdAt) ?? '',
+    })),
+    imports: [...store.imports.values()].map((job) => ({
+      id: job.id,
+      groupId: job.groupId,
+      total: job.rows.length,
+      done: job.result !== null,
+      imported: job.result?.imported.length ?? 0,
+      updated: job.result?.updated.length ?? 0,
+      unchanged: job.result?.unchanged.length ?? 0,
+      invalid: job.result?.invalid.length ?? 0,
+      duplicate: job.result?.duplicate.length ?? 0,
+    })),
+    /** Most recent last; bounded to the last 10,000 requests. */
+    requests: requests.map((e) => ({ ...e })),
+    limits: { ...limits },
+    rateLimit: {
+      remaining: rate.globalLimiter.remaining(rate.at),
+      importsRemaining: rate.importLimiter.remaining(rate.at),
+      resetInMs: rate.globalLimiter.msUntilReset(rate.at),
+    },
+    faults: faults.snapshot(),
   };
-}
-
-function validateLimits(limits: MailerLiteLimits): void {
-  for (const key of ['windowMs', 'requestsPerWindow', 'importsPerWindow'] as const) {
-    if (!Number.isInteger(limits[key]) || limits[key] < 1)
-      throw new TypeError(`${key} must be a positive integer`);
-  }
-  if (!Number.isFinite(limits.importDelayMs) || limits.importDelayMs < 0) {
-    throw new TypeError('importDelayMs must be a non-negative number');
-  }
-  if (typeof limits.fractionalRetryAfter !== 'boolean')
-    throw new TypeError('fractionalRetryAfter must be a boolean');
 }
 
 interface SavedAccount {
