@@ -8,18 +8,6 @@ import { fromRestJson, toRestJson } from './protos.ts';
 // proto3 JSON body (sent as text/plain to avoid CORS preflights), answered with proto3 JSON; the streaming
 // methods answer a JSON array of their responses. Errors are Google's error JSON.
 
-const ALLOWED_HEADERS = [
-  'authorization',
-  'content-type',
-  'x-goog-api-client',
-  'x-goog-request-params',
-  'x-goog-user-project',
-  'x-firebase-gmpid',
-  'x-firebase-appcheck',
-  'x-firebase-client',
-  'google-cloud-resource-prefix',
-].join(', ');
-
 /** CORS for the site calling from another origin (browsers), allowing every origin like the emulator. */
 export function corsHeaders(req: IncomingMessage): Record<string, string> {
   const origin = req.headers.origin;
@@ -28,12 +16,12 @@ export function corsHeaders(req: IncomingMessage): Record<string, string> {
     : { 'access-control-allow-origin': '*' };
 }
 
+/** Allows whatever the browser asks to send (the SDK's x-goog-* and x-firebase-* headers), as the emulator does. */
 export function answerPreflight(req: IncomingMessage, res: ServerResponse): void {
-  const requested = req.headers['access-control-request-headers'];
   const headers: Record<string, string> = {
     ...corsHeaders(req),
     'access-control-allow-methods': 'GET, POST, PUT, PATCH, DELETE, OPTIONS',
-    'access-control-allow-headers': requested ? `${ALLOWED_HEADERS}, ${requested}` : ALLOWED_HEADERS,
+    'access-control-allow-headers': req.headers['access-control-request-headers'] ?? 'content-type',
     'access-control-max-age': '86400',
   };
   // Chrome's Private Network Access asks before a public page may call a loopback server.

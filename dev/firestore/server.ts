@@ -10,7 +10,7 @@ import { createGrpcServer } from './grpc.ts';
 import { exportData, importData } from './persistence.ts';
 import { toRestJson } from './protos.ts';
 import { answerPreflight, corsHeaders, handleRest, sendError } from './rest.ts';
-import { fieldsToPlain, microsToTimestamp, type Plain, timestampToIso } from './values.ts';
+import { fieldsToPlain, microsToTimestamp, timestampToIso } from './values.ts';
 
 export interface FirestoreStandInOptions {
   /** Interface to listen on; default 127.0.0.1. */
@@ -26,17 +26,7 @@ export interface FirestoreStandInOptions {
 }
 
 /** A document as the control state and `documents()` show it. */
-export interface DocumentDump {
-  name: string;
-  path: string;
-  id: string;
-  createTime: string;
-  updateTime: string;
-  /** The fields as plain JSON (timestamps as ISO strings, bytes base64), for reading. */
-  data: { [key: string]: Plain };
-  /** The fields exactly, in the API's proto3 JSON form. */
-  fields: unknown;
-}
+export type DocumentDump = ReturnType<typeof dump>;
 
 export interface FirestoreStandIn {
   readonly host: string;
@@ -57,14 +47,16 @@ export interface FirestoreStandIn {
 const HTTP2_PREFACE = Buffer.from('PRI * HTTP/2.0');
 const EMULATOR_RESET = /^\/emulator\/v1\/projects\/([^/]+)\/databases\/\(default\)\/documents$/;
 
-function dump(doc: StoredDocument): DocumentDump {
+function dump(doc: StoredDocument) {
   return {
     name: doc.name,
     path: doc.path.join('/'),
     id: doc.path.at(-1) as string,
     createTime: timestampToIso(microsToTimestamp(doc.createTime)),
     updateTime: timestampToIso(microsToTimestamp(doc.updateTime)),
+    /** The fields as plain JSON (timestamps as ISO strings, bytes base64), for reading. */
     data: fieldsToPlain(doc.fields),
+    /** The fields exactly, in the API's proto3 JSON form. */
     fields: (toRestJson('Document', { fields: doc.fields }) as { fields?: unknown }).fields ?? {},
   };
 }
@@ -95,11 +87,7 @@ export async function startFirestoreStandIn(
   const control = {
     state: (query: URLSearchParams) => ({ documents: documents(query.get('collection') || undefined) }),
     reset,
-    faults: {
-      state: () => faults.state(),
-      apply: (body: unknown) => faults.apply(body),
-      clear: () => faults.clear(),
-    },
+    faults,
   };
 
   const httpServer = http.createServer(async (req, res) => {

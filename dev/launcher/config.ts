@@ -26,31 +26,18 @@ export interface PortSpec {
 }
 
 // firebase.json's defaults, the team's fixed ports for `npm start`. Tests and a second stack move them.
-export const PORT_SPECS: readonly PortSpec[] = [
-  {
-    key: 'hosting',
-    env: 'GOODY_HOSTING_PORT',
-    defaultPort: 5000,
-    purpose: 'the Hosting emulator (the site)',
-  },
-  {
-    key: 'functions',
-    env: 'GOODY_FUNCTIONS_PORT',
-    defaultPort: 5001,
-    purpose: 'the Functions emulator (the callables)',
-  },
-  { key: 'firestore', env: 'GOODY_FIRESTORE_PORT', defaultPort: 8080, purpose: 'Firestore' },
-  { key: 'mailerlite', env: 'GOODY_MAILERLITE_PORT', defaultPort: 3080, purpose: 'the MailerLite stand-in' },
-  { key: 'smtp', env: 'GOODY_SMTP_PORT', defaultPort: 2525, purpose: 'the SMTP outbox (SMTP)' },
-  { key: 'smtpApi', env: 'GOODY_SMTP_API_PORT', defaultPort: 8025, purpose: 'the SMTP outbox (HTTP API)' },
-  { key: 'hub', env: 'GOODY_HUB_PORT', defaultPort: 4400, purpose: 'the Firebase emulator hub' },
-  {
-    key: 'logging',
-    env: 'GOODY_LOGGING_PORT',
-    defaultPort: 4500,
-    purpose: 'the Firebase emulator logging service',
-  },
-];
+export const PORT_SPECS: readonly PortSpec[] = (
+  [
+    ['hosting', 'GOODY_HOSTING_PORT', 5000, 'the Hosting emulator (the site)'],
+    ['functions', 'GOODY_FUNCTIONS_PORT', 5001, 'the Functions emulator (the callables)'],
+    ['firestore', 'GOODY_FIRESTORE_PORT', 8080, 'Firestore'],
+    ['mailerlite', 'GOODY_MAILERLITE_PORT', 3080, 'the MailerLite stand-in'],
+    ['smtp', 'GOODY_SMTP_PORT', 2525, 'the SMTP outbox (SMTP)'],
+    ['smtpApi', 'GOODY_SMTP_API_PORT', 8025, 'the SMTP outbox (HTTP control)'],
+    ['hub', 'GOODY_HUB_PORT', 4400, 'the Firebase emulator hub'],
+    ['logging', 'GOODY_LOGGING_PORT', 4500, 'the Firebase emulator logging service'],
+  ] as const
+).map(([key, env, defaultPort, purpose]) => ({ key, env, defaultPort, purpose }));
 
 export type Ports = Record<PortKey, number>;
 

@@ -115,20 +115,6 @@ export function isStillRunning(entry: ProcessEntry): boolean {
   }
 }
 
-/** True while a process with this pid runs (a zombie does not count). */
-export function isPidRunning(pid: number): boolean {
-  if (hasProc) {
-    const now = readProcStat(pid);
-    return now !== undefined && now.state !== 'Z';
-  }
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 export function commandLineOf(pid: number): string | undefined {
   try {
     const raw = readFileSync(`/proc/${pid}/cmdline`, 'utf8');

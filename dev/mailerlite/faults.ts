@@ -44,12 +44,7 @@ export type FailRule = z.infer<typeof failRule>;
 /** Close the connection of the next `count` matching requests without answering. */
 export type DropRule = z.infer<typeof dropRule>;
 
-export interface FaultsSnapshot {
-  failNext: FailRule[];
-  dropNext: DropRule[];
-  latencyMs: number;
-  down: boolean;
-}
+export type FaultsSnapshot = ReturnType<MailerLiteFaults['state']>;
 
 const DEFAULT_MESSAGES: Record<number, string> = {
   408: 'Request Timeout.',
@@ -80,11 +75,11 @@ export class MailerLiteFaults {
   down = false;
 
   failNext(count: number, status: number, body?: unknown, options: Partial<FailRule> = {}): void {
-    this.applyJson({ failNext: { ...options, count, status, ...(body === undefined ? {} : { body }) } });
+    this.apply({ failNext: { ...options, count, status, ...(body === undefined ? {} : { body }) } });
   }
 
   dropNext(count: number, options: Partial<DropRule> = {}): void {
-    this.applyJson({ dropNext: { ...options, count } });
+    this.apply({ dropNext: { ...options, count } });
   }
 
   clear(): void {
@@ -110,7 +105,7 @@ export class MailerLiteFaults {
     );
   }
 
-  snapshot(): FaultsSnapshot {
+  state() {
     return {
       failNext: this.failRules.map((r) => ({ ...r })),
       dropNext: this.dropRules.map((r) => ({ ...r })),
@@ -120,7 +115,7 @@ export class MailerLiteFaults {
   }
 
   /** Applies the JSON of PUT /__control/faults; a malformed body throws and changes nothing. */
-  applyJson(json: unknown): void {
+  apply(json: unknown): void {
     const { failNext, dropNext, latencyMs, down } = parseWith(faultsBody, json);
     this.failRules.push(...[failNext ?? []].flat());
     if (dropNext) this.dropRules.push(dropNext);

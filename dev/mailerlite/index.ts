@@ -294,11 +294,7 @@ export async function startMailerLiteStandIn(
   const control = {
     state: snapshot,
     reset,
-    faults: {
-      state: () => faults.snapshot(),
-      apply: (body: unknown) => faults.applyJson(body),
-      clear: () => faults.clear(),
-    },
+    faults,
     more: {
       'GET limits': () => limits,
       'PUT limits': (body: unknown) => {
@@ -391,7 +387,7 @@ function stateOf(
       importsRemaining: rate.importLimiter.remaining(rate.at),
       resetInMs: rate.globalLimiter.msUntilReset(rate.at),
     },
-    faults: faults.snapshot(),
+    faults: faults.state(),
   };
 }
 

@@ -23,10 +23,7 @@ const faultsBody = z.strictObject({
 export type SmtpStage = z.infer<typeof rejectRule>['stage'];
 export type RejectRule = Required<z.infer<typeof rejectRule>>;
 
-export interface SmtpFaultsSnapshot {
-  rejectNext: RejectRule[];
-  down: boolean;
-}
+export type SmtpFaultsSnapshot = ReturnType<SmtpFaults['state']>;
 
 const DEFAULT_MESSAGES: Record<number, string> = {
   421: '4.3.2 Service not available, closing transmission channel',
@@ -76,12 +73,12 @@ export class SmtpFaults {
     return rule;
   }
 
-  snapshot(): SmtpFaultsSnapshot {
+  state() {
     return { rejectNext: this.rules.map((r) => ({ ...r })), down: this.isDown };
   }
 
   /** Applies the JSON of PUT /__control/faults; a malformed body throws and changes nothing. */
-  async applyJson(json: unknown): Promise<void> {
+  async apply(json: unknown): Promise<void> {
     const { rejectNext, down } = parseWith(faultsBody, json);
     for (const r of [rejectNext ?? []].flat()) this.rejectNext(r.count, r.code, r.message, r.stage);
     if (down !== undefined) await this.setDown(down);

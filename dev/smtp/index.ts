@@ -143,11 +143,7 @@ export async function startSmtpOutbox(options: SmtpOutboxOptions = {}): Promise<
       await mailbox.clear();
       await faults.clear();
     },
-    faults: {
-      state: () => faults.snapshot(),
-      apply: (body: unknown) => faults.applyJson(body),
-      clear: () => faults.clear(),
-    },
+    faults,
   };
   const api = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://outbox');

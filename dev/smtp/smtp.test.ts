@@ -131,7 +131,7 @@ describe('faults', () => {
       body: JSON.stringify({ rejectNext: { code: 250 } }),
     });
     expect(bad.status).toBe(400);
-    expect(outbox.faults.snapshot().rejectNext).toEqual([]);
+    expect(outbox.faults.state().rejectNext).toEqual([]);
   });
 
   it('refuses a recipient at RCPT TO when asked to', async () => {
