@@ -1,15 +1,14 @@
-// The stand-in's HTTP surface beyond the SDKs: the emulator reset call, fault injection as the real
-// clients experience it, the dump endpoint, CORS for the browser, and REST errors in Google's shape.
+// The stand-in's HTTP surface beyond the SDKs: the emulator reset call, the control surface (state, reset,
+// faults as the real clients experience them), CORS for the browser, and REST errors in Google's shape.
 import { addDoc, collection, doc, getDoc, setDoc } from 'firebase/firestore/lite';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type DocumentDump, type FirestoreStandIn, startFirestoreStandIn } from './index.ts';
-import { type AdminClient, adminClient, type LiteClient, liteClient } from './test-clients.ts';
+import { type AdminClient, adminClient, type LiteClient, liteClient } from './test-support.ts';
 
 const PROJECT = 'demo-control-tests';
 const OTHER_PROJECT = 'demo-control-other';
 let standIn: FirestoreStandIn;
 let lite: LiteClient;
-let other: LiteClient;
 let admin: AdminClient;
 let base: string;
 
@@ -17,22 +16,21 @@ beforeAll(async () => {
   standIn = await startFirestoreStandIn({ quiet: true, projectId: PROJECT });
   base = `http://${standIn.hostPort}`;
   lite = liteClient(standIn, PROJECT, 'control-lite');
-  other = liteClient(standIn, OTHER_PROJECT, 'control-other');
   admin = adminClient(standIn, PROJECT, 'control-admin');
 });
 
 afterAll(async () => {
-  await Promise.all([lite.close(), other.close(), admin.close()]);
+  await Promise.all([lite.close(), admin.close()]);
   await standIn.stop();
 });
 
 beforeEach(async () => {
   standIn.reset();
-  await fetch(`${base}/emulator/goody/faults`, { method: 'DELETE' });
+  await fetch(`${base}/__control/faults`, { method: 'DELETE' });
 });
 
 const putFaults = async (body: unknown) => {
-  const response = await fetch(`${base}/emulator/goody/faults`, {
+  const response = await fetch(`${base}/__control/faults`, {
     method: 'PUT',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify(body),
@@ -54,23 +52,23 @@ const errorOf = async (response: Response) => ((await response.json()) as Google
 const signup = { email: 'a@example.com', subscription_type: 'updates', source: 'hero_form' };
 
 describe('reset', () => {
-  it("DELETE /emulator/v1/.../documents clears that project's data only", async () => {
+  const emulatorReset = (project: string) =>
+    fetch(`${base}/emulator/v1/projects/${project}/databases/(default)/documents`, { method: 'DELETE' });
+
+  it("DELETE /emulator/v1/.../documents (the emulator's reset) clears its project; another holds nothing", async () => {
     await setDoc(doc(lite.db, 'a/one'), { n: 1 });
-    await setDoc(doc(other.db, 'a/one'), { n: 2 });
-    const response = await fetch(`${base}/emulator/v1/projects/${PROJECT}/databases/(default)/documents`, {
-      method: 'DELETE',
-    });
-    expect(response.status).toBe(200);
+    expect((await emulatorReset(OTHER_PROJECT)).status).toBe(200);
+    expect((await getDoc(doc(lite.db, 'a/one'))).get('n')).toBe(1);
+    expect((await emulatorReset(PROJECT)).status).toBe(200);
     expect((await getDoc(doc(lite.db, 'a/one'))).exists()).toBe(false);
-    expect((await getDoc(doc(other.db, 'a/one'))).get('n')).toBe(2);
   });
 
-  it('reset() clears every project', async () => {
+  it('POST /__control/reset clears the data and the faults', async () => {
     await setDoc(doc(lite.db, 'a/one'), { n: 1 });
-    await setDoc(doc(other.db, 'a/one'), { n: 2 });
-    standIn.reset();
+    standIn.faults.setUnavailable('drop');
+    expect((await fetch(`${base}/__control/reset`, { method: 'POST' })).status).toBe(204);
+    expect(standIn.faults.unavailable).toBe(false);
     expect((await getDoc(doc(lite.db, 'a/one'))).exists()).toBe(false);
-    expect((await getDoc(doc(other.db, 'a/one'))).exists()).toBe(false);
   });
 });
 
@@ -91,9 +89,9 @@ describe('refused writes', () => {
         message: expect.stringContaining('Missing or insufficient permissions.'),
       });
     }
-    expect(standIn.documents({ collection: 'email_subscriptions' })).toEqual([]);
+    expect(standIn.documents('email_subscriptions')).toEqual([]);
     await addDoc(subscriptions, signup);
-    expect(standIn.documents({ collection: 'email_subscriptions' })).toHaveLength(1);
+    expect(standIn.documents('email_subscriptions')).toHaveLength(1);
   });
 
   it('only refuse writes to the named collection', async () => {
@@ -119,12 +117,12 @@ describe('refused writes', () => {
   });
 
   it('are validated before anything changes', async () => {
-    const response = await fetch(`${base}/emulator/goody/faults`, {
+    const response = await fetch(`${base}/__control/faults`, {
       method: 'PUT',
       body: JSON.stringify({ rejectWrites: { collection: 'x', code: 'NOT_A_CODE' }, unavailable: true }),
     });
     expect(response.status).toBe(400);
-    expect(await (await fetch(`${base}/emulator/goody/faults`)).json()).toEqual({
+    expect(await (await fetch(`${base}/__control/faults`)).json()).toEqual({
       rejectWrites: [],
       unavailable: false,
       heldRequests: 0,
@@ -144,7 +142,7 @@ describe('unavailable', () => {
     // The client-side timeout the web app uses: nothing has come back.
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(settled).toBe(false);
-    await fetch(`${base}/emulator/goody/faults`, { method: 'DELETE' });
+    await fetch(`${base}/__control/faults`, { method: 'DELETE' });
     await expect(pending).rejects.toBeDefined();
     expect((await getDoc(doc(lite.db, 'public/health'))).exists()).toBe(false);
   });
@@ -168,17 +166,17 @@ describe('unavailable', () => {
 
   it('still answers the control endpoints', async () => {
     standIn.faults.setUnavailable(true);
-    const response = await fetch(`${base}/emulator/goody/documents`);
+    const response = await fetch(`${base}/__control/state`);
     expect(response.status).toBe(200);
     standIn.faults.setUnavailable(false);
   });
 });
 
-describe('dump endpoint', () => {
+describe('state', () => {
   it('lists a collection with plain data and exact fields', async () => {
     await setDoc(doc(lite.db, 'email_subscriptions/x1'), { ...signup, n: 5 });
     await setDoc(doc(lite.db, 'elsewhere/x2'), { n: 1 });
-    const response = await fetch(`${base}/emulator/goody/documents?collection=email_subscriptions`);
+    const response = await fetch(`${base}/__control/state?collection=email_subscriptions`);
     const body = (await response.json()) as { documents: DocumentDump[] };
     expect(body.documents).toHaveLength(1);
     expect(body.documents[0]).toMatchObject({
@@ -269,40 +267,10 @@ describe('REST surface', () => {
     expect(error.message).toContain('findNearest');
   });
 
-  it('serves the REST document methods: create, get, patch with a mask, list, delete', async () => {
-    const collectionUrl = `${base}/v1/projects/${PROJECT}/databases/(default)/documents/notes`;
-    const created = await fetch(collectionUrl, {
-      method: 'POST',
-      body: JSON.stringify({ fields: { a: { integerValue: '1' }, b: { stringValue: 'x' } } }),
-    });
-    expect(created.status).toBe(200);
-    const { name: createdName } = (await created.json()) as { name: string };
-    expect(createdName.startsWith(name('notes/'))).toBe(true);
-    expect(createdName.slice(name('notes/').length)).toMatch(/^[A-Za-z0-9]{20}$/);
-
-    const patched = await fetch(
-      `${base}/v1/${createdName}?updateMask.fieldPaths=a&updateMask.fieldPaths=c&currentDocument.exists=true`,
-      { method: 'PATCH', body: JSON.stringify({ fields: { a: { integerValue: '2' } } }) },
-    );
-    expect(patched.status).toBe(200);
-    const got = await fetch(`${base}/v1/${createdName}?mask.fieldPaths=a&mask.fieldPaths=b`);
-    expect(((await got.json()) as { fields: unknown }).fields).toEqual({
-      a: { integerValue: '2' },
-      b: { stringValue: 'x' },
-    });
-
-    const listed = (await (await fetch(collectionUrl)).json()) as { documents: { name: string }[] };
-    expect(listed.documents.map((d) => d.name)).toEqual([createdName]);
-
-    expect((await fetch(`${base}/v1/${createdName}`, { method: 'DELETE' })).status).toBe(200);
-    const missing = await fetch(`${base}/v1/${createdName}`);
-    expect(missing.status).toBe(404);
-    expect((await errorOf(missing)).status).toBe('NOT_FOUND');
-  });
-
   it('refuses REST methods it does not serve with 501', async () => {
     const response = await fetch(`${base}/v1/${name('a/b')}`, { method: 'PUT', body: '{}' });
     expect(response.status).toBe(501);
+    expect((await fetch(`${base}/v1/${name('a/b')}`)).status).toBe(501);
     const partition = await rest('partitionQuery', {});
     expect(partition.status).toBe(501);
     expect((await errorOf(partition)).message).toContain('partitionQuery');

@@ -16,7 +16,7 @@ import {
 import { Timestamp as AdminTimestamp, FieldValue } from 'firebase-admin/firestore';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type FirestoreStandIn, startFirestoreStandIn } from './index.ts';
-import { type AdminClient, adminClient, deferred, type LiteClient, liteClient } from './test-clients.ts';
+import { type AdminClient, adminClient, deferred, type LiteClient, liteClient } from './test-support.ts';
 
 const PROJECT = 'demo-cross-tests';
 let standIn: FirestoreStandIn;
@@ -24,7 +24,7 @@ let lite: LiteClient;
 let admin: AdminClient;
 
 beforeAll(async () => {
-  standIn = await startFirestoreStandIn({ quiet: true });
+  standIn = await startFirestoreStandIn({ quiet: true, projectId: PROJECT });
   lite = liteClient(standIn, PROJECT, 'cross-lite');
   admin = adminClient(standIn, PROJECT, 'cross-admin');
 });

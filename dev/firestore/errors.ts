@@ -1,66 +1,33 @@
-/** The canonical status codes of google.rpc.Code, by name. */
-export const GRPC_CODES = {
-  OK: 0,
-  CANCELLED: 1,
-  UNKNOWN: 2,
-  INVALID_ARGUMENT: 3,
-  DEADLINE_EXCEEDED: 4,
-  NOT_FOUND: 5,
-  ALREADY_EXISTS: 6,
-  PERMISSION_DENIED: 7,
-  RESOURCE_EXHAUSTED: 8,
-  FAILED_PRECONDITION: 9,
-  ABORTED: 10,
-  OUT_OF_RANGE: 11,
-  UNIMPLEMENTED: 12,
-  INTERNAL: 13,
-  UNAVAILABLE: 14,
-  DATA_LOSS: 15,
-  UNAUTHENTICATED: 16,
-} as const;
+import { status as GRPC } from '@grpc/grpc-js';
 
-export type StatusName = Exclude<keyof typeof GRPC_CODES, 'OK'>;
+/** A canonical status name of google.rpc.Code, other than OK. */
+export type StatusName = Exclude<keyof typeof GRPC, 'OK'>;
 
-/** The HTTP status Google's REST front end answers for each code (google/rpc/code.proto). */
-export const HTTP_STATUS: Record<StatusName, number> = {
-  CANCELLED: 499,
-  UNKNOWN: 500,
-  INVALID_ARGUMENT: 400,
-  DEADLINE_EXCEEDED: 504,
-  NOT_FOUND: 404,
-  ALREADY_EXISTS: 409,
-  PERMISSION_DENIED: 403,
-  RESOURCE_EXHAUSTED: 429,
-  FAILED_PRECONDITION: 400,
-  ABORTED: 409,
-  OUT_OF_RANGE: 400,
-  UNIMPLEMENTED: 501,
-  INTERNAL: 500,
-  UNAVAILABLE: 503,
-  DATA_LOSS: 500,
-  UNAUTHENTICATED: 401,
-};
+/** The HTTP status Google's REST front end answers for each code (google/rpc/code.proto), by code number. */
+const HTTP_STATUS = [
+  200, 499, 500, 400, 504, 404, 409, 403, 429, 400, 409, 400, 501, 500, 503, 500, 401,
+] as const;
 
 export function isStatusName(value: unknown): value is StatusName {
-  return typeof value === 'string' && value !== 'OK' && Object.hasOwn(GRPC_CODES, value);
+  return typeof value === 'string' && value !== 'OK' && typeof GRPC[value as StatusName] === 'number';
 }
 
 /** An error the stand-in answers the way Cloud Firestore answers it: a status code and a message. */
 export class FirestoreError extends Error {
-  readonly status: StatusName;
-
-  constructor(status: StatusName, message: string) {
+  constructor(
+    readonly status: StatusName,
+    message: string,
+  ) {
     super(message);
     this.name = 'FirestoreError';
-    this.status = status;
   }
 
   get grpcCode(): number {
-    return GRPC_CODES[this.status];
+    return GRPC[this.status];
   }
 
   get httpStatus(): number {
-    return HTTP_STATUS[this.status];
+    return HTTP_STATUS[this.grpcCode] ?? 500;
   }
 }
 

@@ -1,29 +1,42 @@
-import { FirestoreError, invalidArgument, isStatusName, type StatusName } from './errors.ts';
+import { z } from 'zod';
+import { parseWith } from '../http.ts';
+import { FirestoreError, isStatusName, type StatusName } from './errors.ts';
 
 // Fault injection, so tests can make the failures the product must survive really happen: a write the
 // service refuses (as it refuses a write its security rules deny) and a service that stops answering.
 
-export interface WriteRejection {
-  /** A collection id (`email_subscriptions`, matching that collection at any depth) or a collection
-   * path (`users/alice/orders`). */
-  collection: string;
+const rejection = z.strictObject({
+  /** A collection id (`email_subscriptions`, matching that collection at any depth) or a collection path. */
+  collection: z.string().min(1),
   /** How many requests writing to that collection to refuse (each refused request uses one). */
-  count: number;
+  count: z.number().int().min(1).default(1),
   /** The status to refuse with, e.g. `PERMISSION_DENIED`. */
-  code: StatusName;
+  code: z
+    .string()
+    .refine(isStatusName, 'a status name such as PERMISSION_DENIED')
+    .default('PERMISSION_DENIED'),
   /** The error message; defaults to the one Cloud Firestore gives for that status. */
-  message?: string;
-}
+  message: z.string().optional(),
+});
 
 /**
- * `true` or `'hang'`: document requests are held unanswered (as a service that stopped responding)
- * until unavailability ends, then their connections are dropped. `'drop'`: each document request's
- * connection is dropped at once.
+ * `true` or `'hang'`: document requests are held unanswered (as a service that stopped responding) until
+ * unavailability ends, then their connections are dropped. `'drop'`: each document request's connection is
+ * dropped at once.
  */
-export type UnavailableMode = false | true | 'hang' | 'drop';
+const unavailable = z.union([z.boolean(), z.enum(['hang', 'drop'])]);
+
+/** The body of PUT /__control/faults. */
+const faultsBody = z.strictObject({
+  rejectWrites: z.union([rejection, z.array(rejection)]).optional(),
+  unavailable: unavailable.optional(),
+});
+
+export type WriteRejection = z.input<typeof rejection> & { code?: StatusName };
+export type UnavailableMode = z.infer<typeof unavailable>;
 
 export interface FaultState {
-  rejectWrites: WriteRejection[];
+  rejectWrites: z.infer<typeof rejection>[];
   unavailable: UnavailableMode;
 }
 
@@ -36,29 +49,15 @@ const DEFAULT_MESSAGES: Partial<Record<StatusName, string>> = {
   UNAUTHENTICATED: 'Request had invalid authentication credentials.',
 };
 
-function parseRejection(input: unknown): WriteRejection {
-  if (input === null || typeof input !== 'object') throw invalidArgument('rejectWrites must be an object.');
-  const { collection, count = 1, code = 'PERMISSION_DENIED', message } = input as Record<string, unknown>;
-  if (typeof collection !== 'string' || collection === '') {
-    throw invalidArgument('rejectWrites.collection must be a collection id or path.');
-  }
-  if (typeof count !== 'number' || !Number.isInteger(count) || count < 1) {
-    throw invalidArgument('rejectWrites.count must be a positive integer.');
-  }
-  if (!isStatusName(code)) throw invalidArgument(`rejectWrites.code "${String(code)}" is not a status name.`);
-  if (message !== undefined && typeof message !== 'string')
-    throw invalidArgument('rejectWrites.message must be a string.');
-  return { collection, count, code, ...(message === undefined ? {} : { message }) };
-}
-
 export class Faults {
-  private rejections: WriteRejection[] = [];
+  private rejections: FaultState['rejectWrites'] = [];
   private mode: UnavailableMode = false;
-  private readonly listeners = new Set<(mode: UnavailableMode) => void>();
+  /** Requests held unanswered while unavailable: each entry drops its connection. */
+  private readonly held = new Set<() => void>();
 
   /** Refuses the next `count` requests that write to `collection`. Rules add up; the oldest applies first. */
   rejectWrites(rule: WriteRejection): void {
-    this.rejections.push(parseRejection(rule));
+    this.apply({ rejectWrites: rule });
   }
 
   get unavailable(): UnavailableMode {
@@ -66,17 +65,7 @@ export class Faults {
   }
 
   setUnavailable(mode: UnavailableMode): void {
-    if (mode !== false && mode !== true && mode !== 'hang' && mode !== 'drop') {
-      throw invalidArgument('unavailable must be true, false, "hang" or "drop".');
-    }
-    this.mode = mode;
-    for (const listener of this.listeners) listener(mode);
-  }
-
-  /** Called with the new mode whenever unavailability changes (the server releases held requests). */
-  onUnavailableChange(listener: (mode: UnavailableMode) => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    this.apply({ unavailable: mode });
   }
 
   clear(): void {
@@ -84,46 +73,64 @@ export class Faults {
     this.setUnavailable(false);
   }
 
-  state(): FaultState {
-    return { rejectWrites: this.rejections.map((r) => ({ ...r })), unavailable: this.mode };
+  state(): FaultState & { heldRequests: number } {
+    return {
+      rejectWrites: this.rejections.map((r) => ({ ...r })),
+      unavailable: this.mode,
+      heldRequests: this.held.size,
+    };
   }
 
-  /** Applies a JSON fault request (the body of PUT /emulator/goody/faults). */
+  /** Applies a fault request (the body of PUT /__control/faults); a malformed one throws and changes nothing. */
   apply(body: unknown): void {
-    if (body === null || typeof body !== 'object')
-      throw invalidArgument('The faults body must be a JSON object.');
-    const { rejectWrites, unavailable, ...rest } = body as Record<string, unknown>;
-    const unknown = Object.keys(rest);
-    if (unknown.length > 0) throw invalidArgument(`Unknown fault "${unknown[0]}".`);
-    // Validate everything before changing anything.
-    const rules =
-      rejectWrites === undefined
-        ? []
-        : (Array.isArray(rejectWrites) ? rejectWrites : [rejectWrites]).map(parseRejection);
-    if (unavailable !== undefined && ![true, false, 'hang', 'drop'].includes(unavailable as never)) {
-      throw invalidArgument('unavailable must be true, false, "hang" or "drop".');
-    }
-    this.rejections.push(...rules);
-    if (unavailable !== undefined) this.setUnavailable(unavailable as UnavailableMode);
+    const { rejectWrites, unavailable } = parseWith(faultsBody, body);
+    this.rejections.push(...[rejectWrites ?? []].flat());
+    if (unavailable === undefined) return;
+    this.mode = unavailable;
+    // A request sent to a service that was not answering never gets a late success: lifting the fault (or
+    // switching to drop) drops the held ones.
+    if (unavailable === false || unavailable === 'drop') this.releaseHeld();
+  }
+
+  /** Document requests held unanswered right now. */
+  get heldCount(): number {
+    return this.held.size;
   }
 
   /**
-   * Given the collection paths a request writes to, returns the error to refuse it with (using up one
-   * of the matching rule's count), or undefined.
+   * True when a document request may be answered. Otherwise `drop` has been called, or will be once the
+   * fault is lifted; `onClose` lets a request the client abandons be forgotten.
+   */
+  admit(drop: () => void, onClose: (forget: () => void) => void): boolean {
+    if (this.mode === false) return true;
+    if (this.mode === 'drop') {
+      drop();
+      return false;
+    }
+    this.held.add(drop);
+    onClose(() => this.held.delete(drop));
+    return false;
+  }
+
+  releaseHeld(): void {
+    const drops = [...this.held];
+    this.held.clear();
+    for (const drop of drops) drop();
+  }
+
+  /**
+   * Given the collection paths a request writes to, returns the error to refuse it with (using up one of
+   * the matching rule's count), or undefined.
    */
   takeWriteRejection(collectionPaths: readonly string[]): FirestoreError | undefined {
-    const index = this.rejections.findIndex((rule) =>
+    const rule = this.rejections.find((r) =>
       collectionPaths.some((path) =>
-        rule.collection.includes('/') ? path === rule.collection : path.split('/').at(-1) === rule.collection,
+        r.collection.includes('/') ? path === r.collection : path.split('/').at(-1) === r.collection,
       ),
     );
-    const rule = this.rejections[index];
     if (!rule) return undefined;
-    rule.count -= 1;
-    if (rule.count <= 0) this.rejections.splice(index, 1);
-    return new FirestoreError(
-      rule.code,
-      rule.message ?? DEFAULT_MESSAGES[rule.code] ?? `Refused with ${rule.code}.`,
-    );
+    if (--rule.count === 0) this.rejections.splice(this.rejections.indexOf(rule), 1);
+    const code = rule.code as StatusName;
+    return new FirestoreError(code, rule.message ?? DEFAULT_MESSAGES[code] ?? `Refused with ${code}.`);
   }
 }

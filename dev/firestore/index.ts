@@ -4,7 +4,6 @@ export type { StatusName } from './errors.ts';
 export type { FaultState, Faults, UnavailableMode, WriteRejection } from './faults.ts';
 export {
   type DocumentDump,
-  type DocumentsQuery,
   type FirestoreStandIn,
   type FirestoreStandInOptions,
   startFirestoreStandIn,

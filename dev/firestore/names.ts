@@ -1,81 +1,44 @@
-import { randomInt } from 'node:crypto';
-import { invalidArgument } from './errors.ts';
+import { invalidArgument, unimplemented } from './errors.ts';
 
-// Resource names: `projects/{project}/databases/{database}/documents/{collection}/{id}/...`.
+// Resource names: `projects/{project}/databases/{database}/documents/{collection}/{id}/...`. The stand-in
+// serves one database, `projects/{its project}/databases/(default)`, as the product uses one.
 
-export interface DocumentName {
-  /** `projects/{project}/databases/{database}` */
-  database: string;
-  projectId: string;
-  databaseId: string;
-  /** Path segments below `documents/`: collection, id, collection, id, ... */
-  path: string[];
-}
-
+const RESOURCE = /^projects\/([^/]+)\/databases\/([^/]+)(?:\/documents(?:\/(.*))?)?$/;
 const RESERVED_ID = /^__.*__$/;
-
-function validateSegment(segment: string, full: string): void {
-  if (segment === '' || segment === '.' || segment === '..') {
-    throw invalidArgument(`Resource name "${full}" has an invalid path segment "${segment}".`);
-  }
-  if (RESERVED_ID.test(segment)) {
-    throw invalidArgument(`Resource id "${segment}" is invalid because it is reserved.`);
-  }
-}
-
-/** Parses `projects/{p}/databases/{d}` and returns its parts. */
-export function parseDatabaseName(name: string): { database: string; projectId: string; databaseId: string } {
-  const m = /^projects\/([^/]+)\/databases\/([^/]+)$/.exec(name);
-  if (!m)
-    throw invalidArgument(
-      `Invalid database name "${name}"; expected projects/{project}/databases/{database}.`,
-    );
-  return { database: name, projectId: m[1] as string, databaseId: m[2] as string };
-}
-
-/**
- * Parses a parent resource (the root `.../documents` or a document below it): the form RunQuery,
- * RunAggregationQuery and ListCollectionIds take.
- */
-export function parseParentName(name: string): DocumentName {
-  const m = /^(projects\/([^/]+)\/databases\/([^/]+))\/documents(?:\/(.*))?$/.exec(name);
-  if (!m) throw invalidArgument(`Invalid parent resource "${name}".`);
-  const path = m[4] === undefined ? [] : m[4].split('/');
-  for (const segment of path) validateSegment(segment, name);
-  if (path.length % 2 !== 0) {
-    throw invalidArgument(
-      `Invalid parent resource "${name}": a parent must be the database root or a document.`,
-    );
-  }
-  return { database: m[1] as string, projectId: m[2] as string, databaseId: m[3] as string, path };
-}
-
 const MAX_NAME_BYTES = 1500;
 
-/** Parses a document resource name; `database` (when given) must match. */
-export function parseDocumentName(name: string, database?: string): DocumentName {
-  const parsed = parseParentName(name);
-  if (parsed.path.length === 0) {
-    throw invalidArgument(`Document name "${name}" has no document path.`);
+/**
+ * The path below `documents/` of a resource in `database` (empty for the root): collection, id, ... A name
+ * in another project or database is refused as a feature the stand-in does not have.
+ */
+export function resourcePath(name: string, database: string): string[] {
+  const m = RESOURCE.exec(name);
+  if (!m) throw invalidArgument(`Invalid resource name "${name}".`);
+  if (`projects/${m[1]}/databases/${m[2]}` !== database) {
+    throw unimplemented(`several projects or databases (it serves ${database}, not ${name})`);
   }
-  if (Buffer.byteLength(parsed.path.join('/')) > MAX_NAME_BYTES) {
+  const path = m[3] === undefined ? [] : m[3].split('/');
+  for (const segment of path) {
+    if (segment === '' || segment === '.' || segment === '..' || RESERVED_ID.test(segment)) {
+      throw invalidArgument(`Resource name "${name}" has an invalid path segment "${segment}".`);
+    }
+  }
+  return path;
+}
+
+/** A document's path in `database`, checked. */
+export function documentPath(name: string, database: string): string[] {
+  const path = resourcePath(name, database);
+  if (path.length === 0 || path.length % 2 !== 0) throw invalidArgument(`"${name}" is not a document name.`);
+  if (Buffer.byteLength(path.join('/')) > MAX_NAME_BYTES) {
     throw invalidArgument(`Document name "${name}" is longer than ${MAX_NAME_BYTES} bytes.`);
   }
-  if (database !== undefined && parsed.database !== database) {
-    throw invalidArgument(`Document "${name}" is not in database "${database}".`);
-  }
-  return parsed;
+  return path;
 }
 
-export function documentName(database: string, path: readonly string[]): string {
-  return `${database}/documents/${path.join('/')}`;
-}
-
-const AUTO_ID_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-
-/** A 20-character automatic document id, as the SDKs and the service generate them. */
-export function autoId(): string {
-  let id = '';
-  for (let i = 0; i < 20; i++) id += AUTO_ID_ALPHABET[randomInt(AUTO_ID_ALPHABET.length)];
-  return id;
+/** The parent of a query: the database root or a document. */
+export function parentPath(name: string, database: string): string[] {
+  const path = resourcePath(name, database);
+  if (path.length % 2 !== 0) throw invalidArgument(`Invalid parent "${name}": the root or a document.`);
+  return path;
 }

@@ -1,4 +1,4 @@
-// --import / --export-on-exit: data survives a restart exactly, through the API and through the CLI.
+// dataDir (--data): data survives a restart exactly, through the API and through the CLI.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { Bytes, doc, GeoPoint, getDoc, setDoc, Timestamp } from 'firebase/firestore/lite';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type DocumentDump, startFirestoreStandIn } from './index.ts';
-import { liteClient } from './test-clients.ts';
+import { liteClient } from './test-support.ts';
 
 const PROJECT = 'demo-persistence-tests';
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -40,17 +40,17 @@ const everyType = () => ({
 describe('export and import', () => {
   it('round-trips every value type and keeps create and update times', async () => {
     const dir = await tempDir();
-    const first = await startFirestoreStandIn({ quiet: true, exportOnExit: dir });
+    const first = await startFirestoreStandIn({ quiet: true, projectId: PROJECT, dataDir: dir });
     const writer = liteClient(first, PROJECT, 'persistence-writer');
     await setDoc(doc(writer.db, 'things/all'), everyType());
     await setDoc(doc(writer.db, 'things/all/sub/child'), { n: 1 });
     await setDoc(doc(writer.db, 'things/all/sub/child'), { n: 2 });
-    const [before] = first.documents({ collection: 'sub' });
+    const [before] = first.documents('sub');
     await writer.close();
     await first.stop();
-    expect(existsSync(path.join(dir, 'firestore_stand_in', 'metadata.json'))).toBe(true);
+    expect(existsSync(path.join(dir, 'firestore-stand-in.json'))).toBe(true);
 
-    const second = await startFirestoreStandIn({ quiet: true, importDir: dir });
+    const second = await startFirestoreStandIn({ quiet: true, projectId: PROJECT, dataDir: dir });
     cleanups.push(() => second.stop());
     const reader = liteClient(second, PROJECT, 'persistence-reader');
     cleanups.push(() => reader.close());
@@ -68,25 +68,30 @@ describe('export and import', () => {
     expect(data.list).toEqual(expected.list);
     expect(data.nested).toEqual(expected.nested);
 
-    const [after] = second.documents({ collection: 'sub' });
+    const [after] = second.documents('sub');
     expect(after).toEqual(before);
     expect(after?.createTime).not.toBe(after?.updateTime);
 
     // New commits come after every imported time.
     await setDoc(doc(reader.db, 'things/later'), { n: 1 });
-    const [later] = second.documents({ collection: 'things' }).filter((d) => d.id === 'later');
+    const [later] = second.documents('things').filter((d) => d.id === 'later');
     expect(later?.updateTime && before?.updateTime && later.updateTime > before.updateTime).toBe(true);
   });
 
-  it('refuses an import directory that does not exist', async () => {
+  it('starts empty from a directory without an export, creating it when missing', async () => {
     const dir = path.join(await tempDir(), 'missing');
-    await expect(startFirestoreStandIn({ quiet: true, importDir: dir })).rejects.toThrow(/does not exist/);
-  });
-
-  it('starts empty from an existing directory without an export', async () => {
-    const standIn = await startFirestoreStandIn({ quiet: true, importDir: await tempDir() });
+    const standIn = await startFirestoreStandIn({ quiet: true, dataDir: dir });
     cleanups.push(() => standIn.stop());
     expect(standIn.documents()).toEqual([]);
+    expect(existsSync(dir)).toBe(true);
+  });
+
+  it("refuses another project's export instead of serving it as this one's", async () => {
+    const dir = await tempDir();
+    await (await startFirestoreStandIn({ quiet: true, projectId: 'demo-one', dataDir: dir })).stop();
+    await expect(startFirestoreStandIn({ quiet: true, projectId: 'demo-two', dataDir: dir })).rejects.toThrow(
+      /holds projects\/demo-one/,
+    );
   });
 });
 
@@ -117,9 +122,9 @@ function exitOf(child: ChildProcess): Promise<number | null> {
 }
 
 describe('CLI', () => {
-  it('says it does not evaluate rules, exports on SIGINT, imports on the next start, stops on SIGTERM', async () => {
+  it('says it does not evaluate rules, writes its data on SIGINT, loads it on the next start, stops on SIGTERM', async () => {
     const dir = await tempDir();
-    const first = await startCli(['--project', PROJECT, '--export-on-exit', dir]);
+    const first = await startCli(['--project', PROJECT, '--data', dir]);
     cleanups.push(async () => first.child.kill('SIGKILL'));
     expect(first.output()).toContain('does NOT evaluate Firestore security rules');
     const write = await fetch(
@@ -142,20 +147,13 @@ describe('CLI', () => {
     const firstExit = exitOf(first.child);
     first.child.kill('SIGINT');
     expect(await firstExit).toBe(0);
-    const metadata = JSON.parse(
-      await readFile(path.join(dir, 'firestore_stand_in', 'metadata.json'), 'utf8'),
-    );
-    expect(metadata.databases).toEqual([
-      {
-        database: `projects/${PROJECT}/databases/(default)`,
-        file: `${PROJECT}.(default).json`,
-        documents: 1,
-      },
-    ]);
+    const written = JSON.parse(await readFile(path.join(dir, 'firestore-stand-in.json'), 'utf8'));
+    expect(written.database).toBe(`projects/${PROJECT}/databases/(default)`);
+    expect(written.documents).toHaveLength(1);
 
-    const second = await startCli(['--project', PROJECT, '--import', dir]);
+    const second = await startCli(['--project', PROJECT, '--data', dir]);
     cleanups.push(async () => second.child.kill('SIGKILL'));
-    const response = await fetch(`http://127.0.0.1:${second.port}/emulator/goody/documents?collection=kept`);
+    const response = await fetch(`http://127.0.0.1:${second.port}/__control/state?collection=kept`);
     const dump = (await response.json()) as { documents: DocumentDump[] };
     expect(dump.documents.map((d) => d.data)).toEqual([{ n: 7 }]);
     const secondExit = exitOf(second.child);

@@ -58,90 +58,35 @@ export function messageType(name: string): protobuf.Type {
   return root.lookupType(`google.firestore.v1.${name}`);
 }
 
-/** Well-known types whose proto3 JSON form is not an object of their fields. */
-const JSON_SCALAR_TYPES = new Set([
-  '.google.protobuf.Timestamp',
-  '.google.protobuf.Duration',
-  '.google.protobuf.FieldMask',
-  '.google.protobuf.Value',
-  '.google.protobuf.Struct',
-  '.google.protobuf.ListValue',
-  '.google.protobuf.Any',
-  '.google.protobuf.DoubleValue',
-  '.google.protobuf.FloatValue',
-  '.google.protobuf.Int64Value',
-  '.google.protobuf.UInt64Value',
-  '.google.protobuf.Int32Value',
-  '.google.protobuf.UInt32Value',
-  '.google.protobuf.BoolValue',
-  '.google.protobuf.StringValue',
-  '.google.protobuf.BytesValue',
-]);
-
-function snakeToCamel(name: string): string {
-  return name.replace(/_([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
-}
-
 /**
- * Checks a proto3 JSON object against its message type and returns a copy with every key in its
- * lowerCamelCase form. proto3-json-serializer silently drops names it does not know; a request the
- * stand-in does not understand must be refused instead (as Google's front end refuses it), never
- * half-read.
+ * Refuses a name the message type does not have: proto3-json-serializer would drop it silently, and a
+ * request the stand-in does not understand must be refused (as Google's front end refuses it), never half-read.
  */
-function normaliseJson(type: protobuf.Type, json: unknown, where: string): unknown {
-  if (json === null || typeof json !== 'object' || Array.isArray(json)) {
-    throw new FirestoreError(
-      'INVALID_ARGUMENT',
-      `Invalid JSON payload received. Expected an object for ${where || type.name}.`,
-    );
-  }
-  const out: Record<string, unknown> = {};
+function checkNames(type: protobuf.Type, json: unknown, at: string): void {
+  if (json === null || typeof json !== 'object') return;
   for (const [key, value] of Object.entries(json)) {
-    const name = snakeToCamel(key);
-    const field = type.fields[name];
-    const at = where ? `${where}.${name}` : name;
+    const field = type.fields[key];
     if (!field) {
       throw new FirestoreError(
         'INVALID_ARGUMENT',
-        `Invalid JSON payload received. Unknown name "${key}" at '${where || type.name}': Cannot find field.`,
+        `Invalid JSON payload received. Unknown name "${key}" at '${at || type.name}': Cannot find field.`,
       );
     }
-    field.resolve();
-    const resolved = field.resolvedType;
-    if (value === null || !(resolved instanceof protobuf.Type) || JSON_SCALAR_TYPES.has(resolved.fullName)) {
-      out[name] = value;
-    } else if (field.map) {
-      if (typeof value !== 'object' || Array.isArray(value)) {
-        throw new FirestoreError(
-          'INVALID_ARGUMENT',
-          `Invalid JSON payload received. Expected a map at '${at}'.`,
-        );
-      }
-      out[name] = Object.fromEntries(
-        Object.entries(value).map(([k, v]) => [k, normaliseJson(resolved, v, `${at}[${k}]`)]),
-      );
-    } else if (field.repeated) {
-      if (!Array.isArray(value)) {
-        throw new FirestoreError(
-          'INVALID_ARGUMENT',
-          `Invalid JSON payload received. Expected a list at '${at}'.`,
-        );
-      }
-      out[name] = value.map((v, i) => normaliseJson(resolved, v, `${at}[${i}]`));
-    } else {
-      out[name] = normaliseJson(resolved, value, at);
-    }
+    const resolved = field.resolve().resolvedType;
+    // Well-known types (Timestamp, Int32Value, ...) have JSON forms of their own.
+    if (!(resolved instanceof protobuf.Type) || resolved.fullName.startsWith('.google.protobuf.')) continue;
+    const items = field.map ? Object.values(value ?? {}) : field.repeated ? [value].flat() : [value];
+    for (const item of items) checkNames(resolved, item, at ? `${at}.${field.name}` : field.name);
   }
-  return out;
 }
 
 /** Proto3 JSON (as the REST API receives it) to the engine's object form. */
 export function fromRestJson<T>(typeName: string, json: unknown): T {
   const type = messageType(typeName);
-  const normalised = normaliseJson(type, json, '');
+  checkNames(type, json, '');
   let message: protobuf.Message | null;
   try {
-    message = fromProto3JSON(type, normalised as JSONValue);
+    message = fromProto3JSON(type, json as JSONValue);
   } catch (error) {
     throw new FirestoreError(
       'INVALID_ARGUMENT',

@@ -1,23 +1,15 @@
 import { invalidArgument, unimplemented } from './errors.ts';
-import {
-  compareResourceNames,
-  compareValues,
-  formatFieldPath,
-  getField,
-  isNaNValue,
-  parseFieldPath,
-  projectFields,
-  typeOrder,
-} from './values.ts';
-import type { Cursor, Fields, Filter, StructuredQuery, Value } from './wire.ts';
+import { compareResourceNames, compareValues, getField, parseFieldPath, typeOrder } from './values.ts';
+import type { Cursor, Filter, StructuredQuery, Value } from './wire.ts';
 
-// StructuredQuery semantics as Cloud Firestore defines them, checked field by field: anything the
-// stand-in cannot answer exactly is refused with UNIMPLEMENTED instead of being approximated.
+// StructuredQuery as Cloud Firestore defines it, for the queries the product runs: one collection, equality
+// and range filters joined by AND, orderBy (with Firestore's implicit order), cursors, offset, limit. Anything
+// else is refused with UNIMPLEMENTED naming it, never approximated.
 
 /** A document as a query sees it. */
 export interface QueryDocument {
   name: string;
-  fields: Fields;
+  fields: Record<string, Value>;
 }
 
 /** A field path, or `null` for the document's key (`__name__`). */
@@ -25,7 +17,6 @@ type FieldKey = string[] | null;
 
 interface Ordering {
   field: FieldKey;
-  canonical: string;
   descending: boolean;
 }
 
@@ -36,355 +27,170 @@ interface Bound {
 
 export interface QueryPlan {
   collectionId: string;
-  allDescendants: boolean;
   matches: (doc: QueryDocument) => boolean;
   orderings: Ordering[];
   startAt?: Bound;
   endAt?: Bound;
   offset: number;
   limit?: number;
-  projection?: string[][];
 }
 
 const KEY_FIELD = '__name__';
-const INEQUALITY_OPS = new Set(['LESS_THAN', 'LESS_THAN_OR_EQUAL', 'GREATER_THAN', 'GREATER_THAN_OR_EQUAL']);
-const MAX_DISJUNCTION = 30;
-const MAX_NOT_IN = 10;
+const COMPARISONS: Record<string, (c: number) => boolean> = {
+  EQUAL: (c) => c === 0,
+  LESS_THAN: (c) => c < 0,
+  LESS_THAN_OR_EQUAL: (c) => c <= 0,
+  GREATER_THAN: (c) => c > 0,
+  GREATER_THAN_OR_EQUAL: (c) => c >= 0,
+};
 
-function parseFieldKey(path: string | undefined, what: string): FieldKey {
-  if (!path) throw invalidArgument(`${what} has no field path.`);
-  if (path === KEY_FIELD) return null;
-  return parseFieldPath(path);
+function fieldKey(path: string | undefined): FieldKey {
+  if (!path) throw invalidArgument('A field reference has no field path.');
+  return path === KEY_FIELD ? null : parseFieldPath(path);
 }
 
-function canonical(field: FieldKey): string {
-  return field === null ? KEY_FIELD : formatFieldPath(field);
-}
+const sameField = (a: FieldKey, b: FieldKey) => (a === null ? b === null : a.join('.') === b?.join('.'));
 
-function fieldValue(doc: QueryDocument, field: FieldKey): Value | undefined {
+function valueAt(doc: QueryDocument, field: FieldKey): Value | undefined {
   return field === null ? { referenceValue: doc.name } : getField(doc.fields, field);
 }
 
-function knownKeys(object: object, allowed: readonly string[], feature: (key: string) => string): void {
-  for (const key of Object.keys(object)) {
-    if (!allowed.includes(key)) throw unimplemented(feature(key));
-  }
+function refuseUnknown(object: object, allowed: readonly string[], what: string): void {
+  const extra = Object.keys(object).find((key) => !allowed.includes(key));
+  if (extra) throw unimplemented(`${what} "${extra}"`);
 }
 
-function arrayOperand(value: Value | undefined, op: string): Value[] {
-  const values = value?.arrayValue?.values;
-  if (!value?.arrayValue) throw invalidArgument(`A ${op} filter needs an array value.`);
-  if (!values || values.length === 0) throw invalidArgument(`A ${op} filter needs a non-empty array.`);
-  const max = op === 'NOT_IN' ? MAX_NOT_IN : MAX_DISJUNCTION;
-  if (values.length > max) throw invalidArgument(`A ${op} filter supports at most ${max} elements.`);
-  return values;
+interface FieldCondition {
+  field: FieldKey;
+  op: string;
+  operand: Value;
 }
 
-function isNull(value: Value | undefined): boolean {
-  return value !== undefined && 'nullValue' in value;
-}
-
-/** `==` and range comparisons only match values of the operand's type (numbers mix ints and doubles). */
-function comparable(docValue: Value | undefined, operand: Value): docValue is Value {
-  return docValue !== undefined && typeOrder(docValue) === typeOrder(operand);
-}
-
-function equalTo(docValue: Value | undefined, operand: Value): boolean {
-  return comparable(docValue, operand) && compareValues(docValue, operand) === 0;
-}
-
-interface CompiledFilter {
-  matches: (doc: QueryDocument) => boolean;
-  inequalityFields: FieldKey[];
-}
-
-function compileFieldFilter(filter: NonNullable<Filter['fieldFilter']>): CompiledFilter {
-  knownKeys(filter, ['field', 'op', 'value'], (k) => `the field filter property "${k}"`);
-  const field = parseFieldKey(filter.field?.fieldPath, 'A field filter');
-  const op = filter.op ?? 'OPERATOR_UNSPECIFIED';
-  const operand = filter.value;
-  if (!operand) throw invalidArgument('A field filter needs a value.');
-  const isKey = field === null;
-  const requireReference = (v: Value) => {
-    if (isKey && v.referenceValue === undefined) {
-      throw invalidArgument(`A filter on ${KEY_FIELD} must compare with a document reference.`);
-    }
-  };
-  const at = (doc: QueryDocument) => fieldValue(doc, field);
-
-  if (op === 'EQUAL' || op === 'NOT_EQUAL' || INEQUALITY_OPS.has(op)) {
-    // The SDKs send `== null`, `== NaN`, `!= null`, `!= NaN` as unary filters; a comparison with null or
-    // NaN has no defined answer here.
-    if (isNull(operand) || isNaNValue(operand)) {
-      throw unimplemented(
-        `a ${op} field filter whose operand is null or NaN (use IS_NULL / IS_NAN unary filters)`,
-      );
-    }
-    requireReference(operand);
-  }
-  switch (op) {
-    case 'EQUAL':
-      return { matches: (doc) => equalTo(at(doc), operand), inequalityFields: [] };
-    case 'NOT_EQUAL':
-      return {
-        matches: (doc) => {
-          const v = at(doc);
-          return v !== undefined && !isNull(v) && compareValues(v, operand) !== 0;
-        },
-        inequalityFields: [field],
-      };
-    case 'LESS_THAN':
-    case 'LESS_THAN_OR_EQUAL':
-    case 'GREATER_THAN':
-    case 'GREATER_THAN_OR_EQUAL': {
-      const test = {
-        LESS_THAN: (c: number) => c < 0,
-        LESS_THAN_OR_EQUAL: (c: number) => c <= 0,
-        GREATER_THAN: (c: number) => c > 0,
-        GREATER_THAN_OR_EQUAL: (c: number) => c >= 0,
-      }[op];
-      return {
-        matches: (doc) => {
-          const v = at(doc);
-          return comparable(v, operand) && test(compareValues(v, operand));
-        },
-        inequalityFields: [field],
-      };
-    }
-    case 'IN': {
-      const values = arrayOperand(operand, op);
-      values.forEach(requireReference);
-      return { matches: (doc) => values.some((x) => equalTo(at(doc), x)), inequalityFields: [] };
-    }
-    case 'NOT_IN': {
-      const values = arrayOperand(operand, op);
-      values.forEach(requireReference);
-      const hasNull = values.some(isNull);
-      return {
-        matches: (doc) => {
-          const v = at(doc);
-          if (hasNull || v === undefined || isNull(v)) return false;
-          return !values.some((x) => compareValues(v, x) === 0);
-        },
-        inequalityFields: [field],
-      };
-    }
-    case 'ARRAY_CONTAINS':
-    case 'ARRAY_CONTAINS_ANY': {
-      if (isKey) throw invalidArgument(`${op} cannot be used on ${KEY_FIELD}.`);
-      const wanted = op === 'ARRAY_CONTAINS' ? [operand] : arrayOperand(operand, op);
-      return {
-        matches: (doc) => {
-          const elements = at(doc)?.arrayValue ? (at(doc)?.arrayValue?.values ?? []) : undefined;
-          return !!elements?.some((e) => wanted.some((w) => equalTo(e, w)));
-        },
-        inequalityFields: [],
-      };
-    }
-    default:
-      throw invalidArgument(`Unknown field filter operator ${op}.`);
-  }
-}
-
-function compileUnaryFilter(filter: NonNullable<Filter['unaryFilter']>): CompiledFilter {
-  knownKeys(filter, ['field', 'op'], (k) => `the unary filter property "${k}"`);
-  const field = parseFieldKey(filter.field?.fieldPath, 'A unary filter');
-  const at = (doc: QueryDocument) => fieldValue(doc, field);
-  switch (filter.op) {
-    case 'IS_NULL':
-      return { matches: (doc) => isNull(at(doc)), inequalityFields: [] };
-    case 'IS_NAN':
-      return { matches: (doc) => isNaNValue(at(doc)), inequalityFields: [] };
-    case 'IS_NOT_NULL':
-      return {
-        matches: (doc) => {
-          const v = at(doc);
-          return v !== undefined && !isNull(v);
-        },
-        inequalityFields: [field],
-      };
-    case 'IS_NOT_NAN':
-      return {
-        matches: (doc) => {
-          const v = at(doc);
-          return v !== undefined && !isNull(v) && !isNaNValue(v);
-        },
-        inequalityFields: [field],
-      };
-    default:
-      throw invalidArgument(`Unknown unary filter operator ${filter.op}.`);
-  }
-}
-
-function compileFilter(filter: Filter): CompiledFilter {
-  const kinds = Object.keys(filter);
-  if (kinds.length !== 1)
-    throw invalidArgument('A filter must set exactly one of composite, field or unary.');
-  if (filter.fieldFilter) return compileFieldFilter(filter.fieldFilter);
-  if (filter.unaryFilter) return compileUnaryFilter(filter.unaryFilter);
+/** The AND-ed field filters of a `where`; OR, unary filters and other operators are refused. */
+function conditions(filter: Filter | undefined): FieldCondition[] {
+  if (!filter) return [];
+  refuseUnknown(filter, ['fieldFilter', 'compositeFilter'], 'the filter');
   if (filter.compositeFilter) {
-    const composite = filter.compositeFilter;
-    knownKeys(composite, ['op', 'filters'], (k) => `the composite filter property "${k}"`);
-    const parts = (composite.filters ?? []).map(compileFilter);
-    if (parts.length === 0) throw invalidArgument('A composite filter needs at least one filter.');
-    const inequalityFields = parts.flatMap((p) => p.inequalityFields);
-    if (composite.op === 'AND') {
-      return { matches: (doc) => parts.every((p) => p.matches(doc)), inequalityFields };
-    }
-    if (composite.op === 'OR') {
-      return { matches: (doc) => parts.some((p) => p.matches(doc)), inequalityFields };
-    }
-    throw invalidArgument(`Unknown composite filter operator ${composite.op}.`);
+    if (filter.compositeFilter.op !== 'AND') throw unimplemented(`${filter.compositeFilter.op} filters`);
+    return (filter.compositeFilter.filters ?? []).flatMap(conditions);
   }
-  throw invalidArgument('A filter must set exactly one of composite, field or unary.');
+  const { field, op = '', value } = filter.fieldFilter ?? {};
+  if (!COMPARISONS[op]) throw unimplemented(`the ${op} field filter`);
+  if (!value) throw invalidArgument('A field filter needs a value.');
+  if ('nullValue' in value || Number.isNaN(value.doubleValue)) {
+    throw unimplemented(`a ${op} filter with a null or NaN operand`);
+  }
+  const key = fieldKey(field?.fieldPath);
+  if (key === null && value.referenceValue === undefined) {
+    throw invalidArgument(`A filter on ${KEY_FIELD} must compare with a document reference.`);
+  }
+  return [{ field: key, op, operand: value }];
 }
 
-function compileCursor(cursor: Cursor | undefined, orderings: Ordering[], which: string): Bound | undefined {
-  if (!cursor) return undefined;
-  knownKeys(cursor, ['values', 'before'], (k) => `the cursor property "${k}"`);
-  const values = cursor.values ?? [];
-  if (values.length > orderings.length) {
-    throw invalidArgument(
-      `Too many cursor values in ${which}: the query orders by ${orderings.length} fields.`,
-    );
+function cursor(bound: Cursor | undefined, orderings: Ordering[]): Bound | undefined {
+  if (!bound) return undefined;
+  const values = bound.values ?? [];
+  if (values.length > orderings.length) throw invalidArgument('Too many cursor values for the orderBy.');
+  if (values.some((v, i) => orderings[i]?.field === null && v.referenceValue === undefined)) {
+    throw invalidArgument(`A cursor value for ${KEY_FIELD} must be a document reference.`);
   }
-  values.forEach((v, i) => {
-    if (orderings[i]?.field === null && v.referenceValue === undefined) {
-      throw invalidArgument(`The ${which} cursor value for ${KEY_FIELD} must be a document reference.`);
-    }
-  });
-  return { values, before: cursor.before === true };
+  return { values, before: bound.before === true };
 }
 
 /**
- * Validates a StructuredQuery and works out its full ordering: the explicit orderBy, then every
- * inequality field not yet ordered (in field path order), then `__name__` in the direction of the last
- * explicit order, as Cloud Firestore does.
+ * Validates a StructuredQuery and works out its full ordering: the explicit orderBy, then the inequality
+ * field if not yet ordered, then `__name__` in the direction of the last explicit order, as Firestore does.
  */
 export function planQuery(query: StructuredQuery): QueryPlan {
-  knownKeys(
-    query,
-    ['select', 'from', 'where', 'orderBy', 'startAt', 'endAt', 'offset', 'limit', 'findNearest'],
-    (k) => (k === 'findNearest' ? 'vector search (findNearest)' : `the query property "${k}"`),
-  );
-  if (query.findNearest) throw unimplemented('vector search (findNearest)');
-  const from = query.from ?? [];
-  if (from.length !== 1) throw invalidArgument('A query must select exactly one collection (from).');
-  const selector = from[0] ?? {};
-  const collectionId = selector.collectionId ?? '';
-  const allDescendants = selector.allDescendants === true;
-  if (collectionId === '' && !allDescendants)
-    throw invalidArgument('A collection query needs a collection id.');
-  if (collectionId.includes('/')) throw invalidArgument(`Invalid collection id "${collectionId}".`);
+  refuseUnknown(query, ['from', 'where', 'orderBy', 'startAt', 'endAt', 'offset', 'limit'], 'the query part');
+  const [from, ...more] = query.from ?? [];
+  if (!from || more.length > 0) throw invalidArgument('A query must select exactly one collection.');
+  if (from.allDescendants) throw unimplemented('collection group queries');
+  if (!from.collectionId) throw invalidArgument('A collection query needs a collection id.');
 
-  const filter = query.where ? compileFilter(query.where) : undefined;
-
-  const orderings: Ordering[] = (query.orderBy ?? []).map((order) => {
-    const field = parseFieldKey(order.field?.fieldPath, 'An orderBy');
-    return { field, canonical: canonical(field), descending: order.direction === 'DESCENDING' };
-  });
-  const ordered = new Set(orderings.map((o) => o.canonical));
-  const unordered = new Map<string, FieldKey>();
-  for (const field of filter?.inequalityFields ?? []) {
-    const c = canonical(field);
-    if (!ordered.has(c)) unordered.set(c, field);
+  const where = conditions(query.where);
+  const ranged = where.filter((c) => c.op !== 'EQUAL');
+  if (ranged.some((c) => !sameField(c.field, ranged[0]?.field ?? null))) {
+    throw unimplemented('range filters on more than one field');
   }
-  const lastDescending = orderings.at(-1)?.descending ?? false;
-  for (const c of [...unordered.keys()].sort()) {
-    orderings.push({ field: unordered.get(c) ?? null, canonical: c, descending: lastDescending });
+  const orderings: Ordering[] = (query.orderBy ?? []).map((o) => ({
+    field: fieldKey(o.field?.fieldPath),
+    descending: o.direction === 'DESCENDING',
+  }));
+  const descending = orderings.at(-1)?.descending ?? false;
+  const inequality = ranged[0]?.field;
+  if (inequality !== undefined && !orderings.some((o) => sameField(o.field, inequality))) {
+    orderings.push({ field: inequality, descending });
   }
-  if (!orderings.some((o) => o.field === null)) {
-    orderings.push({ field: null, canonical: KEY_FIELD, descending: lastDescending });
-  }
+  if (!orderings.some((o) => o.field === null)) orderings.push({ field: null, descending });
 
   const limit = query.limit ? (query.limit.value ?? 0) : undefined;
-  if (limit !== undefined && limit < 0) throw invalidArgument('limit must not be negative.');
   const offset = query.offset ?? 0;
-  if (offset < 0) throw invalidArgument('offset must not be negative.');
-
-  let projection: string[][] | undefined;
-  const selected = query.select?.fields ?? [];
-  if (selected.length > 0) {
-    projection = selected
-      .map((f) => parseFieldKey(f.fieldPath, 'A projection'))
-      .filter((f): f is string[] => f !== null);
-  }
-
-  const orderedFields = orderings.map((o) => o.field).filter((f): f is string[] => f !== null);
+  if ((limit ?? 0) < 0 || offset < 0) throw invalidArgument('limit and offset must not be negative.');
+  const ordered = orderings.map((o) => o.field).filter((f): f is string[] => f !== null);
   return {
-    collectionId,
-    allDescendants,
-    // A document without a value for an ordered field is not in the result (Firestore's index rule).
+    collectionId: from.collectionId,
+    // A document without a value for an ordered field is not in the result (Firestore's index rule), and
+    // a comparison only matches values of the operand's type (integers and doubles are one type).
     matches: (doc) =>
-      orderedFields.every((f) => getField(doc.fields, f) !== undefined) &&
-      (filter ? filter.matches(doc) : true),
+      ordered.every((f) => getField(doc.fields, f) !== undefined) &&
+      where.every(({ field, op, operand }) => {
+        const value = valueAt(doc, field);
+        return (
+          value !== undefined &&
+          typeOrder(value) === typeOrder(operand) &&
+          (COMPARISONS[op] as (c: number) => boolean)(compareValues(value, operand))
+        );
+      }),
     orderings,
-    startAt: compileCursor(query.startAt, orderings, 'startAt'),
-    endAt: compileCursor(query.endAt, orderings, 'endAt'),
+    startAt: cursor(query.startAt, orderings),
+    endAt: cursor(query.endAt, orderings),
     offset,
     limit,
-    projection,
   };
 }
 
-function compareByOrderings(a: QueryDocument, b: QueryDocument, orderings: Ordering[]): number {
-  for (const o of orderings) {
-    const c =
-      o.field === null
-        ? compareResourceNames(a.name, b.name)
-        : compareValues(getField(a.fields, o.field) as Value, getField(b.fields, o.field) as Value);
-    if (c !== 0) return o.descending ? -c : c;
-  }
-  return 0;
+function compareAt(a: Value | undefined, b: Value | undefined, o: Ordering): number {
+  const c =
+    o.field === null
+      ? compareResourceNames(a?.referenceValue ?? '', b?.referenceValue ?? '')
+      : compareValues(a as Value, b as Value);
+  return o.descending ? -c : c;
 }
 
 /** How a cursor position compares with a document: negative when the cursor sorts first. */
-function compareBoundToDocument(bound: Bound, orderings: Ordering[], doc: QueryDocument): number {
-  for (let i = 0; i < bound.values.length; i++) {
+function compareBound(bound: Bound, orderings: Ordering[], doc: QueryDocument): number {
+  for (const [i, value] of bound.values.entries()) {
     const o = orderings[i] as Ordering;
-    const value = bound.values[i] as Value;
-    const c =
-      o.field === null
-        ? compareResourceNames(value.referenceValue ?? '', doc.name)
-        : compareValues(value, getField(doc.fields, o.field) as Value);
-    if (c !== 0) return o.descending ? -c : c;
+    const c = compareAt(value, valueAt(doc, o.field), o);
+    if (c !== 0) return c;
   }
   return 0;
 }
 
-export interface QueryResult<T extends QueryDocument> {
-  documents: T[];
-  skipped: number;
-}
-
-/** Filters, orders, bounds, offsets and limits candidate documents (those in the selected collections). */
+/** Filters, orders, bounds, offsets and limits the documents of the selected collection. */
 export function executeQuery<T extends QueryDocument>(
   plan: QueryPlan,
   candidates: Iterable<T>,
-): QueryResult<T> {
-  const matching: T[] = [];
-  for (const doc of candidates) if (plan.matches(doc)) matching.push(doc);
-  matching.sort((a, b) => compareByOrderings(a, b, plan.orderings));
-  const { startAt, endAt } = plan;
-  const inRange = matching.filter((doc) => {
-    if (startAt) {
-      const c = compareBoundToDocument(startAt, plan.orderings, doc);
-      // startAt (before) includes the cursor position, startAfter excludes it.
-      if (startAt.before ? c > 0 : c >= 0) return false;
-    }
-    if (endAt) {
-      const c = compareBoundToDocument(endAt, plan.orderings, doc);
-      // endBefore (before) excludes the cursor position, endAt includes it.
-      if (endAt.before ? c <= 0 : c < 0) return false;
-    }
-    return true;
-  });
+): { documents: T[]; skipped: number } {
+  const { orderings, startAt, endAt } = plan;
+  const inRange = [...candidates]
+    .filter(plan.matches)
+    .sort((a, b) => {
+      for (const o of orderings) {
+        const c = compareAt(valueAt(a, o.field), valueAt(b, o.field), o);
+        if (c !== 0) return c;
+      }
+      return 0;
+    })
+    .filter((doc) => {
+      // startAt (before) includes the cursor position, startAfter excludes it; endBefore (before)
+      // excludes it, endAt includes it.
+      const afterStart = !startAt || compareBound(startAt, orderings, doc) < (startAt.before ? 1 : 0);
+      const beforeEnd = !endAt || compareBound(endAt, orderings, doc) > (endAt.before ? 0 : -1);
+      return afterStart && beforeEnd;
+    });
   const skipped = Math.min(plan.offset, inRange.length);
-  const afterOffset = inRange.slice(skipped);
-  const documents = plan.limit === undefined ? afterOffset : afterOffset.slice(0, plan.limit);
-  return { documents, skipped };
-}
-
-export function applyProjection(fields: Fields, projection: string[][] | undefined): Fields {
-  return projection ? projectFields(fields, projection) : fields;
+  const rest = inRange.slice(skipped);
+  return { documents: plan.limit === undefined ? rest : rest.slice(0, plan.limit), skipped };
 }

@@ -1,60 +1,32 @@
-import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import { mkdir } from 'node:fs/promises';
+import http from 'node:http';
 import net from 'node:net';
 import * as grpc from '@grpc/grpc-js';
-import { type DumpedDocument, Engine } from './engine.ts';
-import { FirestoreError, invalidArgument, unimplemented } from './errors.ts';
-import { type FaultState, Faults } from './faults.ts';
+import { CONTROL_PREFIX, close, listen, sendJson, serveControl } from '../http.ts';
+import { Engine, type StoredDocument } from './engine.ts';
+import { FirestoreError, unimplemented } from './errors.ts';
+import { Faults } from './faults.ts';
 import { createGrpcServer } from './grpc.ts';
-import { Outage } from './outage.ts';
 import { exportData, importData } from './persistence.ts';
 import { toRestJson } from './protos.ts';
-import {
-  answerPreflight,
-  corsHeaders,
-  handleRest,
-  parseJson,
-  readBody,
-  sendError,
-  sendJson,
-} from './rest.ts';
-import { fieldsToPlain, microsToTimestamp, type Plain, timestampToIso } from './values.ts';
+import { answerPreflight, corsHeaders, handleRest, sendError } from './rest.ts';
+import { fieldsToPlain, microsToTimestamp, timestampToIso } from './values.ts';
 
 export interface FirestoreStandInOptions {
   /** Interface to listen on; default 127.0.0.1. */
   host?: string;
   /** Port to listen on; 0 (the default) picks a free one. */
   port?: number;
-  /** The project named in the start-up banner, and the one the dump endpoint lists when not told. */
+  /** The one project served (its `(default)` database); default demo-goody. */
   projectId?: string;
-  /** Load data exported earlier (see persistence.ts) from this directory at start. */
-  importDir?: string;
-  /** Export all data to this directory when stopped. */
-  exportOnExit?: string;
+  /** Keep the data here: loaded at start (when there is an export), written when stopped. */
+  dataDir?: string;
   /** Print nothing (no banner). Internal errors still go to stderr. */
   quiet?: boolean;
 }
 
-/** A document as the dump endpoint and `documents()` show it. */
-export interface DocumentDump {
-  name: string;
-  path: string;
-  id: string;
-  createTime: string;
-  updateTime: string;
-  /** The fields as plain JSON (timestamps as ISO strings, bytes base64), for reading. */
-  data: { [key: string]: Plain };
-  /** The fields exactly, in the API's proto3 JSON form. */
-  fields: unknown;
-}
-
-export interface DocumentsQuery {
-  /** A collection id (matches at any depth) or a collection path. */
-  collection?: string;
-  /** A project id; default: the stand-in's projectId option, or every project when it has none. */
-  project?: string;
-  /** A database id; default `(default)`. */
-  database?: string;
-}
+/** A document as the control state and `documents()` show it. */
+export type DocumentDump = ReturnType<typeof dump>;
 
 export interface FirestoreStandIn {
   readonly host: string;
@@ -64,25 +36,27 @@ export interface FirestoreStandIn {
   readonly faults: Faults;
   /** Document requests held unanswered by the `unavailable` fault right now. */
   readonly heldRequests: number;
-  /** Clears all data, or one project's (default) database. */
-  reset(projectId?: string): void;
-  documents(query?: DocumentsQuery): DocumentDump[];
-  /** Writes all data to a directory in the import format. */
-  exportTo(dir: string): Promise<number>;
-  /** Stops serving (exporting first when exportOnExit is set). */
+  /** Clears all data and faults. */
+  reset(): void;
+  /** The documents, or those of one collection (an id at any depth, or a path). */
+  documents(collection?: string): DocumentDump[];
+  /** Stops serving (writing the data to dataDir first when set). */
   stop(): Promise<void>;
 }
 
 const HTTP2_PREFACE = Buffer.from('PRI * HTTP/2.0');
+const EMULATOR_RESET = /^\/emulator\/v1\/projects\/([^/]+)\/databases\/\(default\)\/documents$/;
 
-function dump(doc: DumpedDocument): DocumentDump {
+function dump(doc: StoredDocument) {
   return {
     name: doc.name,
-    path: doc.path,
-    id: doc.id,
+    path: doc.path.join('/'),
+    id: doc.path.at(-1) as string,
     createTime: timestampToIso(microsToTimestamp(doc.createTime)),
     updateTime: timestampToIso(microsToTimestamp(doc.updateTime)),
+    /** The fields as plain JSON (timestamps as ISO strings, bytes base64), for reading. */
     data: fieldsToPlain(doc.fields),
+    /** The fields exactly, in the API's proto3 JSON form. */
     fields: (toRestJson('Document', { fields: doc.fields }) as { fields?: unknown }).fields ?? {},
   };
 }
@@ -91,87 +65,58 @@ export async function startFirestoreStandIn(
   options: FirestoreStandInOptions = {},
 ): Promise<FirestoreStandIn> {
   const host = options.host ?? '127.0.0.1';
-  const quiet = options.quiet === true;
+  const projectId = options.projectId ?? 'demo-goody';
   const log = (line: string) => {
-    if (!quiet) console.log(line);
+    if (!options.quiet) console.log(line);
   };
   const logError = (line: string) => console.error(line);
 
   const faults = new Faults();
-  const engine = new Engine({ faults });
-  const outage = new Outage(faults);
-  if (options.importDir) {
-    const count = await importData(engine, options.importDir);
-    log(`Firestore stand-in: imported ${count} documents from ${options.importDir}`);
+  const engine = new Engine(`projects/${projectId}/databases/(default)`, faults);
+  if (options.dataDir) {
+    await mkdir(options.dataDir, { recursive: true });
+    const count = await importData(engine, options.dataDir);
+    if (count > 0) log(`Firestore stand-in: loaded ${count} documents from ${options.dataDir}`);
   }
-
-  const documents = (query: DocumentsQuery = {}): DocumentDump[] => {
-    const project = query.project ?? options.projectId;
-    const databases =
-      project === undefined
-        ? engine.databaseNames()
-        : [`projects/${project}/databases/${query.database ?? '(default)'}`];
-    return databases.flatMap((db) => engine.documents(db, query.collection)).map(dump);
+  const documents = (collection?: string) => engine.documents(collection).map(dump);
+  const reset = () => {
+    engine.reset();
+    faults.clear();
   };
 
-  const handleControl = async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> => {
-    const reset = /^\/emulator\/v1\/projects\/([^/]+)\/databases\/([^/]+)\/documents$/.exec(url.pathname);
-    if (reset && req.method === 'DELETE') {
-      engine.reset(
-        `projects/${decodeURIComponent(reset[1] as string)}/databases/${decodeURIComponent(reset[2] as string)}`,
-      );
-      sendJson(req, res, 200, {});
-      return;
-    }
-    if (url.pathname === '/emulator/goody/faults') {
-      if (req.method === 'PUT' || req.method === 'POST') faults.apply(parseJson(await readBody(req)));
-      else if (req.method === 'DELETE') faults.clear();
-      else if (req.method !== 'GET')
-        throw invalidArgument(`${req.method} is not supported on ${url.pathname}.`);
-      const state: FaultState & { heldRequests: number } = {
-        ...faults.state(),
-        heldRequests: outage.heldCount,
-      };
-      sendJson(req, res, 200, state);
-      return;
-    }
-    if (url.pathname === '/emulator/goody/documents' && req.method === 'GET') {
-      const query: DocumentsQuery = {};
-      for (const key of ['collection', 'project', 'database'] as const) {
-        const value = url.searchParams.get(key);
-        if (value) query[key] = value;
-      }
-      sendJson(req, res, 200, { documents: documents(query) });
-      return;
-    }
-    if (/securityRules|:rules/i.test(url.pathname)) {
-      throw unimplemented('security rules: it does not evaluate them (every request is allowed)');
-    }
-    throw unimplemented(`the emulator endpoint ${req.method} ${url.pathname}`);
+  const control = {
+    state: (query: URLSearchParams) => ({ documents: documents(query.get('collection') || undefined) }),
+    reset,
+    faults,
   };
 
   const httpServer = http.createServer(async (req, res) => {
     try {
       const url = new URL(req.url ?? '/', 'http://stand-in');
-      const control = url.pathname.startsWith('/emulator/');
+      if (url.pathname.startsWith(CONTROL_PREFIX)) {
+        await serveControl(req, res, url.pathname, url.searchParams, control);
+        return;
+      }
+      const emulator = url.pathname.startsWith('/emulator/');
       // A service that stopped answering does not answer CORS preflights either; the control API always does.
-      if (
-        !control &&
-        !outage.admit(
+      const admitted =
+        emulator ||
+        faults.admit(
           () => req.socket.destroy(),
           (forget) => req.on('close', forget),
-        )
-      )
-        return;
+        );
+      if (!admitted) return;
       if (req.method === 'OPTIONS') {
         answerPreflight(req, res);
-        return;
-      }
-      if (control) {
-        await handleControl(req, res, url);
-        return;
-      }
-      if (url.pathname.startsWith('/v1/')) {
+      } else if (emulator) {
+        // The Firebase emulator's reset, so tests can run against either; another project holds nothing.
+        const reset = EMULATOR_RESET.exec(url.pathname);
+        if (/rules/i.test(url.pathname))
+          throw unimplemented('security rules: it does not evaluate them, every request is allowed');
+        if (!reset || req.method !== 'DELETE') throw unimplemented(`the emulator endpoint ${url.pathname}`);
+        if (decodeURIComponent(reset[1] as string) === projectId) engine.reset();
+        sendJson(res, 200, {}, corsHeaders(req));
+      } else if (url.pathname.startsWith('/v1/')) {
         await handleRest(engine, req, res, url);
       } else if (url.pathname === '/' && req.method === 'GET') {
         res.writeHead(200, { ...corsHeaders(req), 'content-type': 'text/plain' }).end('Ok\n');
@@ -179,19 +124,15 @@ export async function startFirestoreStandIn(
         throw new FirestoreError('NOT_FOUND', `No such endpoint: ${req.method} ${url.pathname}`);
       }
     } catch (error) {
-      if (error instanceof FirestoreError) {
-        sendError(req, res, error);
-        return;
-      }
+      if (error instanceof FirestoreError) return sendError(req, res, error);
       logError(`Firestore stand-in: internal error: ${(error as Error)?.stack ?? String(error)}`);
-      if (!res.headersSent)
-        sendError(req, res, new FirestoreError('INTERNAL', `Internal error: ${String(error)}`));
-      else res.destroy();
+      if (res.headersSent) res.destroy();
+      else sendError(req, res, new FirestoreError('INTERNAL', `Internal error: ${String(error)}`));
     }
   });
   httpServer.on('clientError', (_error, socket) => socket.destroy());
 
-  const grpcServer = createGrpcServer(engine, outage, logError);
+  const grpcServer = createGrpcServer(engine, faults, logError);
   const injector = grpcServer.createConnectionInjector(grpc.ServerCredentials.createInsecure());
 
   // One port for both protocols, as the Firebase emulator: a connection that opens with the HTTP/2
@@ -220,39 +161,25 @@ export async function startFirestoreStandIn(
     socket.on('data', sniff);
   });
 
-  await new Promise<void>((resolve, reject) => {
-    netServer.once('error', reject);
-    netServer.listen(options.port ?? 0, host, () => {
-      netServer.off('error', reject);
-      resolve();
-    });
-  });
-  const address = netServer.address() as net.AddressInfo;
-  const port = address.port;
+  const port = await listen(netServer, options.port ?? 0, host);
   const hostPort = `${host.includes(':') ? `[${host}]` : host}:${port}`;
-
   log(
-    [
-      `Firestore stand-in listening on ${hostPort} (REST for firebase/firestore/lite, gRPC for firebase-admin)` +
-        (options.projectId ? ` for project ${options.projectId}.` : '.'),
+    `Firestore stand-in listening on ${hostPort} (REST for firebase/firestore/lite, gRPC for firebase-admin) for project ${projectId}.\n` +
       'It does NOT evaluate Firestore security rules: every request is allowed.',
-    ].join('\n'),
   );
 
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> => {
     stopping ??= (async () => {
-      outage.close();
-      await new Promise<void>((resolve) => {
-        netServer.close(() => resolve());
-        injector.destroy();
-        grpcServer.forceShutdown();
-        for (const socket of sockets) socket.destroy();
-        httpServer.closeAllConnections();
-      });
-      if (options.exportOnExit) {
-        const count = await exportData(engine, options.exportOnExit);
-        log(`Firestore stand-in: exported ${count} documents to ${options.exportOnExit}`);
+      faults.releaseHeld();
+      injector.destroy();
+      grpcServer.forceShutdown();
+      for (const socket of sockets) socket.destroy();
+      httpServer.closeAllConnections();
+      await close(netServer);
+      if (options.dataDir) {
+        const count = await exportData(engine, options.dataDir);
+        log(`Firestore stand-in: wrote ${count} documents to ${options.dataDir}`);
       }
     })();
     return stopping;
@@ -264,12 +191,10 @@ export async function startFirestoreStandIn(
     hostPort,
     faults,
     get heldRequests() {
-      return outage.heldCount;
+      return faults.heldCount;
     },
-    reset: (projectId?: string) =>
-      engine.reset(projectId === undefined ? undefined : `projects/${projectId}/databases/(default)`),
+    reset,
     documents,
-    exportTo: (dir: string) => exportData(engine, dir),
     stop,
   };
 }

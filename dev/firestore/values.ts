@@ -1,11 +1,11 @@
-import { invalidArgument } from './errors.ts';
+import { invalidArgument, unimplemented } from './errors.ts';
 import type { Fields, Timestamp, Value } from './wire.ts';
 
 // Firestore's value semantics: the cross-type order, numeric comparison across integers and doubles,
 // UTF-8 string order, field paths, timestamps kept at microsecond precision.
 
 /** Firestore's order of value types (null < bool < number < timestamp < string < bytes < reference <
- * geopoint < array < vector < map). */
+ * geopoint < array < map). */
 export function typeOrder(value: Value): number {
   if ('nullValue' in value) return 0;
   if ('booleanValue' in value) return 1;
@@ -16,13 +16,8 @@ export function typeOrder(value: Value): number {
   if ('referenceValue' in value) return 6;
   if ('geoPointValue' in value) return 7;
   if ('arrayValue' in value) return 8;
-  if ('mapValue' in value) return isVector(value) ? 9 : 10;
+  if ('mapValue' in value) return 9;
   throw invalidArgument('A value has no value type set.');
-}
-
-/** Vector values (FieldValue.vector) are maps tagged `__type__: "__vector__"`; they sort between arrays and maps. */
-function isVector(value: Value): boolean {
-  return value.mapValue?.fields?.__type__?.stringValue === '__vector__';
 }
 
 function sign(n: number): number {
@@ -31,17 +26,7 @@ function sign(n: number): number {
 
 /** Compares strings by their UTF-8 encoding, which is code point order (not JavaScript's UTF-16 order). */
 export function compareStrings(a: string, b: string): number {
-  if (a === b) return 0;
-  const ia = a[Symbol.iterator]();
-  const ib = b[Symbol.iterator]();
-  for (;;) {
-    const ca = ia.next();
-    const cb = ib.next();
-    if (ca.done || cb.done) return ca.done && cb.done ? 0 : ca.done ? -1 : 1;
-    const pa = ca.value.codePointAt(0) ?? 0;
-    const pb = cb.value.codePointAt(0) ?? 0;
-    if (pa !== pb) return pa < pb ? -1 : 1;
-  }
+  return a === b ? 0 : Buffer.compare(Buffer.from(a), Buffer.from(b));
 }
 
 function compareBigInts(a: bigint, b: bigint): number {
@@ -141,12 +126,6 @@ export function compareValues(a: Value, b: Value): number {
       );
     case 8:
       return compareArrays(a.arrayValue?.values ?? [], b.arrayValue?.values ?? []);
-    case 9: {
-      // Vectors order by dimension first, then element by element.
-      const va = a.mapValue?.fields?.value?.arrayValue?.values ?? [];
-      const vb = b.mapValue?.fields?.value?.arrayValue?.values ?? [];
-      return sign(va.length - vb.length) || compareArrays(va, vb);
-    }
     default:
       return compareMaps(a.mapValue?.fields ?? {}, b.mapValue?.fields ?? {});
   }
@@ -182,63 +161,14 @@ export function identicalFields(a: Fields, b: Fields): boolean {
   return ka.every((k) => b[k] !== undefined && identicalValues(a[k] as Value, b[k] as Value));
 }
 
-export function isNaNValue(value: Value | undefined): boolean {
-  return value?.doubleValue !== undefined && Number.isNaN(value.doubleValue);
-}
-
 // ---- field paths ----------------------------------------------------------------------------------
 
-const SIMPLE_SEGMENT = /^[a-zA-Z_][a-zA-Z_0-9]*$/;
-
-/** Parses a field path as the API writes it: dot-separated, segments optionally in backquotes with
- * backslash escapes (`a.b`, `` `my.field`.x ``). */
+/** Parses a field path as the API writes it: dot-separated simple names (`a.b`). */
 export function parseFieldPath(path: string): string[] {
-  if (path === '') throw invalidArgument('Field path must not be empty.');
-  const segments: string[] = [];
-  let i = 0;
-  while (i <= path.length) {
-    let segment = '';
-    if (path[i] === '`') {
-      i++;
-      let closed = false;
-      while (i < path.length) {
-        const c = path[i] as string;
-        if (c === '\\') {
-          if (i + 1 >= path.length) break;
-          segment += path[i + 1];
-          i += 2;
-        } else if (c === '`') {
-          closed = true;
-          i++;
-          break;
-        } else {
-          segment += c;
-          i++;
-        }
-      }
-      if (!closed) throw invalidArgument(`Invalid field path "${path}": unterminated backquote.`);
-      if (i < path.length && path[i] !== '.') {
-        throw invalidArgument(`Invalid field path "${path}": expected "." after a quoted segment.`);
-      }
-    } else {
-      const end = path.indexOf('.', i);
-      segment = path.slice(i, end === -1 ? path.length : end);
-      if (segment.includes('`')) throw invalidArgument(`Invalid field path "${path}": stray backquote.`);
-      i = end === -1 ? path.length : end;
-    }
-    if (segment === '') throw invalidArgument(`Invalid field path "${path}": empty segment.`);
-    segments.push(segment);
-    if (i >= path.length) break;
-    i++; // the '.'
-    if (i >= path.length) throw invalidArgument(`Invalid field path "${path}": ends with ".".`);
-  }
+  if (path.includes('`')) throw unimplemented(`quoted field paths (${path})`);
+  const segments = path.split('.');
+  if (segments.some((s) => s === '')) throw invalidArgument(`Invalid field path "${path}".`);
   return segments;
-}
-
-export function formatFieldPath(segments: readonly string[]): string {
-  return segments
-    .map((s) => (SIMPLE_SEGMENT.test(s) ? s : `\`${s.replace(/\\/g, '\\\\').replace(/`/g, '\\`')}\``))
-    .join('.');
 }
 
 export function getField(fields: Fields, segments: readonly string[]): Value | undefined {
@@ -276,16 +206,6 @@ export function deleteField(fields: Fields, segments: readonly string[]): void {
     current = current[segments[i] as string]?.mapValue?.fields;
   }
   if (current) delete current[segments[segments.length - 1] as string];
-}
-
-/** Keeps only the given field paths (a read mask or a query projection). */
-export function projectFields(fields: Fields, paths: readonly (readonly string[])[]): Fields {
-  const out: Fields = {};
-  for (const path of paths) {
-    const value = getField(fields, path);
-    if (value !== undefined) setField(out, path, cloneValue(value));
-  }
-  return out;
 }
 
 export function cloneValue(value: Value): Value {

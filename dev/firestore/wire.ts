@@ -47,11 +47,6 @@ export interface Precondition {
 export interface FieldTransform {
   fieldPath?: string;
   setToServerValue?: 'SERVER_VALUE_UNSPECIFIED' | 'REQUEST_TIME';
-  increment?: Value;
-  maximum?: Value;
-  minimum?: Value;
-  appendMissingElements?: { values?: Value[] };
-  removeAllFromArray?: { values?: Value[] };
 }
 
 export interface Write {
@@ -81,7 +76,6 @@ export interface FieldReference {
 export interface Filter {
   compositeFilter?: { op?: 'OPERATOR_UNSPECIFIED' | 'AND' | 'OR'; filters?: Filter[] };
   fieldFilter?: { field?: FieldReference; op?: string; value?: Value };
-  unaryFilter?: { op?: string; field?: FieldReference };
 }
 
 export interface Order {
@@ -95,7 +89,6 @@ export interface Cursor {
 }
 
 export interface StructuredQuery {
-  select?: { fields?: FieldReference[] };
   from?: { collectionId?: string; allDescendants?: boolean }[];
   where?: Filter;
   orderBy?: Order[];
@@ -103,19 +96,11 @@ export interface StructuredQuery {
   endAt?: Cursor;
   offset?: number;
   limit?: { value?: number };
-  findNearest?: unknown;
 }
 
 export interface Aggregation {
   count?: { upTo?: { value?: string } };
-  sum?: { field?: FieldReference };
-  avg?: { field?: FieldReference };
   alias?: string;
-}
-
-export interface StructuredAggregationQuery {
-  structuredQuery?: StructuredQuery;
-  aggregations?: Aggregation[];
 }
 
 /** The read-consistency part shared by BatchGetDocuments, RunQuery and RunAggregationQuery. */
@@ -170,12 +155,11 @@ export interface RunQueryResponse {
   document?: Document;
   readTime?: Timestamp;
   skippedResults?: number;
-  done?: boolean;
 }
 
 export interface RunAggregationQueryRequest extends ConsistencySelector {
   parent?: string;
-  structuredAggregationQuery?: StructuredAggregationQuery;
+  structuredAggregationQuery?: { structuredQuery?: StructuredQuery; aggregations?: Aggregation[] };
   explainOptions?: unknown;
 }
 
@@ -183,71 +167,4 @@ export interface RunAggregationQueryResponse {
   result?: { aggregateFields?: Fields };
   transaction?: Buffer;
   readTime?: Timestamp;
-}
-
-export interface BatchWriteRequest {
-  database?: string;
-  writes?: Write[];
-  labels?: Record<string, string>;
-}
-
-export interface BatchWriteResponse {
-  writeResults?: WriteResult[];
-  status?: { code?: number; message?: string }[];
-}
-
-export interface ListCollectionIdsRequest {
-  parent?: string;
-  pageSize?: number;
-  pageToken?: string;
-  readTime?: Timestamp;
-}
-
-export interface ListCollectionIdsResponse {
-  collectionIds?: string[];
-  nextPageToken?: string;
-}
-
-export interface GetDocumentRequest {
-  name?: string;
-  mask?: DocumentMask;
-  transaction?: Buffer;
-  readTime?: Timestamp;
-}
-
-export interface ListDocumentsRequest {
-  parent?: string;
-  collectionId?: string;
-  pageSize?: number;
-  pageToken?: string;
-  orderBy?: string;
-  mask?: DocumentMask;
-  transaction?: Buffer;
-  readTime?: Timestamp;
-  showMissing?: boolean;
-}
-
-export interface ListDocumentsResponse {
-  documents?: Document[];
-  nextPageToken?: string;
-}
-
-export interface CreateDocumentRequest {
-  parent?: string;
-  collectionId?: string;
-  documentId?: string;
-  document?: Document;
-  mask?: DocumentMask;
-}
-
-export interface UpdateDocumentRequest {
-  document?: Document;
-  updateMask?: DocumentMask;
-  mask?: DocumentMask;
-  currentDocument?: Precondition;
-}
-
-export interface DeleteDocumentRequest {
-  name?: string;
-  currentDocument?: Precondition;
 }

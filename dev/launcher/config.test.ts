@@ -46,9 +46,10 @@ describe('launcher configuration', () => {
     },
   );
 
-  it('builds unless --no-build is given, and refuses unknown arguments', () => {
-    expect(resolveLauncherConfig([], {}, '/repo').build).toBe(true);
+  it('builds unless --no-build is given, keeps data unless --fresh is given, and refuses unknown arguments', () => {
+    expect(resolveLauncherConfig([], {}, '/repo')).toMatchObject({ build: true, fresh: false });
     expect(resolveLauncherConfig(['--no-build'], {}, '/repo').build).toBe(false);
+    expect(resolveLauncherConfig(['--fresh'], {}, '/repo').fresh).toBe(true);
     const error = configError(() => resolveLauncherConfig(['--bogus'], {}, '/repo'));
     expect(error.message).toContain('Unknown argument "--bogus"');
     expect(error.message).toContain('GOODY_HOSTING_PORT');
@@ -57,8 +58,8 @@ describe('launcher configuration', () => {
   it('keeps generated files per stack, keyed by the hosting port, inside the repository', () => {
     const config = resolveLauncherConfig([], { GOODY_HOSTING_PORT: '5100' }, '/repo');
     expect(config.stackDir).toBe(path.join('/repo', '.dev-data', 'stack-5100'));
-    expect(config.mailDir).toBe(path.join('/repo', '.dev-data', 'mail'));
-    expect(resolveLauncherConfig([], { GOODY_MAIL_DIR: '/tmp/outbox' }, '/repo').mailDir).toBe('/tmp/outbox');
+    expect(config.dataDir).toBe(path.join('/repo', '.dev-data'));
+    expect(resolveLauncherConfig([], { GOODY_DATA_DIR: '/tmp/data' }, '/repo').dataDir).toBe('/tmp/data');
   });
 
   it('reads GOODY_FIRESTORE as auto, standin or emulator', () => {

@@ -26,31 +26,18 @@ export interface PortSpec {
 }
 
 // firebase.json's defaults, the team's fixed ports for `npm start`. Tests and a second stack move them.
-export const PORT_SPECS: readonly PortSpec[] = [
-  {
-    key: 'hosting',
-    env: 'GOODY_HOSTING_PORT',
-    defaultPort: 5000,
-    purpose: 'the Hosting emulator (the site)',
-  },
-  {
-    key: 'functions',
-    env: 'GOODY_FUNCTIONS_PORT',
-    defaultPort: 5001,
-    purpose: 'the Functions emulator (the callables)',
-  },
-  { key: 'firestore', env: 'GOODY_FIRESTORE_PORT', defaultPort: 8080, purpose: 'Firestore' },
-  { key: 'mailerlite', env: 'GOODY_MAILERLITE_PORT', defaultPort: 3080, purpose: 'the MailerLite stand-in' },
-  { key: 'smtp', env: 'GOODY_SMTP_PORT', defaultPort: 2525, purpose: 'the SMTP outbox (SMTP)' },
-  { key: 'smtpApi', env: 'GOODY_SMTP_API_PORT', defaultPort: 8025, purpose: 'the SMTP outbox (HTTP API)' },
-  { key: 'hub', env: 'GOODY_HUB_PORT', defaultPort: 4400, purpose: 'the Firebase emulator hub' },
-  {
-    key: 'logging',
-    env: 'GOODY_LOGGING_PORT',
-    defaultPort: 4500,
-    purpose: 'the Firebase emulator logging service',
-  },
-];
+export const PORT_SPECS: readonly PortSpec[] = (
+  [
+    ['hosting', 'GOODY_HOSTING_PORT', 5000, 'the Hosting emulator (the site)'],
+    ['functions', 'GOODY_FUNCTIONS_PORT', 5001, 'the Functions emulator (the callables)'],
+    ['firestore', 'GOODY_FIRESTORE_PORT', 8080, 'Firestore'],
+    ['mailerlite', 'GOODY_MAILERLITE_PORT', 3080, 'the MailerLite stand-in'],
+    ['smtp', 'GOODY_SMTP_PORT', 2525, 'the SMTP outbox (SMTP)'],
+    ['smtpApi', 'GOODY_SMTP_API_PORT', 8025, 'the SMTP outbox (HTTP control)'],
+    ['hub', 'GOODY_HUB_PORT', 4400, 'the Firebase emulator hub'],
+    ['logging', 'GOODY_LOGGING_PORT', 4500, 'the Firebase emulator logging service'],
+  ] as const
+).map(([key, env, defaultPort, purpose]) => ({ key, env, defaultPort, purpose }));
 
 export type Ports = Record<PortKey, number>;
 
@@ -67,8 +54,13 @@ export interface LauncherConfig {
   /** False for `npm run emulators`: run what is already built. */
   build: boolean;
   firestoreMode: FirestoreMode;
-  /** Where the SMTP outbox stores each message as an .eml file. */
-  mailDir: string;
+  /**
+   * What the stand-ins keep across restarts: mail/ (one .eml per message), firestore/ and mailerlite/ (written
+   * when the stack stops, loaded when it starts).
+   */
+  dataDir: string;
+  /** Start with empty stand-ins: the data directory's mail, database and MailerLite account are removed. */
+  fresh: boolean;
   /**
    * Generated, per-stack files: the firebase config with this stack's ports, the functions env files. Keyed by
    * the hosting port, which no two running stacks share, so two stacks never overwrite each other's files.
@@ -118,10 +110,18 @@ function resolveTimeout(raw: string | undefined): number {
 export const USAGE = `Usage: npm start            build the site and the functions, then run the whole stack offline
        npm run emulators    the same without building (runs what web/dist and functions/lib hold)
 
+Options (after \`npm start --\`):
+  --fresh    start with empty stand-ins: forget the stored sign-ups, MailerLite account and mail
+  --help     this text
+
+The stand-ins keep their data in GOODY_DATA_DIR across restarts: the Firestore stand-in's documents and the
+MailerLite stand-in's subscribers and groups are written when the stack stops, each mail when it arrives.
+(The Firebase Firestore emulator, when it runs instead of the stand-in, starts empty.)
+
 Environment:
 ${PORT_SPECS.map((spec) => `  ${spec.env.padEnd(26)} ${String(spec.defaultPort).padEnd(5)} ${spec.purpose}`).join('\n')}
   GOODY_FIRESTORE            auto  auto | standin | emulator (the Firebase one needs Java 21+ and its jar)
-  GOODY_MAIL_DIR                   where mail lands (default .dev-data/mail)
+  GOODY_DATA_DIR                   what the stand-ins keep (default .dev-data): mail/, firestore/, mailerlite/
   GOODY_EMULATOR_START_TIMEOUT_MS  how long firebase-tools may take to start (default 120000)
 `;
 
@@ -131,14 +131,16 @@ export function resolveLauncherConfig(
   root = repoRoot,
 ): LauncherConfig {
   let build = true;
+  let fresh = false;
   for (const arg of argv) {
     if (arg === '--no-build') build = false;
+    else if (arg === '--fresh') fresh = true;
     else throw new LauncherError(`Unknown argument "${arg}".\n\n${USAGE}`, 2);
   }
   const ports = resolvePorts(env);
-  const mailDir = env.GOODY_MAIL_DIR?.trim()
-    ? path.resolve(env.GOODY_MAIL_DIR.trim())
-    : path.join(root, '.dev-data', 'mail');
+  const dataDir = env.GOODY_DATA_DIR?.trim()
+    ? path.resolve(env.GOODY_DATA_DIR.trim())
+    : path.join(root, '.dev-data');
   return {
     repoRoot: root,
     host: '127.0.0.1',
@@ -147,7 +149,8 @@ export function resolveLauncherConfig(
     ports,
     build,
     firestoreMode: resolveFirestoreMode(env.GOODY_FIRESTORE),
-    mailDir,
+    dataDir,
+    fresh,
     // Inside the repository on purpose: firebase-tools resolves firebase-functions from the functions source
     // directory upwards, and this directory's parents lead to the repository's node_modules.
     stackDir: path.join(root, '.dev-data', `stack-${ports.hosting}`),

@@ -69,7 +69,7 @@ describe('the port check before anything starts', () => {
     expect(error.message).toContain(`Port ${first} on 127.0.0.1 is already in use`);
     expect(error.message).toContain('the SMTP outbox (SMTP) needs it');
     expect(error.message).toContain(`Port ${second} on 127.0.0.1 is already in use`);
-    expect(error.message).toContain('the SMTP outbox (HTTP API) needs it');
+    expect(error.message).toContain('the SMTP outbox (HTTP control) needs it');
   });
 
   it('passes when every port is free', async () => {

@@ -3,9 +3,10 @@
 // deep inside firebase-tools.
 
 import { createServer } from 'node:net';
+import { portToPid } from 'pid-port';
 import { PORT_SPECS, type PortKey, type Ports } from './config.ts';
 import { LauncherError } from './errors.ts';
-import { findListener } from './process-table.ts';
+import { commandLineOf } from './process-table.ts';
 
 export interface PortClaim {
   key: PortKey;
@@ -39,6 +40,12 @@ export function probePort(host: string, port: number): Promise<string | undefine
 export interface PortHolder {
   pid: number;
   command: string;
+}
+
+/** Who listens on the port, when the machine lets us see it (pid-port asks ss, lsof or netstat). */
+async function holderOf(claim: PortClaim): Promise<PortHolder | undefined> {
+  const pid = await portToPid({ port: claim.port, host: claim.host }).catch(() => undefined);
+  return pid === undefined ? undefined : { pid, command: commandLineOf(pid) ?? '(command unknown)' };
 }
 
 export function describePortInUse(claim: PortClaim, holder?: PortHolder): string {
@@ -82,15 +89,15 @@ export function findDuplicateClaims(claims: readonly PortClaim[]): string[] {
 export async function assertPortsFree(claims: readonly PortClaim[]): Promise<void> {
   const problems = findDuplicateClaims(claims);
   const results = await Promise.all(claims.map((claim) => probePort(claim.host, claim.port)));
-  claims.forEach((claim, index) => {
+  for (const [index, claim] of claims.entries()) {
     const code = results[index];
-    if (code === undefined) return;
+    if (code === undefined) continue;
     problems.push(
       code === 'EADDRINUSE'
-        ? describePortInUse(claim, findListener(claim.port))
+        ? describePortInUse(claim, await holderOf(claim))
         : describePortRefused(claim, code),
     );
-  });
+  }
   if (problems.length > 0) {
     throw new LauncherError(`Nothing was started.\n${problems.join('\n')}`, 2);
   }

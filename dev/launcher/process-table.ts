@@ -3,7 +3,7 @@
 // process the launcher started is not enough: the launcher remembers the whole tree and ends what is left.
 
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 export interface ProcessEntry {
   pid: number;
@@ -115,20 +115,6 @@ export function isStillRunning(entry: ProcessEntry): boolean {
   }
 }
 
-/** True while a process with this pid runs (a zombie does not count). */
-export function isPidRunning(pid: number): boolean {
-  if (hasProc) {
-    const now = readProcStat(pid);
-    return now !== undefined && now.state !== 'Z';
-  }
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 export function commandLineOf(pid: number): string | undefined {
   try {
     const raw = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
@@ -137,54 +123,4 @@ export function commandLineOf(pid: number): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-/**
- * The process listening on a TCP port, when the machine lets us see it (Linux, a process of the same user).
- * Best effort: used only to make a "port in use" message more helpful.
- */
-export function findListener(port: number): { pid: number; command: string } | undefined {
-  if (!hasProc) return undefined;
-  const inodes = new Set<string>();
-  for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    let table: string;
-    try {
-      table = readFileSync(file, 'utf8');
-    } catch {
-      continue;
-    }
-    for (const line of table.split('\n').slice(1)) {
-      const cols = line.trim().split(/\s+/);
-      const local = cols[1];
-      const state = cols[3];
-      const inode = cols[9];
-      // State 0A is LISTEN; the local address ends in the port in hex.
-      if (!local || state !== '0A' || !inode) continue;
-      if (Number.parseInt(local.slice(local.lastIndexOf(':') + 1), 16) === port) inodes.add(inode);
-    }
-  }
-  if (inodes.size === 0) return undefined;
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    let fds: string[];
-    try {
-      fds = readdirSync(`/proc/${name}/fd`);
-    } catch {
-      continue;
-    }
-    for (const fd of fds) {
-      let target: string;
-      try {
-        target = readlinkSync(`/proc/${name}/fd/${fd}`);
-      } catch {
-        continue;
-      }
-      const match = /^socket:\[(\d+)\]$/.exec(target);
-      if (match?.[1] && inodes.has(match[1])) {
-        const pid = Number(name);
-        return { pid, command: commandLineOf(pid) ?? '(command unknown)' };
-      }
-    }
-  }
-  return undefined;
 }

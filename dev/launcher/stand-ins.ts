@@ -1,6 +1,9 @@
 // The offline stand-ins run inside the launcher's own process: they start in milliseconds, report the ports
-// they bound, and cannot outlive the launcher (no orphan can hold their ports after a Ctrl-C).
+// they bound, and cannot outlive the launcher (no orphan can hold their ports after a Ctrl-C). Their data lives
+// in the data directory (GOODY_DATA_DIR), so a restart finds the sign-ups, the MailerLite account and the mail.
 
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { startFirestoreStandIn } from '../firestore/index.ts';
 import { startMailerLiteStandIn } from '../mailerlite/index.ts';
@@ -43,6 +46,13 @@ export async function startStandIns(
   started: (item: Stoppable) => void,
 ): Promise<RunningStandIns> {
   const { host, ports } = config;
+  const dataDir = (name: string) => path.join(config.dataDir, name);
+  // --fresh: what the stand-ins kept is removed before they start, so they start empty.
+  if (config.fresh) {
+    await Promise.all(
+      ['firestore', 'mailerlite', 'mail'].map((name) => rm(dataDir(name), { recursive: true, force: true })),
+    );
+  }
   const mailerLite = await startMailerLiteStandIn({
     host,
     port: ports.mailerlite,
@@ -50,6 +60,7 @@ export async function startStandIns(
     // The account's custom fields: the functions send each sign-up's source (hero_form / final_cta) in one,
     // which the operator creates in MailerLite (functions/README.md); values of unknown fields are dropped.
     customFields: ['source'],
+    dataDir: dataDir('mailerlite'),
     log: output,
   });
   started({ name: 'the MailerLite stand-in', stop: () => mailerLite.stop() });
@@ -58,14 +69,19 @@ export async function startStandIns(
     host,
     port: ports.smtp,
     apiPort: ports.smtpApi,
-    dir: config.mailDir,
+    dir: dataDir('mail'),
     log: output,
   });
   started({ name: 'the SMTP outbox', stop: () => smtp.stop() });
 
   let firestore: { hostPort: string } | undefined;
   if (withFirestore) {
-    const running = await startFirestoreStandIn({ host, port: ports.firestore, projectId: config.projectId });
+    const running = await startFirestoreStandIn({
+      host,
+      port: ports.firestore,
+      projectId: config.projectId,
+      dataDir: dataDir('firestore'),
+    });
     firestore = running;
     started({ name: 'the Firestore stand-in', stop: () => running.stop() });
   }
@@ -73,6 +89,6 @@ export async function startStandIns(
   return {
     ...(firestore ? { firestore: { hostPort: firestore.hostPort } } : {}),
     mailerLite: { url: mailerLite.url, baseUrl: mailerLite.baseUrl },
-    smtp: { url: smtp.url, apiUrl: `${smtp.apiUrl}/api/messages`, dir: smtp.dir },
+    smtp: { url: smtp.url, apiUrl: `${smtp.apiUrl}/__control/state`, dir: smtp.dir },
   };
 }

@@ -1,7 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LauncherError } from './errors.ts';
-import { isPidRunning } from './process-table.ts';
+import { listProcesses } from './process-table.ts';
 import { type ChildExit, type ChildSpec, type SupervisedChild, Supervisor } from './supervisor.ts';
 
 // A stand-in for firebase-tools: it starts one ordinary child and one detached child (as firebase-tools starts
@@ -17,7 +17,8 @@ console.log('pids ' + plain.pid + ' ' + detached.pid);
 setInterval(() => {}, 1000);
 `;
 
-const isAlive = isPidRunning;
+/** True while a process with this pid runs (a zombie does not count). */
+const isAlive = (pid: number) => listProcesses().some((p) => p.pid === pid && p.state !== 'Z');
 
 async function waitFor<T>(probe: () => T | undefined, what: string): Promise<T> {
   for (let i = 0; i < 250; i++) {

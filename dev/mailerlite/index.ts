@@ -1,33 +1,40 @@
 // MailerLite API stand-in: an HTTP server that answers the endpoints the functions use the way
 // connect.mailerlite.com/api does (auth, validation, status codes, ids, batch semantics, rate limits), with its
-// state readable and faults injectable by tests, over HTTP under /__control/ or through the returned object.
+// state readable and faults injectable by tests, over the stand-ins' control surface (dev/http.ts) or through
+// the returned object.
 
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { defaultFaultBody, type FaultsSnapshot, MailerLiteFaults } from './faults.ts';
+import path from 'node:path';
+import { z } from 'zod';
+import { CONTROL_PREFIX, close, listen, parseWith, readBody, sendJson, serveControl } from '../http.ts';
+import { defaultFaultBody, MailerLiteFaults } from './faults.ts';
 import { FixedWindowLimiter } from './rate-limit.ts';
 import { type ApiContext, type ApiResult, matchRoute, unmatchedResult } from './routes.ts';
-import { type FieldValue, formatTimestamp, type ImportJob, Store, type SubscriberStatus } from './store.ts';
+import { formatTimestamp, type Group, Store, type Subscriber } from './store.ts';
 import { isPlainObject } from './validation.ts';
 
 export type { DropRule, FailRule, FaultsSnapshot } from './faults.ts';
 export { MailerLiteFaults } from './faults.ts';
 
-export interface MailerLiteLimits {
+const limitsSchema = z.strictObject({
   /** Length of a rate-limit window in ms (MailerLite: one minute). */
-  windowMs: number;
+  windowMs: z.number().int().min(1).default(60_000),
   /** Requests per window across all endpoints (MailerLite: 120). */
-  requestsPerWindow: number;
+  requestsPerWindow: z.number().int().min(1).default(120),
   /** Import creations per window: group imports and batches made only of upserts (MailerLite: 5). */
-  importsPerWindow: number;
+  importsPerWindow: z.number().int().min(1).default(5),
   /** How long an import takes before its progress reports done and its subscribers exist. */
-  importDelayMs: number;
+  importDelayMs: z.number().min(0).default(100),
   /**
    * Retry-After with millisecond precision (e.g. "0.734") instead of MailerLite's whole seconds: for
    * benchmarks that compress the window to a second or so, where whole seconds would distort the waits.
    */
-  fractionalRetryAfter: boolean;
-}
+  fractionalRetryAfter: z.boolean().default(false),
+});
+
+export type MailerLiteLimits = z.infer<typeof limitsSchema>;
 
 export interface MailerLiteStandInOptions extends Partial<MailerLiteLimits> {
   host?: string;
@@ -35,42 +42,14 @@ export interface MailerLiteStandInOptions extends Partial<MailerLiteLimits> {
   apiKey?: string;
   /** Custom field keys the account has, on top of MailerLite's default fields (name, last_name, ...). */
   customFields?: string[];
+  /** Keep the account's subscribers and groups here: loaded at start, written when stopped. */
+  dataDir?: string;
   /** No request lines on stdout. */
   quiet?: boolean;
   /** Where request lines go when not quiet (default console.log). */
   log?: (line: string) => void;
   /** Clock for rate-limit windows, timestamps and import completion (default Date.now). */
   now?: () => number;
-}
-
-export interface SubscriberState {
-  id: string;
-  email: string;
-  status: SubscriberStatus;
-  source: string;
-  fields: Record<string, FieldValue>;
-  groups: string[];
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface GroupState {
-  id: string;
-  name: string;
-  subscriberCount: number;
-  createdAt: string;
-}
-
-export interface ImportState {
-  id: string;
-  groupId: string;
-  total: number;
-  done: boolean;
-  imported: number;
-  updated: number;
-  unchanged: number;
-  invalid: number;
-  duplicate: number;
 }
 
 export interface RequestLogEntry {
@@ -88,16 +67,8 @@ export interface RequestLogEntry {
   batchSize?: number;
 }
 
-export interface MailerLiteState {
-  subscribers: SubscriberState[];
-  groups: GroupState[];
-  imports: ImportState[];
-  /** Most recent last; bounded to the last 10,000 requests. */
-  requests: RequestLogEntry[];
-  limits: MailerLiteLimits;
-  rateLimit: { remaining: number; importsRemaining: number; resetInMs: number };
-  faults: FaultsSnapshot;
-}
+/** What GET /__control/state answers (and `state` returns). */
+export type MailerLiteState = ReturnType<typeof stateOf>;
 
 export interface MailerLiteStandIn {
   readonly host: string;
@@ -122,14 +93,6 @@ export interface MailerLiteStandIn {
 
 const REQUEST_LOG_LIMIT = 10_000;
 const BODY_LIMIT_BYTES = 20 * 1024 * 1024;
-
-const DEFAULT_LIMITS: MailerLiteLimits = {
-  windowMs: 60_000,
-  requestsPerWindow: 120,
-  importsPerWindow: 5,
-  importDelayMs: 100,
-  fractionalRetryAfter: false,
-};
 
 // Addresses of minors may appear in paths (GET /api/subscribers/{email}); printed and logged paths carry a
 // masked form only.
@@ -157,16 +120,16 @@ export async function startMailerLiteStandIn(
   const apiKey = options.apiKey ?? 'dev-mailerlite-key';
   const now = options.now ?? Date.now;
   const log = options.quiet ? () => {} : (options.log ?? ((line: string) => console.log(line)));
-  const limits: MailerLiteLimits = {
-    windowMs: options.windowMs ?? DEFAULT_LIMITS.windowMs,
-    requestsPerWindow: options.requestsPerWindow ?? DEFAULT_LIMITS.requestsPerWindow,
-    importsPerWindow: options.importsPerWindow ?? DEFAULT_LIMITS.importsPerWindow,
-    importDelayMs: options.importDelayMs ?? DEFAULT_LIMITS.importDelayMs,
-    fractionalRetryAfter: options.fractionalRetryAfter ?? DEFAULT_LIMITS.fractionalRetryAfter,
-  };
-  validateLimits(limits);
+  const limits = parseWith(
+    limitsSchema,
+    Object.fromEntries(
+      Object.keys(limitsSchema.shape).map((key) => [key, options[key as keyof MailerLiteLimits]]),
+    ),
+  );
 
   const store = new Store(options.customFields ?? []);
+  const dataFile = options.dataDir && path.join(options.dataDir, 'mailerlite-stand-in.json');
+  if (dataFile) await loadAccount(store, dataFile);
   const faults = new MailerLiteFaults();
   // Both limits are per account (one API key here). MailerLite documents batching as the way to stay within
   // the 120/minute limit, so a POST /api/batch counts as one request against it whatever it contains; only
@@ -226,7 +189,7 @@ export async function startMailerLiteStandIn(
 
     let rawBody: Buffer;
     try {
-      rawBody = await readBody(req);
+      rawBody = await readBody(req, BODY_LIMIT_BYTES);
     } catch {
       send(res, { status: 413, body: { message: 'Payload Too Large' } });
       record(entry(413));
@@ -307,39 +270,11 @@ export async function startMailerLiteStandIn(
   function snapshot(): MailerLiteState {
     const at = now();
     store.settleImports(at);
-    return {
-      subscribers: [...store.subscribers.values()].map((s) => ({
-        id: s.id,
-        email: s.email,
-        status: s.status,
-        source: s.source,
-        fields: { ...s.fields },
-        groups: [...s.groupIds],
-        createdAt: formatTimestamp(s.createdAt) ?? '',
-        updatedAt: formatTimestamp(s.updatedAt) ?? '',
-      })),
-      groups: [...store.groups.values()].map((g) => ({
-        id: g.id,
-        name: g.name,
-        subscriberCount: [...store.subscribers.values()].filter((s) => s.groupIds.includes(g.id)).length,
-        createdAt: formatTimestamp(g.createdAt) ?? '',
-      })),
-      imports: [...store.imports.values()].map(importState),
-      requests: requestLog.map((e) => ({ ...e })),
-      limits: { ...limits },
-      rateLimit: {
-        remaining: globalLimiter.remaining(at),
-        importsRemaining: importLimiter.remaining(at),
-        resetInMs: globalLimiter.msUntilReset(at),
-      },
-      faults: faults.snapshot(),
-    };
+    return stateOf(store, requestLog, limits, { globalLimiter, importLimiter, at }, faults);
   }
 
-  function setLimits(next: Partial<MailerLiteLimits>): void {
-    const merged = { ...limits, ...next };
-    validateLimits(merged);
-    Object.assign(limits, merged);
+  function setLimits(next: unknown): void {
+    Object.assign(limits, parseWith(limitsSchema, { ...limits, ...(next as object) }));
     globalLimiter.limit = limits.requestsPerWindow;
     globalLimiter.windowMs = limits.windowMs;
     importLimiter.limit = limits.importsPerWindow;
@@ -356,49 +291,24 @@ export async function startMailerLiteStandIn(
     faults.clear();
   }
 
-  async function handleControl(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
-    const method = req.method ?? 'GET';
-    const route = `${method} ${url.pathname}`;
-    const readJson = async () => JSON.parse((await readBody(req)).toString('utf8') || '{}') as unknown;
-    try {
-      switch (route) {
-        case 'GET /__control/health':
-          return send(res, { status: 200, body: { ok: true } });
-        case 'GET /__control/state':
-          return send(res, { status: 200, body: snapshot() });
-        case 'POST /__control/reset':
-          reset();
-          return send(res, { status: 204, body: null });
-        case 'GET /__control/faults':
-          return send(res, { status: 200, body: faults.snapshot() });
-        case 'PUT /__control/faults':
-          faults.applyJson(await readJson());
-          return send(res, { status: 200, body: faults.snapshot() });
-        case 'DELETE /__control/faults':
-          faults.clear();
-          return send(res, { status: 204, body: null });
-        case 'GET /__control/limits':
-          return send(res, { status: 200, body: limits });
-        case 'PUT /__control/limits': {
-          const json = await readJson();
-          if (!isPlainObject(json)) throw new TypeError('limits body must be a JSON object');
-          setLimits(json as Partial<MailerLiteLimits>);
-          return send(res, { status: 200, body: limits });
-        }
-        default:
-          return send(res, { status: 404, body: { message: `No control route ${route}.` } });
-      }
-    } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      return send(res, { status: 400, body: { message } });
-    }
-  }
+  const control = {
+    state: snapshot,
+    reset,
+    faults,
+    more: {
+      'GET limits': () => limits,
+      'PUT limits': (body: unknown) => {
+        setLimits(body);
+        return limits;
+      },
+    },
+  };
 
   const server = createServer((req, res) => {
     const started = Date.now();
     const url = new URL(req.url ?? '/', 'http://stand-in');
-    const handler = url.pathname.startsWith('/__control/')
-      ? handleControl(req, res, url)
+    const handler = url.pathname.startsWith(CONTROL_PREFIX)
+      ? serveControl(req, res, url.pathname, url.searchParams, control)
       : handleApi(req, res, url, started);
     handler.catch((error: unknown) => {
       console.error('[mailerlite] request failed:', error);
@@ -406,14 +316,7 @@ export async function startMailerLiteStandIn(
     });
   });
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const { port } = server.address() as AddressInfo;
+  const port = await listen(server, options.port ?? 0, host);
   const url = `http://${host}:${port}`;
   baseUrl = `${url}/api`;
 
@@ -433,73 +336,94 @@ export async function startMailerLiteStandIn(
     setLimits,
     addGroup: (name: string) => store.createGroup(name, now()).id,
     reset,
-    stop: () =>
-      new Promise<void>((resolve, reject) => {
-        server.close((error) => (error ? reject(error) : resolve()));
-        server.closeAllConnections();
-      }),
+    async stop() {
+      await close(server);
+      if (dataFile) await saveAccount(store, dataFile);
+    },
   };
 }
 
-function importState(job: ImportJob): ImportState {
-  const r = job.result;
+function stateOf(
+  store: Store,
+  requests: RequestLogEntry[],
+  limits: MailerLiteLimits,
+  rate: { globalLimiter: FixedWindowLimiter; importLimiter: FixedWindowLimiter; at: number },
+  faults: MailerLiteFaults,
+) {
+  const subscribers = [...store.subscribers.values()];
   return {
-    id: job.id,
-    groupId: job.groupId,
-    total: job.rows.length,
-    done: r !== null,
-    imported: r?.imported.length ?? 0,
-    updated: r?.updated.length ?? 0,
-    unchanged: r?.unchanged.length ?? 0,
-    invalid: r?.invalid.length ?? 0,
-    duplicate: r?.duplicate.length ?? 0,
+    subscribers: subscribers.map((s) => ({
+      id: s.id,
+      email: s.email,
+      status: s.status,
+      source: s.source,
+      fields: { ...s.fields },
+      groups: [...s.groupIds],
+      createdAt: formatTimestamp(s.createdAt) ?? '',
+      updatedAt: formatTimestamp(s.updatedAt) ?? '',
+    })),
+    groups: [...store.groups.values()].map((g) => ({
+      id: g.id,
+      name: g.name,
+      subscriberCount: subscribers.filter((s) => s.groupIds.includes(g.id)).length,
+      createdAt: formatTimestamp(g.createdAt) ?? '',
+    })),
+    imports: [...store.imports.values()].map((job) => ({
+      id: job.id,
+      groupId: job.groupId,
+      total: job.rows.length,
+      done: job.result !== null,
+      imported: job.result?.imported.length ?? 0,
+      updated: job.result?.updated.length ?? 0,
+      unchanged: job.result?.unchanged.length ?? 0,
+      invalid: job.result?.invalid.length ?? 0,
+      duplicate: job.result?.duplicate.length ?? 0,
+    })),
+    /** Most recent last; bounded to the last 10,000 requests. */
+    requests: requests.map((e) => ({ ...e })),
+    limits: { ...limits },
+    rateLimit: {
+      remaining: rate.globalLimiter.remaining(rate.at),
+      importsRemaining: rate.importLimiter.remaining(rate.at),
+      resetInMs: rate.globalLimiter.msUntilReset(rate.at),
+    },
+    faults: faults.state(),
   };
 }
 
-function validateLimits(limits: MailerLiteLimits): void {
-  for (const key of ['windowMs', 'requestsPerWindow', 'importsPerWindow'] as const) {
-    if (!Number.isInteger(limits[key]) || limits[key] < 1)
-      throw new TypeError(`${key} must be a positive integer`);
+interface SavedAccount {
+  subscribers: Subscriber[];
+  groups: Group[];
+}
+
+async function loadAccount(store: Store, file: string): Promise<void> {
+  await mkdir(path.dirname(file), { recursive: true });
+  if (!existsSync(file)) return;
+  const saved = JSON.parse(await readFile(file, 'utf8')) as SavedAccount;
+  for (const group of saved.groups) store.groups.set(group.id, group);
+  for (const subscriber of saved.subscribers) {
+    store.subscribers.set(subscriber.id, subscriber);
+    store.subscriberIdByEmail.set(subscriber.email, subscriber.id);
   }
-  if (!Number.isFinite(limits.importDelayMs) || limits.importDelayMs < 0) {
-    throw new TypeError('importDelayMs must be a non-negative number');
-  }
-  if (typeof limits.fractionalRetryAfter !== 'boolean')
-    throw new TypeError('fractionalRetryAfter must be a boolean');
+}
+
+/** Subscribers and groups only: imports in flight and rate-limit windows do not outlive a restart. */
+async function saveAccount(store: Store, file: string): Promise<void> {
+  const saved: SavedAccount = {
+    subscribers: [...store.subscribers.values()],
+    groups: [...store.groups.values()],
+  };
+  await writeFile(`${file}.tmp`, `${JSON.stringify(saved, null, 1)}\n`);
+  await rename(`${file}.tmp`, file);
 }
 
 function send(res: ServerResponse, result: ApiResult): void {
-  const headers: Record<string, string> = { 'Cache-Control': 'no-cache, private', ...result.headers };
-  if (result.status === 204) {
-    res.writeHead(204, headers).end();
-    return;
-  }
-  const payload = JSON.stringify(result.body);
-  res
-    .writeHead(result.status, {
-      ...headers,
-      'Content-Type': 'application/json',
-      'Content-Length': String(Buffer.byteLength(payload)),
-    })
-    .end(payload);
-}
-
-function readBody(req: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > BODY_LIMIT_BYTES) {
-        reject(new Error('body too large'));
-        req.resume();
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
+  const headers = {
+    'content-type': 'application/json',
+    'Cache-Control': 'no-cache, private',
+    ...result.headers,
+  };
+  sendJson(res, result.status, result.body, headers);
 }
 
 /** Laravel reads a body that is not a JSON object as no input at all, so validation reports what is missing. */

@@ -1,22 +1,29 @@
-/** The SMTP command at which a rejection is answered. */
-export type SmtpStage = 'mail' | 'rcpt' | 'data';
+import { z } from 'zod';
+import { parseWith } from '../http.ts';
 
 /**
  * Refuse the next `count` commands of `stage` with `code` and `message`. At 'data' (the default) that is the
  * next `count` messages, refused after their content was received, as a provider refuses a message it will not
  * relay; at 'rcpt' it is the next `count` recipients.
  */
-export interface RejectRule {
-  count: number;
-  code: number;
-  message: string;
-  stage: SmtpStage;
-}
+const rejectRule = z.strictObject({
+  count: z.number().int().min(1).default(1),
+  code: z.number().int().min(400).max(599),
+  message: z.string().optional(),
+  stage: z.enum(['mail', 'rcpt', 'data']).default('data'),
+});
 
-export interface SmtpFaultsSnapshot {
-  rejectNext: RejectRule[];
-  down: boolean;
-}
+/** The body of PUT /__control/faults: `rejectNext` adds rules, `down` switches the SMTP listener. */
+const faultsBody = z.strictObject({
+  rejectNext: z.union([rejectRule, z.array(rejectRule)]).optional(),
+  down: z.boolean().optional(),
+});
+
+/** The SMTP command at which a rejection is answered. */
+export type SmtpStage = z.infer<typeof rejectRule>['stage'];
+export type RejectRule = Required<z.infer<typeof rejectRule>>;
+
+export type SmtpFaultsSnapshot = ReturnType<SmtpFaults['state']>;
 
 const DEFAULT_MESSAGES: Record<number, string> = {
   421: '4.3.2 Service not available, closing transmission channel',
@@ -37,14 +44,8 @@ export class SmtpFaults {
   constructor(private readonly setListening: (listening: boolean) => Promise<void>) {}
 
   rejectNext(count: number, code: number, message?: string, stage: SmtpStage = 'data'): void {
-    if (!Number.isInteger(count) || count < 1)
-      throw new TypeError('rejectNext count must be a positive integer');
-    if (!Number.isInteger(code) || code < 400 || code > 599) {
-      throw new TypeError('rejectNext code must be an SMTP reply code from 400 to 599');
-    }
-    if (!['mail', 'rcpt', 'data'].includes(stage))
-      throw new TypeError("stage must be 'mail', 'rcpt' or 'data'");
-    this.rules.push({ count, code, message: message ?? DEFAULT_MESSAGES[code] ?? 'Rejected', stage });
+    const rule = parseWith(rejectRule, { count, code, stage, ...(message === undefined ? {} : { message }) });
+    this.rules.push({ ...rule, message: rule.message ?? DEFAULT_MESSAGES[rule.code] ?? 'Rejected' });
   }
 
   get down(): boolean {
@@ -72,37 +73,14 @@ export class SmtpFaults {
     return rule;
   }
 
-  snapshot(): SmtpFaultsSnapshot {
+  state() {
     return { rejectNext: this.rules.map((r) => ({ ...r })), down: this.isDown };
   }
 
-  /**
-   * Applies the JSON of PUT /api/faults: `rejectNext` ({count, code, message?, stage?} or a list) adds rules,
-   * `down` switches the SMTP listener. Throws TypeError on a malformed body, before changing anything.
-   */
-  async applyJson(json: unknown): Promise<void> {
-    if (typeof json !== 'object' || json === null || Array.isArray(json)) {
-      throw new TypeError('faults body must be a JSON object');
-    }
-    const { rejectNext, down } = json as Record<string, unknown>;
-    const list = rejectNext === undefined ? [] : Array.isArray(rejectNext) ? rejectNext : [rejectNext];
-    if (down !== undefined && typeof down !== 'boolean') throw new TypeError('down must be a boolean');
-    const parsed = list.map((item: unknown) => {
-      if (typeof item !== 'object' || item === null) throw new TypeError('rejectNext must be an object');
-      const { count = 1, code, message, stage = 'data' } = item as Record<string, unknown>;
-      if (typeof count !== 'number' || typeof code !== 'number') {
-        throw new TypeError('rejectNext needs a numeric code (and count)');
-      }
-      if (message !== undefined && typeof message !== 'string')
-        throw new TypeError('message must be a string');
-      if (stage !== 'mail' && stage !== 'rcpt' && stage !== 'data') {
-        throw new TypeError("stage must be 'mail', 'rcpt' or 'data'");
-      }
-      // Checks the values the same way rejectNext will, on a throwaway instance, so nothing half-applies.
-      new SmtpFaults(async () => {}).rejectNext(count, code, message, stage);
-      return { count, code, message, stage } as const;
-    });
-    for (const rule of parsed) this.rejectNext(rule.count, rule.code, rule.message, rule.stage);
+  /** Applies the JSON of PUT /__control/faults; a malformed body throws and changes nothing. */
+  async apply(json: unknown): Promise<void> {
+    const { rejectNext, down } = parseWith(faultsBody, json);
+    for (const r of [rejectNext ?? []].flat()) this.rejectNext(r.count, r.code, r.message, r.stage);
     if (down !== undefined) await this.setDown(down);
   }
 }

@@ -1,16 +1,15 @@
 // SMTP outbox: a real SMTP server on loopback (smtp-server) that stores every message it accepts as an .eml
-// file, with a small HTTP API in the manner of Mailpit's for tests and people to read what arrived, and faults
-// (refused messages, a server that is down) that make the thank-you mail's failure paths real.
+// file, with the stand-ins' control surface over HTTP (dev/http.ts) for tests and people to read what arrived,
+// and faults (refused messages, a server that is down) that make the thank-you mail's failure paths real.
 
-import { EventEmitter, once } from 'node:events';
 import { mkdtemp } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo, Server } from 'node:net';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { SMTPServer } from 'smtp-server';
+import { CONTROL_PREFIX, close, listen, sendJson, serveControl } from '../http.ts';
 import { SmtpFaults, smtpError } from './faults.ts';
-import { isMessageId, Mailbox, type OutboxMessage } from './mailbox.ts';
+import { Mailbox, type OutboxMessage } from './mailbox.ts';
 
 export type { RejectRule, SmtpFaultsSnapshot, SmtpStage } from './faults.ts';
 export { SmtpFaults } from './faults.ts';
@@ -20,7 +19,7 @@ export interface SmtpOutboxOptions {
   host?: string;
   /** SMTP port (0: any free port). */
   port?: number;
-  /** HTTP API port (0: any free port). */
+  /** HTTP control port (0: any free port). */
   apiPort?: number;
   /** Directory for the .eml files, created if missing (default: a new temporary directory). */
   dir?: string;
@@ -41,10 +40,6 @@ export interface SmtpOutbox {
   readonly dir: string;
   /** Every stored message, parsed, oldest first. */
   messages(): Promise<OutboxMessage[]>;
-  /** The raw bytes of one stored message. */
-  raw(id: string): Promise<Buffer | undefined>;
-  /** Resolves with the stored messages once there are at least `count` (rejects after `timeoutMs`). */
-  waitForMessages(count: number, options?: { timeoutMs?: number }): Promise<OutboxMessage[]>;
   /** Deletes every stored message. */
   clear(): Promise<void>;
   readonly faults: SmtpFaults;
@@ -57,7 +52,6 @@ export async function startSmtpOutbox(options: SmtpOutboxOptions = {}): Promise<
   const dir = resolve(options.dir ?? (await mkdtemp(join(tmpdir(), 'goody-outbox-'))));
   const mailbox = new Mailbox(dir);
   await mailbox.init();
-  const stored = new EventEmitter();
   const maxMessageBytes = options.maxMessageBytes ?? 10 * 1024 * 1024;
 
   const smtp = new SMTPServer({
@@ -110,7 +104,6 @@ export async function startSmtpOutbox(options: SmtpOutboxOptions = {}): Promise<
             // Sizes and counts only: recipients are minors' addresses.
             log(`[smtp] stored ${id}.eml (${raw.length} bytes, ${envelope.to.length} recipient(s))`);
             callback(null, `OK: queued as ${id}`);
-            stored.emit('stored', id);
           },
           (error: unknown) => {
             console.error('[smtp] could not store a message:', error);
@@ -139,90 +132,35 @@ export async function startSmtpOutbox(options: SmtpOutboxOptions = {}): Promise<
     }
   });
 
-  await listen(listener, smtpPort, host);
-  smtpPort = (listener.address() as AddressInfo).port;
+  smtpPort = await listen(listener, smtpPort, host);
 
-  async function waitForMessages(count: number, { timeoutMs = 5_000 } = {}): Promise<OutboxMessage[]> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
+  const control = {
+    state: async () => {
       const messages = await mailbox.messages();
-      if (messages.length >= count) return messages;
-      const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`Expected ${count} message(s) in the outbox, found ${messages.length}`);
-      const controller = new AbortController();
-      const timer = setTimeout(() => controller.abort(), left);
-      try {
-        await once(stored, 'stored', { signal: controller.signal });
-      } catch {
-        // Timed out waiting; the loop re-reads the directory once more and reports.
-      } finally {
-        clearTimeout(timer);
-      }
-    }
-  }
-
+      return { total: messages.length, messages };
+    },
+    reset: async () => {
+      await mailbox.clear();
+      await faults.clear();
+    },
+    faults,
+  };
   const api = createServer((req, res) => {
-    handleApi(req, res).catch((error: unknown) => {
-      const message = error instanceof Error ? error.message : String(error);
-      if (!res.headersSent) sendJson(res, error instanceof TypeError ? 400 : 500, { message });
-    });
+    const url = new URL(req.url ?? '/', 'http://outbox');
+    if (url.pathname.startsWith(CONTROL_PREFIX)) {
+      void serveControl(req, res, url.pathname, url.searchParams, control);
+    } else {
+      sendJson(res, 404, { message: `No route ${req.method} ${url.pathname}; see ${CONTROL_PREFIX}state.` });
+    }
   });
 
-  async function handleApi(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const { pathname } = new URL(req.url ?? '/', 'http://outbox');
-    const method = req.method ?? 'GET';
-    if (pathname === '/api/messages') {
-      if (method === 'GET') {
-        const messages = await mailbox.messages();
-        return sendJson(res, 200, { total: messages.length, messages });
-      }
-      if (method === 'DELETE') {
-        await mailbox.clear();
-        return sendEmpty(res);
-      }
-    }
-    const single = /^\/api\/messages\/([^/]+?)(\.eml)?$/.exec(pathname);
-    if (single && method === 'GET' && isMessageId(single[1] ?? '')) {
-      const id = single[1] ?? '';
-      if (single[2]) {
-        const raw = await mailbox.raw(id);
-        if (!raw) return sendJson(res, 404, { message: `No message ${id}` });
-        res
-          .writeHead(200, { 'Content-Type': 'message/rfc822', 'Content-Length': String(raw.length) })
-          .end(raw);
-        return;
-      }
-      const message = await mailbox.message(id);
-      return message ? sendJson(res, 200, message) : sendJson(res, 404, { message: `No message ${id}` });
-    }
-    if (pathname === '/api/faults') {
-      if (method === 'GET') return sendJson(res, 200, faults.snapshot());
-      if (method === 'PUT') {
-        const text = (await readBody(req)).toString('utf8');
-        let json: unknown;
-        try {
-          json = JSON.parse(text || '{}');
-        } catch {
-          throw new TypeError('faults body must be JSON');
-        }
-        await faults.applyJson(json);
-        return sendJson(res, 200, faults.snapshot());
-      }
-      if (method === 'DELETE') {
-        await faults.clear();
-        return sendEmpty(res);
-      }
-    }
-    return sendJson(res, 404, { message: `No route ${method} ${pathname}` });
-  }
-
+  let apiPort: number;
   try {
-    await listen(api, options.apiPort ?? 0, host);
+    apiPort = await listen(api, options.apiPort ?? 0, host);
   } catch (error) {
     await new Promise<void>((done) => smtp.close(() => done()));
     throw error;
   }
-  const apiPort = (api.address() as AddressInfo).port;
 
   return {
     host,
@@ -232,59 +170,14 @@ export async function startSmtpOutbox(options: SmtpOutboxOptions = {}): Promise<
     apiUrl: `http://${host}:${apiPort}`,
     dir,
     messages: () => mailbox.messages(),
-    raw: (id: string) => mailbox.raw(id),
-    waitForMessages,
     clear: () => mailbox.clear(),
     faults,
     async stop() {
-      const apiClosed = new Promise<void>((done) => api.close(() => done()));
-      api.closeAllConnections();
+      const apiClosed = close(api);
       const smtpClosed = faults.down
         ? Promise.resolve()
         : new Promise<void>((done) => smtp.close(() => done()));
       await Promise.all([apiClosed, smtpClosed]);
     },
   };
-}
-
-function listen(server: Server, port: number, host: string): Promise<void> {
-  return new Promise((resolvePromise, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolvePromise();
-    });
-  });
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const payload = JSON.stringify(body);
-  res
-    .writeHead(status, {
-      'Content-Type': 'application/json',
-      'Content-Length': String(Buffer.byteLength(payload)),
-    })
-    .end(payload);
-}
-
-function sendEmpty(res: ServerResponse): void {
-  res.writeHead(204).end();
-}
-
-function readBody(req: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolvePromise, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > 1024 * 1024) {
-        reject(new TypeError('body too large'));
-        req.destroy();
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('end', () => resolvePromise(Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
 }

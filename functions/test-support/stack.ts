@@ -7,7 +7,7 @@ import type { Firestore } from 'firebase-admin/firestore';
 import { HttpsError } from 'firebase-functions/v2/https';
 import { expect } from 'vitest';
 import { type FirestoreStandIn, startFirestoreStandIn } from '../../dev/firestore/index.ts';
-import { adminClient } from '../../dev/firestore/test-clients.ts';
+import { adminClient } from '../../dev/firestore/test-support.ts';
 import {
   type MailerLiteStandIn,
   type MailerLiteStandInOptions,

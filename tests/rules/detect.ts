@@ -102,7 +102,7 @@ export function firestoreEmulatorAvailability(options: DetectOptions = {}): Fire
 /**
  * The GOODY Firestore stand-in (dev/firestore) is also reached through FIRESTORE_EMULATOR_HOST, but it
  * does not evaluate security rules, so a rules run against it would prove nothing. Only it answers its
- * /emulator/goody/ control API; the real emulator answers that path with an error.
+ * /__control/ surface; the real emulator answers that path with an error.
  */
 function externalEmulatorProblem(value: string, timeoutMs: number): string | undefined {
   let address: HostAndPort;
@@ -111,7 +111,7 @@ function externalEmulatorProblem(value: string, timeoutMs: number): string | und
   } catch {
     return 'is not host:port';
   }
-  const standInPath = '/emulator/goody/documents?collection=email_subscriptions';
+  const standInPath = '/__control/state';
   const [root, standIn] = probe({ get: [address, address], paths: ['/', standInPath], timeoutMs }).get;
   if (root === undefined || typeof root === 'string') return `does not answer (${root ?? 'no probe result'})`;
   if (root >= 500) return `answers HTTP ${root}`;

@@ -38,7 +38,7 @@ async function httpServerInAnotherProcess(kind: 'emulator' | 'stand-in'): Promis
   const script = `
     const standIn = ${kind === 'stand-in'};
     const server = require('node:http').createServer((req, res) => {
-      const known = req.url === '/' || (standIn && req.url.startsWith('/emulator/goody/'));
+      const known = req.url === '/' || (standIn && req.url.startsWith('/__control/'));
       res.statusCode = known ? 200 : 404;
       res.end(known ? 'Ok' : 'Not Found');
     });

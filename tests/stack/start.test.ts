@@ -84,6 +84,7 @@ async function callCallable(
 
 describe('npm start', () => {
   let ports: StackPorts;
+  let dataDir: string;
   let mailDir: string;
   let run: LauncherRun;
   let banner: Banner;
@@ -92,8 +93,9 @@ describe('npm start', () => {
   beforeAll(async () => {
     webDistBefore = statSync(webDistIndex, { throwIfNoEntry: false })?.mtimeMs;
     ports = await freeStackPorts();
-    mailDir = mkdtempSync(path.join(os.tmpdir(), 'goody-stack-mail-'));
-    run = runLauncher('npm', ['start'], { ...portEnv(ports), GOODY_MAIL_DIR: mailDir });
+    dataDir = mkdtempSync(path.join(os.tmpdir(), 'goody-stack-data-'));
+    mailDir = path.join(dataDir, 'mail');
+    run = runLauncher('npm', ['start'], { ...portEnv(ports), GOODY_DATA_DIR: dataDir });
     // The block ends with a rule line after its rows.
     await run.waitFor(/Ctrl-C stops everything\.\n(?: {2}.*\n)+─+/, START_TIMEOUT_MS);
     banner = parseBanner(run.output());
@@ -102,7 +104,7 @@ describe('npm start', () => {
 
   afterAll(() => {
     run?.killAll();
-    if (mailDir) rmSync(mailDir, { recursive: true, force: true });
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
     // A failed run keeps its stack directory for debugging; the test's is of no further use.
     if (ports) rmSync(stackDirOf(ports), { recursive: true, force: true });
   });
@@ -112,7 +114,7 @@ describe('npm start', () => {
     expect(banner.adminUrl).toBe(`http://127.0.0.1:${ports.GOODY_HOSTING_PORT}/admin`);
     expect(banner.mailLine).toContain(mailDir);
     expect(banner.mailLine).toContain(`smtp://127.0.0.1:${ports.GOODY_SMTP_PORT}`);
-    expect(banner.smtpApiUrl).toBe(`http://127.0.0.1:${ports.GOODY_SMTP_API_PORT}/api/messages`);
+    expect(banner.smtpApiUrl).toBe(`http://127.0.0.1:${ports.GOODY_SMTP_API_PORT}/__control/state`);
     expect(banner.mailerLiteBaseUrl).toBe(`http://127.0.0.1:${ports.GOODY_MAILERLITE_PORT}/api`);
     expect(banner.firestoreHostPort).toBe(`127.0.0.1:${ports.GOODY_FIRESTORE_PORT}`);
     // This machine has no Java 21, so the stand-in runs, and says it does not enforce the rules.
@@ -304,15 +306,15 @@ describe('npm start when a part of the stack dies', () => {
     body: (run: LauncherRun, ports: StackPorts) => Promise<void>,
   ): Promise<void> {
     const ports = await freeStackPorts();
-    const mailDir = mkdtempSync(path.join(os.tmpdir(), 'goody-stack-mail-'));
-    const run = runLauncher(command, args, { ...portEnv(ports), GOODY_MAIL_DIR: mailDir });
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'goody-stack-data-'));
+    const run = runLauncher(command, args, { ...portEnv(ports), GOODY_DATA_DIR: dataDir });
     try {
       await run.waitFor(/Ctrl-C stops everything\./, START_TIMEOUT_MS);
       run.rememberTree();
       await body(run, ports);
     } finally {
       run.killAll();
-      rmSync(mailDir, { recursive: true, force: true });
+      rmSync(dataDir, { recursive: true, force: true });
       rmSync(stackDirOf(ports), { recursive: true, force: true });
     }
   }
@@ -415,7 +417,7 @@ describe('npm start where Java 21 and the Firebase Firestore emulator jar are av
       );
       const run = runLauncher('npm', ['start'], {
         ...portEnv(ports),
-        GOODY_MAIL_DIR: path.join(scratch, 'mail'),
+        GOODY_DATA_DIR: path.join(scratch, 'data'),
         PATH: `${binDir}${path.delimiter}${process.env.PATH ?? ''}`,
         FIREBASE_EMULATORS_PATH: cacheDir,
       });

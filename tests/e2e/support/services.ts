@@ -18,7 +18,7 @@ const json = (body: unknown): RequestInit => ({
 
 // ---------------------------------------------------------------- Firestore stand-in
 
-/** A stored document as the stand-in's dump endpoint lists it. */
+/** A stored document as the stand-in's control state lists it. */
 export interface StoredDocument {
   path: string;
   id: string;
@@ -42,16 +42,16 @@ export class FirestoreControl {
   }
 
   async setFaults(faults: FirestoreFaults): Promise<void> {
-    await request(`${this.baseUrl}/emulator/goody/faults`, { method: 'PUT', ...json(faults) });
+    await request(`${this.baseUrl}/__control/faults`, { method: 'PUT', ...json(faults) });
   }
 
   async clearFaults(): Promise<void> {
-    await request(`${this.baseUrl}/emulator/goody/faults`, { method: 'DELETE' });
+    await request(`${this.baseUrl}/__control/faults`, { method: 'DELETE' });
   }
 
   async documents(collection: string): Promise<StoredDocument[]> {
     const response = await request(
-      `${this.baseUrl}/emulator/goody/documents?collection=${encodeURIComponent(collection)}&project=${PROJECT_ID}`,
+      `${this.baseUrl}/__control/state?collection=${encodeURIComponent(collection)}`,
     );
     return ((await response.json()) as { documents: StoredDocument[] }).documents;
   }
@@ -173,21 +173,23 @@ export class SmtpControl {
   constructor(private readonly baseUrl: string) {}
 
   async messages(): Promise<OutboxMessage[]> {
-    return ((await (await request(`${this.baseUrl}/api/messages`)).json()) as { messages: OutboxMessage[] })
-      .messages;
+    return (
+      (await (await request(`${this.baseUrl}/__control/state`)).json()) as { messages: OutboxMessage[] }
+    ).messages;
   }
 
+  /** Deletes every message (and clears the faults). */
   async clear(): Promise<void> {
-    await request(`${this.baseUrl}/api/messages`, { method: 'DELETE' });
+    await request(`${this.baseUrl}/__control/reset`, { method: 'POST' });
   }
 
   /** `down: true`: the SMTP port refuses connections, as a stopped mail server does. */
   async setFaults(faults: { down?: boolean; rejectNext?: { count?: number; code: number } }): Promise<void> {
-    await request(`${this.baseUrl}/api/faults`, { method: 'PUT', ...json(faults) });
+    await request(`${this.baseUrl}/__control/faults`, { method: 'PUT', ...json(faults) });
   }
 
   async clearFaults(): Promise<void> {
-    await request(`${this.baseUrl}/api/faults`, { method: 'DELETE' });
+    await request(`${this.baseUrl}/__control/faults`, { method: 'DELETE' });
   }
 }
 

@@ -95,7 +95,7 @@ function functionsLoaded(output: string): boolean {
  * launcher's whole output when it stops (or fails to start).
  */
 export async function startStack(options: { logFile?: string } = {}): Promise<RunningStack> {
-  const mailDir = mkdtempSync(path.join(os.tmpdir(), 'goody-e2e-mail-'));
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'goody-e2e-data-'));
   const saveLog = (run: LauncherRun) => {
     if (!options.logFile) return;
     mkdirSync(path.dirname(options.logFile), { recursive: true });
@@ -109,7 +109,7 @@ export async function startStack(options: { logFile?: string } = {}): Promise<Ru
     const run = runLauncher(process.execPath, ['--import', 'tsx', 'dev/start.ts'], {
       ...loopbackOnlyEnv,
       ...portEnv(ports),
-      GOODY_MAIL_DIR: mailDir,
+      GOODY_DATA_DIR: dataDir,
       // The suites make Firestore fail on purpose through the stand-in's fault endpoints.
       GOODY_FIRESTORE: 'standin',
     });
@@ -123,14 +123,14 @@ export async function startStack(options: { logFile?: string } = {}): Promise<Ru
       rmSync(stackDir(ports), { recursive: true, force: true });
       const portTaken = exit?.code === PORT_TAKEN_EXIT_CODE;
       if (portTaken && attempt < 3) continue;
-      rmSync(mailDir, { recursive: true, force: true });
+      rmSync(dataDir, { recursive: true, force: true });
       throw error;
     }
     run.rememberTree();
     if (!functionsLoaded(run.output())) {
       await stopRun(run, ports).catch(() => {});
       saveLog(run);
-      rmSync(mailDir, { recursive: true, force: true });
+      rmSync(dataDir, { recursive: true, force: true });
       throw new Error(`the stack started without its three callables:\n${run.output().slice(-4000)}`);
     }
     return {
@@ -140,7 +140,7 @@ export async function startStack(options: { logFile?: string } = {}): Promise<Ru
           await stopRun(run, ports);
         } finally {
           saveLog(run);
-          rmSync(mailDir, { recursive: true, force: true });
+          rmSync(dataDir, { recursive: true, force: true });
         }
       },
     };

@@ -1,0 +1,85 @@
+// The stand-ins as npm start runs them keep their data in the data directory across a restart, and --fresh
+// starts them empty: judged over their own wire protocols (REST commit, the MailerLite API, SMTP).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import nodemailer from 'nodemailer';
+import { afterAll, describe, expect, it } from 'vitest';
+import { resolveLauncherConfig } from './config.ts';
+import { type RunningStandIns, type Stoppable, startStandIns, stopWithin } from './stand-ins.ts';
+
+const dataDir = mkdtempSync(path.join(tmpdir(), 'goody-stand-ins-'));
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+async function start(argv: string[]): Promise<RunningStandIns & { stop(): Promise<void> }> {
+  const config = resolveLauncherConfig(argv, { GOODY_DATA_DIR: dataDir });
+  const anyPort = { firestore: 0, mailerlite: 0, smtp: 0, smtpApi: 0 };
+  const started: Stoppable[] = [];
+  const running = await startStandIns(
+    { ...config, ports: { ...config.ports, ...anyPort } },
+    true,
+    () => {},
+    (item) => started.push(item),
+  );
+  return {
+    ...running,
+    stop: () => Promise.all(started.map((item) => stopWithin(item, 5_000, () => {}))).then(),
+  };
+}
+
+const json = async <T>(url: string): Promise<T> => (await fetch(url)).json() as Promise<T>;
+
+/** The sign-up ids, MailerLite subscribers and mail subjects the stand-ins hold. */
+async function held(standIns: RunningStandIns) {
+  const firestore = await json<{ documents: { id: string }[] }>(
+    `http://${standIns.firestore?.hostPort}/__control/state`,
+  );
+  const mailerLite = await json<{ subscribers: { email: string }[] }>(
+    `${standIns.mailerLite.url}/__control/state`,
+  );
+  const mail = await json<{ messages: { subject: string }[] }>(standIns.smtp.apiUrl);
+  return {
+    signups: firestore.documents.map((d) => d.id),
+    subscribers: mailerLite.subscribers.map((s) => s.email),
+    mail: mail.messages.map((m) => m.subject),
+  };
+}
+
+describe('the stand-ins npm start runs', () => {
+  it('find their data again after a restart, and start empty with --fresh', async () => {
+    const first = await start([]);
+    const documents = 'projects/demo-goody/databases/(default)/documents';
+    await fetch(`http://${first.firestore?.hostPort}/v1/${documents}:commit`, {
+      method: 'POST',
+      body: JSON.stringify({
+        writes: [
+          {
+            update: {
+              name: `${documents}/email_subscriptions/one`,
+              fields: { email: { stringValue: 'a@b.c' } },
+            },
+          },
+        ],
+      }),
+    });
+    await fetch(`${first.mailerLite.baseUrl}/subscribers`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer dev-mailerlite-key', 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'a@b.c' }),
+    });
+    await nodemailer
+      .createTransport(first.smtp.url)
+      .sendMail({ from: 'hello@goody.example', to: 'a@b.c', subject: 'Thank you', text: 'Hi' });
+    const before = await held(first);
+    expect(before).toEqual({ signups: ['one'], subscribers: ['a@b.c'], mail: ['Thank you'] });
+    await first.stop();
+
+    const again = await start([]);
+    expect(await held(again)).toEqual(before);
+    await again.stop();
+
+    const fresh = await start(['--fresh']);
+    expect(await held(fresh)).toEqual({ signups: [], subscribers: [], mail: [] });
+    await fresh.stop();
+  });
+});
