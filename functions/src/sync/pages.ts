@@ -3,7 +3,7 @@ import type { Logger } from '../logs';
 import { parseStoredSignup, type Source, type StoredSignup, type SubscriptionType } from '../schemas';
 import type { SyncCursor } from './state';
 
-export const SIGNUPS = 'email_subscriptions';
+const SIGNUPS = 'email_subscriptions';
 
 /** One address in a step, with every group its sign-ups in that step ask for. */
 export interface Contact {
@@ -108,7 +108,7 @@ export class Backlog {
     for (const type of contact.types) this.confirmedPairs.add(pair(contact.email, type));
   }
 
-  /** Every sign-up of `email` is passed without delivery (MailerLite refused it as invalid). */
+  /** Every sign-up of `email` is passed without delivery (MailerLite refused it as invalid, say). */
   pass(email: string): void {
     this.passedEmails.add(email);
   }
