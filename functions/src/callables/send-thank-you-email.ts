@@ -4,6 +4,14 @@ import { HttpsError, onCall } from 'firebase-functions/v2/https';
 import { withAppCheck } from '../app-check';
 import { type Clock, systemClock } from '../clock';
 import { adminFirestore } from '../firestore';
+import {
+  claimLease,
+  type Lease,
+  type Claim as LeaseClaim,
+  type LeaseLayout,
+  LeaseLostError,
+  millis,
+} from '../lease';
 import { cloudLogger, emailFields, type Logger, sha256Hex } from '../logs';
 import { buildThankYouMessage } from '../mail/thank-you-message';
 import { type MailTransport, smtpTransport } from '../mail/transport';
@@ -55,8 +63,8 @@ export interface SendThankYouDeps {
 
 /**
  * One thank-you message per address, ever, and only for an address that signed up. The record is
- * claimed in a transaction before anything is sent; a second call (concurrent or later) sees the
- * claim and sends nothing.
+ * claimed before anything is sent; a second call (concurrent or later) sees the claim and sends
+ * nothing.
  */
 export async function handleSendThankYouEmail(
   data: unknown,
@@ -72,9 +80,7 @@ export async function handleSendThankYouEmail(
     throw new HttpsError('not-found', 'No sign-up is stored for this address.');
   }
 
-  const ref = deps.db.collection(THANK_YOU_MAILS).doc(id);
-  const attemptId = crypto.randomUUID();
-  const claim = await claimRecord(deps, ref, subscriptionType, attemptId);
+  const claim = await claimRecord(deps, deps.db.collection(THANK_YOU_MAILS).doc(id), subscriptionType);
   if (claim.status !== 'claimed') {
     deps.logger.info('thank_you.skipped', { ...log, reason: claim.status });
     return claim;
@@ -91,11 +97,10 @@ export async function handleSendThankYouEmail(
     const sent = await transport.send(message);
     if (sent.accepted.length === 0)
       throw Object.assign(new Error('recipient refused'), { code: 'EENVELOPE' });
-    await finish(deps.db, ref, attemptId, {
+    await finish(claim.lease, {
       state: 'sent',
       sent_at: new Date(deps.clock.now()),
       message_id: sent.messageId,
-      lease_expires_at: null,
     });
     deps.logger.info('thank_you.sent', { ...log, attempts: claim.attempts });
     return { status: 'sent' };
@@ -103,11 +108,10 @@ export async function handleSendThankYouEmail(
     const code = smtpErrorCode(error);
     deps.logger.error('thank_you.failed', { ...log, attempts: claim.attempts, error: code });
     // Best effort: if even this write fails, the lease expires and a later call retries anyway.
-    await finish(deps.db, ref, attemptId, {
+    await finish(claim.lease, {
       state: 'failed',
       failed_at: new Date(deps.clock.now()),
       last_error: code,
-      lease_expires_at: null,
     }).catch(() => undefined);
     throw new HttpsError(
       'unavailable',
@@ -116,56 +120,57 @@ export async function handleSendThankYouEmail(
   }
 }
 
-type Claim = ThankYouResult | { status: 'claimed'; attempts: number };
+type Claim = ThankYouResult | { status: 'claimed'; lease: Lease; attempts: number };
+
+/** The record's lease: `attempt_id` names the call that holds it, `lease_expires_at` until when. */
+const THANK_YOU_LEASE: LeaseLayout = {
+  expiresAt: (data) => {
+    const record = data as Partial<ThankYouRecord>;
+    return record.state === 'sending' && record.lease_expires_at ? millis(record.lease_expires_at) : null;
+  },
+  fields: (owner, expiresAt) => ({ attempt_id: owner, lease_expires_at: expiresAt }),
+};
 
 /**
- * Claims the record for this call in a transaction. The writes carry their own preconditions
- * (create: must not exist; update: unchanged since read), so two calls can never both claim it even
- * under weak isolation; the loser of such a race reads again and sees the winner's claim.
+ * Claims the record for this call (see ../lease.ts): a `sent` record is never claimed again, a
+ * `sending` one only once its lease has expired (its sender died), a `failed` one at once. Of two
+ * calls at the same moment only one can claim it; the other reads again and sees the claim.
  */
 async function claimRecord(
   deps: SendThankYouDeps,
   ref: DocumentReference,
   subscriptionType: SubscriptionType,
-  attemptId: string,
 ): Promise<Claim> {
-  const leaseMs = deps.leaseMs ?? THANK_YOU_LEASE_MS;
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      return await deps.db.runTransaction(async (tx): Promise<Claim> => {
-        const snapshot = await tx.get(ref);
-        const now = deps.clock.now();
-        const fields = {
-          state: 'sending' as const,
-          attempt_id: attemptId,
-          subscription_type: subscriptionType,
-          claimed_at: new Date(now),
-          lease_expires_at: new Date(now + leaseMs),
+  let claim: LeaseClaim<ThankYouResult>;
+  try {
+    claim = await claimLease<ThankYouResult>(
+      ref,
+      {
+        owner: crypto.randomUUID(),
+        clock: deps.clock,
+        leaseMs: deps.leaseMs ?? THANK_YOU_LEASE_MS,
+        layout: THANK_YOU_LEASE,
+      },
+      (previous, now) => {
+        const record = previous as Partial<ThankYouRecord> | undefined;
+        if (record?.state === 'sent') return { refuse: { status: 'already_sent' } };
+        return {
+          write: {
+            state: 'sending',
+            subscription_type: subscriptionType,
+            claimed_at: new Date(now),
+            attempts: (record?.attempts ?? 0) + 1,
+          },
         };
-        if (!snapshot.exists) {
-          tx.create(ref, { ...fields, attempts: 1 });
-          return { status: 'claimed', attempts: 1 };
-        }
-        const record = snapshot.data() as ThankYouRecord;
-        if (record.state === 'sent') return { status: 'already_sent' };
-        if (record.state === 'sending' && millis(record.lease_expires_at) > now)
-          return { status: 'in_progress' };
-        // A failed send, or a sender whose lease ran out (it crashed): this call takes over.
-        const attempts = (record.attempts ?? 0) + 1;
-        tx.update(ref, { ...fields, attempts }, { lastUpdateTime: snapshot.updateTime });
-        return { status: 'claimed', attempts };
-      });
-    } catch (error) {
-      if (attempt < 3 && isPreconditionRace(error)) continue;
-      throw new HttpsError('unavailable', 'The database is unavailable right now. Please try again later.');
-    }
+      },
+    );
+  } catch {
+    throw new HttpsError('unavailable', 'The database is unavailable right now. Please try again later.');
   }
-}
-
-// gRPC ALREADY_EXISTS (6), FAILED_PRECONDITION (9), ABORTED (10): another call wrote the record first.
-function isPreconditionRace(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return code === 6 || code === 9 || code === 10;
+  if (claim.status === 'held') return { status: 'in_progress' };
+  if (claim.status === 'refused') return claim.reason;
+  const previous = claim.previous as Partial<ThankYouRecord> | undefined;
+  return { status: 'claimed', lease: claim.lease, attempts: (previous?.attempts ?? 0) + 1 };
 }
 
 /** The type of the first stored sign-up for this address, or null when it never signed up. */
@@ -189,23 +194,13 @@ async function storedSubscriptionType(
   return null;
 }
 
-/** Moves the record on, unless another call has claimed it since (then that call owns it). */
-async function finish(
-  db: Firestore,
-  ref: DocumentReference,
-  attemptId: string,
-  fields: Partial<ThankYouRecord>,
-): Promise<void> {
-  await db.runTransaction(async (tx) => {
-    const snapshot = await tx.get(ref);
-    if (snapshot.get('attempt_id') !== attemptId) return;
-    tx.update(ref, fields, { lastUpdateTime: snapshot.updateTime });
-  });
-}
-
-function millis(value: Date | Timestamp | null | undefined): number {
-  if (!value) return 0;
-  return value instanceof Date ? value.getTime() : value.toMillis();
+/** Moves the record on and ends the claim, unless another call has claimed it since (then that call owns it). */
+async function finish(lease: Lease, fields: Partial<ThankYouRecord>): Promise<void> {
+  try {
+    await lease.release(fields);
+  } catch (error) {
+    if (!(error instanceof LeaseLostError)) throw error;
+  }
 }
 
 /** A code for the record and the logs: nodemailer's error code and the SMTP reply code, never the text. */

@@ -1,5 +1,4 @@
 import '../global-options';
-import { randomUUID } from 'node:crypto';
 import type { FieldPath, Firestore } from 'firebase-admin/firestore';
 import { HttpsError, onCall } from 'firebase-functions/v2/https';
 import { withAppCheck } from '../app-check';
@@ -8,18 +7,17 @@ import { adminFirestore, firestoreSdk } from '../firestore';
 import { cloudLogger, type Logger } from '../logs';
 import type { MailerLiteClient } from '../mailerlite/client';
 import { mailerLiteFromParams } from '../mailerlite/from-params';
-import { type GroupConfig, reResolveGroupId, resolveGroupId } from '../mailerlite/groups';
+import type { GroupConfig } from '../mailerlite/groups';
 import { mailerLiteHttpsError } from '../mailerlite/https-error';
 import { MAILERLITE_API_KEY } from '../params';
 import { parseSyncInput, validated } from '../schemas';
 import {
   DEFAULT_SYNC_OPTIONS,
+  runSync,
   type SyncFailure,
   type SyncOptions,
   type SyncProgressEvent,
-  SyncRun,
 } from '../sync/run';
-import { SyncState } from '../sync/state';
 
 /** The function's timeout: the longest an HTTPS function may run. */
 export const SYNC_TIMEOUT_SECONDS = 540;
@@ -77,107 +75,48 @@ const emails = (n: number) => `${count(n)} ${n === 1 ? 'email' : 'emails'}`;
  */
 export async function handleSyncEmailsToMailerlite(data: unknown, deps: SyncDeps): Promise<SyncReply> {
   validated('sync-emails-to-mailerlite', deps.logger, parseSyncInput, data);
-  const options = { ...DEFAULT_SYNC_OPTIONS, ...deps.options };
-  const stopAt = deps.deadline - (deps.stopMarginMs ?? SYNC_STOP_MARGIN_MS);
-  const state = new SyncState(deps.db, randomUUID(), deps.clock, options.leaseMs);
+  const result = await runSync({
+    db: deps.db,
+    documentId: deps.documentId ?? (await firestoreSdk()).FieldPath.documentId(),
+    client: deps.client,
+    groups: deps.groups,
+    clock: deps.clock,
+    logger: deps.logger,
+    stopAt: deps.deadline - (deps.stopMarginMs ?? SYNC_STOP_MARGIN_MS),
+    options: { ...DEFAULT_SYNC_OPTIONS, ...deps.options },
+    onProgress: deps.onProgress,
+  });
 
-  let acquired: Awaited<ReturnType<SyncState['acquire']>>;
-  try {
-    acquired = await state.acquire();
-  } catch {
+  if (result.kind === 'database_unavailable') {
     throw new HttpsError('unavailable', 'The database is unavailable right now. Please try again later.');
   }
-  if (!acquired.acquired) {
-    deps.logger.info('sync.refused_running', {
-      lease_expires_in_ms: acquired.leaseExpiresAt - deps.clock.now(),
-    });
-    return reply(false, RUNNING_MESSAGE, 0, RUNNING_MESSAGE, null, 0, 0);
+  if (result.kind === 'running') return reply(false, RUNNING_MESSAGE, 0, RUNNING_MESSAGE, null, 0, 0);
+  if (result.kind === 'groups_failed') {
+    const message = mailerLiteHttpsError(result.error).message;
+    return reply(false, `Sync failed: ${message}`, 0, message, null, 0, 0);
   }
-  if (acquired.tookOverExpiredLease) deps.logger.warn('sync.lease_taken_over');
-  deps.logger.info('sync.started', { resumed: acquired.cursor !== null });
 
-  let run: SyncRun | undefined;
-  let outcome = 'crashed';
-  try {
-    let groupIds: Record<'updates' | 'club', string>;
-    try {
-      const request = { deadline: stopAt };
-      groupIds = {
-        updates: await resolveGroupId(deps.client, deps.groups, 'updates', request),
-        club: await resolveGroupId(deps.client, deps.groups, 'club', request),
-      };
-    } catch (error) {
-      outcome = 'failed';
-      const message = mailerLiteHttpsError(error).message;
-      deps.logger.error('sync.failed', {
-        reason: 'groups',
-        error: error instanceof Error ? error.name : 'unknown',
-      });
-      return reply(false, `Sync failed: ${message}`, 0, message, null, 0, 0);
-    }
-
-    run = new SyncRun(
-      {
-        db: deps.db,
-        documentId: deps.documentId ?? (await firestoreSdk()).FieldPath.documentId(),
-        client: deps.client,
-        groupIds,
-        reResolveGroup: (type, refusedId, request) =>
-          reResolveGroupId(deps.client, deps.groups, type, refusedId, request),
-        state,
-        clock: deps.clock,
-        logger: deps.logger,
-        stopAt,
-        options,
-        onProgress: deps.onProgress,
-      },
-      acquired.cursor,
-    );
-    const stop = await run.execute();
-    outcome = stop.kind === 'failed' ? stop.reason : stop.kind;
-    const synced = run.syncedEmails.size;
-    const remaining = stop.kind === 'done' && run.unsettledRead === 0 ? 0 : await run.remainingAfterCursor();
-    const notes = [
-      run.rejected > 0
-        ? `MailerLite refused ${count(run.rejected)} stored ${run.rejected === 1 ? 'address' : 'addresses'} as invalid.`
-        : '',
-      run.skipped > 0
-        ? `${count(run.skipped)} stored ${run.skipped === 1 ? 'document was' : 'documents were'} not a sign-up and ${run.skipped === 1 ? 'was' : 'were'} skipped.`
-        : '',
-    ].filter(Boolean);
-    const left =
-      remaining === 0
-        ? ''
-        : remaining === null
-          ? ' Some sign-ups remain: run the sync again to continue.'
-          : ` ${count(remaining)} ${remaining === 1 ? 'sign-up remains' : 'sign-ups remain'}: run the sync again to continue.`;
-
-    deps.logger.info('sync.finished', {
-      outcome,
-      synced,
-      rejected: run.rejected,
-      skipped: run.skipped,
-      read: run.read,
-      remaining,
-      requests: deps.client.requestCount,
-    });
-    if (stop.kind === 'failed') {
-      const error = `${stop.detail ?? FAILURE_MESSAGES[stop.reason]} ${emails(synced)} synced before it stopped.${left || ' Run the sync again later.'}`;
-      return reply(false, error, synced, error, remaining, run.rejected, run.skipped);
-    }
-    const message = [`Synced ${emails(synced)} to MailerLite.${left}`, ...notes].join(' ');
-    return reply(true, message, synced, null, remaining, run.rejected, run.skipped);
-  } finally {
-    // Best effort: if this write fails, the lease simply expires.
-    await state
-      .release({
-        outcome,
-        synced: run?.syncedEmails.size ?? 0,
-        rejected: run?.rejected ?? 0,
-        finished_at: new Date(deps.clock.now()),
-      })
-      .catch(() => undefined);
+  const { stop, synced, rejected, skipped, remaining } = result;
+  const notes = [
+    rejected > 0
+      ? `MailerLite refused ${count(rejected)} stored ${rejected === 1 ? 'address' : 'addresses'} as invalid.`
+      : '',
+    skipped > 0
+      ? `${count(skipped)} stored ${skipped === 1 ? 'document was' : 'documents were'} not a sign-up and ${skipped === 1 ? 'was' : 'were'} skipped.`
+      : '',
+  ].filter(Boolean);
+  const left =
+    remaining === 0
+      ? ''
+      : remaining === null
+        ? ' Some sign-ups remain: run the sync again to continue.'
+        : ` ${count(remaining)} ${remaining === 1 ? 'sign-up remains' : 'sign-ups remain'}: run the sync again to continue.`;
+  if (stop.kind === 'failed') {
+    const error = `${stop.detail ?? FAILURE_MESSAGES[stop.reason]} ${emails(synced)} synced before it stopped.${left || ' Run the sync again later.'}`;
+    return reply(false, error, synced, error, remaining, rejected, skipped);
   }
+  const message = [`Synced ${emails(synced)} to MailerLite.${left}`, ...notes].join(' ');
+  return reply(true, message, synced, null, remaining, rejected, skipped);
 }
 
 function reply(

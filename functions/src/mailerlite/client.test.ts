@@ -258,34 +258,6 @@ describe('batch', () => {
   });
 });
 
-describe('group import', () => {
-  it('imports into a group and polls its progress until it is done', async () => {
-    ml.setLimits({ importDelayMs: 300 });
-    const groupId = ml.addGroup('GOODY Club');
-    const clock = recordingClock();
-    const report = await mailerLiteClient(ml, { clock }).importToGroup(
-      groupId,
-      [
-        { email: 'one@example.com', fields: { source: 'final_cta' } },
-        { email: 'two@example.com' },
-        { email: 'not an address' },
-      ],
-      { pollIntervalMs: 50 },
-    );
-    expect(report).toMatchObject({ total: 3, imported: 2, invalid: ['not an address'] });
-    expect(clock.sleeps.length).toBeGreaterThan(0);
-    const subscribers = ml.state.subscribers;
-    expect(subscribers.map((subscriber) => subscriber.email).sort()).toEqual([
-      'one@example.com',
-      'two@example.com',
-    ]);
-    expect(subscribers.every((subscriber) => subscriber.groups.includes(groupId))).toBe(true);
-    expect(subscribers.find((subscriber) => subscriber.email === 'one@example.com')?.fields.source).toBe(
-      'final_cta',
-    );
-  });
-});
-
 describe('groups', () => {
   const config = { updates: 'GOODY launch updates', club: '139790465506477360' };
 

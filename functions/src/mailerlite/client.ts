@@ -3,7 +3,7 @@ import { type Logger, sha256Hex } from '../logs';
 import {
   type FieldErrors,
   MailerLiteAuthError,
-  type MailerLiteError,
+  MailerLiteError,
   MailerLiteNetworkError,
   MailerLiteNotFoundError,
   MailerLiteProtocolError,
@@ -13,6 +13,7 @@ import {
   MailerLiteTimeoutError,
   MailerLiteValidationError,
 } from './errors';
+import { classify } from './meaning';
 
 /**
  * A small typed client for the MailerLite API (connect.mailerlite.com/api) over Node's fetch.
@@ -117,28 +118,6 @@ export interface BatchResponse {
 
 export const BATCH_MAX_REQUESTS = 50;
 
-export interface ImportRow {
-  email: string;
-  fields?: Record<string, string | number | null>;
-}
-
-export interface ImportReport {
-  id: string;
-  total: number;
-  imported: number;
-  updated: number;
-  unchanged: number;
-  /** The addresses MailerLite refused as invalid. */
-  invalid: string[];
-}
-
-export interface ImportOptions extends RequestOptions {
-  /** Between progress polls. Default 1 s. */
-  pollIntervalMs?: number;
-}
-
-const RETRYABLE_STATUS = (status: number) => status === 408 || status === 429 || status >= 500;
-
 export class MailerLiteClient {
   private readonly baseUrl: string;
   private readonly clock: Clock;
@@ -172,9 +151,10 @@ export class MailerLiteClient {
   }
 
   /**
-   * One API call with the retry policy: 429 is waited out for as long as its Retry-After asks and the
-   * deadline allows; 408, 5xx, timeouts and lost connections are retried with exponential backoff up
-   * to `maxAttempts` (idempotent requests only); anything else is thrown at once as a typed error.
+   * One API call with the retry policy (what each answer means is ./meaning.ts): `rate_limited` is
+   * waited out for as long as its Retry-After asks and the deadline allows; `retry` (408, 5xx,
+   * timeouts, lost connections) is sent again with exponential backoff up to `maxAttempts`
+   * (idempotent requests only); anything else is thrown at once as a typed error.
    */
   async request<T>(
     method: MailerLiteMethod,
@@ -197,32 +177,34 @@ export class MailerLiteClient {
       if (timeoutMs <= 0) throw new MailerLiteTimeoutError(0);
 
       let error: MailerLiteError;
-      let waitMs: number;
+      let retryAfter: number | null = null;
       try {
         const response = await this.send(method, path, body, timeoutMs, options.signal);
-        if (response.status >= 200 && response.status < 300) {
+        if (classify(response.status) === 'ok') {
           return { status: response.status, body: parseJson(response, path) as T };
         }
         const now = this.clock.now();
         error = errorFor(response, path, now);
-        if (!RETRYABLE_STATUS(response.status)) throw error;
-        const retryAfter = retryAfterMs(response.headers, now);
-        if (response.status === 429) {
-          rateLimitWaits += 1;
-          if (rateLimitWaits > maxRateLimitWaits) throw error;
-          waitMs = retryAfter === null ? this.backoff(rateLimitWaits) : retryAfter + this.retryAfterSlackMs;
-        } else {
-          if (!idempotent) throw error;
-          failures += 1;
-          waitMs = retryAfter === null ? this.backoff(failures) : retryAfter + this.retryAfterSlackMs;
-        }
+        retryAfter = retryAfterMs(response.headers, now);
       } catch (caught) {
-        if (!isTransport(caught)) throw caught;
+        // send() throws its own timeout or lost connection, or the caller's abort as it is.
+        if (!(caught instanceof MailerLiteError)) throw caught;
         options.signal?.throwIfAborted();
         error = caught;
+      }
+
+      let waitMs: number;
+      const meaning = classify(error);
+      if (meaning === 'rate_limited') {
+        rateLimitWaits += 1;
+        if (rateLimitWaits > maxRateLimitWaits) throw error;
+        waitMs = retryAfter === null ? this.backoff(rateLimitWaits) : retryAfter + this.retryAfterSlackMs;
+      } else if (meaning === 'retry') {
         if (!idempotent) throw error;
         failures += 1;
-        waitMs = this.backoff(failures);
+        waitMs = retryAfter === null ? this.backoff(failures) : retryAfter + this.retryAfterSlackMs;
+      } else {
+        throw error;
       }
 
       if (failures >= maxAttempts) throw error;
@@ -290,7 +272,6 @@ export class MailerLiteClient {
     return toGroup(response.body?.data, '/groups');
   }
 
-  /** One attempt, body included, under one timeout: a server that stalls mid-body is a timeout too. */
   /**
    * POST /batch: up to 50 requests in one call. MailerLite answers 200 even when some of them failed,
    * so the result is one response per request, in order, for the caller to read one by one. A batch
@@ -315,56 +296,7 @@ export class MailerLiteClient {
     });
   }
 
-  /**
-   * Imports subscribers into a group and waits for the import to finish, polling its progress.
-   * The import runs in MailerLite's background; it counts against the import limit (5 a minute).
-   */
-  async importToGroup(
-    groupId: string,
-    rows: ImportRow[],
-    options: ImportOptions = {},
-  ): Promise<ImportReport> {
-    const path = `/groups/${encodeURIComponent(groupId)}/import-subscribers`;
-    const started = await this.request<{ import_progress_url?: unknown }>(
-      'POST',
-      path,
-      { subscribers: rows },
-      options,
-    );
-    const progressUrl = started.body?.import_progress_url;
-    const id =
-      typeof progressUrl === 'string' ? /\/subscribers\/import\/([^/?#]+)/.exec(progressUrl)?.[1] : undefined;
-    if (!id)
-      throw new MailerLiteProtocolError(`MailerLite answered ${path} without an import_progress_url.`, 200);
-    const pollIntervalMs = options.pollIntervalMs ?? 1_000;
-    for (;;) {
-      const progress = await this.importProgress(id, options);
-      if (progress) return progress;
-      if (options.deadline !== undefined && this.clock.now() + pollIntervalMs >= options.deadline) {
-        throw new MailerLiteTimeoutError(pollIntervalMs);
-      }
-      await this.clock.sleep(pollIntervalMs, options.signal);
-    }
-  }
-
-  /** The report of a finished import, or null while it is still running. */
-  async importProgress(id: string, options?: RequestOptions): Promise<ImportReport | null> {
-    const path = `/subscribers/import/${encodeURIComponent(id)}`;
-    const response = await this.request<{ data?: Record<string, unknown> }>('GET', path, undefined, options);
-    const data = response.body?.data;
-    if (!data) throw new MailerLiteProtocolError(`MailerLite answered ${path} without data.`, 200);
-    if (data.done !== true && data.finished_at == null) return null;
-    const count = (key: string) => (typeof data[key] === 'number' ? (data[key] as number) : 0);
-    return {
-      id,
-      total: count('total'),
-      imported: count('imported'),
-      updated: count('updated'),
-      unchanged: count('unchanged_count'),
-      invalid: Array.isArray(data.invalid) ? data.invalid.map(String) : [],
-    };
-  }
-
+  /** One attempt, body included, under one timeout: a server that stalls mid-body is a timeout too. */
   private async send(
     method: MailerLiteMethod,
     path: string,
@@ -408,10 +340,6 @@ export class MailerLiteClient {
     // Full jitter: spreads the retries of several instances hit by the same outage.
     return ceiling / 2 + Math.random() * (ceiling / 2);
   }
-}
-
-function isTransport(error: unknown): error is MailerLiteTimeoutError | MailerLiteNetworkError {
-  return error instanceof MailerLiteTimeoutError || error instanceof MailerLiteNetworkError;
 }
 
 function headerNumber(headers: Headers, name: string): number | null {

@@ -1,6 +1,7 @@
 import type { SubscriptionType } from '../schemas';
 import type { MailerLiteClient, RequestOptions } from './client';
 import { type FieldErrors, MailerLiteConfiguredGroupError, MailerLiteValidationError } from './errors';
+import { REFUSED_GROUP_FIELD } from './meaning';
 
 /** What MAILERLITE_GROUP_UPDATES and MAILERLITE_GROUP_CLUB hold: a group id, or a name to resolve. */
 export type GroupConfig = Readonly<Record<SubscriptionType, string>>;
@@ -91,8 +92,7 @@ export async function reResolveGroupId(
 }
 
 /**
- * The group ids a 422 to an upsert refuses as nonexistent. MailerLite validates each element of
- * `groups` on its own (Laravel's `groups.*` exists rule) and names it by index:
+ * The group ids a 422 to an upsert refuses as nonexistent (a `group_gone` answer, see ./meaning.ts):
  * `{"message": "...", "errors": {"groups.0": ["The selected groups.0 is invalid."]}}`.
  * `sent` is the `groups` array of that upsert; other errors (about the address, a field, `groups`
  * as a whole) refuse no id.
@@ -100,7 +100,7 @@ export async function reResolveGroupId(
 export function refusedGroupIds(errors: FieldErrors, sent: readonly string[]): string[] {
   const ids = new Set<string>();
   for (const field of Object.keys(errors)) {
-    const index = /^groups\.(\d+)$/.exec(field)?.[1];
+    const index = REFUSED_GROUP_FIELD.exec(field)?.[1];
     const id = index === undefined ? undefined : sent[Number(index)];
     if (id !== undefined) ids.add(id);
   }

@@ -1,29 +1,35 @@
-import type { FieldPath, Firestore, Query, QueryDocumentSnapshot } from 'firebase-admin/firestore';
+import { randomUUID } from 'node:crypto';
+import type { FieldPath, Firestore } from 'firebase-admin/firestore';
 import type { Clock } from '../clock';
+import { LeaseLostError } from '../lease';
 import { emailFields, type Logger } from '../logs';
+import { BATCH_MAX_REQUESTS, type MailerLiteClient } from '../mailerlite/client';
 import {
-  BATCH_MAX_REQUESTS,
-  type BatchRequest,
-  fieldErrors,
-  type MailerLiteClient,
-  type RequestOptions,
-  type UpsertSubscriberInput,
-} from '../mailerlite/client';
-import {
-  type FieldErrors,
-  MailerLiteAuthError,
   MailerLiteConfiguredGroupError,
   MailerLiteError,
-  MailerLiteNotFoundError,
-  MailerLiteRateLimitError,
   MailerLiteTimeoutError,
-  MailerLiteValidationError,
 } from '../mailerlite/errors';
-import { groupIdsRefusedBy, refusedGroupIds } from '../mailerlite/groups';
-import { parseStoredSignup, type Source, type StoredSignup, type SubscriptionType } from '../schemas';
-import { LeaseLostError, type SyncCursor, type SyncState } from './state';
+import { type GroupConfig, reResolveGroupId, resolveGroupId } from '../mailerlite/groups';
+import { classify } from '../mailerlite/meaning';
+import type { SubscriptionType } from '../schemas';
+import { Pacing } from './pacing';
+import { Backlog, type Contact } from './pages';
+import { type Answer, type RequestFailure, sendStep } from './send';
+import { acquireSyncState, type SyncCursor, type SyncState } from './state';
 
-export const SIGNUPS = 'email_subscriptions';
+/**
+ * One run of the sync, top-down. It claims the lease (./state.ts), resolves the groups, then works
+ * in steps until every sign-up after the cursor is settled, the deadline comes or MailerLite or
+ * Firestore fails. A step takes the unsettled sign-ups right after the cursor, folded into one
+ * contact per address (./pages.ts), as many as the rate limits let through now (./pacing.ts),
+ * sends them (./send.ts), and moves the cursor over every sign-up MailerLite has settled (confirmed,
+ * or refused as an invalid address) before the next step. Within a run, an (address, group) pair
+ * MailerLite has confirmed is never sent again, so duplicates cost nothing; a crash repeats at most
+ * the step that was in flight.
+ *
+ * The outside world (Firestore, the MailerLite client, the clock, the logger) comes in through
+ * `deps`; everything else is a plain import.
+ */
 
 export interface SyncOptions {
   /** Sign-ups read from Firestore per query. */
@@ -32,10 +38,7 @@ export interface SyncOptions {
   leaseMs: number;
   /** Single upserts sent at once while the import limit holds batches back. */
   singleConcurrency: number;
-  /**
-   * Requests of the global budget kept back for batches while the import limit holds them: MailerLite's
-   * import limit (5 a minute). Spending them on single upserts would cost 49 contacts each.
-   */
+  /** Requests of the global budget kept back for batches while the import limit holds them. */
   importReserve: number;
   /** Times one contact may fail transiently (inside batches) before the run gives up on MailerLite. */
   maxContactFailures: number;
@@ -73,13 +76,7 @@ export interface SyncRunDeps {
   db: Firestore;
   documentId: FieldPath;
   client: MailerLiteClient;
-  groupIds: Readonly<Record<SubscriptionType, string>>;
-  /**
-   * The group id to use for `type` after MailerLite refused `refusedId` as nonexistent (see
-   * reResolveGroupId); throws MailerLiteConfiguredGroupError for an id the operator configured.
-   */
-  reResolveGroup: (type: SubscriptionType, refusedId: string, options: RequestOptions) => Promise<string>;
-  state: SyncState;
+  groups: GroupConfig;
   clock: Clock;
   logger: Logger;
   /** Clock ms after which no request starts and no wait lasts. */
@@ -88,82 +85,116 @@ export interface SyncRunDeps {
   onProgress?: (event: SyncProgressEvent) => void | Promise<void>;
 }
 
-/** A sign-up read from Firestore: its place in the order, and what it asks for (null: not a sign-up). */
-interface ReadSignup {
-  cursor: SyncCursor;
-  signup: StoredSignup | null;
-}
+export type SyncResult =
+  /** Another run holds the lease. */
+  | { kind: 'running' }
+  /** The lease could not be read or written: nothing was done. */
+  | { kind: 'database_unavailable' }
+  /** The groups could not be resolved: nothing was sent. */
+  | { kind: 'groups_failed'; error: unknown }
+  | {
+      kind: 'ran';
+      stop: SyncStop;
+      /** Distinct addresses MailerLite confirmed. */
+      synced: number;
+      rejected: number;
+      skipped: number;
+      /** Sign-ups still after the cursor (null when Firestore could not count them). */
+      remaining: number | null;
+    };
 
-/** One address in a step, with every group its sign-ups in that step ask for. */
-interface Contact {
-  email: string;
-  types: Set<SubscriptionType>;
-  /** The source of its latest sign-up in the step: MailerLite keeps one value per field. */
-  source: Source;
+export async function runSync(deps: SyncRunDeps): Promise<SyncResult> {
+  const { clock, logger } = deps;
+  let acquired: Awaited<ReturnType<typeof acquireSyncState>>;
+  try {
+    acquired = await acquireSyncState(deps.db, { owner: randomUUID(), clock, leaseMs: deps.options.leaseMs });
+  } catch {
+    return { kind: 'database_unavailable' };
+  }
+  if (!acquired.acquired) {
+    logger.info('sync.refused_running', { lease_expires_in_ms: acquired.leaseExpiresAt - clock.now() });
+    return { kind: 'running' };
+  }
+  if (acquired.tookOverExpiredLease) logger.warn('sync.lease_taken_over');
+  logger.info('sync.started', { resumed: acquired.cursor !== null });
+
+  const { state } = acquired;
+  let run: Run | undefined;
+  let outcome = 'crashed';
+  try {
+    let groupIds: Record<SubscriptionType, string>;
+    try {
+      const request = { deadline: deps.stopAt };
+      groupIds = {
+        updates: await resolveGroupId(deps.client, deps.groups, 'updates', request),
+        club: await resolveGroupId(deps.client, deps.groups, 'club', request),
+      };
+    } catch (error) {
+      outcome = 'failed';
+      logger.error('sync.failed', {
+        reason: 'groups',
+        error: error instanceof Error ? error.name : 'unknown',
+      });
+      return { kind: 'groups_failed', error };
+    }
+
+    run = new Run(deps, state, groupIds, acquired.cursor);
+    const stop = await run.execute();
+    outcome = stop.kind === 'failed' ? stop.reason : stop.kind;
+    const { backlog } = run;
+    const remaining = await backlog.remaining();
+    const counts = { synced: run.syncedEmails.size, rejected: run.rejected, skipped: backlog.skipped };
+    logger.info('sync.finished', {
+      outcome,
+      ...counts,
+      read: backlog.read,
+      remaining,
+      requests: deps.client.requestCount,
+    });
+    return { kind: 'ran', stop, ...counts, remaining };
+  } finally {
+    // Best effort: if this write fails, the lease simply expires.
+    await state
+      .release({
+        outcome,
+        synced: run?.syncedEmails.size ?? 0,
+        rejected: run?.rejected ?? 0,
+        finished_at: new Date(clock.now()),
+      })
+      .catch(() => undefined);
+  }
 }
 
 type Outcome = 'confirmed' | 'rejected' | 'retry';
-/** What one upsert's answer means for its contact, before the run has acted on it. */
-type Answer = Outcome | 'auth' | 'config' | { refusedGroups: string[] };
 
-const LOW_WATER = 200;
-const RATE_LIMIT_SLACK_MS = 50;
-
-/**
- * One run of the sync. It reads sign-ups after the cursor in (created_at, id) order and works in
- * steps: a step takes the sign-ups right after the cursor, up to 50 distinct addresses (8 for a wave
- * of single upserts), folds them into one upsert per address carrying every group asked for, sends
- * them, and moves the cursor over every sign-up MailerLite has settled (confirmed, or refused as an
- * invalid address) before starting the next step. Within a run, an (address, group) pair MailerLite
- * has confirmed is never sent again, so duplicates cost nothing; a crash repeats at most the step
- * that was in flight.
- *
- * Pacing follows MailerLite's two limits, read from its answers: batches of 50 upserts while the
- * import limit (5 a minute) has room; while it has not, single upserts with the global budget (120
- * a minute, as X-RateLimit-Remaining reports it) down to the 5 requests the batches need when the
- * import limit reopens; and a wait of exactly Retry-After when a budget is spent. That is the most
- * contacts the limits let through: 5 x 50 + (120 - 5) x 1 = 365 a minute.
- */
-export class SyncRun {
+/** The steps of one run, under a lease it holds. */
+class Run {
   /** Distinct addresses MailerLite confirmed in this run. */
   readonly syncedEmails = new Set<string>();
   rejected = 0;
-  skipped = 0;
-  read = 0;
+  readonly backlog: Backlog;
 
-  private readonly signups: ReadSignup[] = [];
-  /** Index in `signups` of the first sign-up not yet settled: the cursor sits just before it. */
-  private frontier = 0;
-  private readonly confirmedPairs = new Set<string>();
-  private readonly rejectedEmails = new Set<string>();
+  private readonly pacing: Pacing;
   private readonly failures = new Map<string, number>();
-  private lastRead: SyncCursor | null;
-  private exhausted = false;
-  private cursor: SyncCursor | null;
+  private failure: { reason: SyncFailure; detail?: string } | null = null;
   private cursorDirty = false;
-  private failure: SyncFailure | null = null;
-  private failureDetail: string | undefined;
   /** The group ids in use; a type's id changes when its group had to be resolved again. */
   private readonly groupIds: Record<SubscriptionType, string>;
   /** Types whose group MailerLite refused in the last step, with the id it refused. */
   private readonly refusedGroups = new Map<SubscriptionType, string>();
   /** Types resolved again in this run: a second refusal stops the run instead of looping. */
   private readonly reResolved = new Set<SubscriptionType>();
-  private globalBlockedUntil = 0;
-  private importBlockedUntil = 0;
 
   constructor(
     private readonly deps: SyncRunDeps,
+    private readonly state: SyncState,
+    groupIds: Record<SubscriptionType, string>,
     start: SyncCursor | null,
   ) {
-    this.lastRead = start;
-    this.cursor = start;
-    this.groupIds = { ...deps.groupIds };
-  }
-
-  /** Sign-ups read but not yet passed by the cursor (the next run reads them again). */
-  get unsettledRead(): number {
-    return this.signups.length - this.frontier;
+    const { db, documentId, logger, options } = deps;
+    this.backlog = new Backlog({ db, documentId, logger, pageSize: options.pageSize }, start);
+    this.pacing = new Pacing(deps.client, logger, options);
+    this.groupIds = { ...groupIds };
   }
 
   async execute(): Promise<SyncStop> {
@@ -174,216 +205,94 @@ export class SyncRun {
         stop = { kind: 'deadline' };
         break;
       }
-      await this.refill();
+      await this.readAhead();
       this.advanceCursor();
       if (this.failure) break;
-      if (this.frontier === this.signups.length) {
-        if (this.exhausted) break;
+      if (this.backlog.unsettled === 0) {
+        if (this.backlog.done) break;
         continue;
       }
       const now = clock.now();
-      if (now < this.globalBlockedUntil) {
-        await this.waitUntil(this.globalBlockedUntil);
+      const reopens = this.pacing.globalReopensAt(now);
+      if (reopens !== null) {
+        await this.waitUntil(reopens);
         continue;
       }
       if (this.refusedGroups.size > 0) {
         await this.reResolveRefusedGroups();
         continue;
       }
-      const importOpen = now >= this.importBlockedUntil;
-      const contacts = this.nextStep(importOpen ? BATCH_MAX_REQUESTS : this.deps.options.singleConcurrency);
-      if (importOpen && contacts.length >= 2) {
-        await this.sendBatch(contacts);
-      } else {
-        // While batches wait for the import limit, singles may spend the global budget down to what
-        // the batches will need once it reopens (when there is enough work for a batch at all).
-        const reserve = !importOpen && contacts.length >= 2 ? this.deps.options.importReserve : 0;
-        // A count seen before the global window last reset says nothing about the new one.
-        const seen = this.deps.client.rateLimit;
-        const remaining = seen.observedAt < this.globalBlockedUntil ? null : seen.remaining;
-        const room = remaining === null ? this.deps.options.singleConcurrency : remaining - reserve;
-        if (reserve > 0 && room <= 0) {
-          await this.waitUntil(this.importBlockedUntil);
-          continue;
-        }
-        await this.sendWave(
-          contacts.slice(0, Math.max(1, Math.min(this.deps.options.singleConcurrency, room))),
-        );
+      const pace = this.pacing.pace(now, this.nextContacts(this.pacing.stepSize(now)));
+      if (pace.kind === 'wait') {
+        await this.waitUntil(pace.until);
+        continue;
       }
+      await this.send(pace);
       this.advanceCursor();
       await this.checkpoint(false);
     }
-    if (this.failure !== 'lease_lost') await this.checkpoint(true);
-    if (!this.failure) return stop;
-    return this.failureDetail === undefined
-      ? { kind: 'failed', reason: this.failure }
-      : { kind: 'failed', reason: this.failure, detail: this.failureDetail };
-  }
-
-  /** How many sign-ups lie after the cursor, counted by Firestore; null if it cannot say. */
-  async remainingAfterCursor(): Promise<number | null> {
-    try {
-      const result = await this.afterCursor(this.cursor).count().get();
-      return result.data().count;
-    } catch {
-      return null;
-    }
-  }
-
-  private afterCursor(cursor: SyncCursor | null): Query {
-    let query = this.deps.db.collection(SIGNUPS).orderBy('created_at').orderBy(this.deps.documentId);
-    if (cursor) query = query.startAfter(cursor.created_at, cursor.id);
-    return query;
-  }
-
-  private async refill(): Promise<void> {
-    // Read ahead far enough for a full batch: past runs of duplicates, which need no request.
-    while (
-      !this.exhausted &&
-      !this.failure &&
-      (this.signups.length - this.frontier < LOW_WATER ||
-        this.nextStep(BATCH_MAX_REQUESTS).length < BATCH_MAX_REQUESTS)
-    ) {
-      let docs: QueryDocumentSnapshot[];
-      try {
-        docs = (await this.afterCursor(this.lastRead).limit(this.deps.options.pageSize).get()).docs;
-      } catch {
-        this.fail('database');
-        return;
-      }
-      for (const doc of docs) this.accept(doc);
-      if (docs.length < this.deps.options.pageSize) this.exhausted = true;
-    }
-  }
-
-  private accept(doc: QueryDocumentSnapshot): void {
-    this.read += 1;
-    const cursor: SyncCursor = { created_at: doc.get('created_at'), id: doc.id };
-    this.lastRead = cursor;
-    const signup = parseStoredSignup(doc.data());
-    if (!signup) {
-      // Not something the rules let a client write: nothing to deliver, and no address to log.
-      this.skipped += 1;
-      this.deps.logger.warn('sync.signup_skipped', { doc_id: doc.id });
-    }
-    this.signups.push({ cursor, signup });
-  }
-
-  private settled(signup: StoredSignup | null): boolean {
-    return (
-      signup === null ||
-      this.rejectedEmails.has(signup.email) ||
-      this.confirmedPairs.has(pair(signup.email, signup.subscriptionType))
-    );
+    if (this.failure?.reason !== 'lease_lost') await this.checkpoint(true);
+    return this.failure ? { kind: 'failed', ...this.failure } : stop;
   }
 
   /**
-   * The contacts of the next step: the unsettled sign-ups right after the cursor, folded by address,
-   * up to `max` addresses.
+   * The contacts of the next step, up to `max` addresses. Whatever must keep a contact out of
+   * MailerLite is decided here, once per step; a contact left out must be passed (backlog.pass) so
+   * the cursor moves over its sign-ups.
    */
-  private nextStep(max: number): Contact[] {
-    const contacts = new Map<string, Contact>();
-    for (let index = this.frontier; index < this.signups.length; index += 1) {
-      const { signup } = this.signups[index] as ReadSignup;
-      if (signup === null || this.settled(signup)) continue;
-      let contact = contacts.get(signup.email);
-      if (!contact) {
-        if (contacts.size === max) break;
-        contact = { email: signup.email, types: new Set(), source: signup.source };
-        contacts.set(signup.email, contact);
-      }
-      contact.types.add(signup.subscriptionType);
-      contact.source = signup.source;
-    }
-    return [...contacts.values()];
+  private nextContacts(max: number): Contact[] {
+    return this.backlog.nextContacts(max);
   }
 
-  private upsert(contact: Contact): UpsertSubscriberInput {
-    return {
-      email: contact.email,
-      fields: { source: contact.source },
-      groups: [...contact.types].map((type) => this.groupIds[type]),
-    };
-  }
-
-  private requestOptions() {
-    // 429s come back to the run (maxRateLimitWaits: 0): it paces all its requests, not just one.
-    return { deadline: this.deps.stopAt, maxRateLimitWaits: 0 };
-  }
-
-  private async sendBatch(contacts: Contact[]): Promise<void> {
-    const upserts = contacts.map((contact) => this.upsert(contact));
-    const requests: BatchRequest[] = upserts.map((body) => ({
-      method: 'POST',
-      path: 'api/subscribers',
-      body,
-    }));
-    let responses: Awaited<ReturnType<MailerLiteClient['batch']>>;
+  private async readAhead(): Promise<void> {
     try {
-      responses = await this.deps.client.batch(requests, this.requestOptions());
-    } catch (error) {
-      this.requestFailed(error);
+      await this.backlog.readAhead(BATCH_MAX_REQUESTS);
+    } catch {
+      this.fail('database');
+    }
+  }
+
+  private async send(step: { kind: 'batch' | 'single'; contacts: Contact[] }): Promise<void> {
+    const sent = await sendStep(this.deps, step, this.groupIds, this.deps.stopAt);
+    // A batch refused as a whole settles nothing: its contacts go again once the run may send.
+    if ('failed' in sent) {
+      this.requestFailed(sent.failed);
       return;
     }
-    const outcomes = responses.map((response, index) =>
-      this.settle(
-        contacts[index] as Contact,
-        classify(response.code, response.body, upserts[index]?.groups ?? []),
-      ),
-    );
-    await this.stepDone('batch', outcomes);
+    const outcomes = sent.answers.map((answer) => this.settle(answer));
+    const counts = {
+      confirmed: outcomes.filter((outcome) => outcome === 'confirmed').length,
+      rejected: outcomes.filter((outcome) => outcome === 'rejected').length,
+      retry: outcomes.filter((outcome) => outcome === 'retry').length,
+    };
+    if (step.kind === 'batch') this.deps.logger.info('sync.batch_confirmed', counts);
+    await this.deps.onProgress?.({ type: step.kind, ...counts });
   }
 
-  /** Single upserts, several at once, spending what the global budget has left. */
-  private async sendWave(contacts: Contact[]): Promise<void> {
-    const outcomes = await Promise.all(
-      contacts.map(async (contact): Promise<Outcome> => {
-        const upsert = this.upsert(contact);
-        try {
-          await this.deps.client.upsertSubscriber(upsert, this.requestOptions());
-          return this.settle(contact, 'confirmed');
-        } catch (error) {
-          const refusedGroups = groupIdsRefusedBy(error, upsert.groups ?? []);
-          if (refusedGroups.length > 0) return this.settle(contact, { refusedGroups });
-          if (error instanceof MailerLiteValidationError && emailOnly(error.errors)) {
-            return this.settle(contact, 'rejected');
-          }
-          this.requestFailed(error);
-          return 'retry';
-        }
-      }),
-    );
-    await this.stepDone('single', outcomes);
-  }
-
-  private settle(contact: Contact, outcome: Answer): Outcome {
-    if (typeof outcome === 'object') {
-      // Not applied (MailerLite validates before it writes): the contact stays unsettled and goes
-      // again, with the group resolved anew, in the step after the re-resolution. Not counted as a
-      // failure of the contact: the refusal is about the group, and it is retried once per run.
-      let ours = false;
-      for (const [type, id] of Object.entries(this.groupIds) as Array<[SubscriptionType, string]>) {
-        if (!outcome.refusedGroups.includes(id)) continue;
-        this.refusedGroups.set(type, id);
-        ours = true;
-      }
-      // An id this run never sent cannot be resolved again; resending would loop.
-      if (!ours) this.fail('mailerlite_config');
-      return 'retry';
-    }
-    if (outcome === 'confirmed') {
-      for (const type of contact.types) this.confirmedPairs.add(pair(contact.email, type));
+  /** What MailerLite's answer about one contact means for the run. */
+  private settle({ contact, meaning, refusedGroupIds, failed }: Answer): Outcome {
+    if (meaning === 'ok') {
+      this.backlog.confirm(contact);
       this.syncedEmails.add(contact.email);
       return 'confirmed';
     }
-    if (outcome === 'rejected') {
-      this.rejectedEmails.add(contact.email);
+    if (meaning === 'invalid_contact') {
+      this.backlog.pass(contact.email);
       this.rejected += 1;
       this.deps.logger.warn('sync.contact_rejected', emailFields(contact.email));
       return 'rejected';
     }
-    if (outcome === 'auth') this.fail('mailerlite_auth');
-    else if (outcome === 'config') this.fail('mailerlite_config');
+    if (meaning === 'group_gone') {
+      this.groupRefused(refusedGroupIds);
+      return 'retry';
+    }
+    if (failed) {
+      this.requestFailed(failed);
+      return 'retry';
+    }
+    // An entry of a batch: about this contact alone.
+    if (meaning === 'auth') this.fail('mailerlite_auth');
+    else if (meaning === 'config' || meaning === 'unexpected') this.fail('mailerlite_config');
     else {
       const failures = (this.failures.get(contact.email) ?? 0) + 1;
       this.failures.set(contact.email, failures);
@@ -392,41 +301,40 @@ export class SyncRun {
     return 'retry';
   }
 
-  private async stepDone(type: 'batch' | 'single', outcomes: Outcome[]): Promise<void> {
-    const counts = {
-      confirmed: outcomes.filter((outcome) => outcome === 'confirmed').length,
-      rejected: outcomes.filter((outcome) => outcome === 'rejected').length,
-      retry: outcomes.filter((outcome) => outcome === 'retry').length,
-    };
-    if (type === 'batch') this.deps.logger.info('sync.batch_confirmed', counts);
-    await this.deps.onProgress?.({ type, ...counts });
+  /**
+   * MailerLite refused group ids as nonexistent, and applied nothing (it validates before it writes):
+   * the contact stays unsettled and goes again, with the group resolved anew, in the step after the
+   * re-resolution. Not counted as a failure of the contact: the refusal is about the group, and it
+   * is retried once per run.
+   */
+  private groupRefused(ids: readonly string[]): void {
+    let ours = false;
+    for (const [type, id] of Object.entries(this.groupIds) as Array<[SubscriptionType, string]>) {
+      if (!ids.includes(id)) continue;
+      this.refusedGroups.set(type, id);
+      ours = true;
+    }
+    // An id this run never sent cannot be resolved again; resending would loop.
+    if (!ours) this.fail('mailerlite_config');
   }
 
   /** What a request that failed as a whole means for the run; its contacts stay unsettled. */
-  private requestFailed(error: unknown): void {
-    const now = this.deps.clock.now();
-    if (error instanceof MailerLiteRateLimitError) {
-      const until = now + (error.retryAfterMs ?? 1_000) + RATE_LIMIT_SLACK_MS;
-      if (error.importLimited) {
-        this.importBlockedUntil = Math.max(this.importBlockedUntil, until);
-      } else {
-        this.globalBlockedUntil = Math.max(this.globalBlockedUntil, until);
-        this.deps.logger.info('sync.rate_limited', { wait_ms: until - now });
-      }
+  private requestFailed({ error, at }: RequestFailure): void {
+    const meaning = classify(error);
+    if (meaning === 'rate_limited') {
+      this.pacing.rateLimited(error, at);
       return;
     }
-    if (error instanceof MailerLiteTimeoutError && now >= this.deps.stopAt - 1_000) return; // cut by the deadline
-    if (error instanceof MailerLiteAuthError) this.fail('mailerlite_auth');
-    else if (error instanceof MailerLiteValidationError || error instanceof MailerLiteNotFoundError) {
+    if (error instanceof MailerLiteTimeoutError && at >= this.deps.stopAt - 1_000) return; // cut by the deadline
+    if (meaning === 'auth') this.fail('mailerlite_auth');
+    else if (meaning === 'config' || meaning === 'invalid_contact' || meaning === 'group_gone') {
       this.fail('mailerlite_config');
-    } else if (error instanceof MailerLiteError) this.fail('mailerlite_unavailable');
-    else throw error;
+    } else this.fail('mailerlite_unavailable');
   }
 
   private fail(reason: SyncFailure, detail?: string): void {
     if (this.failure) return;
-    this.failure = reason;
-    this.failureDetail = detail;
+    this.failure = detail === undefined ? { reason } : { reason, detail };
   }
 
   /**
@@ -437,7 +345,7 @@ export class SyncRun {
    * cursor stays before every contact not delivered.
    */
   private async reResolveRefusedGroups(): Promise<void> {
-    const { clock, options, stopAt } = this.deps;
+    const { client, groups, clock, logger, options, stopAt } = this.deps;
     // The lookup and the creation wait out 429s: renew the lease first, and give them at most half
     // of it, so the lease cannot run out under them.
     await this.checkpoint(true);
@@ -450,14 +358,15 @@ export class SyncRun {
       }
       let fresh: string;
       try {
-        fresh = await this.deps.reResolveGroup(type, refusedId, { deadline });
+        fresh = await reResolveGroupId(client, groups, type, refusedId, { deadline });
       } catch (error) {
+        if (!(error instanceof MailerLiteError)) throw error;
         // A 429 leaves the refusal recorded, to be resolved again once the wait is over; the
         // deadline ends the run with the refused contacts still before the cursor.
         if (error instanceof MailerLiteConfiguredGroupError) this.fail('mailerlite_config', error.message);
         else if (error instanceof MailerLiteTimeoutError && clock.now() >= stopAt - 1_000) {
           await this.waitUntil(stopAt);
-        } else this.requestFailed(error);
+        } else this.requestFailed({ error, at: clock.now() });
         return;
       }
       this.reResolved.add(type);
@@ -467,7 +376,7 @@ export class SyncRun {
         return;
       }
       this.groupIds[type] = fresh;
-      this.deps.logger.warn('mailerlite.group_re_resolved', {
+      logger.warn('mailerlite.group_re_resolved', {
         subscription_type: type,
         refused_group_id: refusedId,
         group_id: fresh,
@@ -476,37 +385,26 @@ export class SyncRun {
   }
 
   private async waitUntil(until: number): Promise<void> {
-    const { clock, state, options } = this.deps;
-    const target = Math.min(until, this.deps.stopAt);
+    const { clock, options, stopAt } = this.deps;
+    const target = Math.min(until, stopAt);
     // Renew the lease first if the wait would take it close to expiring.
-    if (target - state.leaseRenewedAt > options.leaseMs / 3) await this.checkpoint(true);
+    if (target - this.state.leaseRenewedAt > options.leaseMs / 3) await this.checkpoint(true);
     const ms = target - clock.now();
     if (ms > 0 && !this.failure) await clock.sleep(ms);
   }
 
-  /** Moves the cursor over every settled sign-up, up to the first that is not. */
   private advanceCursor(): void {
-    let index = this.frontier;
-    while (index < this.signups.length && this.settled((this.signups[index] as ReadSignup).signup))
-      index += 1;
-    if (index === this.frontier) return;
-    this.cursor = (this.signups[index - 1] as ReadSignup).cursor;
-    this.cursorDirty = true;
-    this.frontier = index;
-    if (this.frontier > 5_000) {
-      this.signups.splice(0, this.frontier);
-      this.frontier = 0;
-    }
+    if (this.backlog.advance()) this.cursorDirty = true;
   }
 
   /** Writes the cursor when it moved, and renews the lease when a third of it has passed. */
   private async checkpoint(force: boolean): Promise<void> {
-    if (this.failure === 'lease_lost') return;
-    const { clock, state, options } = this.deps;
-    const due = force || this.cursorDirty || clock.now() - state.leaseRenewedAt >= options.leaseMs / 3;
+    if (this.failure?.reason === 'lease_lost') return;
+    const { clock, options } = this.deps;
+    const due = force || this.cursorDirty || clock.now() - this.state.leaseRenewedAt >= options.leaseMs / 3;
     if (!due) return;
     try {
-      await state.checkpoint(this.cursorDirty && this.cursor ? this.cursor : undefined);
+      await this.state.checkpoint(this.cursorDirty ? (this.backlog.cursor ?? undefined) : undefined);
       this.cursorDirty = false;
     } catch (error) {
       this.fail(error instanceof LeaseLostError ? 'lease_lost' : 'database');
@@ -514,32 +412,4 @@ export class SyncRun {
     }
     await this.deps.onProgress?.({ type: 'checkpoint', synced: this.syncedEmails.size });
   }
-}
-
-function pair(email: string, type: SubscriptionType): string {
-  return `${type} ${email}`;
-}
-
-/** What one answer inside a batch means for its contact. */
-function classify(code: number, body: unknown, groups: readonly string[]): Answer {
-  if (code >= 200 && code < 300) return 'confirmed';
-  if (code === 422) {
-    const errors = fieldErrors(body);
-    const refusedGroups = refusedGroupIds(errors, groups);
-    if (refusedGroups.length > 0) return { refusedGroups };
-    return emailOnly(errors) ? 'rejected' : 'config';
-  }
-  if (code === 401) return 'auth';
-  if (code === 408 || code === 429 || code >= 500) return 'retry';
-  return 'config';
-}
-
-/**
- * A 422 about the address alone: MailerLite will never take this contact, so it is counted and
- * passed. A 422 about anything else (a group, a field) is our configuration, and passing it would
- * lose contacts: the run stops instead.
- */
-function emailOnly(errors: FieldErrors): boolean {
-  const fields = Object.keys(errors);
-  return fields.length > 0 && fields.every((field) => field === 'email');
 }

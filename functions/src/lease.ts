@@ -1,0 +1,137 @@
+import type { DocumentData, DocumentReference, Timestamp } from 'firebase-admin/firestore';
+import type { Clock } from './clock';
+
+/**
+ * A Firestore document held by one caller at a time, for a limited time: the thank-you record while
+ * its message is sent, and the sync's state while a run works. No transaction is held while the
+ * holder works (sending mail, calling MailerLite): every write carries the update time of the write
+ * before it as a precondition (compare-and-swap), so of two callers only one can claim the document,
+ * and a holder whose lease was taken over fails its next write instead of overwriting the new
+ * holder's. A lease that was never released (its holder crashed) can be claimed once it has expired.
+ */
+
+/**
+ * Where a document records its holder. The two documents predate this helper and keep their own
+ * fields, so each says how its holder is read and written.
+ */
+export interface LeaseLayout {
+  /** When the recorded holder's lease expires (clock ms), or null when nobody holds the document. */
+  expiresAt(data: DocumentData): number | null;
+  /** The fields that record `owner` holding the document until `expiresAt` (null: released). */
+  fields(owner: string, expiresAt: Date | null): DocumentData;
+}
+
+export interface LeaseOptions {
+  owner: string;
+  clock: Clock;
+  /** How long a claim or a renewal holds the document. */
+  leaseMs: number;
+  layout: LeaseLayout;
+}
+
+/** What a claim writes besides the lease, or why the document is not to be claimed at all. */
+export type ClaimDecision<R> = { write: DocumentData } | { refuse: R };
+
+export type Claim<R> =
+  /** `previous`: the document before the claim (undefined: it did not exist). */
+  | { status: 'claimed'; lease: Lease; previous: DocumentData | undefined; tookOverExpired: boolean }
+  /** Another caller holds a lease that has not expired. */
+  | { status: 'held'; expiresAt: number }
+  | { status: 'refused'; reason: R };
+
+/** Another caller holds the document now: this lease expired and was taken over. */
+export class LeaseLostError extends Error {
+  constructor() {
+    super('Another holder took the lease over.');
+    this.name = 'LeaseLostError';
+  }
+}
+
+// A claim that loses a race reads the document again and sees the winner's lease; a third loss in a
+// row is a contention the caller reports as unavailable.
+const CLAIM_ATTEMPTS = 3;
+
+/**
+ * Claims `ref` unless a live lease holds it. `decide` sees the document as it stands (undefined: absent)
+ * when nobody holds it, and says what else the claim writes, or refuses it (a thank-you already sent).
+ */
+export async function claimLease<R = never>(
+  ref: DocumentReference,
+  options: LeaseOptions,
+  decide: (previous: DocumentData | undefined, now: number) => ClaimDecision<R> = () => ({ write: {} }),
+): Promise<Claim<R>> {
+  const { owner, clock, leaseMs, layout } = options;
+  for (let attempt = 1; ; attempt += 1) {
+    const snapshot = await ref.get();
+    const now = clock.now();
+    const previous = snapshot.exists ? snapshot.data() : undefined;
+    const expiresAt = previous ? layout.expiresAt(previous) : null;
+    if (expiresAt !== null && expiresAt > now) return { status: 'held', expiresAt };
+    const decision = decide(previous, now);
+    if ('refuse' in decision) return { status: 'refused', reason: decision.refuse };
+    const fields = { ...decision.write, ...layout.fields(owner, new Date(now + leaseMs)) };
+    try {
+      const result = snapshot.updateTime
+        ? await ref.update(fields, { lastUpdateTime: snapshot.updateTime })
+        : await ref.create(fields);
+      const lease = new Lease(ref, options, result.writeTime, now);
+      return { status: 'claimed', lease, previous, tookOverExpired: expiresAt !== null };
+    } catch (error) {
+      if (attempt < CLAIM_ATTEMPTS && isPreconditionFailure(error)) continue;
+      throw error;
+    }
+  }
+}
+
+/** A claimed document: renewed while its holder works, released when it is done. */
+export class Lease {
+  constructor(
+    private readonly ref: DocumentReference,
+    private readonly options: LeaseOptions,
+    private lastWriteTime: Timestamp,
+    private lastWriteAt: number,
+  ) {}
+
+  /** When the lease was last written (clock ms): it must be renewed well before `leaseMs` passes. */
+  get renewedAt(): number {
+    return this.lastWriteAt;
+  }
+
+  /** Writes `fields` and extends the lease; LeaseLostError if another caller holds it now. */
+  renew(fields: DocumentData = {}): Promise<void> {
+    const now = this.options.clock.now();
+    return this.write(fields, new Date(now + this.options.leaseMs), now);
+  }
+
+  /** Writes `fields` and gives the lease back; LeaseLostError if another caller holds it now. */
+  release(fields: DocumentData = {}): Promise<void> {
+    return this.write(fields, null, this.options.clock.now());
+  }
+
+  private async write(fields: DocumentData, expiresAt: Date | null, now: number): Promise<void> {
+    const { owner, layout } = this.options;
+    try {
+      const result = await this.ref.update(
+        { ...fields, ...layout.fields(owner, expiresAt) },
+        { lastUpdateTime: this.lastWriteTime },
+      );
+      this.lastWriteTime = result.writeTime;
+      this.lastWriteAt = now;
+    } catch (error) {
+      if (isPreconditionFailure(error)) throw new LeaseLostError();
+      throw error;
+    }
+  }
+}
+
+// gRPC ALREADY_EXISTS (6) from create(), FAILED_PRECONDITION (9) from a stale update time, ABORTED
+// (10) from a contended write: another caller wrote the document first.
+function isPreconditionFailure(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === 6 || code === 9 || code === 10;
+}
+
+export function millis(value: Date | Timestamp | null | undefined): number {
+  if (!value) return 0;
+  return value instanceof Date ? value.getTime() : value.toMillis();
+}
