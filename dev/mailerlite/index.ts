@@ -52,6 +52,8 @@ export interface SubscriberState {
   groups: string[];
   createdAt: string;
   updatedAt: string;
+  /** `opted_in_at` as the client sent it ("YYYY-MM-DD HH:MM:SS"), or null. */
+  optedInAt: string | null;
 }
 
 export interface GroupState {
@@ -317,6 +319,7 @@ export async function startMailerLiteStandIn(
         groups: [...s.groupIds],
         createdAt: formatTimestamp(s.createdAt) ?? '',
         updatedAt: formatTimestamp(s.updatedAt) ?? '',
+        optedInAt: s.optedInAt,
       })),
       groups: [...store.groups.values()].map((g) => ({
         id: g.id,

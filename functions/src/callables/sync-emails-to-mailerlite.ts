@@ -157,6 +157,7 @@ export async function handleSyncEmailsToMailerlite(data: unknown, deps: SyncDeps
       synced,
       rejected: run.rejected,
       skipped: run.skipped,
+      erased: run.erased,
       read: run.read,
       remaining,
       requests: deps.client.requestCount,

@@ -6,6 +6,7 @@ import {
   type BatchRequest,
   fieldErrors,
   type MailerLiteClient,
+  mailerLiteTime,
   type RequestOptions,
   type UpsertSubscriberInput,
 } from '../mailerlite/client';
@@ -20,6 +21,7 @@ import {
   MailerLiteValidationError,
 } from '../mailerlite/errors';
 import { groupIdsRefusedBy, refusedGroupIds } from '../mailerlite/groups';
+import { erasedSince, millisOf } from '../privacy/erasure';
 import { parseStoredSignup, type Source, type StoredSignup, type SubscriptionType } from '../schemas';
 import { LeaseLostError, type SyncCursor, type SyncState } from './state';
 
@@ -100,6 +102,10 @@ interface Contact {
   types: Set<SubscriptionType>;
   /** The source of its latest sign-up in the step: MailerLite keeps one value per field. */
   source: Source;
+  /** Its first sign-up in the step (ms): sent as MailerLite's consent time, opted_in_at. */
+  optedInAt: number;
+  /** Its latest sign-up in the step (ms): an erasure at or after it erased every one of them. */
+  signedUpAt: number;
 }
 
 type Outcome = 'confirmed' | 'rejected' | 'retry';
@@ -130,12 +136,18 @@ export class SyncRun {
   rejected = 0;
   skipped = 0;
   read = 0;
+  /** Contacts not sent, or forgotten again, because the person unsubscribed while the run held them. */
+  erased = 0;
 
   private readonly signups: ReadSignup[] = [];
   /** Index in `signups` of the first sign-up not yet settled: the cursor sits just before it. */
   private frontier = 0;
   private readonly confirmedPairs = new Set<string>();
   private readonly rejectedEmails = new Set<string>();
+  /** Per address erased during the run: its sign-ups created up to this time (ms) are gone. */
+  private readonly erasedUpTo = new Map<string, number>();
+  /** Contacts MailerLite confirmed in the step being sent. */
+  private confirmedInStep: Contact[] = [];
   private readonly failures = new Map<string, number>();
   private lastRead: SyncCursor | null;
   private exhausted = false;
@@ -191,7 +203,16 @@ export class SyncRun {
         continue;
       }
       const importOpen = now >= this.importBlockedUntil;
-      const contacts = this.nextStep(importOpen ? BATCH_MAX_REQUESTS : this.deps.options.singleConcurrency);
+      const contacts = await this.withoutErased(
+        this.nextStep(importOpen ? BATCH_MAX_REQUESTS : this.deps.options.singleConcurrency),
+      );
+      if (this.failure) break;
+      if (contacts.length === 0) {
+        this.advanceCursor();
+        await this.checkpoint(false);
+        continue;
+      }
+      this.confirmedInStep = [];
       if (importOpen && contacts.length >= 2) {
         await this.sendBatch(contacts);
       } else {
@@ -210,6 +231,7 @@ export class SyncRun {
           contacts.slice(0, Math.max(1, Math.min(this.deps.options.singleConcurrency, room))),
         );
       }
+      await this.forgetErased(this.confirmedInStep);
       this.advanceCursor();
       await this.checkpoint(false);
     }
@@ -269,12 +291,66 @@ export class SyncRun {
     this.signups.push({ cursor, signup });
   }
 
-  private settled(signup: StoredSignup | null): boolean {
+  private settled({ signup, cursor }: ReadSignup): boolean {
     return (
       signup === null ||
       this.rejectedEmails.has(signup.email) ||
-      this.confirmedPairs.has(pair(signup.email, signup.subscriptionType))
+      this.confirmedPairs.has(pair(signup.email, signup.subscriptionType)) ||
+      millisOf(cursor.created_at) <= (this.erasedUpTo.get(signup.email) ?? Number.NEGATIVE_INFINITY)
     );
+  }
+
+  /**
+   * The contacts whose person has not unsubscribed since their sign-ups were read. The others are
+   * settled without a request: their sign-ups are already deleted, and pushing them would put an
+   * erased address back into MailerLite.
+   */
+  private async withoutErased(contacts: Contact[]): Promise<Contact[]> {
+    let erased: Set<string>;
+    try {
+      erased = await erasedSince(this.deps.db, contacts);
+    } catch {
+      this.fail('database');
+      return [];
+    }
+    if (erased.size === 0) return contacts;
+    for (const contact of contacts) {
+      if (!erased.has(contact.email)) continue;
+      this.erasedUpTo.set(contact.email, contact.signedUpAt);
+      this.erased += 1;
+      this.deps.logger.info('sync.erased_contact_skipped', emailFields(contact.email));
+    }
+    return contacts.filter((contact) => !erased.has(contact.email));
+  }
+
+  /**
+   * After a step: a person who unsubscribed while MailerLite was taking their address (after the check
+   * above) has just been put back. The erasure writes its tombstone before it forgets the subscriber,
+   * so either it forgot after our push, or the tombstone is visible here and the run forgets it again.
+   */
+  private async forgetErased(confirmed: Contact[]): Promise<void> {
+    if (confirmed.length === 0 || this.failure === 'lease_lost') return;
+    let erased: Set<string>;
+    try {
+      erased = await erasedSince(this.deps.db, confirmed);
+    } catch {
+      this.fail('database');
+      return;
+    }
+    for (const contact of confirmed) {
+      if (!erased.has(contact.email)) continue;
+      try {
+        await this.deps.client.forgetSubscriber(contact.email, { deadline: this.deps.stopAt });
+      } catch (error) {
+        this.deps.logger.error('sync.failed', { reason: 'forget_erased', ...emailFields(contact.email) });
+        this.requestFailed(error);
+        continue;
+      }
+      this.erasedUpTo.set(contact.email, contact.signedUpAt);
+      this.syncedEmails.delete(contact.email);
+      this.erased += 1;
+      this.deps.logger.warn('sync.erased_contact_forgotten', emailFields(contact.email));
+    }
   }
 
   /**
@@ -284,16 +360,26 @@ export class SyncRun {
   private nextStep(max: number): Contact[] {
     const contacts = new Map<string, Contact>();
     for (let index = this.frontier; index < this.signups.length; index += 1) {
-      const { signup } = this.signups[index] as ReadSignup;
-      if (signup === null || this.settled(signup)) continue;
+      const entry = this.signups[index] as ReadSignup;
+      const { signup } = entry;
+      if (signup === null || this.settled(entry)) continue;
+      const createdAt = millisOf(entry.cursor.created_at);
       let contact = contacts.get(signup.email);
       if (!contact) {
         if (contacts.size === max) break;
-        contact = { email: signup.email, types: new Set(), source: signup.source };
+        contact = {
+          email: signup.email,
+          types: new Set(),
+          source: signup.source,
+          optedInAt: createdAt,
+          signedUpAt: createdAt,
+        };
         contacts.set(signup.email, contact);
       }
       contact.types.add(signup.subscriptionType);
       contact.source = signup.source;
+      contact.optedInAt = Math.min(contact.optedInAt, createdAt);
+      contact.signedUpAt = Math.max(contact.signedUpAt, createdAt);
     }
     return [...contacts.values()];
   }
@@ -303,6 +389,7 @@ export class SyncRun {
       email: contact.email,
       fields: { source: contact.source },
       groups: [...contact.types].map((type) => this.groupIds[type]),
+      ...(contact.optedInAt > 0 ? { opted_in_at: mailerLiteTime(contact.optedInAt) } : {}),
     };
   }
 
@@ -374,6 +461,7 @@ export class SyncRun {
     if (outcome === 'confirmed') {
       for (const type of contact.types) this.confirmedPairs.add(pair(contact.email, type));
       this.syncedEmails.add(contact.email);
+      this.confirmedInStep.push(contact);
       return 'confirmed';
     }
     if (outcome === 'rejected') {
@@ -487,8 +575,7 @@ export class SyncRun {
   /** Moves the cursor over every settled sign-up, up to the first that is not. */
   private advanceCursor(): void {
     let index = this.frontier;
-    while (index < this.signups.length && this.settled((this.signups[index] as ReadSignup).signup))
-      index += 1;
+    while (index < this.signups.length && this.settled(this.signups[index] as ReadSignup)) index += 1;
     if (index === this.frontier) return;
     this.cursor = (this.signups[index - 1] as ReadSignup).cursor;
     this.cursorDirty = true;
