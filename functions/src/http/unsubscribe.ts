@@ -100,15 +100,15 @@ function confirmPage(): UnsubscribeHttpResponse {
   return page(
     200,
     'Unsubscribe from GOODY',
-    `<p>Press the button to leave the GOODY list. We'll delete this e-mail address from our sign-ups and from our mailing service, and won't write to it again.</p>\n${FORM}`,
+    `<p>Press the button to leave the GOODY list. We’ll delete this e-mail address from our sign-ups and from our mailing service, and won’t write to it again.</p>\n${FORM}`,
   );
 }
 
 function donePage(): UnsubscribeHttpResponse {
   return page(
     200,
-    "You're unsubscribed",
-    `<p>We've deleted this e-mail address from the GOODY list and from our mailing service. You won't hear from us again unless you sign up again.</p>`,
+    'You’re unsubscribed',
+    `<p>We’ve deleted this e-mail address from the GOODY list and from our mailing service. You won’t hear from us again unless you sign up again.</p>`,
   );
 }
 
@@ -116,7 +116,7 @@ function badLinkPage(contact: string): UnsubscribeHttpResponse {
   const c = escapeHtml(contact);
   return page(
     400,
-    "This link doesn't work",
+    'This link doesn’t work',
     `<p>This unsubscribe link is incomplete or was changed, so nothing was deleted. To leave the GOODY list, reply to the e-mail we sent you, or write to <a href="mailto:${c}">${c}</a>.</p>`,
   );
 }
@@ -124,7 +124,7 @@ function badLinkPage(contact: string): UnsubscribeHttpResponse {
 function failedPage(): UnsubscribeHttpResponse {
   return page(
     503,
-    "We couldn't finish",
+    'We couldn’t finish',
     `<p>Something went wrong on our side while deleting this address. Please try again in a few minutes.</p>\n${FORM}`,
   );
 }

@@ -23,7 +23,42 @@ export function addressForms(emailAsTyped: string): string[] {
   return typed === normalised ? [normalised] : [typed, normalised];
 }
 
-/** Every stored sign-up of the address, in either form. */
+/**
+ * Every stored sign-up of the address, in any case: Firestore compares strings exactly, and the page
+ * stores the address as typed, so `Kid@x.com` and `KID@x.com` are two rows of one person. The rules
+ * let only an address starting with a letter, digit or one of a few symbols in, so its rows all lie
+ * in the ranges of its first character in lower and upper case: those (a small part of the
+ * collection) are read, address field only, and compared normalised.
+ */
+export async function everySignupOf(db: Firestore, email: string): Promise<QueryDocumentSnapshot[]> {
+  const normalised = normaliseEmail(email);
+  const first = normalised[0] ?? '';
+  const found: QueryDocumentSnapshot[] = [];
+  for (const start of new Set([first, first.toUpperCase()])) {
+    const end = String.fromCharCode(start.charCodeAt(0) + 1);
+    let last: QueryDocumentSnapshot | undefined;
+    for (;;) {
+      let query = db
+        .collection(SIGNUPS)
+        .where('email', '>=', start)
+        .where('email', '<', end)
+        .orderBy('email')
+        .select('email')
+        .limit(500);
+      if (last) query = query.startAfter(last);
+      const page = await query.get();
+      for (const doc of page.docs) {
+        const stored = doc.get('email');
+        if (typeof stored === 'string' && normaliseEmail(stored) === normalised) found.push(doc);
+      }
+      if (page.size < 500) break;
+      last = page.docs[page.docs.length - 1];
+    }
+  }
+  return found;
+}
+
+/** The stored sign-ups of the address as typed or normalised: the two forms a caller can name. */
 export async function storedSignups(db: Firestore, emailAsTyped: string): Promise<QueryDocumentSnapshot[]> {
   const docs: QueryDocumentSnapshot[] = [];
   for (const email of addressForms(emailAsTyped)) {
@@ -76,7 +111,7 @@ export interface ErasureReport {
 /**
  * Erases everything the product keeps about an address: the tombstone first (so a sync running now
  * undoes its own push), then every sign-up in either form, the thank-you record, and the MailerLite
- * subscriber (forgotten, not just unsubscribed). Idempotent: a second run finds nothing and succeeds.
+ * subscriber (forgotten, not just unsubscribed). Sign-ups go in every spelling of the address. Idempotent: a second run finds nothing and succeeds.
  * Firestore goes before MailerLite, so if MailerLite fails nothing is left for a sync to push back;
  * the error is then thrown for the caller to ask for a retry.
  */
@@ -91,7 +126,7 @@ export async function eraseAddress(emailAsTyped: string, deps: EraseDeps): Promi
 
   let signups = 0;
   for (;;) {
-    const docs = await storedSignups(deps.db, emailAsTyped);
+    const docs = await everySignupOf(deps.db, emailAsTyped);
     if (docs.length === 0) break;
     const batch = deps.db.batch();
     for (const doc of docs.slice(0, 400)) batch.delete(doc.ref);
