@@ -280,7 +280,7 @@ describe('send-thank-you-email', () => {
       expect(message?.html).toContain(`href="${(link as string).replaceAll('&', '&amp;')}"`);
       const url = new URL(link as string);
       expect(`${url.origin}${url.pathname}`).toBe(UNSUBSCRIBE_URL);
-      expect(decodeURIComponent(url.search).toLowerCase()).not.toContain('kid');
+      expect(decodeURIComponent(url.search)).not.toMatch(/@|example\.com/i);
       expect(openUnsubscribeToken(SECRET, url.searchParams.get('a'), url.searchParams.get('t'))).toEqual({
         emailAsTyped: 'Kid@Example.com',
         email: 'kid@example.com',
