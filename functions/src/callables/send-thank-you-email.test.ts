@@ -319,7 +319,12 @@ describe('send-thank-you-email', () => {
       // stored path is plainly slower than the stranger's unless the floor evens them out.
       const slowTransport = async (): Promise<MailTransport> => {
         const smtp = await smtpTransport(outbox.url);
-        return { send: async (message) => (await sleep(150), smtp.send(message)) };
+        return {
+          send: async (message) => {
+            await sleep(150);
+            return smtp.send(message);
+          },
+        };
       };
       const timed = async (email: string, floorMs: number) => {
         const started = performance.now();

@@ -182,7 +182,8 @@ export async function handleUnsubscribe(
 }
 
 export const unsubscribe = onRequest(
-  { secrets: [MAILERLITE_API_KEY, UNSUBSCRIBE_SECRET], timeoutSeconds: 60, cors: false },
+  // Public: mail providers and people call it without any Google identity.
+  { secrets: [MAILERLITE_API_KEY, UNSUBSCRIBE_SECRET], timeoutSeconds: 60, cors: false, invoker: 'public' },
   async (req, res) => {
     const response = await handleUnsubscribe(
       {
