@@ -259,10 +259,16 @@ export class Launcher {
       ports: config.ports,
       firestore: firestore.kind,
       functions,
-      functionsEnv: functionsParams(standIns),
+      functionsEnv: {
+        ...functionsParams(standIns),
+        // The link in the thank-you mail: this stack's unsubscribe function in the Functions emulator.
+        UNSUBSCRIBE_URL: `${this.functionsBaseUrl()}/unsubscribe`,
+      },
       functionsSecrets: {
         MAILERLITE_API_KEY: config.mailerLiteApiKey,
         SMTP_URL: standIns.smtp.url,
+        // A fixed dummy for the local stack only; a deploy uses a Secret Manager secret.
+        UNSUBSCRIBE_SECRET: 'dev-unsubscribe-secret-not-for-production',
       },
     });
 

@@ -361,6 +361,8 @@ function stateOf(
       groups: [...s.groupIds],
       createdAt: formatTimestamp(s.createdAt) ?? '',
       updatedAt: formatTimestamp(s.updatedAt) ?? '',
+      /** `opted_in_at` as the client sent it ("YYYY-MM-DD HH:MM:SS"), or null. */
+      optedInAt: s.optedInAt,
     })),
     groups: [...store.groups.values()].map((g) => ({
       id: g.id,

@@ -182,6 +182,37 @@ describe('subscribers', () => {
     });
   });
 
+  it('forgets a subscriber (GDPR): 200 with its data and the 30-day notice, gone at once, 404 the second time', async () => {
+    await start();
+    const created = await call('/subscribers', { body: { email: 'kid@example.org' } });
+    const id: string = created.json.data.id;
+    const forgotten = await call(`/subscribers/${id}/forget`, { method: 'POST' });
+    expect(forgotten.status).toBe(200);
+    expect(forgotten.json.data).toMatchObject({ id, email: 'kid@example.org' });
+    expect(forgotten.json.message).toBe(
+      'Subscriber data will be completely deleted and forgotten within 30 days.',
+    );
+    expect((await call('/subscribers/kid@example.org')).status).toBe(404);
+    expect(ml?.state.subscribers).toEqual([]);
+    expect((await call(`/subscribers/${id}/forget`, { method: 'POST' })).status).toBe(404);
+  });
+
+  it("keeps opted_in_at in MailerLite's format, and refuses any other with 422", async () => {
+    await start();
+    const ok = await call('/subscribers', {
+      body: { email: 'a@example.org', opted_in_at: '2026-01-15 09:30:05' },
+    });
+    expect(ok.status).toBe(201);
+    expect(ok.json.data.opted_in_at).toBe('2026-01-15 09:30:05');
+    for (const value of ['2026-01-15T09:30:05Z', '2026-02-30 10:00:00', '15.01.2026 09:30', 42]) {
+      const refused = await call('/subscribers', { body: { email: 'b@example.org', opted_in_at: value } });
+      expect(refused.status, String(value)).toBe(422);
+      expect(refused.json.errors).toEqual({
+        opted_in_at: ['The opted in at does not match the format Y-m-d H:i:s.'],
+      });
+    }
+  });
+
   it('assigns a subscriber to a group with 200 and the group, and 404s an unknown group', async () => {
     await start();
     const group = (await call('/groups', { body: { name: 'club' } })).json.data;

@@ -116,6 +116,11 @@ const upsertSubscriber: Handler = (ctx, _params, _query, body) => {
   }
   if (ipAddress !== undefined && ipAddress !== null && typeof ipAddress !== 'string')
     v.notString('ip_address');
+  // Laravel's date_format:Y-m-d H:i:s, as the docs give opted_in_at ("2021-08-31 14:22:08").
+  const optedInAt = body.opted_in_at;
+  if (optedInAt !== undefined && optedInAt !== null && !isMailerLiteTime(optedInAt)) {
+    v.add('opted_in_at', 'The opted in at does not match the format Y-m-d H:i:s.');
+  }
   if (v.failed) return invalid(v);
 
   const existing = ctx.store.findSubscriber(email as string);
@@ -151,6 +156,27 @@ const deleteSubscriber: Handler = (ctx, params) => {
   ctx.store.deleteSubscriber(subscriber);
   return { status: 204, body: null };
 };
+
+// POST /api/subscribers/{id}/forget: the GDPR erasure. The subscriber leaves every group and can no
+// longer be found at once; MailerLite says its data goes "within 30 days". An unknown id is a 404.
+const forgetSubscriber: Handler = (ctx, params) => {
+  const subscriber = ctx.store.subscribers.get(params.subscriber ?? '');
+  if (!subscriber) return notFound('Subscriber\\Subscriber');
+  const data = ctx.store.subscriberJson(subscriber);
+  ctx.store.deleteSubscriber(subscriber);
+  return {
+    status: 200,
+    body: { data, message: 'Subscriber data will be completely deleted and forgotten within 30 days.' },
+  };
+};
+
+function isMailerLiteTime(value: unknown): boolean {
+  if (typeof value !== 'string') return false;
+  const match = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})$/.exec(value);
+  if (!match) return false;
+  const date = new Date(`${value.replace(' ', 'T')}Z`);
+  return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 19).replace('T', ' ') === value;
+}
 
 // POST /api/subscribers/{subscriber_id}/groups/{group_id}: answers 200 with the group, also when the
 // subscriber was already in it (the recorded response of a first assignment is 200, not 201).
@@ -404,6 +430,7 @@ const ROUTES: Route[] = [
   route('GET', '/api/subscribers/import/{import}', getImport),
   route('GET', '/api/subscribers/{subscriber}', getSubscriber),
   route('DELETE', '/api/subscribers/{subscriber}', deleteSubscriber),
+  route('POST', '/api/subscribers/{subscriber}/forget', forgetSubscriber),
   route('POST', '/api/subscribers/{subscriber}/groups/{group}', assignToGroup),
   route('DELETE', '/api/subscribers/{subscriber}/groups/{group}', unassignFromGroup),
   route('GET', '/api/groups', listGroups),
@@ -420,7 +447,6 @@ const NOT_IMPLEMENTED: Array<{ method: string; pattern: RegExp }> = [
   ['GET', '/api/subscribers'],
   ['PUT', '/api/subscribers/{subscriber}'],
   ['GET', '/api/groups/{group}/subscribers'],
-  ['POST', '/api/subscribers/{subscriber}/forget'],
   ...[
     '/api/fields',
     '/api/segments',

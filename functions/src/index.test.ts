@@ -21,6 +21,8 @@ interface Endpoint {
   platform: string;
   region: string[];
   callableTrigger?: object;
+  httpsTrigger?: object;
+  scheduleTrigger?: { schedule?: string; timeZone?: string };
   timeoutSeconds?: number;
   secretEnvironmentVariables?: Array<{ key: string }>;
 }
@@ -60,11 +62,13 @@ function callable(id: string): Callable {
 }
 
 describe('the functions module', () => {
-  it('exports exactly the three callables, under the names the spec gives them', () => {
+  it('exports the three callables under the names the spec gives them, the unsubscribe endpoint and the retention job', () => {
     expect([...discovered.keys()].sort()).toEqual([
       'add-contact-to-mailerlite',
+      'retention',
       'send-thank-you-email',
       'sync-emails-to-mailerlite',
+      'unsubscribe',
     ]);
   });
 
@@ -78,12 +82,22 @@ describe('the functions module', () => {
   it('makes them 2nd-gen callables in us-central1 with the secrets they need bound', () => {
     const endpoint = (id: string) => callable(id).__endpoint;
     const secrets = (id: string) => endpoint(id).secretEnvironmentVariables?.map((secret) => secret.key);
-    for (const id of discovered.keys()) {
+    for (const id of ['add-contact-to-mailerlite', 'send-thank-you-email', 'sync-emails-to-mailerlite']) {
       expect(endpoint(id)).toMatchObject({ platform: 'gcfv2', region: ['us-central1'], callableTrigger: {} });
     }
     expect(secrets('add-contact-to-mailerlite')).toEqual(['MAILERLITE_API_KEY']);
     expect(secrets('sync-emails-to-mailerlite')).toEqual(['MAILERLITE_API_KEY']);
-    expect(secrets('send-thank-you-email')).toEqual(['SMTP_URL']);
+    expect(secrets('send-thank-you-email')).toEqual(['SMTP_URL', 'UNSUBSCRIBE_SECRET']);
+    expect(endpoint('unsubscribe')).toMatchObject({
+      platform: 'gcfv2',
+      region: ['us-central1'],
+      httpsTrigger: {},
+    });
+    expect(secrets('unsubscribe')).toEqual(['MAILERLITE_API_KEY', 'UNSUBSCRIBE_SECRET']);
+    expect(endpoint('retention')).toMatchObject({
+      platform: 'gcfv2',
+      scheduleTrigger: { schedule: 'every day 03:17', timeZone: 'Etc/UTC' },
+    });
     expect(endpoint('sync-emails-to-mailerlite').timeoutSeconds).toBe(540);
   });
 });
@@ -112,11 +126,8 @@ describe('the onCall wrappers, bound to their params', () => {
     await seedSignups(firestore.db, [{ email: 'kid@example.com', ...HERO }]);
     expect(
       await call('add-contact-to-mailerlite', { email: 'kid@example.com', source: 'hero_form' }),
-    ).toEqual({
-      status: 'created',
-      subscription_type: 'updates',
-    });
-    expect(await call('send-thank-you-email', { email: 'kid@example.com' })).toEqual({ status: 'sent' });
+    ).toEqual({ status: 'accepted' });
+    expect(await call('send-thank-you-email', { email: 'kid@example.com' })).toEqual({ status: 'accepted' });
     expect(await call('sync-emails-to-mailerlite', null)).toMatchObject({
       success: true,
       synced: 1,

@@ -10,3 +10,8 @@ import { syncEmailsToMailerlite } from './callables/sync-emails-to-mailerlite';
 export const add = { contact: { to: { mailerlite: addContactToMailerlite } } };
 export const send = { thank: { you: { email: sendThankYouEmail } } };
 export const sync = { emails: { to: { mailerlite: syncEmailsToMailerlite } } };
+
+// One word each, so no nesting: the one-click unsubscribe link of the thank-you mail (an HTTPS
+// function, https://<region>-<project>.cloudfunctions.net/unsubscribe) and the daily retention job.
+export { unsubscribe } from './http/unsubscribe';
+export { eraseExpiredSignups as retention } from './scheduled/retention';

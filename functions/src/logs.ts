@@ -8,6 +8,14 @@ import * as functionsLogger from 'firebase-functions/logger';
 export type LogEvent =
   | 'add_contact.upserted'
   | 'add_contact.failed'
+  | 'add_contact.refused_unknown_address'
+  | 'add_contact.erased_during_call'
+  | 'reply.floor_exceeded'
+  | 'unsubscribe.erased'
+  | 'unsubscribe.refused_token'
+  | 'unsubscribe.failed'
+  | 'retention.erased'
+  | 'retention.failed'
   | 'thank_you.sent'
   | 'thank_you.skipped'
   | 'thank_you.refused_unknown_address'
@@ -22,6 +30,8 @@ export type LogEvent =
   | 'sync.batch_confirmed'
   | 'sync.contact_rejected'
   | 'sync.signup_skipped'
+  | 'sync.erased_contact_skipped'
+  | 'sync.erased_contact_forgotten'
   | 'sync.rate_limited'
   | 'sync.finished'
   | 'sync.failed';

@@ -1,4 +1,4 @@
-import { defineBoolean, defineSecret, defineString } from 'firebase-functions/params';
+import { defineBoolean, defineInt, defineSecret, defineString } from 'firebase-functions/params';
 
 // Declared once, bound per function (`secrets: [...]` on each onCall) and read with `.value()` at run
 // time only. Locally they come from functions/.env.local and functions/.secret.local (written by
@@ -52,4 +52,20 @@ export const ENFORCE_APP_CHECK = defineBoolean('ENFORCE_APP_CHECK', {
   default: false,
   description:
     'Refuse callable requests without a valid App Check token. Set true only once the web app is built with VITE_APPCHECK_RECAPTCHA_ENTERPRISE_SITE_KEY and registered for App Check (functions/README.md, App Check).',
+});
+
+export const UNSUBSCRIBE_SECRET = defineSecret('UNSUBSCRIBE_SECRET', {
+  description:
+    'Key of the one-click unsubscribe links in the thank-you mail: a random string of at least 32 bytes (e.g. `openssl rand -base64 48`). Rotating it invalidates every link already sent.',
+});
+
+export const UNSUBSCRIBE_URL = defineString('UNSUBSCRIBE_URL', {
+  description:
+    'Public https URL of the unsubscribe function, e.g. https://us-central1-<project>.cloudfunctions.net/unsubscribe (printed by the first deploy). The thank-you mail links to it.',
+});
+
+export const RETENTION_DAYS = defineInt('RETENTION_DAYS', {
+  default: 730,
+  description:
+    'Sign-ups older than this many days are erased by the daily retention job (email_subscriptions and the thank-you records).',
 });

@@ -130,6 +130,8 @@ export function validated<T>(
 export interface AddContactInput {
   /** Normalised. */
   email: string;
+  /** As sent, trimmed: the form in which the sign-up was most likely stored. */
+  emailAsSent: string;
   source: Source;
   subscriptionType: SubscriptionType;
 }
@@ -152,7 +154,7 @@ export function parseAddContactInput(data: unknown): AddContactInput {
         : `subscription_type ${subscriptionType} does not go with source ${source}.`,
     );
   }
-  return { email, source, subscriptionType };
+  return { email, emailAsSent: (body.email as string).trim(), source, subscriptionType };
 }
 
 export interface ThankYouInput {

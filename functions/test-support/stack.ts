@@ -115,6 +115,8 @@ export function setLauncherParams(standIns: {
     MAILERLITE_GROUP_CLUB: 'GOODY Club',
     SMTP_URL: outbox.url,
     MAIL_FROM: 'GOODY <hello@goody.example>',
+    UNSUBSCRIBE_URL: 'http://127.0.0.1:5001/demo-goody/us-central1/unsubscribe',
+    UNSUBSCRIBE_SECRET: 'test-unsubscribe-secret',
   });
 }
 

@@ -1,31 +1,45 @@
+import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { MailerLiteStandIn } from '../../../dev/mailerlite/index.ts';
 import {
   BAD_EMAILS,
   deleteGroupInMailerLite,
   expectHttpsError,
+  FINAL,
+  type FirestoreHarness,
   groupRequests,
+  HERO,
   mailerLiteClient,
   type RecordingLogger,
   recordingLogger,
   resetMailerLite,
   resetMailerLiteOverHttp,
+  seedSignups,
+  startFirestore,
   startMailerLite,
 } from '../../test-support/stack';
 import { systemClock } from '../clock';
+import { sha256Hex } from '../logs';
 import type { MailerLiteClientOptions } from '../mailerlite/client';
+import { mailerLiteTime } from '../mailerlite/client';
 import { clearGroupCache } from '../mailerlite/groups';
+import { ERASURES } from '../privacy/erasure';
+import { ACCEPTED } from '../privacy/reply-floor';
 import { type AddContactDeps, handleAddContactToMailerlite } from './add-contact-to-mailerlite';
 
 let ml: MailerLiteStandIn;
+let firestore: FirestoreHarness;
 let logger: RecordingLogger;
 
 beforeAll(async () => {
-  ml = await startMailerLite();
+  [ml, firestore] = await Promise.all([startMailerLite(), startFirestore()]);
 });
-afterAll(() => ml.stop());
+afterAll(async () => {
+  await Promise.all([ml.stop(), firestore.stop()]);
+});
 beforeEach(() => {
   resetMailerLite(ml);
+  firestore.standIn.reset();
   clearGroupCache();
   logger = recordingLogger();
 });
@@ -36,7 +50,40 @@ function deps(
   client: Partial<MailerLiteClientOptions> = {},
   extra: Partial<AddContactDeps> = {},
 ): AddContactDeps {
-  return { client: mailerLiteClient(ml, client), groups: GROUPS, clock: systemClock, logger, ...extra };
+  return {
+    db: firestore.db,
+    client: mailerLiteClient(ml, client),
+    groups: GROUPS,
+    clock: systemClock,
+    logger,
+    replyFloorMs: 0,
+    ...extra,
+  };
+}
+
+type ContactBody = { email: string; source: string; subscription_type?: string };
+
+/** Stores the sign-up the body names, as the page does before it calls, then calls. */
+async function add(body: ContactBody, callDeps: AddContactDeps = deps()) {
+  await seedSignups(firestore.db, [{ email: body.email, ...(body.source === 'final_cta' ? FINAL : HERO) }]);
+  return handleAddContactToMailerlite(body, callDeps);
+}
+
+/** What each upsert MailerLite confirmed did, from the logs: the reply no longer says. */
+const upsertStatuses = () =>
+  logger.entries
+    .filter((entry) => entry.event === 'add_contact.upserted')
+    .map((entry) => entry.fields.status);
+
+/**
+ * A call that failed downstream: answered like every other call, and logged with the code the
+ * failure maps to.
+ */
+async function expectFailure(call: Promise<unknown>, code: string): Promise<{ message: unknown }> {
+  expect(await call).toEqual(ACCEPTED);
+  const failure = logger.entries.filter((entry) => entry.event === 'add_contact.failed').at(-1);
+  expect(failure?.fields.code, 'the logged failure').toBe(code);
+  return { message: failure?.fields.message };
 }
 
 const hero = (email: string) => ({ email, source: 'hero_form' });
@@ -71,8 +118,9 @@ const groupId = (name: string) => ml.state.groups.find((group) => group.name ===
 
 describe('add-contact-to-mailerlite', () => {
   it('puts a hero sign-up into the updates group, with its source, and says it created it', async () => {
-    const result = await handleAddContactToMailerlite(hero('Kid@Example.com'), deps());
-    expect(result).toEqual({ status: 'created', subscription_type: 'updates' });
+    const result = await add(hero('Kid@Example.com'), deps());
+    expect(result).toEqual(ACCEPTED);
+    expect(upsertStatuses()).toEqual(['created']);
     expect(subscriber('kid@example.com')).toMatchObject({
       status: 'active',
       fields: { source: 'hero_form' },
@@ -81,9 +129,10 @@ describe('add-contact-to-mailerlite', () => {
   });
 
   it('adds a club sign-up of the same person to the club group and keeps the updates group', async () => {
-    await handleAddContactToMailerlite(hero('kid@example.com'), deps());
-    const result = await handleAddContactToMailerlite(final('KID@example.com'), deps());
-    expect(result).toEqual({ status: 'updated', subscription_type: 'club' });
+    await add(hero('kid@example.com'), deps());
+    const result = await add(final('KID@example.com'), deps());
+    expect(result).toEqual(ACCEPTED);
+    expect(upsertStatuses()).toEqual(['created', 'updated']);
     expect(ml.state.subscribers).toHaveLength(1);
     expect(subscriber('kid@example.com')).toMatchObject({
       fields: { source: 'final_cta' },
@@ -94,7 +143,7 @@ describe('add-contact-to-mailerlite', () => {
   it('uses configured group ids without looking anything up', async () => {
     const updates = ml.addGroup('Launch list');
     const club = ml.addGroup('Club list');
-    await handleAddContactToMailerlite(final('kid@example.com'), deps({}, { groups: { updates, club } }));
+    await add(final('kid@example.com'), deps({}, { groups: { updates, club } }));
     expect(subscriber('kid@example.com')?.groups).toEqual([club]);
     expect(apiRequests().map((request) => `${request.method} ${request.path}`)).toEqual([
       'POST /api/subscribers',
@@ -102,23 +151,24 @@ describe('add-contact-to-mailerlite', () => {
   });
 
   it('resolves each group name once per instance: later calls answer from the cache', async () => {
-    await handleAddContactToMailerlite(hero('one@example.com'), deps());
-    await handleAddContactToMailerlite(final('two@example.com'), deps());
-    await handleAddContactToMailerlite(hero('three@example.com'), deps());
-    await handleAddContactToMailerlite(final('one@example.com'), deps());
+    await add(hero('one@example.com'), deps());
+    await add(final('two@example.com'), deps());
+    await add(hero('three@example.com'), deps());
+    await add(final('one@example.com'), deps());
     expect(groupRequests(ml)).toEqual({ lookups: 2, creations: 2 });
     expect(apiRequests().filter((request) => request.path === '/api/subscribers')).toHaveLength(4);
   });
 
   describe('when the cached group no longer exists in MailerLite', () => {
     it('deleted: resolves the name again, creates the group anew, delivers, and caches the new id', async () => {
-      await handleAddContactToMailerlite(hero('first@example.com'), deps());
+      await add(hero('first@example.com'), deps());
       const deleted = groupId(GROUPS.updates) as string;
       await deleteGroupInMailerLite(ml, deleted);
       const before = apiRequests().length;
 
-      const result = await handleAddContactToMailerlite(hero('second@example.com'), deps());
-      expect(result).toEqual({ status: 'created', subscription_type: 'updates' });
+      const result = await add(hero('second@example.com'), deps());
+      expect(result).toEqual(ACCEPTED);
+      expect(upsertStatuses()).toEqual(['created', 'created']);
       const recreated = groupId(GROUPS.updates);
       expect(recreated).toBeDefined();
       expect(recreated).not.toBe(deleted);
@@ -137,31 +187,31 @@ describe('add-contact-to-mailerlite', () => {
 
       // The new id is cached like the first: no look-up, no refusal.
       const next = apiRequests().length;
-      await handleAddContactToMailerlite(hero('third@example.com'), deps());
+      await add(hero('third@example.com'), deps());
       expect(requestsSince(next)).toEqual(['POST /api/subscribers 201']);
     });
 
     it('the account reset (the stand-in emptied over its HTTP control): delivers into a new group', async () => {
-      await handleAddContactToMailerlite(final('first@example.com'), deps());
+      await add(final('first@example.com'), deps());
       await resetMailerLiteOverHttp(ml);
       expect(ml.state.groups).toEqual([]);
 
-      const result = await handleAddContactToMailerlite(final('second@example.com'), deps());
-      expect(result).toEqual({ status: 'created', subscription_type: 'club' });
+      const result = await add(final('second@example.com'), deps());
+      expect(result).toEqual(ACCEPTED);
+      expect(upsertStatuses()).toEqual(['created', 'created']);
       expect(subscriber('second@example.com')?.groupNames).toEqual([GROUPS.club]);
       expect(groupRequests(ml)).toEqual({ lookups: 1, creations: 1 });
     });
 
     it('calls refused at the same time share one look-up and create one group', async () => {
-      await handleAddContactToMailerlite(hero('first@example.com'), deps());
+      await add(hero('first@example.com'), deps());
       await deleteGroupInMailerLite(ml, groupId(GROUPS.updates) as string);
       const before = groupRequests(ml);
 
       const emails = ['a', 'b', 'c', 'd', 'e'].map((name) => `${name}@example.com`);
-      const results = await Promise.all(
-        emails.map((email) => handleAddContactToMailerlite(hero(email), deps())),
-      );
-      expect(results.map((result) => result.status)).toEqual(emails.map(() => 'created'));
+      const results = await Promise.all(emails.map((email) => add(hero(email), deps())));
+      expect(results).toEqual(emails.map(() => ACCEPTED));
+      expect(upsertStatuses()).toEqual(['created', ...emails.map(() => 'created')]);
       expect(ml.state.groups.filter((group) => group.name === GROUPS.updates)).toHaveLength(1);
       const after = groupRequests(ml);
       expect({
@@ -181,10 +231,7 @@ describe('add-contact-to-mailerlite', () => {
         },
         { pathPrefix: '/api/subscribers' },
       );
-      const error = await expectHttpsError(
-        handleAddContactToMailerlite(hero('kid@example.com'), deps()),
-        'failed-precondition',
-      );
+      const error = await expectFailure(add(hero('kid@example.com'), deps()), 'failed-precondition');
       expect(error.message).toBe(
         "MailerLite refused the server's configuration (groups.0): The given data was invalid.",
       );
@@ -196,7 +243,7 @@ describe('add-contact-to-mailerlite', () => {
   });
 
   it('logs what happened with the address masked and hashed, never in clear', async () => {
-    await handleAddContactToMailerlite(hero('kid.teen@example.com'), deps());
+    await add(hero('kid.teen@example.com'), deps());
     expect(logger.entries).toEqual([
       {
         severity: 'info',
@@ -214,16 +261,16 @@ describe('add-contact-to-mailerlite', () => {
 
   describe('when MailerLite fails', () => {
     it('401: failed-precondition, saying the key was refused (and never showing it)', async () => {
-      const error = await expectHttpsError(
-        handleAddContactToMailerlite(hero('kid@example.com'), deps({ apiKey: 'revoked-key' })),
+      const error = await expectFailure(
+        add(hero('kid@example.com'), deps({ apiKey: 'revoked-key' })),
         'failed-precondition',
       );
       expect(error.message).toMatch(/API key was refused/);
-      expect(error.message + logger.text()).not.toContain('revoked-key');
+      expect(logger.text()).not.toContain('revoked-key');
       expect(logger.events()).toEqual(['add_contact.failed']);
     });
 
-    it('422: invalid-argument with MailerLite reason', async () => {
+    it('422 about the address: logged as invalid-argument, nothing stored', async () => {
       ml.faults.failNext(
         1,
         422,
@@ -233,13 +280,7 @@ describe('add-contact-to-mailerlite', () => {
         },
         { pathPrefix: '/api/subscribers' },
       );
-      const error = await expectHttpsError(
-        handleAddContactToMailerlite(hero('kid@example.com'), deps()),
-        'invalid-argument',
-      );
-      expect(error.message).toBe(
-        'MailerLite refused the contact (email): The email must be a valid email address.',
-      );
+      await expectFailure(add(hero('kid@example.com'), deps()), 'invalid-argument');
       expect(ml.state.subscribers).toEqual([]);
     });
 
@@ -248,42 +289,37 @@ describe('add-contact-to-mailerlite', () => {
         headers: { 'Retry-After': '1' },
         pathPrefix: '/api/subscribers',
       });
-      const result = await handleAddContactToMailerlite(hero('kid@example.com'), deps());
-      expect(result.status).toBe('created');
+      expect(await add(hero('kid@example.com'), deps())).toEqual(ACCEPTED);
+      expect(upsertStatuses()).toEqual(['created']);
     });
 
-    it('429 with a Retry-After beyond its budget: unavailable at once, saying the sync will deliver it', async () => {
+    it('429 with a Retry-After beyond its budget: given up at once (the sync will deliver it)', async () => {
       ml.faults.failNext(1, 429, undefined, {
         headers: { 'Retry-After': '60' },
         pathPrefix: '/api/subscribers',
       });
-      const error = await expectHttpsError(
-        handleAddContactToMailerlite(hero('kid@example.com'), deps()),
-        'unavailable',
-      );
-      expect(error.message).toBe(
-        'MailerLite is unavailable right now. The sign-up is stored, and the next sync will deliver it.',
-      );
+      await expectFailure(add(hero('kid@example.com'), deps()), 'unavailable');
       expect(apiRequests().filter((request) => request.path === '/api/subscribers')).toHaveLength(1);
     });
 
     it('500 that persists: unavailable, after one retry', async () => {
       ml.faults.failNext(5, 500, undefined, { pathPrefix: '/api/subscribers' });
-      await expectHttpsError(handleAddContactToMailerlite(hero('kid@example.com'), deps()), 'unavailable');
+      await expectFailure(add(hero('kid@example.com'), deps()), 'unavailable');
       expect(apiRequests().filter((request) => request.path === '/api/subscribers')).toHaveLength(2);
       expect(ml.state.subscribers).toEqual([]);
     });
 
     it('500 once: retried and delivered', async () => {
       ml.faults.failNext(1, 500, undefined, { pathPrefix: '/api/subscribers' });
-      expect((await handleAddContactToMailerlite(hero('kid@example.com'), deps())).status).toBe('created');
+      expect(await add(hero('kid@example.com'), deps())).toEqual(ACCEPTED);
+      expect(upsertStatuses()).toEqual(['created']);
     });
 
     it('too slow: unavailable once the per-request timeout has passed twice', async () => {
       const groups = { updates: ml.addGroup('Launch list'), club: ml.addGroup('Club list') };
       ml.faults.latencyMs = 1_500;
-      await expectHttpsError(
-        handleAddContactToMailerlite(hero('kid@example.com'), deps({}, { groups, requestTimeoutMs: 200 })),
+      await expectFailure(
+        add(hero('kid@example.com'), deps({}, { groups, requestTimeoutMs: 200 })),
         'unavailable',
       );
       expect(logger.entries.at(-1)?.fields).toMatchObject({
@@ -295,24 +331,18 @@ describe('add-contact-to-mailerlite', () => {
     it('too slow for its whole budget: unavailable within it', async () => {
       const groups = { updates: ml.addGroup('Launch list'), club: ml.addGroup('Club list') };
       ml.faults.latencyMs = 3_000;
-      await expectHttpsError(
-        handleAddContactToMailerlite(hero('kid@example.com'), deps({}, { groups, budgetMs: 500 })),
-        'unavailable',
-      );
+      await expectFailure(add(hero('kid@example.com'), deps({}, { groups, budgetMs: 500 })), 'unavailable');
       await drained(1);
     });
 
     it('unreachable: unavailable', async () => {
       ml.faults.down = true;
-      await expectHttpsError(handleAddContactToMailerlite(hero('kid@example.com'), deps()), 'unavailable');
+      await expectFailure(add(hero('kid@example.com'), deps()), 'unavailable');
     });
 
     it('a configured group id that does not exist: failed-precondition naming the param; nothing looked up or created', async () => {
-      const error = await expectHttpsError(
-        handleAddContactToMailerlite(
-          hero('kid@example.com'),
-          deps({}, { groups: { updates: '404', club: '405' } }),
-        ),
+      const error = await expectFailure(
+        add(hero('kid@example.com'), deps({}, { groups: { updates: '404', club: '405' } })),
         'failed-precondition',
       );
       expect(error.message).toBe(
@@ -357,4 +387,135 @@ describe('add-contact-to-mailerlite', () => {
       expect(ml.state.requests).toEqual([]);
     });
   });
+
+  describe('only for a stored sign-up, with one reply for everyone', () => {
+    const documents = async () =>
+      (await Promise.all(['email_subscriptions', ERASURES].map((c) => firestore.db.collection(c).get()))).map(
+        (snapshot) => snapshot.size,
+      );
+
+    it('a stranger: no MailerLite request, nothing written, the same reply', async () => {
+      const result = await handleAddContactToMailerlite(hero('classmate@example.com'), deps());
+      expect(result).toEqual(ACCEPTED);
+      expect(ml.state.requests).toEqual([]);
+      expect(ml.state.subscribers).toEqual([]);
+      expect(await documents()).toEqual([0, 0]);
+      expect(logger.events()).toEqual(['add_contact.refused_unknown_address']);
+      expect(logger.text()).not.toContain('classmate@example.com');
+    });
+
+    it('a sign-up through the other form does not let a call name this one', async () => {
+      await seedSignups(firestore.db, [{ email: 'kid@example.com', ...FINAL }]);
+      expect(await handleAddContactToMailerlite(hero('kid@example.com'), deps())).toEqual(ACCEPTED);
+      expect(ml.state.requests).toEqual([]);
+      expect(logger.events()).toEqual(['add_contact.refused_unknown_address']);
+    });
+
+    it('finds a sign-up stored in another case than the one sent', async () => {
+      await seedSignups(firestore.db, [{ email: 'kid@example.com', ...HERO }]);
+      await handleAddContactToMailerlite(hero('KID@Example.com'), deps());
+      expect(subscriber('kid@example.com')?.groupNames).toEqual([GROUPS.updates]);
+    });
+
+    it('answers byte for byte the same in every state: stranger, new, known, failed downstream', async () => {
+      const replies = new Map<string, string>();
+      const reply = async (state: string, call: Promise<unknown>) =>
+        replies.set(state, JSON.stringify(await call));
+      await reply('stranger', handleAddContactToMailerlite(hero('stranger@example.com'), deps()));
+      await reply('new', add(hero('kid@example.com')));
+      await reply('known', add(hero('kid@example.com')));
+      await reply('other form', add(final('kid@example.com')));
+      ml.faults.down = true;
+      await reply('MailerLite down', add(hero('other@example.com')));
+      ml.faults.down = false;
+      await reply('bad key', add(hero('third@example.com'), deps({ apiKey: 'revoked-key' })));
+      expect([...replies.values()]).toEqual([...replies.keys()].map(() => '{"status":"accepted"}'));
+      expect(logger.events().filter((event) => event !== 'mailerlite.retry')).toEqual([
+        'add_contact.refused_unknown_address',
+        'add_contact.upserted',
+        'add_contact.upserted',
+        'add_contact.upserted',
+        'add_contact.failed',
+        'add_contact.failed',
+      ]);
+    });
+
+    it("sends the first sign-up time of the pairing as MailerLite's consent time (opted_in_at)", async () => {
+      const signedUp = Date.UTC(2026, 0, 15, 9, 30, 5, 250);
+      await seedSignups(
+        firestore.db,
+        [
+          { email: 'kid@example.com', ...HERO },
+          { email: 'Kid@example.com', ...HERO },
+        ],
+        signedUp,
+      );
+      await handleAddContactToMailerlite(hero('kid@example.com'), deps());
+      expect(ml.state.subscribers.map((s) => [s.email, s.optedInAt])).toEqual([
+        ['kid@example.com', '2026-01-15 09:30:05'],
+      ]);
+      expect(mailerLiteTime(signedUp)).toBe('2026-01-15 09:30:05');
+    });
+
+    it('forgets the contact again when the person unsubscribed while the call was pushing it', async () => {
+      const groups = { updates: ml.addGroup('Launch list'), club: ml.addGroup('Club list') };
+      await seedSignups(firestore.db, [{ email: 'kid@example.com', ...HERO }], Date.now() - 1_000);
+      ml.faults.latencyMs = 600;
+      const call = handleAddContactToMailerlite(hero('kid@example.com'), deps({}, { groups }));
+      // The sign-up has been read and the upsert is on its way: the erasure happens now (its own
+      // forget found nothing yet in MailerLite), leaving its tombstone.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await firestore.db
+        .collection(ERASURES)
+        .doc(sha256Hex('kid@example.com'))
+        .set({ erased_at: new Date() });
+      expect(await call).toEqual(ACCEPTED);
+      ml.faults.latencyMs = 0;
+      expect(ml.state.subscribers).toEqual([]);
+      expect(logger.events()).toEqual(['add_contact.upserted', 'add_contact.erased_during_call']);
+    });
+
+    it('a stopwatch cannot tell a stranger from a stored address (the reply floor)', async () => {
+      const groups = { updates: ml.addGroup('Launch list'), club: ml.addGroup('Club list') };
+      // The stored path made clearly slower than the stranger's (each MailerLite request +150 ms), so
+      // the medians differ by far more than the tolerance unless the floor evens them out.
+      ml.faults.latencyMs = 150;
+      const stored = Array.from({ length: 20 }, (_, i) => `stored${i}@example.com`);
+      await seedSignups(
+        firestore.db,
+        stored.map((email) => ({ email, ...HERO })),
+      );
+      const timed = async (email: string, floorMs: number) => {
+        const started = performance.now();
+        expect(
+          await handleAddContactToMailerlite(hero(email), deps({}, { groups, replyFloorMs: floorMs })),
+        ).toEqual(ACCEPTED);
+        return performance.now() - started;
+      };
+      const medians = async (floorMs: number) => {
+        const strangers: number[] = [];
+        const known: number[] = [];
+        for (const [i, email] of stored.entries()) {
+          strangers.push(await timed(`stranger${i}@example.com`, floorMs));
+          known.push(await timed(email, floorMs));
+        }
+        return { stranger: median(strangers), stored: median(known) };
+      };
+      const withoutFloor = await medians(0);
+      const withFloor = await medians(400);
+      expect(ml.state.subscribers).toHaveLength(20);
+      // The control: without the floor, the stored path is plainly slower.
+      expect(withoutFloor.stored - withoutFloor.stranger).toBeGreaterThan(120);
+      expect(Math.abs(withFloor.stored - withFloor.stranger), JSON.stringify(withFloor)).toBeLessThan(50);
+      expect(withFloor.stranger).toBeGreaterThanOrEqual(399);
+    }, 60_000);
+  });
 });
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2
+    ? (sorted[middle] as number)
+    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+}

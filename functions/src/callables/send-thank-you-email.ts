@@ -15,8 +15,16 @@ import {
 import { cloudLogger, emailFields, type Logger, sha256Hex } from '../logs';
 import { buildThankYouMessage } from '../mail/thank-you-message';
 import { type MailTransport, smtpTransport } from '../mail/transport';
-import { MAIL_FROM, SMTP_URL } from '../params';
-import { parseThankYouInput, SUBSCRIPTION_TYPES, type SubscriptionType, validated } from '../schemas';
+import { MAIL_FROM, SMTP_URL, UNSUBSCRIBE_SECRET, UNSUBSCRIBE_URL } from '../params';
+import { ACCEPTED, type Accepted, THANK_YOU_REPLY_FLOOR_MS, waitForFloor } from '../privacy/reply-floor';
+import { unsubscribeLink } from '../privacy/unsubscribe-token';
+import {
+  parseThankYouInput,
+  SUBSCRIPTION_TYPES,
+  type SubscriptionType,
+  type ThankYouInput,
+  validated,
+} from '../schemas';
 
 export const SIGNUPS = 'email_subscriptions';
 export const THANK_YOU_MAILS = 'thank_you_mails';
@@ -49,35 +57,68 @@ export interface ThankYouRecord {
   last_error?: string;
 }
 
-export type ThankYouResult = { status: 'sent' } | { status: 'already_sent' } | { status: 'in_progress' };
+/** What happened, for the logs and the tests; the caller always gets ACCEPTED. */
+export type ThankYouOutcome =
+  | { status: 'sent' }
+  | { status: 'already_sent' }
+  | { status: 'in_progress' }
+  | { status: 'unknown_address' }
+  | { status: 'failed' };
+type ThankYouResult = Extract<ThankYouOutcome, { status: 'sent' | 'already_sent' | 'in_progress' }>;
 
 export interface SendThankYouDeps {
   db: Firestore;
   /** Called only when a message is really to be sent, so nodemailer loads only then. */
   transport: () => Promise<MailTransport>;
   from: string;
+  /** The one-click unsubscribe link for an address as typed (unsubscribe-token.ts). */
+  unsubscribeLink: (emailAsTyped: string) => string;
   clock: Clock;
   logger: Logger;
   leaseMs?: number;
+  /** The reply floor (see reply-floor.ts); tests that do not time the reply set 0. */
+  replyFloorMs?: number;
+  /** Sees what happened; the reply does not say. */
+  onOutcome?: (outcome: ThankYouOutcome) => void;
 }
 
 /**
  * One thank-you message per address, ever, and only for an address that signed up. The record is
- * claimed before anything is sent; a second call (concurrent or later) sees the claim and sends
- * nothing.
+ * claimed (lease.ts) before anything is sent; a second call (concurrent or later) sees the
+ * claim and sends nothing. Every well-formed call gets the same reply at the same time
+ * (reply-floor.ts), sent or not, stored or not, failed or not: the outcome is in the logs.
  */
-export async function handleSendThankYouEmail(
-  data: unknown,
-  deps: SendThankYouDeps,
-): Promise<ThankYouResult> {
+export async function handleSendThankYouEmail(data: unknown, deps: SendThankYouDeps): Promise<Accepted> {
+  const startedAt = deps.clock.now();
   const input = validated('send-thank-you-email', deps.logger, parseThankYouInput, data);
+  let outcome: ThankYouOutcome;
+  try {
+    outcome = await sendOnce(input, deps);
+  } catch (error) {
+    deps.logger.error('thank_you.failed', {
+      ...emailFields(input.email),
+      error: error instanceof HttpsError ? error.code : 'unknown',
+    });
+    outcome = { status: 'failed' };
+  }
+  deps.onOutcome?.(outcome);
+  const floorMs = deps.replyFloorMs ?? THANK_YOU_REPLY_FLOOR_MS;
+  const elapsedMs = deps.clock.now() - startedAt;
+  if (elapsedMs > floorMs && floorMs > 0) {
+    deps.logger.warn('reply.floor_exceeded', { callable: 'send-thank-you-email', elapsed_ms: elapsedMs });
+  }
+  await waitForFloor(deps.clock, startedAt, floorMs);
+  return ACCEPTED;
+}
+
+async function sendOnce(input: ThankYouInput, deps: SendThankYouDeps): Promise<ThankYouOutcome> {
   const log = emailFields(input.email);
   const id = sha256Hex(input.email);
 
   const subscriptionType = await storedSubscriptionType(deps.db, input.emailAsSent, input.email);
   if (!subscriptionType) {
     deps.logger.warn('thank_you.refused_unknown_address', log);
-    throw new HttpsError('not-found', 'No sign-up is stored for this address.');
+    return { status: 'unknown_address' };
   }
 
   const claim = await claimRecord(deps, deps.db.collection(THANK_YOU_MAILS).doc(id), subscriptionType);
@@ -91,6 +132,7 @@ export async function handleSendThankYouEmail(
     from: deps.from,
     subscriptionType,
     recipientHash: id.slice(0, 32),
+    unsubscribeUrl: deps.unsubscribeLink(input.emailAsSent),
   });
   try {
     const transport = await deps.transport();
@@ -113,10 +155,7 @@ export async function handleSendThankYouEmail(
       failed_at: new Date(deps.clock.now()),
       last_error: code,
     }).catch(() => undefined);
-    throw new HttpsError(
-      'unavailable',
-      'The thank-you e-mail could not be sent right now. Please try again later.',
-    );
+    return { status: 'failed' };
   }
 }
 
@@ -224,15 +263,22 @@ async function withDatabase<T>(operation: () => Promise<T>): Promise<T> {
 
 // Bound to its params here, at the edge; everything above takes them as arguments.
 export const sendThankYouEmail = onCall(
-  { secrets: [SMTP_URL], timeoutSeconds: THANK_YOU_TIMEOUT_SECONDS },
+  { secrets: [SMTP_URL, UNSUBSCRIBE_SECRET], timeoutSeconds: THANK_YOU_TIMEOUT_SECONDS },
   withAppCheck('send-thank-you-email', async (request) => {
     const from = MAIL_FROM.value();
     if (!from)
       throw new HttpsError('failed-precondition', 'The thank-you mail has no sender: MAIL_FROM is not set.');
+    const unsubscribeUrl = UNSUBSCRIBE_URL.value();
+    if (!unsubscribeUrl)
+      throw new HttpsError(
+        'failed-precondition',
+        'The thank-you mail has no unsubscribe link: UNSUBSCRIBE_URL is not set.',
+      );
     return handleSendThankYouEmail(request.data, {
       db: await adminFirestore(),
       transport: () => smtpTransport(SMTP_URL.value()),
       from,
+      unsubscribeLink: (email) => unsubscribeLink(unsubscribeUrl, UNSUBSCRIBE_SECRET.value(), email),
       clock: systemClock,
       logger: cloudLogger,
     });

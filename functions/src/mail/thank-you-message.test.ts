@@ -22,6 +22,7 @@ const input = {
   from: 'GOODY <hello@goody.example>',
   subscriptionType: 'updates' as const,
   recipientHash: 'a'.repeat(32),
+  unsubscribeUrl: 'https://us-central1-goody.cloudfunctions.net/unsubscribe?a=c2VhbGVk&t=bWFj',
 };
 
 describe('the thank-you message', () => {
@@ -43,22 +44,33 @@ describe('the thank-you message', () => {
     }
   });
 
-  it('tracks nothing: no images, no scripts, no web links, only the mailto contact', () => {
-    const { html, headers } = buildThankYouMessage(input);
+  it('tracks nothing: no images, no scripts, no web links but the unsubscribe link and the mailto contact', () => {
+    const { html } = buildThankYouMessage(input);
     expect(html).not.toMatch(/<img|<script|<link|<iframe|url\(/i);
     expect([...html.matchAll(/href="([^"]*)"/g)].map((match) => match[1])).toEqual([
+      input.unsubscribeUrl.replaceAll('&', '&amp;'),
       'mailto:hello@goody.example',
     ]);
-    expect(headers['List-Unsubscribe']).toBe('<mailto:hello@goody.example?subject=unsubscribe>');
+  });
+
+  it('offers one-click unsubscribe to mail providers (RFC 8058), the https link first', () => {
+    const { headers, text } = buildThankYouMessage(input);
+    expect(headers['List-Unsubscribe']).toBe(
+      `<${input.unsubscribeUrl}>, <mailto:hello@goody.example?subject=unsubscribe>`,
+    );
+    expect(headers['List-Unsubscribe-Post']).toBe('List-Unsubscribe=One-Click');
+    expect(text).toContain(`\n${input.unsubscribeUrl}\n`);
   });
 
   it('says plainly how to get off the list, in both parts', () => {
     const { text, html, replyTo } = buildThankYouMessage(input);
     expect(replyTo).toBe('hello@goody.example');
     expect(text).toContain(
-      "Didn't sign up, or want off the list? Reply to this e-mail or write to hello@goody.example",
+      "Didn't sign up, or want off the list? Unsubscribe in one click, which deletes this address from our list:",
     );
-    expect(html).toContain('want off the list?');
+    expect(text).toContain('Or reply to this e-mail or write to hello@goody.example');
+    expect(html).toContain('want off the list? <a href="https://');
+    expect(html).toContain('>Unsubscribe in one click</a>');
   });
 
   it('greets each form in its own words', () => {

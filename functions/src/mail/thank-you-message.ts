@@ -21,6 +21,8 @@ export interface ThankYouMessageInput {
   subscriptionType: SubscriptionType;
   /** Hash of the normalised address: makes the Message-ID stable, so a resend is recognisable as one. */
   recipientHash: string;
+  /** The one-click unsubscribe link (https), which erases the address everywhere. */
+  unsubscribeUrl: string;
 }
 
 interface Copy {
@@ -72,13 +74,14 @@ function escapeHtml(value: string): string {
 
 /**
  * The thank-you mail: HTML and a plain-text twin saying the same thing, no images, no tracking pixels,
- * no tracked links, and a plain line saying how to get off the list.
+ * no tracked links, and a footer with the one-click way off the list (also in the List-Unsubscribe
+ * headers) and a person to write to.
  */
 export function buildThankYouMessage(input: ThankYouMessageInput): MailMessage {
   const copy = COPY[input.subscriptionType];
   const contact = senderAddress(input.from);
   const domain = contact.includes('@') ? contact.slice(contact.lastIndexOf('@') + 1) : 'goody.invalid';
-  const footer = `You're getting this one-time e-mail because this address was signed up on the GOODY pre-launch page. Didn't sign up, or want off the list? Reply to this e-mail or write to ${contact} and we'll remove you.`;
+  const footer = `You're getting this one-time e-mail because this address was signed up on the GOODY pre-launch page. Didn't sign up, or want off the list? Unsubscribe in one click, which deletes this address from our list:\n${input.unsubscribeUrl}\nOr reply to this e-mail or write to ${contact} and we'll remove you.`;
 
   const text = [
     'Hi there,',
@@ -130,7 +133,7 @@ ${paragraph('See you soon,<br>The GOODY team')}
 </tr>
 <tr>
 <td style="padding:16px 32px 32px;border-top:1px solid #ebe7f5;">
-<p style="margin:0;font-size:13px;line-height:1.5;color:#5b5770;">You're getting this one-time e-mail because this address was signed up on the GOODY pre-launch page. Didn't sign up, or want off the list? Reply to this e-mail or write to <a href="mailto:${c}" style="color:#6b2fd6;">${c}</a> and we'll remove you.</p>
+<p style="margin:0;font-size:13px;line-height:1.5;color:#5b5770;">You're getting this one-time e-mail because this address was signed up on the GOODY pre-launch page. Didn't sign up, or want off the list? <a href="${escapeHtml(input.unsubscribeUrl)}" style="color:#6b2fd6;">Unsubscribe in one click</a>, which deletes this address from our list. Or reply to this e-mail or write to <a href="mailto:${c}" style="color:#6b2fd6;">${c}</a> and we'll remove you.</p>
 </td>
 </tr>
 </table>
@@ -150,7 +153,10 @@ ${paragraph('See you soon,<br>The GOODY team')}
     html,
     messageId: `<thank-you.${input.recipientHash}@${domain}>`,
     headers: {
-      'List-Unsubscribe': `<mailto:${contact}?subject=unsubscribe>`,
+      // RFC 2369 and RFC 8058: mail providers show an unsubscribe button and POST
+      // "List-Unsubscribe=One-Click" to the https link, with no page in between.
+      'List-Unsubscribe': `<${input.unsubscribeUrl}>, <mailto:${contact}?subject=unsubscribe>`,
+      'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
       'Auto-Submitted': 'auto-generated',
     },
   };

@@ -95,6 +95,8 @@ export interface UpsertSubscriberInput {
   fields?: Record<string, string | number | null>;
   /** Group ids to add the subscriber to; groups it is already in are kept. */
   groups?: string[];
+  /** When the person opted in, UTC, as MailerLite takes it: `YYYY-MM-DD HH:MM:SS` (see mailerLiteTime). */
+  opted_in_at?: string;
 }
 
 export interface UpsertResult {
@@ -236,6 +238,29 @@ export class MailerLiteClient {
       return toSubscriber(response.body?.data, path);
     } catch (error) {
       if (error instanceof MailerLiteNotFoundError) return null;
+      throw error;
+    }
+  }
+
+  /**
+   * Erases a subscriber: POST /subscribers/{id}/forget, MailerLite's GDPR erasure (the subscriber
+   * leaves every group at once and its data is deleted). Found by address first; true when there was
+   * one to forget, false when MailerLite has no such subscriber (already forgotten, or never there).
+   */
+  async forgetSubscriber(email: string, options?: RequestOptions): Promise<boolean> {
+    const subscriber = await this.getSubscriber(email, options);
+    if (!subscriber) return false;
+    try {
+      await this.request(
+        'POST',
+        `/subscribers/${encodeURIComponent(subscriber.id)}/forget`,
+        undefined,
+        options,
+      );
+      return true;
+    } catch (error) {
+      // Forgotten between the look-up and the erasure, by a second click or a sync's clean-up.
+      if (error instanceof MailerLiteNotFoundError) return false;
       throw error;
     }
   }
@@ -441,4 +466,9 @@ function toSubscriber(value: unknown, path: string): Subscriber {
     fields: (subscriber.fields ?? {}) as Subscriber['fields'],
     groups: Array.isArray(subscriber.groups) ? subscriber.groups.map((group) => toGroup(group, path)) : [],
   };
+}
+
+/** A time as MailerLite's subscriber fields take it (`opted_in_at`): UTC, `YYYY-MM-DD HH:MM:SS`. */
+export function mailerLiteTime(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
 }

@@ -1,5 +1,6 @@
 import type { FieldPath, Firestore, Query, QueryDocumentSnapshot } from 'firebase-admin/firestore';
 import type { Logger } from '../logs';
+import { millisOf } from '../privacy/erasure';
 import { parseStoredSignup, type Source, type StoredSignup, type SubscriptionType } from '../schemas';
 import type { SyncCursor } from './state';
 
@@ -11,6 +12,10 @@ export interface Contact {
   types: Set<SubscriptionType>;
   /** The source of its latest sign-up in the step: MailerLite keeps one value per field. */
   source: Source;
+  /** Its first sign-up in the step (ms): sent as MailerLite's consent time, opted_in_at. */
+  optedInAt: number;
+  /** Its latest sign-up in the step (ms): an erasure at or after it erased every one of them. */
+  signedUpAt: number;
 }
 
 /** A sign-up read from Firestore: its place in the order, and what it asks for (null: not a sign-up). */
@@ -40,7 +45,8 @@ export class Backlog {
   /** Index in `signups` of the first sign-up not yet settled: the cursor sits just before it. */
   private frontier = 0;
   private readonly confirmedPairs = new Set<string>();
-  private readonly passedEmails = new Set<string>();
+  /** Per address passed without delivery: its sign-ups created up to this time (ms) are settled. */
+  private readonly passedUpTo = new Map<string, number>();
   private lastRead: SyncCursor | null;
   private exhausted = false;
   private cursorAt: SyncCursor | null;
@@ -89,16 +95,26 @@ export class Backlog {
   nextContacts(max: number): Contact[] {
     const contacts = new Map<string, Contact>();
     for (let index = this.frontier; index < this.signups.length; index += 1) {
-      const { signup } = this.signups[index] as ReadSignup;
-      if (signup === null || this.settled(signup)) continue;
+      const entry = this.signups[index] as ReadSignup;
+      const { signup } = entry;
+      if (signup === null || this.settled(entry)) continue;
+      const createdAt = millisOf(entry.cursor.created_at);
       let contact = contacts.get(signup.email);
       if (!contact) {
         if (contacts.size === max) break;
-        contact = { email: signup.email, types: new Set(), source: signup.source };
+        contact = {
+          email: signup.email,
+          types: new Set(),
+          source: signup.source,
+          optedInAt: createdAt,
+          signedUpAt: createdAt,
+        };
         contacts.set(signup.email, contact);
       }
       contact.types.add(signup.subscriptionType);
       contact.source = signup.source;
+      contact.optedInAt = Math.min(contact.optedInAt, createdAt);
+      contact.signedUpAt = Math.max(contact.signedUpAt, createdAt);
     }
     return [...contacts.values()];
   }
@@ -108,16 +124,19 @@ export class Backlog {
     for (const type of contact.types) this.confirmedPairs.add(pair(contact.email, type));
   }
 
-  /** Every sign-up of `email` is passed without delivery (MailerLite refused it as invalid, say). */
-  pass(email: string): void {
-    this.passedEmails.add(email);
+  /**
+   * The sign-ups of `email` created up to `upTo` (ms; by default all of them) are passed without
+   * delivery: MailerLite refused the address as invalid, or the person unsubscribed meanwhile (then
+   * a sign-up made again after the erasure is a new consent and still goes).
+   */
+  pass(email: string, upTo = Number.POSITIVE_INFINITY): void {
+    this.passedUpTo.set(email, Math.max(upTo, this.passedUpTo.get(email) ?? Number.NEGATIVE_INFINITY));
   }
 
   /** Moves the cursor over every settled sign-up, up to the first that is not; true if it moved. */
   advance(): boolean {
     let index = this.frontier;
-    while (index < this.signups.length && this.settled((this.signups[index] as ReadSignup).signup))
-      index += 1;
+    while (index < this.signups.length && this.settled(this.signups[index] as ReadSignup)) index += 1;
     if (index === this.frontier) return false;
     this.cursorAt = (this.signups[index - 1] as ReadSignup).cursor;
     this.frontier = index;
@@ -157,11 +176,11 @@ export class Backlog {
     this.signups.push({ cursor, signup });
   }
 
-  private settled(signup: StoredSignup | null): boolean {
+  private settled({ signup, cursor }: ReadSignup): boolean {
     return (
       signup === null ||
-      this.passedEmails.has(signup.email) ||
-      this.confirmedPairs.has(pair(signup.email, signup.subscriptionType))
+      this.confirmedPairs.has(pair(signup.email, signup.subscriptionType)) ||
+      millisOf(cursor.created_at) <= (this.passedUpTo.get(signup.email) ?? Number.NEGATIVE_INFINITY)
     );
   }
 }

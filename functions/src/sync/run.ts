@@ -11,6 +11,7 @@ import {
 } from '../mailerlite/errors';
 import { type GroupConfig, reResolveGroupId, resolveGroupId } from '../mailerlite/groups';
 import { classify } from '../mailerlite/meaning';
+import { erasedSince } from '../privacy/erasure';
 import type { SubscriptionType } from '../schemas';
 import { Pacing } from './pacing';
 import { Backlog, type Contact } from './pages';
@@ -147,6 +148,7 @@ export async function runSync(deps: SyncRunDeps): Promise<SyncResult> {
     logger.info('sync.finished', {
       outcome,
       ...counts,
+      erased: run.erased,
       read: backlog.read,
       remaining,
       requests: deps.client.requestCount,
@@ -172,6 +174,8 @@ class Run {
   /** Distinct addresses MailerLite confirmed in this run. */
   readonly syncedEmails = new Set<string>();
   rejected = 0;
+  /** Contacts not sent, or forgotten again, because the person unsubscribed while the run held them. */
+  erased = 0;
   readonly backlog: Backlog;
 
   private readonly pacing: Pacing;
@@ -222,12 +226,17 @@ class Run {
         await this.reResolveRefusedGroups();
         continue;
       }
-      const pace = this.pacing.pace(now, this.nextContacts(this.pacing.stepSize(now)));
+      const pace = this.pacing.pace(now, this.backlog.nextContacts(this.pacing.stepSize(now)));
       if (pace.kind === 'wait') {
         await this.waitUntil(pace.until);
         continue;
       }
-      await this.send(pace);
+      const contacts = await this.withoutErased(pace.contacts);
+      if (this.failure) break;
+      if (contacts.length > 0) {
+        const confirmed = await this.send({ kind: pace.kind, contacts });
+        await this.forgetErased(confirmed);
+      }
       this.advanceCursor();
       await this.checkpoint(false);
     }
@@ -236,12 +245,57 @@ class Run {
   }
 
   /**
-   * The contacts of the next step, up to `max` addresses. Whatever must keep a contact out of
-   * MailerLite is decided here, once per step; a contact left out must be passed (backlog.pass) so
-   * the cursor moves over its sign-ups.
+   * The contacts of a step whose person has not unsubscribed since their sign-ups were read: what
+   * keeps a contact out of MailerLite is decided here, once per step. The others are passed without
+   * a request: their sign-ups are already deleted, and pushing them would put an erased address back.
    */
-  private nextContacts(max: number): Contact[] {
-    return this.backlog.nextContacts(max);
+  private async withoutErased(contacts: Contact[]): Promise<Contact[]> {
+    let erased: Set<string>;
+    try {
+      erased = await erasedSince(this.deps.db, contacts);
+    } catch {
+      this.fail('database');
+      return [];
+    }
+    if (erased.size === 0) return contacts;
+    for (const contact of contacts) {
+      if (!erased.has(contact.email)) continue;
+      this.backlog.pass(contact.email, contact.signedUpAt);
+      this.erased += 1;
+      this.deps.logger.info('sync.erased_contact_skipped', emailFields(contact.email));
+    }
+    return contacts.filter((contact) => !erased.has(contact.email));
+  }
+
+  /**
+   * After a step: a person who unsubscribed while MailerLite was taking their address (after the check
+   * above) has just been put back. The erasure writes its tombstone before it forgets the subscriber,
+   * so either it forgot after our push, or the tombstone is visible here and the run forgets it again.
+   */
+  private async forgetErased(confirmed: Contact[]): Promise<void> {
+    if (confirmed.length === 0 || this.failure?.reason === 'lease_lost') return;
+    let erased: Set<string>;
+    try {
+      erased = await erasedSince(this.deps.db, confirmed);
+    } catch {
+      this.fail('database');
+      return;
+    }
+    for (const contact of confirmed) {
+      if (!erased.has(contact.email)) continue;
+      try {
+        await this.deps.client.forgetSubscriber(contact.email, { deadline: this.deps.stopAt });
+      } catch (error) {
+        if (!(error instanceof MailerLiteError)) throw error;
+        this.deps.logger.error('sync.failed', { reason: 'forget_erased', ...emailFields(contact.email) });
+        this.requestFailed({ error, at: this.deps.clock.now() });
+        continue;
+      }
+      this.backlog.pass(contact.email, contact.signedUpAt);
+      this.syncedEmails.delete(contact.email);
+      this.erased += 1;
+      this.deps.logger.warn('sync.erased_contact_forgotten', emailFields(contact.email));
+    }
   }
 
   private async readAhead(): Promise<void> {
@@ -252,12 +306,13 @@ class Run {
     }
   }
 
-  private async send(step: { kind: 'batch' | 'single'; contacts: Contact[] }): Promise<void> {
+  /** Sends one step; returns the contacts MailerLite confirmed. */
+  private async send(step: { kind: 'batch' | 'single'; contacts: Contact[] }): Promise<Contact[]> {
     const sent = await sendStep(this.deps, step, this.groupIds, this.deps.stopAt);
     // A batch refused as a whole settles nothing: its contacts go again once the run may send.
     if ('failed' in sent) {
       this.requestFailed(sent.failed);
-      return;
+      return [];
     }
     const outcomes = sent.answers.map((answer) => this.settle(answer));
     const counts = {
@@ -267,6 +322,7 @@ class Run {
     };
     if (step.kind === 'batch') this.deps.logger.info('sync.batch_confirmed', counts);
     await this.deps.onProgress?.({ type: step.kind, ...counts });
+    return step.contacts.filter((_, index) => outcomes[index] === 'confirmed');
   }
 
   /** What MailerLite's answer about one contact means for the run. */

@@ -3,6 +3,7 @@ import {
   type BatchRequest,
   fieldErrors,
   type MailerLiteClient,
+  mailerLiteTime,
   type UpsertSubscriberInput,
 } from '../mailerlite/client';
 import { MailerLiteError, MailerLiteValidationError } from '../mailerlite/errors';
@@ -92,7 +93,10 @@ export async function sendStep(
   return { answers };
 }
 
-/** The upsert that delivers `contact`: every group it asked for, by id, and its latest source. */
+/**
+ * The upsert that delivers `contact`: every group it asked for, by id, its latest source, and when
+ * it first signed up as MailerLite's consent time.
+ */
 function upsertFor(
   contact: Contact,
   groupIds: Readonly<Record<SubscriptionType, string>>,
@@ -101,5 +105,6 @@ function upsertFor(
     email: contact.email,
     fields: { source: contact.source },
     groups: [...contact.types].map((type) => groupIds[type]),
+    ...(contact.optedInAt > 0 ? { opted_in_at: mailerLiteTime(contact.optedInAt) } : {}),
   };
 }

@@ -84,8 +84,9 @@ export function runningStackFromEnv(env: NodeJS.ProcessEnv = process.env): Stack
 }
 
 function functionsLoaded(output: string): boolean {
-  return /^ {2}Functions {3}http:\/\/\S+ \(add-contact-to-mailerlite, send-thank-you-email, sync-emails-to-mailerlite\)$/m.test(
-    output,
+  const names = /^ {2}Functions {3}http:\/\/\S+ \(([^)]*)\)$/m.exec(output)?.[1]?.split(', ') ?? [];
+  return ['add-contact-to-mailerlite', 'send-thank-you-email', 'sync-emails-to-mailerlite'].every((name) =>
+    names.includes(name),
   );
 }
 

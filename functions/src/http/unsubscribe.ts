@@ -1,0 +1,213 @@
+import '../global-options';
+import { createHash } from 'node:crypto';
+import { onRequest } from 'firebase-functions/v2/https';
+import { systemClock } from '../clock';
+import { adminFirestore } from '../firestore';
+import { cloudLogger, emailFields, type Logger } from '../logs';
+import { senderAddress } from '../mail/thank-you-message';
+import { mailerLiteFromParams } from '../mailerlite/from-params';
+import { MAIL_FROM, MAILERLITE_API_KEY, UNSUBSCRIBE_SECRET } from '../params';
+import { eraseAddress } from '../privacy/erasure';
+import { openUnsubscribeToken } from '../privacy/unsubscribe-token';
+
+/** What the handler reads of a request: Express's req, or a test's literal. */
+export interface UnsubscribeHttpRequest {
+  method: string;
+  query: Record<string, unknown>;
+  /** As Express parsed it: an object for a urlencoded form, else a string, a Buffer or nothing. */
+  body?: unknown;
+  /** The body as received (Cloud Functions keeps it), for multipart posts Express does not parse. */
+  rawBody?: Buffer;
+}
+
+export interface UnsubscribeHttpResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export interface UnsubscribeDeps {
+  secret: string;
+  /** The address a person can write to instead: MAIL_FROM's. */
+  contact: string;
+  erase: (emailAsTyped: string) => Promise<unknown>;
+  logger: Logger;
+}
+
+const STYLE = `
+:root{color-scheme:light}
+*{box-sizing:border-box}
+body{margin:0;min-height:100vh;display:flex;align-items:center;justify-content:center;padding:24px 16px;background:#f6f4fb;color:#1f1d2b;font-family:-apple-system,BlinkMacSystemFont,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;font-size:16px;line-height:1.5}
+main{width:100%;max-width:480px;background:#fff;border-radius:16px;padding:32px}
+.brand{margin:0 0 24px;font-size:22px;font-weight:800;letter-spacing:.5px;color:#6b2fd6}
+h1{margin:0 0 16px;font-size:26px;line-height:1.25}
+p{margin:0 0 16px}
+a{color:#6b2fd6}
+button{font:inherit;font-weight:700;color:#fff;background:#6b2fd6;border:0;border-radius:999px;padding:12px 28px;min-height:48px;cursor:pointer}
+button:hover{background:#5a24bd}
+button:focus-visible,a:focus-visible{outline:3px solid #1f1d2b;outline-offset:3px}
+`.trim();
+
+// The page's one inline style, allowed by its hash: no script, nothing else from anywhere.
+const STYLE_HASH = createHash('sha256').update(STYLE, 'utf8').digest('base64');
+
+const HEADERS: Record<string, string> = {
+  'Content-Type': 'text/html; charset=utf-8',
+  'Content-Security-Policy': `default-src 'none'; style-src 'sha256-${STYLE_HASH}'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`,
+  'X-Content-Type-Options': 'nosniff',
+  // The link carries the token: it must not travel to another site as a referrer.
+  'Referrer-Policy': 'no-referrer',
+  'X-Robots-Tag': 'noindex, nofollow',
+  'Cache-Control': 'no-store',
+  'X-Frame-Options': 'DENY',
+};
+
+function escapeHtml(value: string): string {
+  return value
+    .replaceAll('&', '&amp;')
+    .replaceAll('<', '&lt;')
+    .replaceAll('>', '&gt;')
+    .replaceAll('"', '&quot;')
+    .replaceAll("'", '&#39;');
+}
+
+function page(status: number, title: string, content: string): UnsubscribeHttpResponse {
+  const body = `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex, nofollow">
+<title>${escapeHtml(title)} · GOODY</title>
+<style>${STYLE}</style>
+</head>
+<body>
+<main>
+<p class="brand">GOODY</p>
+<h1>${escapeHtml(title)}</h1>
+${content}
+</main>
+</body>
+</html>
+`;
+  return { status, headers: { ...HEADERS }, body };
+}
+
+// No action: the form posts to this very URL, token included, with the body a mail provider sends.
+const FORM = `<form method="post"><input type="hidden" name="List-Unsubscribe" value="One-Click"><button type="submit">Unsubscribe</button></form>`;
+
+function confirmPage(): UnsubscribeHttpResponse {
+  return page(
+    200,
+    'Unsubscribe from GOODY',
+    `<p>Press the button to leave the GOODY list. We’ll delete this e-mail address from our sign-ups and from our mailing service, and won’t write to it again.</p>\n${FORM}`,
+  );
+}
+
+function donePage(): UnsubscribeHttpResponse {
+  return page(
+    200,
+    'You’re unsubscribed',
+    `<p>We’ve deleted this e-mail address from the GOODY list and from our mailing service. You won’t hear from us again unless you sign up again.</p>`,
+  );
+}
+
+function badLinkPage(contact: string): UnsubscribeHttpResponse {
+  const c = escapeHtml(contact);
+  return page(
+    400,
+    'This link doesn’t work',
+    `<p>This unsubscribe link is incomplete or was changed, so nothing was deleted. To leave the GOODY list, reply to the e-mail we sent you, or write to <a href="mailto:${c}">${c}</a>.</p>`,
+  );
+}
+
+function failedPage(): UnsubscribeHttpResponse {
+  return page(
+    503,
+    'We couldn’t finish',
+    `<p>Something went wrong on our side while deleting this address. Please try again in a few minutes.</p>\n${FORM}`,
+  );
+}
+
+/** The RFC 8058 body, as a urlencoded form (parsed or not) or a multipart form. */
+export function isOneClick(request: Pick<UnsubscribeHttpRequest, 'body' | 'rawBody'>): boolean {
+  const { body, rawBody } = request;
+  if (body && typeof body === 'object' && !Buffer.isBuffer(body)) {
+    if ((body as Record<string, unknown>)['List-Unsubscribe'] === 'One-Click') return true;
+  }
+  const text = rawBody?.toString('utf8') ?? (Buffer.isBuffer(body) ? body.toString('utf8') : body);
+  if (typeof text !== 'string') return false;
+  return (
+    /(?:^|&)List-Unsubscribe=One-Click(?:&|$)/.test(text.trim()) ||
+    /name="List-Unsubscribe"\r?\n(?:[^\r\n]+\r?\n)*\r?\nOne-Click\r?\n/.test(text)
+  );
+}
+
+/**
+ * The one-click unsubscribe link of the thank-you mail. GET (a person, or a scanner that prefetches
+ * links) only shows a page with the button; POST with `List-Unsubscribe=One-Click` (the button, or a
+ * mail provider's own unsubscribe button, RFC 8058) erases the address everywhere and says so; a
+ * second POST finds nothing and says the same. A link that does not open with the secret erases
+ * nothing and answers 400.
+ */
+export async function handleUnsubscribe(
+  request: UnsubscribeHttpRequest,
+  deps: UnsubscribeDeps,
+): Promise<UnsubscribeHttpResponse> {
+  const method = request.method.toUpperCase();
+  if (method !== 'GET' && method !== 'HEAD' && method !== 'POST') {
+    const response = page(405, 'Unsubscribe from GOODY', '<p>Open the link from the e-mail.</p>');
+    return { ...response, headers: { ...response.headers, Allow: 'GET, HEAD, POST' } };
+  }
+  const token = openUnsubscribeToken(deps.secret, request.query.a, request.query.t);
+  if (!token) {
+    deps.logger.warn('unsubscribe.refused_token', { method });
+    return badLinkPage(deps.contact);
+  }
+  if (method !== 'POST') return confirmPage();
+  if (!isOneClick(request)) {
+    deps.logger.warn('unsubscribe.refused_token', { method, reason: 'no_one_click_body' });
+    return page(400, 'Unsubscribe from GOODY', `<p>Press the button to leave the GOODY list.</p>\n${FORM}`);
+  }
+  try {
+    await deps.erase(token.emailAsTyped);
+  } catch (error) {
+    deps.logger.error('unsubscribe.failed', {
+      ...emailFields(token.email),
+      error: error instanceof Error ? error.name : 'unknown',
+    });
+    return failedPage();
+  }
+  return donePage();
+}
+
+export const unsubscribe = onRequest(
+  // Public: mail providers and people call it without any Google identity.
+  { secrets: [MAILERLITE_API_KEY, UNSUBSCRIBE_SECRET], timeoutSeconds: 60, cors: false, invoker: 'public' },
+  async (req, res) => {
+    const response = await handleUnsubscribe(
+      {
+        method: req.method,
+        query: req.query as Record<string, unknown>,
+        body: req.body,
+        rawBody: req.rawBody,
+      },
+      {
+        secret: UNSUBSCRIBE_SECRET.value(),
+        contact: senderAddress(MAIL_FROM.value() || 'hello@goody.invalid'),
+        logger: cloudLogger,
+        erase: async (email) => {
+          const { client } = mailerLiteFromParams({ timeoutMs: 10_000 });
+          return eraseAddress(email, {
+            db: await adminFirestore(),
+            client,
+            clock: systemClock,
+            logger: cloudLogger,
+            request: { deadline: Date.now() + 40_000 },
+          });
+        },
+      },
+    );
+    res.status(response.status).set(response.headers).send(response.body);
+  },
+);

@@ -1,0 +1,147 @@
+import type { Firestore, QueryDocumentSnapshot, Timestamp } from 'firebase-admin/firestore';
+import type { Clock } from '../clock';
+import { emailFields, type Logger, sha256Hex } from '../logs';
+import type { MailerLiteClient, RequestOptions } from '../mailerlite/client';
+import { normaliseEmail } from '../schemas';
+
+export const SIGNUPS = 'email_subscriptions';
+export const THANK_YOU_MAILS = 'thank_you_mails';
+
+/**
+ * `erasures/{sha256 of the normalised address}`: `{ erased_at }`, no address. Written before anything
+ * is erased, so a sync or an add-contact call that read the sign-up earlier and pushes it to MailerLite
+ * after the erasure sees it and forgets the subscriber again (see erasedSince). Kept only as long as
+ * such a call can run, then swept by the retention job.
+ */
+export const ERASURES = 'erasures';
+export const ERASURE_TOMBSTONE_MS = 2 * 24 * 60 * 60_000;
+
+/** The forms an address is queried by: sign-ups are stored as typed, MailerLite keeps it normalised. */
+export function addressForms(emailAsTyped: string): string[] {
+  const typed = emailAsTyped.trim();
+  const normalised = normaliseEmail(typed);
+  return typed === normalised ? [normalised] : [typed, normalised];
+}
+
+/**
+ * Every stored sign-up of the address, in any case: Firestore compares strings exactly, and the page
+ * stores the address as typed, so `Kid@x.com` and `KID@x.com` are two rows of one person. The rules
+ * let only an address starting with a letter, digit or one of a few symbols in, so its rows all lie
+ * in the ranges of its first character in lower and upper case: those (a small part of the
+ * collection) are read and compared normalised.
+ */
+export async function everySignupOf(db: Firestore, email: string): Promise<QueryDocumentSnapshot[]> {
+  const normalised = normaliseEmail(email);
+  const first = normalised[0] ?? '';
+  const found: QueryDocumentSnapshot[] = [];
+  for (const start of new Set([first, first.toUpperCase()])) {
+    const end = String.fromCharCode(start.charCodeAt(0) + 1);
+    let last: QueryDocumentSnapshot | undefined;
+    for (;;) {
+      let query = db
+        .collection(SIGNUPS)
+        .where('email', '>=', start)
+        .where('email', '<', end)
+        .orderBy('email')
+        .limit(500);
+      if (last) query = query.startAfter(last);
+      const page = await query.get();
+      for (const doc of page.docs) {
+        const stored = doc.get('email');
+        if (typeof stored === 'string' && normaliseEmail(stored) === normalised) found.push(doc);
+      }
+      if (page.size < 500) break;
+      last = page.docs[page.docs.length - 1];
+    }
+  }
+  return found;
+}
+
+/** The stored sign-ups of the address as typed or normalised: the two forms a caller can name. */
+export async function storedSignups(db: Firestore, emailAsTyped: string): Promise<QueryDocumentSnapshot[]> {
+  const docs: QueryDocumentSnapshot[] = [];
+  for (const email of addressForms(emailAsTyped)) {
+    docs.push(...(await db.collection(SIGNUPS).where('email', '==', email).get()).docs);
+  }
+  return docs;
+}
+
+export function millisOf(value: unknown): number {
+  if (value instanceof Date) return value.getTime();
+  if (value && typeof (value as Timestamp).toMillis === 'function') return (value as Timestamp).toMillis();
+  return 0;
+}
+
+/**
+ * For each normalised address whose erasure happened at or after the given time, that erasure's time.
+ * `signedUpAt` is the latest sign-up the caller acted on: an erasure before it is older than that
+ * sign-up (the person signed up again, which is a new consent) and does not count.
+ */
+export async function erasedSince(
+  db: Firestore,
+  contacts: ReadonlyArray<{ email: string; signedUpAt: number }>,
+): Promise<Set<string>> {
+  const erased = new Set<string>();
+  if (contacts.length === 0) return erased;
+  const refs = contacts.map((contact) => db.collection(ERASURES).doc(sha256Hex(contact.email)));
+  const snapshots = await db.getAll(...refs);
+  snapshots.forEach((snapshot, index) => {
+    const contact = contacts[index];
+    if (!contact || !snapshot.exists) return;
+    if (millisOf(snapshot.get('erased_at')) >= contact.signedUpAt) erased.add(contact.email);
+  });
+  return erased;
+}
+
+export interface EraseDeps {
+  db: Firestore;
+  client: MailerLiteClient;
+  clock: Clock;
+  logger: Logger;
+  request?: RequestOptions;
+}
+
+export interface ErasureReport {
+  signups: number;
+  mailerLite: boolean;
+  thankYouRecord: boolean;
+}
+
+/**
+ * Erases everything the product keeps about an address: the tombstone first (so a sync running now
+ * undoes its own push), then every sign-up in either form, the thank-you record, and the MailerLite
+ * subscriber (forgotten, not just unsubscribed). Sign-ups go in every spelling of the address. Idempotent: a second run finds nothing and succeeds.
+ * Firestore goes before MailerLite, so if MailerLite fails nothing is left for a sync to push back;
+ * the error is then thrown for the caller to ask for a retry.
+ */
+export async function eraseAddress(emailAsTyped: string, deps: EraseDeps): Promise<ErasureReport> {
+  const email = normaliseEmail(emailAsTyped);
+  const id = sha256Hex(email);
+  const now = deps.clock.now();
+  await deps.db
+    .collection(ERASURES)
+    .doc(id)
+    .set({ erased_at: new Date(now) });
+
+  let signups = 0;
+  for (;;) {
+    const docs = await everySignupOf(deps.db, emailAsTyped);
+    if (docs.length === 0) break;
+    const batch = deps.db.batch();
+    for (const doc of docs.slice(0, 400)) batch.delete(doc.ref);
+    await batch.commit();
+    signups += Math.min(docs.length, 400);
+  }
+  const thankYou = deps.db.collection(THANK_YOU_MAILS).doc(id);
+  const thankYouRecord = (await thankYou.get()).exists;
+  if (thankYouRecord) await thankYou.delete();
+
+  const mailerLite = await deps.client.forgetSubscriber(email, deps.request);
+  deps.logger.info('unsubscribe.erased', {
+    ...emailFields(email),
+    signups,
+    mailerlite_forgotten: mailerLite,
+    thank_you_record: thankYouRecord,
+  });
+  return { signups, mailerLite, thankYouRecord };
+}

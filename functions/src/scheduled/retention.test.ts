@@ -1,0 +1,110 @@
+import type { Firestore } from 'firebase-admin/firestore';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import {
+  type FirestoreHarness,
+  HERO,
+  type RecordingLogger,
+  recordingLogger,
+  seedSignups,
+  startFirestore,
+} from '../../test-support/stack';
+import { systemClock } from '../clock';
+import { ERASURE_TOMBSTONE_MS, ERASURES, SIGNUPS, THANK_YOU_MAILS } from '../privacy/erasure';
+import { handleRetention } from './retention';
+
+let firestore: FirestoreHarness;
+let db: Firestore;
+let logger: RecordingLogger;
+
+beforeAll(async () => {
+  firestore = await startFirestore();
+  db = firestore.db;
+});
+afterAll(() => firestore.stop());
+beforeEach(() => {
+  firestore.standIn.reset();
+  logger = recordingLogger();
+});
+
+const DAY = 24 * 60 * 60_000;
+
+async function ids(collection: string): Promise<string[]> {
+  return (await db.collection(collection).get()).docs.map((doc) => doc.id).sort();
+}
+
+describe('the retention job', () => {
+  it('erases only what is older than RETENTION_DAYS, page by page, and logs counts only', async () => {
+    const now = Date.now();
+    // 7 sign-ups just past the limit (more than two pages of 3), 2 just inside it.
+    await seedSignups(
+      db,
+      Array.from({ length: 7 }, (_, i) => ({ email: `old${i}@example.com`, ...HERO })),
+      now - 731 * DAY,
+    );
+    await seedSignups(
+      db,
+      [
+        { email: 'recent@example.com', ...HERO },
+        { email: 'yesterday@example.com', ...HERO },
+      ],
+      now - 729 * DAY,
+    );
+    await db
+      .collection(THANK_YOU_MAILS)
+      .doc('old')
+      .set({ state: 'sent', claimed_at: new Date(now - 800 * DAY) });
+    await db
+      .collection(THANK_YOU_MAILS)
+      .doc('new')
+      .set({ state: 'sent', claimed_at: new Date(now - DAY) });
+    await db
+      .collection(ERASURES)
+      .doc('stale')
+      .set({ erased_at: new Date(now - ERASURE_TOMBSTONE_MS - 1_000) });
+    await db
+      .collection(ERASURES)
+      .doc('fresh')
+      .set({ erased_at: new Date(now - 60_000) });
+
+    const report = await handleRetention({ db, clock: systemClock, logger, retentionDays: 730, pageSize: 3 });
+
+    expect(report).toEqual({ signups: 7, thankYouRecords: 1, tombstones: 1 });
+    const left = (await db.collection(SIGNUPS).get()).docs.map((doc) => doc.get('email')).sort();
+    expect(left).toEqual(['recent@example.com', 'yesterday@example.com']);
+    expect(await ids(THANK_YOU_MAILS)).toEqual(['new']);
+    expect(await ids(ERASURES)).toEqual(['fresh']);
+    expect(logger.entries).toEqual([
+      {
+        severity: 'info',
+        event: 'retention.erased',
+        fields: expect.objectContaining({
+          retention_days: 730,
+          signups: 7,
+          thank_you_records: 1,
+          tombstones: 1,
+        }),
+      },
+    ]);
+    expect(logger.text()).not.toContain('@example.com');
+  });
+
+  it('with nothing old, erases nothing', async () => {
+    await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
+    expect(await handleRetention({ db, clock: systemClock, logger, retentionDays: 1 })).toEqual({
+      signups: 0,
+      thankYouRecords: 0,
+      tombstones: 0,
+    });
+    expect(await ids(SIGNUPS)).toHaveLength(1);
+  });
+
+  it('refuses a retention period that is not a whole number of days, erasing nothing', async () => {
+    await seedSignups(db, [{ email: 'kid@example.com', ...HERO }], Date.now() - 10 * DAY);
+    for (const days of [0, -1, 1.5, Number.NaN]) {
+      await expect(handleRetention({ db, clock: systemClock, logger, retentionDays: days })).rejects.toThrow(
+        RangeError,
+      );
+    }
+    expect(await ids(SIGNUPS)).toHaveLength(1);
+  });
+});
