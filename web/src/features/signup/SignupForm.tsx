@@ -3,11 +3,7 @@ import Button from '@mui/material/Button';
 import OutlinedInput from '@mui/material/OutlinedInput';
 import { type FormEvent, useEffect, useEffectEvent, useId, useRef, useState } from 'react';
 import { loadBackend, preloadBackendWhenIdle } from '@/lib/backend';
-import {
-  CAPTURE_NOTICE_ATTRIBUTE,
-  CAPTURE_SOURCE_ATTRIBUTE,
-  takeOverSignupForm,
-} from '@/lib/signupCapture';
+import { CAPTURE_NOTICE_ATTRIBUTE, CAPTURE_SOURCE_ATTRIBUTE, takeOverSignupForm } from '@/lib/signupCapture';
 import type { SubscriptionSource } from '@/lib/subscriptions';
 import { useToast } from '@/lib/toast/ToastProvider';
 import { colors } from '@/theme/tokens';
