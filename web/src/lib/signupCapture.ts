@@ -19,7 +19,8 @@
  * This module is imported by the build (the script's text is made from these constants) and by the app;
  * it imports nothing at run time.
  */
-import type { SubscriptionSource } from './subscriptions';
+// With its extension: the build's plugins and the tests workspace (Node resolution) import this file too.
+import type { SubscriptionSource } from './subscriptions.ts';
 
 /** The property of `window` that holds the SignupCapture. */
 export const CAPTURE_GLOBAL = '__goodySignupCapture';
@@ -81,7 +82,7 @@ export function takeOverSignupForm(
  * the script keeps refusing a second one for that form until the form takes it over.
  */
 export function restorePrerenderedForms(container: ParentNode): void {
-  for (const form of container.querySelectorAll<HTMLFormElement>(`form[${CAPTURE_SOURCE_ATTRIBUTE}]`)) {
+  container.querySelectorAll<HTMLFormElement>(`form[${CAPTURE_SOURCE_ATTRIBUTE}]`).forEach((form) => {
     form.setAttribute('aria-busy', 'false');
     const button = form.querySelector<HTMLButtonElement>('button[type="submit"]');
     if (button) {
@@ -90,5 +91,5 @@ export function restorePrerenderedForms(container: ParentNode): void {
     }
     const notice = form.querySelector(`[${CAPTURE_NOTICE_ATTRIBUTE}]`);
     if (notice) notice.textContent = '';
-  }
+  });
 }
