@@ -14,6 +14,7 @@ import {
   BOOTSTRAP_HASH_SOURCE,
   BOOTSTRAP_SCRIPT,
   chunksLoadedBy,
+  chunksOfModule,
   hostingScriptSources,
   scriptHashSource,
   withBootstrap,
@@ -84,12 +85,33 @@ describe('withBootstrap', () => {
       '<script data-entry="/assets/index-abc.js" data-prefetch="/assets/react-xyz.js /assets/client-1.js">' +
         `${BOOTSTRAP_SCRIPT}</script>`,
     );
-    expect(html).not.toMatch(/type="module"|modulepreload/);
+    expect(html).not.toMatch(/<script[^>]*type="module"|<link[^>]*modulepreload/);
     expect(html).toContain('<div id="root"><header>');
     expect(withBootstrap(built)).toContain(
       `<script data-entry="/assets/index-abc.js">${BOOTSTRAP_SCRIPT}</script>`,
     );
     expect(() => withBootstrap(built, ['/assets/a b.js'])).toThrow(/unexpected characters/);
+  });
+
+  it('finds the chunks of the Firebase module, less those the app already loads', () => {
+    const chunks = [
+      { fileName: 'assets/index.js', isEntry: true, imports: [], dynamicImports: ['assets/client.js'] },
+      { fileName: 'assets/client.js', isEntry: false, imports: ['assets/shared.js'], dynamicImports: [] },
+      {
+        fileName: 'assets/firebase.js',
+        isEntry: false,
+        imports: ['assets/shared.js', 'assets/sdk.js'],
+        dynamicImports: [],
+        facadeModuleId: '/web/src/lib/firebase.ts',
+      },
+      { fileName: 'assets/shared.js', isEntry: false, imports: [], dynamicImports: [] },
+      { fileName: 'assets/sdk.js', isEntry: false, imports: [], dynamicImports: [] },
+    ];
+    expect(chunksOfModule(chunks, '/web/src/lib/firebase.ts', chunksLoadedBy(chunks))).toEqual([
+      '/assets/firebase.js',
+      '/assets/sdk.js',
+    ]);
+    expect(() => chunksOfModule(chunks, '/web/src/lib/missing.ts')).toThrow(/no chunk/);
   });
 
   it('prefetches what the entry always loads: its imports, dynamic or not, and their static imports; not lazy routes', () => {
@@ -159,7 +181,7 @@ describe('the bootstrap script', () => {
   function load() {
     const timers: { at: number; run: () => void }[] = [];
     let now = 0;
-    const dom = new JSDOM(withBootstrap(built, ['/assets/client-1.js']), {
+    const dom = new JSDOM(withBootstrap(built, ['/assets/client-1.js'], ['/assets/firebase-1.js']), {
       runScripts: 'dangerously',
       pretendToBeVisual: true,
       beforeParse(window) {
@@ -182,8 +204,10 @@ describe('the bootstrap script', () => {
     };
     const entries = () =>
       Array.from(document.querySelectorAll('script[type="module"]'), (script) => script.getAttribute('src'));
-    const prefetched = () =>
-      Array.from(document.querySelectorAll('link[rel="prefetch"]'), (link) => link.getAttribute('href'));
+    const links = (rel: string) =>
+      Array.from(document.querySelectorAll(`link[rel="${rel}"]`), (link) => link.getAttribute('href'));
+    const prefetched = () => links('prefetch');
+    const preloaded = () => links('modulepreload');
     const capture = () =>
       (window as unknown as Record<string, SignupCapture>)[CAPTURE_GLOBAL] as SignupCapture;
     const form = (source: 'hero_form' | 'final_cta') => {
@@ -198,7 +222,7 @@ describe('the bootstrap script', () => {
     };
     const fire = (target: Element, type: string) =>
       target.dispatchEvent(new window.Event(type, { bubbles: true, cancelable: true }));
-    return { window, document, advance, entries, prefetched, capture, form, fire };
+    return { window, document, advance, entries, prefetched, preloaded, capture, form, fire };
   }
 
   it('runs no app code on load: the entry is not requested; once loaded and idle, the chunks are prefetched only', () => {
@@ -230,6 +254,8 @@ describe('the bootstrap script', () => {
       page.fire(page.document.querySelector(selector) as Element, type);
       page.fire(page.document.querySelector(selector) as Element, type);
       expect(page.entries(), `${type} on ${selector}`).toEqual(['/assets/index-abc.js']);
+      // With the entry, everything it always loads, in parallel; not the Firebase module (no sign-up yet).
+      expect(page.preloaded()).toEqual(['/assets/client-1.js']);
       page.window.close();
     }
   });
@@ -253,6 +279,8 @@ describe('the bootstrap script', () => {
     expect(hero.button.disabled).toBe(true);
     expect(hero.button.classList.contains('Mui-disabled')).toBe(true);
     expect(page.entries()).toEqual(['/assets/index-abc.js']);
+    // The sign-up will need the Firebase module right after hydration: it is requested with the app.
+    expect(page.preloaded()).toEqual(['/assets/client-1.js', '/assets/firebase-1.js']);
     expect(hero.field.value).toBe('teen@example.com');
 
     // A second press (or Enter) while it waits changes nothing; the other form is captured on its own.
@@ -266,6 +294,7 @@ describe('the bootstrap script', () => {
       { source: 'final_cta', email: 'club@example.com' },
     ]);
     expect(page.entries()).toEqual(['/assets/index-abc.js']);
+    expect(page.preloaded()).toEqual(['/assets/client-1.js', '/assets/firebase-1.js']);
 
     // A form that is not a sign-up form is none of its business.
     const other = page.document.getElementById('other') as HTMLFormElement;

@@ -17,6 +17,9 @@ import {
  * - **Prefetched when idle.** Once the page has loaded and the browser is idle, the entry and the chunks
  *   it always loads (data-prefetch) are fetched into the HTTP cache with rel=prefetch: no parsing, no
  *   execution, so an engagement later costs only evaluation and hydration.
+ * - **All at once.** Starting the app also modulepreloads every chunk it always loads, and a captured
+ *   submit the chunks of the Firebase module (data-backend), so on a slow link they arrive in one round
+ *   trip instead of one per level of imports.
  * - **Captured submits.** A submit on a sign-up form the app does not handle yet is stopped (no
  *   navigation; React never sees it), its value queued for the app, the form marked busy and the app
  *   requested; the contract with the app is web/src/lib/signupCapture.ts. The browser validates before it
@@ -29,17 +32,32 @@ import {
  */
 export const BOOTSTRAP_SCRIPT = [
   '(() => {',
-  '  const { entry, prefetch } = document.currentScript.dataset;',
+  '  const { entry, prefetch, backend } = document.currentScript.dataset;',
+  "  const list = (urls) => (urls ?? '').split(' ').filter(Boolean);",
   `  const capture = (self.${CAPTURE_GLOBAL} ??= { pending: [], live: [] });`,
+  '  const link = (rel, href) => {',
+  "    const element = document.createElement('link');",
+  '    element.rel = rel;',
+  "    element.crossOrigin = '';",
+  '    element.href = href;',
+  '    document.head.append(element);',
+  '  };',
   '  let started = false;',
   '  const start = () => {',
   '    if (started) return;',
   '    started = true;',
+  "    for (const href of list(prefetch)) link('modulepreload', href);",
   "    const script = document.createElement('script');",
   "    script.type = 'module';",
   "    script.crossOrigin = '';",
   '    script.src = entry;',
   '    document.head.append(script);',
+  '  };',
+  '  let backendRequested = false;',
+  '  const requestBackend = () => {',
+  '    if (backendRequested) return;',
+  '    backendRequested = true;',
+  "    for (const href of list(backend)) link('modulepreload', href);",
   '  };',
   '  const engage = (event) => {',
   "    if (event.target instanceof Element && event.target.closest('form, header')) start();",
@@ -48,13 +66,7 @@ export const BOOTSTRAP_SCRIPT = [
   '    document.addEventListener(type, engage, { capture: true, passive: true });',
   '  const warm = () => {',
   '    if (started) return;',
-  "    for (const href of [entry, ...(prefetch ?? '').split(' ').filter(Boolean)]) {",
-  "      const link = document.createElement('link');",
-  "      link.rel = 'prefetch';",
-  "      link.crossOrigin = '';",
-  '      link.href = href;',
-  '      document.head.append(link);',
-  '    }',
+  "    for (const href of [entry, ...list(prefetch)]) link('prefetch', href);",
   '  };',
   '  const whenIdle = () => (self.requestIdleCallback ? requestIdleCallback(warm) : setTimeout(warm, 1000));',
   "  if (document.readyState === 'complete') whenIdle();",
@@ -76,6 +88,7 @@ export const BOOTSTRAP_SCRIPT = [
   "    button.classList.add('Mui-disabled');",
   "    notice.textContent = '';",
   '    start();',
+  '    requestBackend();',
   '    setTimeout(() => {',
   '      const index = capture.pending.indexOf(signup);',
   '      if (index === -1) return;',
@@ -102,19 +115,22 @@ const MODULE_PRELOAD = /\s*<link\b[^>]*\brel="modulepreload"[^>]*>/g;
 /**
  * Replaces the entry <script type="module" src> Vite wrote with the bootstrap, which inserts the same
  * script when the visitor engages, and drops any modulepreload link (a request before the paint, and a
- * parse on the main thread). `prefetch` lists the chunks the entry always loads, fetched when idle.
+ * parse on the main thread). `prefetch` lists the chunks the entry always loads, fetched when idle;
+ * `backend` the chunks of the Firebase module, requested with a captured submit.
  */
-export function withBootstrap(html: string, prefetch: string[] = []): string {
+export function withBootstrap(html: string, prefetch: string[] = [], backend: string[] = []): string {
   const scripts = [...html.matchAll(MODULE_SCRIPT)];
   if (scripts.length !== 1)
     throw new Error(
       `the built HTML should have one entry <script type="module" src>, found ${scripts.length}`,
     );
   const [tag, src] = scripts[0] as unknown as [string, string];
-  for (const url of [src, ...prefetch]) {
+  for (const url of [src, ...prefetch, ...backend]) {
     if (/["&<>\s]/.test(url)) throw new Error(`unexpected characters in a script's URL: ${url}`);
   }
-  const prefetchAttribute = prefetch.length > 0 ? ` data-prefetch="${prefetch.join(' ')}"` : '';
+  const prefetchAttribute =
+    (prefetch.length > 0 ? ` data-prefetch="${prefetch.join(' ')}"` : '') +
+    (backend.length > 0 ? ` data-backend="${backend.join(' ')}"` : '');
   return html
     .replace(MODULE_PRELOAD, '')
     .replace(tag, () => `<script data-entry="${src}"${prefetchAttribute}>${BOOTSTRAP_SCRIPT}</script>`);
@@ -126,6 +142,34 @@ export interface BundleChunk {
   isEntry: boolean;
   imports: string[];
   dynamicImports: string[];
+  facadeModuleId?: string | null;
+}
+
+/**
+ * The chunk of the module `facade` (an absolute module id) and its static imports, transitively, as URLs
+ * under `base`, minus those in `except`. Throws if no chunk has that module as its facade.
+ */
+export function chunksOfModule(
+  chunks: BundleChunk[],
+  facade: string,
+  except: string[] = [],
+  base = '/',
+): string[] {
+  const byName = new Map(chunks.map((chunk) => [chunk.fileName, chunk]));
+  const root = chunks.find((chunk) => chunk.facadeModuleId === facade);
+  if (!root) throw new Error(`no chunk is the facade of ${facade}: is it still imported dynamically?`);
+  const found = new Set<string>();
+  const pending = [root.fileName];
+  for (let name = pending.pop(); name !== undefined; name = pending.pop()) {
+    const chunk = byName.get(name);
+    if (!chunk || found.has(name)) continue;
+    found.add(name);
+    pending.push(...chunk.imports);
+  }
+  return [...found]
+    .sort()
+    .map((name) => `${base}${name}`)
+    .filter((url) => !except.includes(url));
 }
 
 /**

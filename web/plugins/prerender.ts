@@ -8,6 +8,7 @@ import {
   BOOTSTRAP_HASH_SOURCE,
   type BundleChunk,
   chunksLoadedBy,
+  chunksOfModule,
   withBootstrap,
 } from './landing-bootstrap.ts';
 
@@ -27,6 +28,11 @@ export interface PrerenderOptions {
    * (./landing-bootstrap.ts); the build fails unless the policy has that hash.
    */
   policyFile: string;
+  /**
+   * The module a captured sign-up needs next (the Firebase module), relative to the Vite root: its chunks
+   * are requested together with the app when a submit is captured before the app has arrived.
+   */
+  backendModule: string;
 }
 
 export interface PrerenderedPage {
@@ -104,10 +110,16 @@ export function prerender(options: PrerenderOptions): Plugin {
             output.type === 'chunk' ? [output as BundleChunk] : [],
           );
           const prefetch = chunksLoadedBy(chunks, config.base);
+          const backend = chunksOfModule(
+            chunks,
+            path.resolve(config.root, options.backendModule),
+            prefetch,
+            config.base,
+          );
           writeFileSync(path.join(outDir, options.shellFile), template);
           writeFileSync(
             path.join(outDir, 'index.html'),
-            withBootstrap(injectPrerendered(template, page), prefetch),
+            withBootstrap(injectPrerendered(template, page), prefetch, backend),
           );
           config.logger.info(
             `[goody:prerender] ${options.route} prerendered into index.html ` +
