@@ -291,14 +291,15 @@ window.__probe = {
 };
 `;
 
-// Like the prerendered landing page, the probe is started by the bootstrap (allowed by its hash), so it runs
-// only if the served policy lets the bootstrap run.
+// Like the prerendered landing page, the probe is started by the bootstrap (allowed by its hash) when the
+// visitor engages with the header, so it runs only if the served policy lets the bootstrap run.
 function writeFixtureSite(dir: string): void {
   mkdirSync(join(dir, 'assets'), { recursive: true });
   writeFileSync(
     join(dir, 'index.html'),
     '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>fixture</title>' +
       `<script data-entry="${ASSET}">${BOOTSTRAP_SCRIPT}</script></head><body>` +
+      '<header><a href="#emotion">fixture</a></header>' +
       '<p id="emotion">styled by a runtime style sheet</p><p id="react">styled by a style prop</p>' +
       '<script>window.__inlineScriptRan = true;</script></body></html>',
   );
@@ -368,6 +369,7 @@ describe.skipIf(!chromiumPath)('firebase.json hosting headers: as Chromium reads
       await cdp.send('Log.enable');
 
       await page.goto(`${origin}/`);
+      await page.focus('header a');
       await page.waitForFunction(() => '__probe' in window, undefined, { timeout: 10_000 });
       const probe = await page.evaluate(
         () => (window as unknown as { __probe: Record<string, unknown> }).__probe,
