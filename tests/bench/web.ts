@@ -157,7 +157,15 @@ try {
     console.log(
       '== early submit: Enter before the app -> success toast, scripts delayed 2 s (starts a stack)',
     );
-    const stack = await startStack({ logFile: path.join(resultsDir, 'web-early-submit-stack.log') });
+    // Once more if it fails: on a loaded machine the launcher's banner can come out interleaved with the
+    // emulator's log, and the stack helper then reports the callables missing.
+    const logFile = path.join(resultsDir, 'web-early-submit-stack.log');
+    const stack = await startStack({ logFile }).catch((error: unknown) => {
+      console.warn(
+        `   (the stack did not start cleanly, starting it again: ${String(error).split('\n')[0]})`,
+      );
+      return startStack({ logFile });
+    });
     try {
       earlySubmit = await measureEarlySubmit({
         siteUrl: stack.info.siteUrl,
