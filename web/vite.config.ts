@@ -23,6 +23,7 @@ export default defineConfig({
       route: '/',
       shellFile: 'shell.html',
       policyFile: '../firebase.json',
+      backendModule: 'src/lib/firebase.ts',
     }),
   ],
   resolve: {

@@ -6,6 +6,8 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import {
+  blockAppScripts,
+  holdAppScripts,
   openAdmin,
   openLanding,
   signupForm,
@@ -131,4 +133,35 @@ describe('the toasts', () => {
       await expectNoViolations(page);
     },
   );
+});
+
+describe('the landing screen before the app arrives', () => {
+  it('has no WCAG 2.2 AA violation with a sign-up held, the form busy (desktop)', async () => {
+    const { page } = await e2e.page('desktop');
+    const scripts = await holdAppScripts(page);
+    await openLanding(page, e2e.stack.siteUrl, { engage: false });
+    const { form, email, submit } = signupForm(page, 'hero');
+    await email.fill(uniqueEmail('axe-busy'));
+    await submit.click();
+    await expect.poll(() => form.getAttribute('aria-busy')).toBe('true');
+    expect(await submit.isDisabled()).toBe(true);
+    await settled(page);
+
+    await expectNoViolations(page);
+    await scripts.release();
+    await waitForToast(page, TEXT.heroSuccessTitle);
+  });
+
+  it('has no WCAG 2.2 AA violation with the message that the app did not come (phone)', async () => {
+    const { page } = await e2e.page('phone');
+    await blockAppScripts(page);
+    await openLanding(page, e2e.stack.siteUrl, { engage: false });
+    const { form, email } = signupForm(page, 'final');
+    await email.fill(uniqueEmail('axe-unavailable'));
+    await email.press('Enter');
+    await form.getByText(TEXT.appUnavailable, { exact: true }).waitFor({ timeout: UI_TIMEOUT_MS });
+    await settled(page);
+
+    await expectNoViolations(page);
+  });
 });

@@ -2,7 +2,7 @@
 
 import type { Page } from 'playwright-core';
 import { expect, it } from 'vitest';
-import { FORMS, openLanding, TEXT, uniqueEmail, waitForToast } from './support/app.ts';
+import { FORMS, holdAppScripts, openLanding, TEXT, uniqueEmail, waitForToast } from './support/app.ts';
 import { useE2E } from './support/fixture.ts';
 
 const e2e = useE2E();
@@ -78,4 +78,34 @@ it('submits with Enter in the field, as a form should', async () => {
   expect(stored.map((doc) => doc.data)).toMatchObject([
     { email, subscription_type: 'club', source: 'final_cta' },
   ]);
+});
+
+it('completes a keyboard-only sign-up begun before the app arrived: Tab, type, Tab, Enter, then the toast', async () => {
+  const { page } = await e2e.page();
+  const scripts = await holdAppScripts(page);
+  await openLanding(page, e2e.stack.siteUrl, { engage: false });
+  const email = uniqueEmail('keyboard-early');
+
+  for (let stops = 0; stops < 15 && (await focused(page)).role !== 'input[email]'; stops += 1) {
+    await page.keyboard.press('Tab');
+  }
+  expect(await focused(page)).toEqual({ role: 'input[email]', name: 'Email address', focusVisible: true });
+  await page.keyboard.type(email);
+  await page.keyboard.press('Tab');
+  expect(await focused(page)).toEqual({ role: 'button', name: FORMS.hero.submit, focusVisible: true });
+  await page.keyboard.press('Enter');
+
+  const form = page.locator('form').first();
+  await expect.poll(() => form.getAttribute('aria-busy')).toBe('true');
+  // A second Enter while it waits sends nothing more.
+  await page.keyboard.press('Enter');
+  await scripts.release();
+
+  await waitForToast(page, TEXT.heroSuccessTitle);
+  await page.waitForTimeout(1_000);
+  const stored = await e2e.services.firestore.documents('email_subscriptions');
+  expect(stored.map((doc) => doc.data)).toMatchObject([
+    { email, subscription_type: 'updates', source: 'hero_form' },
+  ]);
+  expect(stored).toHaveLength(1);
 });

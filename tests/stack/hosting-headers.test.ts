@@ -152,7 +152,7 @@ describe('firebase.json hosting headers: configuration', () => {
       'default-src': ["'self'"],
       // The one inline script allowed is the prerendered landing page's bootstrap, by the hash of its text
       // (web/plugins/landing-bootstrap.ts; the build and that file's test check the hash matches it).
-      'script-src': ["'self'", "'sha256-RZFhy4bsNu9VKYh/h9CF0K9iSfykS1UKNj+IZ+uw91w='"],
+      'script-src': ["'self'", "'sha256-k2vY6uHz5jmelEwLIwA1E8aUHDtF1ct/fVR1zZVu4UE='"],
       // Emotion (MUI's styling engine) writes <style> elements at run time; without 'unsafe-inline' the
       // browser refuses them and the page renders unstyled. Static hosting cannot mint per-response nonces.
       'style-src': ["'self'", "'unsafe-inline'"],
@@ -291,14 +291,15 @@ window.__probe = {
 };
 `;
 
-// Like the prerendered landing page, the probe is started by the bootstrap (allowed by its hash), so it runs
-// only if the served policy lets the bootstrap run.
+// Like the prerendered landing page, the probe is started by the bootstrap (allowed by its hash) when the
+// visitor engages with the header, so it runs only if the served policy lets the bootstrap run.
 function writeFixtureSite(dir: string): void {
   mkdirSync(join(dir, 'assets'), { recursive: true });
   writeFileSync(
     join(dir, 'index.html'),
     '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>fixture</title>' +
       `<script data-entry="${ASSET}">${BOOTSTRAP_SCRIPT}</script></head><body>` +
+      '<header><a href="#emotion">fixture</a></header>' +
       '<p id="emotion">styled by a runtime style sheet</p><p id="react">styled by a style prop</p>' +
       '<script>window.__inlineScriptRan = true;</script></body></html>',
   );
@@ -368,6 +369,7 @@ describe.skipIf(!chromiumPath)('firebase.json hosting headers: as Chromium reads
       await cdp.send('Log.enable');
 
       await page.goto(`${origin}/`);
+      await page.focus('header a');
       await page.waitForFunction(() => '__probe' in window, undefined, { timeout: 10_000 });
       const probe = await page.evaluate(
         () => (window as unknown as { __probe: Record<string, unknown> }).__probe,

@@ -22,7 +22,7 @@ describe('measureInitialChunks', () => {
       deferredImports: ['client.js'],
       moduleIds: ['/src/app/main.tsx'],
     }),
-    // The app, which the entry imports after the first paint: initial, with what it imports statically
+    // The app, which the entry always imports once it runs: initial, with what it imports statically
     // (and not what it imports dynamically: the Firebase module, the admin page).
     chunk('client.js', { imports: ['vendor.js'], moduleIds: ['/src/app/client.tsx'] }),
     chunk('vendor.js', { imports: ['runtime.js'], moduleIds: ['/node_modules/react-dom/index.js'] }),

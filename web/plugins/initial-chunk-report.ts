@@ -15,8 +15,8 @@ export interface ReportChunk {
   isEntry: boolean;
   imports: string[];
   /**
-   * For an entry chunk: the chunks its entry module itself imports dynamically (the app, deferred until
-   * after the first paint). Lazy routes and the like are imported dynamically from deeper modules and
+   * For an entry chunk: the chunks its entry module itself imports dynamically (the app, which
+   * the entry always imports). Lazy routes and the like are imported dynamically from deeper modules and
    * are not listed, even when those modules share the entry's chunk.
    */
   deferredImports: string[];
@@ -31,9 +31,9 @@ export interface InitialChunkFigures {
 }
 
 /**
- * The initial JavaScript is what the browser fetches to make the page work without any action of the
- * visitor: every entry chunk, what an entry module imports dynamically (the entry defers the app until
- * after the first paint, but always loads it), and everything those import statically, transitively.
+ * The initial JavaScript is what the browser fetches to make the page work, on the first engagement on
+ * the landing page and at once elsewhere: every entry chunk, what an entry module imports dynamically (the
+ * entry always imports the app), and everything those import statically, transitively.
  * Dynamic imports from deeper down (lazy routes, the Firebase module) are left out on purpose, which
  * is the whole point of measuring it.
  */

@@ -3,9 +3,18 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import {
+  CAPTURE_GLOBAL,
+  CAPTURE_TIMEOUT_MS,
+  CAPTURE_UNAVAILABLE_MESSAGE,
+  type SignupCapture,
+  takeOverSignupForm,
+} from '../src/lib/signupCapture';
+import {
   assertPolicyAllowsBootstrap,
   BOOTSTRAP_HASH_SOURCE,
   BOOTSTRAP_SCRIPT,
+  chunksLoadedBy,
+  chunksOfModule,
   hostingScriptSources,
   scriptHashSource,
   withBootstrap,
@@ -21,7 +30,12 @@ const built = `<!doctype html>
     <link rel="modulepreload" crossorigin href="/assets/react-xyz.js">
   </head>
   <body>
-    <div id="root"><main><h1>Hello</h1></main></div>
+    <div id="root"><header><a href="#main">Skip</a></header><main id="main"><h1>Hello</h1>
+      <form aria-busy="false" data-signup-source="hero_form"><input type="email" required aria-label="Email address"><button type="submit" class="MuiButton-root">Get Early Access</button><p aria-live="polite" data-signup-notice=""></p></form>
+      <p id="text">Plain text</p>
+      <form aria-busy="false" data-signup-source="final_cta"><input type="email" required aria-label="Email address"><button type="submit" class="MuiButton-root">Join the Club</button><p aria-live="polite" data-signup-notice=""></p></form>
+      <form id="other"><input name="q"><button type="submit">Search</button></form>
+    </main></div>
   </body>
 </html>
 `;
@@ -65,11 +79,79 @@ describe('the landing page bootstrap and the Content-Security-Policy', () => {
 });
 
 describe('withBootstrap', () => {
-  it('replaces the entry script with the bootstrap carrying its URL, and drops modulepreload links', () => {
-    const html = withBootstrap(built);
-    expect(html).toContain(`<script data-entry="/assets/index-abc.js">${BOOTSTRAP_SCRIPT}</script>`);
-    expect(html).not.toMatch(/type="module"|modulepreload|\/assets\/react-xyz\.js/);
-    expect(html).toContain('<div id="root"><main><h1>Hello</h1></main></div>');
+  it('replaces the entry script with the bootstrap carrying its URL and the chunks to prefetch, and drops modulepreload links', () => {
+    const html = withBootstrap(built, ['/assets/react-xyz.js', '/assets/client-1.js']);
+    expect(html).toContain(
+      '<script data-entry="/assets/index-abc.js" data-prefetch="/assets/react-xyz.js /assets/client-1.js">' +
+        `${BOOTSTRAP_SCRIPT}</script>`,
+    );
+    expect(html).not.toMatch(/<script[^>]*type="module"|<link[^>]*modulepreload/);
+    expect(html).toContain('<div id="root"><header>');
+    expect(withBootstrap(built)).toContain(
+      `<script data-entry="/assets/index-abc.js">${BOOTSTRAP_SCRIPT}</script>`,
+    );
+    expect(() => withBootstrap(built, ['/assets/a b.js'])).toThrow(/unexpected characters/);
+  });
+
+  it('finds the chunks of the Firebase module, less those the app already loads', () => {
+    const chunks = [
+      { fileName: 'assets/index.js', isEntry: true, imports: [], dynamicImports: ['assets/client.js'] },
+      { fileName: 'assets/client.js', isEntry: false, imports: ['assets/shared.js'], dynamicImports: [] },
+      {
+        fileName: 'assets/firebase.js',
+        isEntry: false,
+        imports: ['assets/shared.js', 'assets/sdk.js'],
+        dynamicImports: [],
+        facadeModuleId: '/web/src/lib/firebase.ts',
+      },
+      { fileName: 'assets/shared.js', isEntry: false, imports: [], dynamicImports: [] },
+      { fileName: 'assets/sdk.js', isEntry: false, imports: [], dynamicImports: [] },
+    ];
+    expect(chunksOfModule(chunks, '/web/src/lib/firebase.ts', chunksLoadedBy(chunks))).toEqual([
+      '/assets/firebase.js',
+      '/assets/sdk.js',
+    ]);
+    expect(() => chunksOfModule(chunks, '/web/src/lib/missing.ts')).toThrow(/no chunk/);
+  });
+
+  it('prefetches what the entry always loads: its imports, dynamic or not, and their static imports; not lazy routes', () => {
+    const chunk = (
+      fileName: string,
+      imports: string[] = [],
+      dynamicImports: string[] = [],
+      isEntry = false,
+    ) => ({
+      fileName,
+      isEntry,
+      imports,
+      dynamicImports,
+    });
+    const chunks = [
+      chunk(
+        'assets/index.js',
+        ['assets/preload-helper.js'],
+        ['assets/client.js', 'assets/react-dom.js'],
+        true,
+      ),
+      chunk('assets/preload-helper.js'),
+      chunk(
+        'assets/client.js',
+        ['assets/react.js', 'assets/Button.js'],
+        ['assets/AdminPage.js', 'assets/firebase.js'],
+      ),
+      chunk('assets/react-dom.js', ['assets/react.js']),
+      chunk('assets/react.js'),
+      chunk('assets/Button.js', ['assets/react.js']),
+      chunk('assets/AdminPage.js', ['assets/Button.js']),
+      chunk('assets/firebase.js'),
+    ];
+    expect(chunksLoadedBy(chunks)).toEqual([
+      '/assets/Button.js',
+      '/assets/client.js',
+      '/assets/preload-helper.js',
+      '/assets/react-dom.js',
+      '/assets/react.js',
+    ]);
   });
 
   it('refuses HTML without exactly one entry script', () => {
@@ -83,34 +165,211 @@ describe('withBootstrap', () => {
 const { JSDOM } = createRequire(import.meta.url)('jsdom') as {
   JSDOM: new (
     html: string,
-    options: { runScripts: 'dangerously'; pretendToBeVisual: boolean },
+    options: {
+      runScripts: 'dangerously';
+      pretendToBeVisual: boolean;
+      beforeParse: (window: Window & typeof globalThis) => void;
+    },
   ) => { window: Window & typeof globalThis };
 };
 
-// The script itself, run by jsdom (which has neither paint timing nor modules: it only inserts the element).
+/**
+ * The script itself, run by jsdom (which has no modules and no rel=prefetch: it only inserts the elements).
+ * Its timers are a queue the test runs by hand, so the 12 s bound takes no time.
+ */
 describe('the bootstrap script', () => {
-  function load(visual: boolean) {
-    const dom = new JSDOM(withBootstrap(built), { runScripts: 'dangerously', pretendToBeVisual: visual });
+  function load() {
+    const timers: { at: number; run: () => void }[] = [];
+    let now = 0;
+    const dom = new JSDOM(withBootstrap(built, ['/assets/client-1.js'], ['/assets/firebase-1.js']), {
+      runScripts: 'dangerously',
+      pretendToBeVisual: true,
+      beforeParse(window) {
+        const fakeSetTimeout = (run: () => void, delay = 0) => timers.push({ at: now + delay, run });
+        Object.assign(window, { setTimeout: fakeSetTimeout, requestIdleCallback: undefined });
+      },
+    });
+    const { window } = dom;
+    const { document } = window;
+    const advance = (ms: number) => {
+      now += ms;
+      for (
+        let due = timers.find((timer) => timer.at <= now);
+        due;
+        due = timers.find((timer) => timer.at <= now)
+      ) {
+        timers.splice(timers.indexOf(due), 1);
+        due.run();
+      }
+    };
     const entries = () =>
-      Array.from(dom.window.document.querySelectorAll('script[type="module"]'), (script) =>
-        script.getAttribute('src'),
-      );
-    return { dom, entries };
+      Array.from(document.querySelectorAll('script[type="module"]'), (script) => script.getAttribute('src'));
+    const links = (rel: string) =>
+      Array.from(document.querySelectorAll(`link[rel="${rel}"]`), (link) => link.getAttribute('href'));
+    const prefetched = () => links('prefetch');
+    const preloaded = () => links('modulepreload');
+    const capture = () =>
+      (window as unknown as Record<string, SignupCapture>)[CAPTURE_GLOBAL] as SignupCapture;
+    const form = (source: 'hero_form' | 'final_cta') => {
+      const element = document.querySelector(`form[data-signup-source="${source}"]`) as HTMLFormElement;
+      const field = element.querySelector('input') as HTMLInputElement;
+      const button = element.querySelector('button') as HTMLButtonElement;
+      const notice = element.querySelector('[data-signup-notice]') as HTMLElement;
+      /** The submit event as the browser fires it once its own validation has passed; true if not cancelled. */
+      const submit = () =>
+        element.dispatchEvent(new window.Event('submit', { bubbles: true, cancelable: true }));
+      return { element, field, button, notice, submit };
+    };
+    const fire = (target: Element, type: string) =>
+      target.dispatchEvent(new window.Event(type, { bubbles: true, cancelable: true }));
+    return { window, document, advance, entries, prefetched, preloaded, capture, form, fire };
   }
 
-  it('inserts the entry module once the page has painted (a frame, then a task)', async () => {
-    const { dom, entries } = load(true);
-    expect(dom.window.document.visibilityState).toBe('visible');
-    expect(entries()).toEqual([]);
-    await new Promise((resolve) => dom.window.requestAnimationFrame(() => dom.window.setTimeout(resolve, 0)));
-    expect(entries()).toEqual(['/assets/index-abc.js']);
-    dom.window.close();
+  it('runs no app code on load: the entry is not requested; once loaded and idle, the chunks are prefetched only', () => {
+    const page = load();
+    expect(page.entries()).toEqual([]);
+    expect(page.prefetched()).toEqual([]);
+    page.window.dispatchEvent(new page.window.Event('load'));
+    page.advance(999);
+    expect(page.prefetched()).toEqual([]);
+    page.advance(1);
+    expect(page.prefetched()).toEqual(['/assets/index-abc.js', '/assets/client-1.js']);
+    expect(page.entries()).toEqual([]);
+    page.window.close();
   });
 
-  it('inserts it at once in a page that is not visible (which paints nothing until shown)', () => {
-    const { dom, entries } = load(false);
-    expect(dom.window.document.visibilityState).not.toBe('visible');
-    expect(entries()).toEqual(['/assets/index-abc.js']);
-    dom.window.close();
+  it('requests the entry once, on the first focus, pointer, key or touch on a form or the header, and not elsewhere', () => {
+    for (const [type, selector] of [
+      ['focusin', 'input'],
+      ['pointerdown', 'button'],
+      ['keydown', 'input'],
+      ['touchstart', 'form'],
+      ['focusin', 'header a'],
+    ] as const) {
+      const page = load();
+      const text = page.document.getElementById('text') as HTMLElement;
+      for (const event of ['focusin', 'pointerdown', 'keydown', 'touchstart']) page.fire(text, event);
+      page.fire(page.document.body, 'keydown');
+      expect(page.entries(), `${type} outside`).toEqual([]);
+      page.fire(page.document.querySelector(selector) as Element, type);
+      page.fire(page.document.querySelector(selector) as Element, type);
+      expect(page.entries(), `${type} on ${selector}`).toEqual(['/assets/index-abc.js']);
+      // With the entry, everything it always loads, in parallel; not the Firebase module (no sign-up yet).
+      expect(page.preloaded()).toEqual(['/assets/client-1.js']);
+      page.window.close();
+    }
+  });
+
+  it('captures a submit before the app: no navigation, React never sees it, the value queued, the form busy, the app requested', () => {
+    const page = load();
+    const hero = page.form('hero_form');
+    hero.field.value = 'teen@example.com';
+    let reachedTheApp = false;
+    page.document.getElementById('root')?.addEventListener('submit', () => {
+      reachedTheApp = true;
+    });
+
+    expect(hero.submit()).toBe(false);
+    expect(reachedTheApp).toBe(false);
+    expect(page.capture()).toEqual({
+      pending: [{ source: 'hero_form', email: 'teen@example.com' }],
+      live: [],
+    });
+    expect(hero.element.getAttribute('aria-busy')).toBe('true');
+    expect(hero.button.disabled).toBe(true);
+    expect(hero.button.classList.contains('Mui-disabled')).toBe(true);
+    expect(page.entries()).toEqual(['/assets/index-abc.js']);
+    // The sign-up will need the Firebase module right after hydration: it is requested with the app.
+    expect(page.preloaded()).toEqual(['/assets/client-1.js', '/assets/firebase-1.js']);
+    expect(hero.field.value).toBe('teen@example.com');
+
+    // A second press (or Enter) while it waits changes nothing; the other form is captured on its own.
+    hero.field.value = 'changed@example.com';
+    expect(hero.submit()).toBe(false);
+    const final = page.form('final_cta');
+    final.field.value = 'club@example.com';
+    final.submit();
+    expect(page.capture().pending).toEqual([
+      { source: 'hero_form', email: 'teen@example.com' },
+      { source: 'final_cta', email: 'club@example.com' },
+    ]);
+    expect(page.entries()).toEqual(['/assets/index-abc.js']);
+    expect(page.preloaded()).toEqual(['/assets/client-1.js', '/assets/firebase-1.js']);
+
+    // A form that is not a sign-up form is none of its business.
+    const other = page.document.getElementById('other') as HTMLFormElement;
+    expect(other.dispatchEvent(new page.window.Event('submit', { bubbles: true, cancelable: true }))).toBe(
+      true,
+    );
+    page.window.close();
+  });
+
+  it('hands the app each captured submission exactly once, and leaves the submits of a live form to the app', () => {
+    const page = load();
+    const hero = page.form('hero_form');
+    hero.field.value = 'teen@example.com';
+    hero.submit();
+
+    const first = takeOverSignupForm('hero_form', page.window);
+    expect(first.captured).toEqual({ source: 'hero_form', email: 'teen@example.com' });
+    expect(takeOverSignupForm('hero_form', page.window).captured).toBeUndefined();
+    expect(page.capture()).toEqual({ pending: [], live: ['hero_form'] });
+
+    // Live: the next submit goes to the app (not cancelled here; React's handler cancels it).
+    let reachedTheApp = false;
+    page.document.getElementById('root')?.addEventListener('submit', () => {
+      reachedTheApp = true;
+    });
+    expect(hero.submit()).toBe(true);
+    expect(reachedTheApp).toBe(true);
+    expect(page.capture().pending).toEqual([]);
+
+    // The bound passes: the submission is gone, so nothing is undone or said.
+    page.advance(CAPTURE_TIMEOUT_MS);
+    expect(hero.notice.textContent).toBe('');
+    // Handed back (unmounted), the form is captured again.
+    first.release();
+    expect(hero.submit()).toBe(false);
+    expect(page.capture().pending).toHaveLength(1);
+    page.window.close();
+  });
+
+  it('tells the visitor plainly when the app has not come in time, keeps the value, and a late app sends nothing', () => {
+    const page = load();
+    const hero = page.form('hero_form');
+    hero.field.value = 'teen@example.com';
+    hero.submit();
+
+    page.advance(CAPTURE_TIMEOUT_MS - 1);
+    expect(hero.notice.textContent).toBe('');
+    expect(hero.button.disabled).toBe(true);
+    page.advance(1);
+    expect(hero.notice.textContent).toBe(CAPTURE_UNAVAILABLE_MESSAGE);
+    expect(hero.notice.getAttribute('aria-live')).toBe('polite');
+    expect(hero.field.value).toBe('teen@example.com');
+    expect(hero.element.getAttribute('aria-busy')).toBe('false');
+    expect(hero.button.disabled).toBe(false);
+    expect(hero.button.classList.contains('Mui-disabled')).toBe(false);
+    expect(page.capture().pending).toEqual([]);
+    expect(takeOverSignupForm('hero_form', page.window).captured).toBeUndefined();
+    page.window.close();
+  });
+
+  it('lets the visitor try again after the message: a new capture, the message cleared', () => {
+    const page = load();
+    const hero = page.form('hero_form');
+    hero.field.value = 'teen@example.com';
+    hero.submit();
+    page.advance(CAPTURE_TIMEOUT_MS);
+    expect(hero.notice.textContent).toBe(CAPTURE_UNAVAILABLE_MESSAGE);
+
+    expect(hero.submit()).toBe(false);
+    expect(hero.notice.textContent).toBe('');
+    expect(hero.button.disabled).toBe(true);
+    expect(takeOverSignupForm('hero_form', page.window).captured).toEqual({
+      source: 'hero_form',
+      email: 'teen@example.com',
+    });
+    page.window.close();
   });
 });

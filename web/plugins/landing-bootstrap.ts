@@ -1,44 +1,104 @@
 import { createHash } from 'node:crypto';
+import {
+  CAPTURE_GLOBAL,
+  CAPTURE_NOTICE_ATTRIBUTE,
+  CAPTURE_SOURCE_ATTRIBUTE,
+  CAPTURE_TIMEOUT_MS,
+  CAPTURE_UNAVAILABLE_MESSAGE,
+} from '../src/lib/signupCapture.ts';
 
 /**
- * The one inline script of the prerendered landing page. It requests the entry module only once the page
- * has painted, so no script is fetched before the first paint: a script the HTML references is fetched
- * at once, and Lighthouse's simulation (Lantern) then puts its round trip on the path to the first paint
- * even though module scripts never block rendering.
+ * The one inline script of the prerendered landing page. The page paints and reads as static HTML; this
+ * script decides when the app comes, and keeps every sign-up made before it does.
+ *
+ * - **On engagement.** The app (the entry module, which imports the rest) is requested on the first
+ *   focus, pointer press, key press or touch inside a form or the header, or by a captured submit. A
+ *   visitor who only reads runs no app code at all, so the main thread stays as quiet as static HTML.
+ * - **Prefetched when idle.** Once the page has loaded and the browser is idle, the entry and the chunks
+ *   it always loads (data-prefetch) are fetched into the HTTP cache with rel=prefetch: no parsing, no
+ *   execution, so an engagement later costs only evaluation and hydration.
+ * - **All at once.** Starting the app also modulepreloads every chunk it always loads, and a captured
+ *   submit the chunks of the Firebase module (data-backend), so on a slow link they arrive in one round
+ *   trip instead of one per level of imports.
+ * - **Captured submits.** A submit on a sign-up form the app does not handle yet is stopped (no
+ *   navigation; React never sees it), its value queued for the app, the form marked busy and the app
+ *   requested; the contract with the app is web/src/lib/signupCapture.ts. The browser validates before it
+ *   fires `submit`, so an empty or malformed field never gets here.
  *
  * The Content-Security-Policy allows this script by the SHA-256 of its text, and attributes are not part
- * of that hash: the entry's URL, which changes with every build, is read from the element's data-entry
- * attribute, so the text and its hash stay the same. Change a character here and the hash in
- * firebase.json must change with it (the build fails until it does; landing-bootstrap.test.ts too).
- *
- * It mirrors web/src/app/main.tsx's own wait for the first paint: a background tab paints nothing until it
- * is shown, so the app starts at once there; a paint that goes unreported starts it after 3 s.
+ * of that hash: the URLs, which change with every build, are read from the element's data attributes, so
+ * the text and its hash stay the same. Change a character here (or a constant it is made from) and the
+ * hash in firebase.json must change with it (the build fails until it does; landing-bootstrap.test.ts too).
  */
 export const BOOTSTRAP_SCRIPT = [
   '(() => {',
-  '  const entry = document.currentScript.dataset.entry;',
+  '  const { entry, prefetch, backend } = document.currentScript.dataset;',
+  "  const list = (urls) => (urls ?? '').split(' ').filter(Boolean);",
+  `  const capture = (self.${CAPTURE_GLOBAL} ??= { pending: [], live: [] });`,
+  '  const link = (rel, href) => {',
+  "    const element = document.createElement('link');",
+  '    element.rel = rel;',
+  "    element.crossOrigin = '';",
+  '    element.href = href;',
+  '    document.head.append(element);',
+  '  };',
   '  let started = false;',
   '  const start = () => {',
   '    if (started) return;',
   '    started = true;',
+  "    for (const href of list(prefetch)) link('modulepreload', href);",
   "    const script = document.createElement('script');",
   "    script.type = 'module';",
   "    script.crossOrigin = '';",
   '    script.src = entry;',
   '    document.head.append(script);',
   '  };',
-  "  if (document.visibilityState !== 'visible') {",
+  '  let backendRequested = false;',
+  '  const requestBackend = () => {',
+  '    if (backendRequested) return;',
+  '    backendRequested = true;',
+  "    for (const href of list(backend)) link('modulepreload', href);",
+  '  };',
+  '  const engage = (event) => {',
+  "    if (event.target instanceof Element && event.target.closest('form, header')) start();",
+  '  };',
+  "  for (const type of ['focusin', 'pointerdown', 'keydown', 'touchstart'])",
+  '    document.addEventListener(type, engage, { capture: true, passive: true });',
+  '  const warm = () => {',
+  '    if (started) return;',
+  "    for (const href of [entry, ...list(prefetch)]) link('prefetch', href);",
+  '  };',
+  '  const whenIdle = () => (self.requestIdleCallback ? requestIdleCallback(warm) : setTimeout(warm, 1000));',
+  "  if (document.readyState === 'complete') whenIdle();",
+  "  else addEventListener('load', whenIdle, { once: true });",
+  "  document.addEventListener('submit', (event) => {",
+  '    const form = event.target;',
+  `    const source = form.getAttribute('${CAPTURE_SOURCE_ATTRIBUTE}');`,
+  '    if (!source || capture.live.includes(source)) return;',
+  '    event.preventDefault();',
+  '    event.stopImmediatePropagation();',
+  '    if (capture.pending.some((signup) => signup.source === source)) return;',
+  `    const field = form.querySelector('input[type="email"]');`,
+  `    const button = form.querySelector('button[type="submit"]');`,
+  `    const notice = form.querySelector('[${CAPTURE_NOTICE_ATTRIBUTE}]');`,
+  '    const signup = { source, email: field.value };',
+  '    capture.pending.push(signup);',
+  "    form.setAttribute('aria-busy', 'true');",
+  '    button.disabled = true;',
+  "    button.classList.add('Mui-disabled');",
+  "    notice.textContent = '';",
   '    start();',
-  "  } else if (self.PerformanceObserver?.supportedEntryTypes?.includes('paint')) {",
-  '    new PerformanceObserver((list, observer) => {',
-  "      if (list.getEntriesByName('first-contentful-paint').length === 0) return;",
-  '      observer.disconnect();',
-  '      start();',
-  "    }).observe({ type: 'paint', buffered: true });",
-  '    setTimeout(start, 3000);',
-  '  } else {',
-  '    requestAnimationFrame(() => setTimeout(start, 0));',
-  '  }',
+  '    requestBackend();',
+  '    setTimeout(() => {',
+  '      const index = capture.pending.indexOf(signup);',
+  '      if (index === -1) return;',
+  '      capture.pending.splice(index, 1);',
+  "      form.setAttribute('aria-busy', 'false');",
+  '      button.disabled = false;',
+  "      button.classList.remove('Mui-disabled');",
+  `      notice.textContent = ${JSON.stringify(CAPTURE_UNAVAILABLE_MESSAGE)};`,
+  `    }, ${CAPTURE_TIMEOUT_MS});`,
+  '  }, true);',
   '})();',
 ].join('\n');
 
@@ -54,19 +114,81 @@ const MODULE_PRELOAD = /\s*<link\b[^>]*\brel="modulepreload"[^>]*>/g;
 
 /**
  * Replaces the entry <script type="module" src> Vite wrote with the bootstrap, which inserts the same
- * script after the first paint, and drops any modulepreload link (a request before the paint, too).
+ * script when the visitor engages, and drops any modulepreload link (a request before the paint, and a
+ * parse on the main thread). `prefetch` lists the chunks the entry always loads, fetched when idle;
+ * `backend` the chunks of the Firebase module, requested with a captured submit.
  */
-export function withBootstrap(html: string): string {
+export function withBootstrap(html: string, prefetch: string[] = [], backend: string[] = []): string {
   const scripts = [...html.matchAll(MODULE_SCRIPT)];
   if (scripts.length !== 1)
     throw new Error(
       `the built HTML should have one entry <script type="module" src>, found ${scripts.length}`,
     );
   const [tag, src] = scripts[0] as unknown as [string, string];
-  if (/["&<>]/.test(src)) throw new Error(`unexpected characters in the entry's URL: ${src}`);
+  for (const url of [src, ...prefetch, ...backend]) {
+    if (/["&<>\s]/.test(url)) throw new Error(`unexpected characters in a script's URL: ${url}`);
+  }
+  const prefetchAttribute =
+    (prefetch.length > 0 ? ` data-prefetch="${prefetch.join(' ')}"` : '') +
+    (backend.length > 0 ? ` data-backend="${backend.join(' ')}"` : '');
   return html
     .replace(MODULE_PRELOAD, '')
-    .replace(tag, () => `<script data-entry="${src}">${BOOTSTRAP_SCRIPT}</script>`);
+    .replace(tag, () => `<script data-entry="${src}"${prefetchAttribute}>${BOOTSTRAP_SCRIPT}</script>`);
+}
+
+/** The parts of an output chunk `chunksLoadedBy` reads (rolldown's OutputChunk has more). */
+export interface BundleChunk {
+  fileName: string;
+  isEntry: boolean;
+  imports: string[];
+  dynamicImports: string[];
+  facadeModuleId?: string | null;
+}
+
+/**
+ * The chunk of the module `facade` (an absolute module id) and its static imports, transitively, as URLs
+ * under `base`, minus those in `except`. Throws if no chunk has that module as its facade.
+ */
+export function chunksOfModule(
+  chunks: BundleChunk[],
+  facade: string,
+  except: string[] = [],
+  base = '/',
+): string[] {
+  const byName = new Map(chunks.map((chunk) => [chunk.fileName, chunk]));
+  const root = chunks.find((chunk) => chunk.facadeModuleId === facade);
+  if (!root) throw new Error(`no chunk is the facade of ${facade}: is it still imported dynamically?`);
+  const found = new Set<string>();
+  const pending = [root.fileName];
+  for (let name = pending.pop(); name !== undefined; name = pending.pop()) {
+    const chunk = byName.get(name);
+    if (!chunk || found.has(name)) continue;
+    found.add(name);
+    pending.push(...chunk.imports);
+  }
+  return [...found]
+    .sort()
+    .map((name) => `${base}${name}`)
+    .filter((url) => !except.includes(url));
+}
+
+/**
+ * The chunks the entry always loads once it runs, as URLs under `base`: what the entry imports (it
+ * imports the app dynamically, on purpose) and their static imports, transitively. Dynamic imports
+ * further down (lazy routes, the Firebase module) are left out: they are not always needed.
+ */
+export function chunksLoadedBy(chunks: BundleChunk[], base = '/'): string[] {
+  const byName = new Map(chunks.map((chunk) => [chunk.fileName, chunk]));
+  const entries = chunks.filter((chunk) => chunk.isEntry);
+  const found = new Set<string>();
+  const pending = entries.flatMap((entry) => [...entry.imports, ...entry.dynamicImports]);
+  for (let name = pending.pop(); name !== undefined; name = pending.pop()) {
+    const chunk = byName.get(name);
+    if (!chunk || found.has(name) || chunk.isEntry) continue;
+    found.add(name);
+    pending.push(...chunk.imports);
+  }
+  return [...found].sort().map((name) => `${base}${name}`);
 }
 
 interface HeaderRule {

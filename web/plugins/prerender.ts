@@ -3,7 +3,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build, type Plugin, type ResolvedConfig } from 'vite';
-import { assertPolicyAllowsBootstrap, BOOTSTRAP_HASH_SOURCE, withBootstrap } from './landing-bootstrap.ts';
+import {
+  assertPolicyAllowsBootstrap,
+  BOOTSTRAP_HASH_SOURCE,
+  type BundleChunk,
+  chunksLoadedBy,
+  chunksOfModule,
+  withBootstrap,
+} from './landing-bootstrap.ts';
 
 export interface PrerenderOptions {
   /** The server entry, relative to the Vite root. It exports `render(url)` returning `{ html, head }`. */
@@ -21,6 +28,11 @@ export interface PrerenderOptions {
    * (./landing-bootstrap.ts); the build fails unless the policy has that hash.
    */
   policyFile: string;
+  /**
+   * The module a captured sign-up needs next (the Firebase module), relative to the Vite root: its chunks
+   * are requested together with the app when a submit is captured before the app has arrived.
+   */
+  backendModule: string;
 }
 
 export interface PrerenderedPage {
@@ -48,7 +60,7 @@ export function injectPrerendered(template: string, page: PrerenderedPage): stri
 /**
  * Prerenders one route at build time: after the client build, builds the server entry with the same
  * config (aliases, env, mode) into a temporary directory, renders the route there, writes the result to
- * index.html, its entry script started by the bootstrap after the first paint, and the untouched HTML to
+ * index.html, its entry script started by the bootstrap when the visitor engages, and the untouched HTML to
  * the app shell. A render that throws, or a policy that would block the bootstrap, fails the build.
  */
 export function prerender(options: PrerenderOptions): Plugin {
@@ -64,7 +76,7 @@ export function prerender(options: PrerenderOptions): Plugin {
     writeBundle: {
       order: 'post',
       sequential: true,
-      async handler() {
+      async handler(_outputOptions, bundle) {
         const outDir = path.resolve(config.root, config.build.outDir);
         assertPolicyAllowsBootstrap(readFileSync(path.resolve(config.root, options.policyFile), 'utf8'));
         const serverDir = mkdtempSync(path.join(os.tmpdir(), 'goody-prerender-'));
@@ -94,13 +106,27 @@ export function prerender(options: PrerenderOptions): Plugin {
           };
           const template = readFileSync(path.join(outDir, 'index.html'), 'utf8');
           const page = server.render(options.route);
+          const chunks = Object.values(bundle).flatMap((output) =>
+            output.type === 'chunk' ? [output as BundleChunk] : [],
+          );
+          const prefetch = chunksLoadedBy(chunks, config.base);
+          const backend = chunksOfModule(
+            chunks,
+            path.resolve(config.root, options.backendModule),
+            prefetch,
+            config.base,
+          );
           writeFileSync(path.join(outDir, options.shellFile), template);
-          writeFileSync(path.join(outDir, 'index.html'), withBootstrap(injectPrerendered(template, page)));
+          writeFileSync(
+            path.join(outDir, 'index.html'),
+            withBootstrap(injectPrerendered(template, page), prefetch, backend),
+          );
           config.logger.info(
             `[goody:prerender] ${options.route} prerendered into index.html ` +
               `(${(Buffer.byteLength(page.html) / 1024).toFixed(1)} kB markup, ` +
-              `${(Buffer.byteLength(page.head) / 1024).toFixed(1)} kB critical CSS, entry started after the ` +
-              `first paint by the bootstrap ${BOOTSTRAP_HASH_SOURCE}); app shell: ${options.shellFile}`,
+              `${(Buffer.byteLength(page.head) / 1024).toFixed(1)} kB critical CSS, entry started on engagement ` +
+              `by the bootstrap ${BOOTSTRAP_HASH_SOURCE}, ${prefetch.length} chunks prefetched when idle); ` +
+              `app shell: ${options.shellFile}`,
           );
         } finally {
           rmSync(serverDir, { recursive: true, force: true });

@@ -16,7 +16,7 @@ export interface JsSizes {
 }
 
 // `<script src="/assets/x.js">`, `<link rel="modulepreload" href="/assets/x.js">`, and the landing page's
-// inline bootstrap, `<script data-entry="/assets/x.js">`, which inserts that script after the first paint.
+// inline bootstrap, `<script data-entry="/assets/x.js">`, which inserts that script when the visitor engages.
 const HTML_REFERENCE = /<(?:script|link)\b[^>]*?\b(?:src|href|data-entry)="\/?(assets\/[^"]+\.js)"/g;
 // Static imports in minified output: `import"./x.js"`, `import{a}from"./x.js"`, `export{a}from"./x.js"`.
 // A dynamic `import("./x.js")` has a parenthesis and is not matched by this one.
@@ -38,7 +38,7 @@ function figures(dir: string, names: string[]): JsFigures & { names: string[] } 
 /**
  * The initial JavaScript: what the HTML loads and all its static imports, plus, with `entryDefersApp`,
  * what the entry chunk imports dynamically and their static imports. That is our build: its entry chunk
- * is main.tsx alone, which imports the app after the first paint (the build's budget counts the same,
+ * is main.tsx alone, which imports the app at once when it runs (the build's budget counts the same,
  * web/plugins/initial-chunk-report.ts). In a classic build (the naive reference) the entry chunk is the
  * app, and its dynamic imports are lazy routes. Everything else is lazy.
  */

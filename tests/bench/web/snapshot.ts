@@ -1,6 +1,6 @@
 // Reference (a): a static snapshot of the landing page, the physical limit for this content. Chromium renders
 // the built page; the snapshot keeps its DOM and every style rule in force (Emotion inserts its rules through
-// the CSSOM, so they are copied out of the style sheets) and drops every script and script preload.
+// the CSSOM, so they are copied out of the style sheets) and drops every script, script preload and prefetch.
 // Reference (c) is the same snapshot with one empty module script: what any JavaScript at all costs.
 import { copyFileSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -39,7 +39,9 @@ export async function snapshotPage(options: {
         const rules = style.sheet ? Array.from(style.sheet.cssRules, (rule) => rule.cssText) : [];
         style.textContent = rules.join('\n');
       }
-      for (const node of Array.from(document.querySelectorAll('script, link[rel="modulepreload"]'))) {
+      for (const node of Array.from(
+        document.querySelectorAll('script, link[rel="modulepreload"], link[rel="prefetch"]'),
+      )) {
         node.remove();
       }
       return `<!doctype html>\n${document.documentElement.outerHTML}`;

@@ -1,7 +1,7 @@
 // The site as a visitor sees it: its screens, its two sign-up forms and its toasts, found by role and text
 // (what a person or a screen reader finds), never by class names.
 
-import type { Locator, Page } from 'playwright-core';
+import type { Locator, Page, Route } from 'playwright-core';
 
 /** The spec's words (section 8), kept here rather than imported from web/ so a changed text fails a test. */
 export const TEXT = {
@@ -18,6 +18,9 @@ export const TEXT = {
   notFound: 'Oops! Page not found.',
   returnHome: 'Return to Home',
   backToHome: 'Back to Home',
+  /** Under a form whose sign-up was captured before the app, when the app has not come in time. */
+  appUnavailable:
+    'The page has not finished loading, so your address was not sent yet. Please check your connection and try again.',
 } as const;
 
 export const FORMS = {
@@ -45,10 +48,53 @@ export async function waitForApp(page: Page, selector = '#root > *'): Promise<vo
   );
 }
 
-export async function openLanding(page: Page, siteUrl: string): Promise<void> {
+/**
+ * Opens the landing page. It runs no app code until the visitor engages with a form or the header, so by
+ * default this engages (a pointer press on the hero form, which moves no focus) and waits for the app to
+ * take the forms over; `{ engage: false }` leaves the page as a visitor who has not touched it yet finds it.
+ */
+export async function openLanding(
+  page: Page,
+  siteUrl: string,
+  { engage = true }: { engage?: boolean } = {},
+): Promise<void> {
   await page.goto(`${siteUrl}/`);
   await page.getByRole('heading', { level: 1 }).waitFor({ timeout: UI_TIMEOUT_MS });
+  if (!engage) return;
+  await page.locator('form').first().dispatchEvent('pointerdown');
   await waitForApp(page, 'form');
+  // Hydrated is not yet live: each form takes over from the page's script in an effect just after.
+  await page.waitForFunction(
+    () => (window as { __goodySignupCapture?: { live: string[] } }).__goodySignupCapture?.live.length === 2,
+    undefined,
+    { timeout: UI_TIMEOUT_MS },
+  );
+}
+
+/**
+ * Holds back every app script (/assets/*.js) until `release()`, as a slow link would: the page paints from
+ * its HTML and its inline script, and nothing of the app runs. `block()` instead makes them fail for good.
+ */
+export async function holdAppScripts(page: Page): Promise<{ release(): Promise<void>; requested(): number }> {
+  const held: Route[] = [];
+  let released = false;
+  let requested = 0;
+  await page.route('**/assets/*.js', async (route) => {
+    requested += 1;
+    if (released) await route.continue();
+    else held.push(route);
+  });
+  return {
+    requested: () => requested,
+    async release() {
+      released = true;
+      await Promise.all(held.splice(0).map((route) => route.continue()));
+    },
+  };
+}
+
+export async function blockAppScripts(page: Page): Promise<void> {
+  await page.route('**/assets/*.js', (route) => route.abort('connectionfailed'));
 }
 
 export async function openAdmin(page: Page, siteUrl: string): Promise<void> {

@@ -1,8 +1,8 @@
 // @vitest-environment node
 /**
  * The initial JavaScript must not contain the Firebase SDKs (DESIGN.md section 2). This walks the
- * import graph the landing page always loads: the entry, main.tsx, the app it imports after the first
- * paint (its own dynamic imports), and everything those import statically. It fails if it reaches
+ * import graph the landing page always loads once the visitor engages: the entry, main.tsx, the app it
+ * imports (its own dynamic imports), and everything those import statically. It fails if it reaches
  * `firebase/*` or the module that initialises Firebase. Dynamic `import()` below the entry is where
  * the graph is allowed to split. (The build's own report in plugins/initial-chunk-report.ts checks the
  * real output the same way.)

@@ -6,6 +6,7 @@ import { CacheProvider } from '@emotion/react';
 import { StrictMode, startTransition } from 'react';
 import { createRoot, hydrateRoot } from 'react-dom/client';
 import { BrowserRouter } from 'react-router-dom';
+import { restorePrerenderedForms } from '@/lib/signupCapture';
 import { App } from './App';
 import { createEmotionCache } from './emotionCache';
 
@@ -21,6 +22,9 @@ export function start(container: HTMLElement): void {
     </StrictMode>
   );
   if (container.firstElementChild) {
+    // A sign-up captured before the app came marked its form busy (or said the app was late): hydration
+    // must find the markup React rendered. The form takes the captured sign-up over once it is hydrated.
+    restorePrerenderedForms(container);
     // As a transition, hydration is split into slices of a few milliseconds that yield to the browser
     // in between, instead of one long task that blocks input; the page is already painted meanwhile.
     startTransition(() => {

@@ -3,10 +3,9 @@ import Button from '@mui/material/Button';
 import Card from '@mui/material/Card';
 import CardContent from '@mui/material/CardContent';
 import Typography from '@mui/material/Typography';
-import { useReducer, useRef } from 'react';
+import { useState } from 'react';
 import { loadBackend } from '@/lib/backend';
 import { useToast } from '@/lib/toast/ToastProvider';
-import { adminSyncReducer } from './adminSyncMachine';
 import { adminSyncMessages } from './adminSyncMessages';
 import { runAdminSync } from './runAdminSync';
 
@@ -17,18 +16,18 @@ export interface AdminSyncCardProps {
 
 /** The operator's card that pushes stored sign-ups to the e-mail marketing service. */
 export function AdminSyncCard({ title, description }: AdminSyncCardProps) {
-  const [state, send] = useReducer(adminSyncReducer, 'idle');
-  const running = useRef(false);
+  // One fact: a sync is running. It drives the button's "Syncing..." label and its disabled state; a click
+  // is a discrete event, so React renders the disabled button before a second click can be handled.
+  const [syncing, setSyncing] = useState(false);
   const toast = useToast();
-  const syncing = state === 'syncing';
 
   async function handleSync() {
-    if (running.current) return;
-    running.current = true;
+    if (syncing) return;
+    setSyncing(true);
     try {
-      toast(await runAdminSync(loadBackend, send));
+      toast(await runAdminSync(loadBackend));
     } finally {
-      running.current = false;
+      setSyncing(false);
     }
   }
 

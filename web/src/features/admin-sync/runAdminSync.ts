@@ -1,7 +1,6 @@
 import type { Backend } from '@/lib/backend';
 import type { SyncResponse } from '@/lib/subscriptions';
 import type { ToastMessage } from '@/lib/toast/ToastProvider';
-import type { AdminSyncEvent } from './adminSyncMachine';
 import { adminSyncMessages } from './adminSyncMessages';
 
 const text = (value: unknown): string | undefined =>
@@ -37,18 +36,11 @@ export function toastForSyncFailure(error: unknown): ToastMessage {
 }
 
 /** Runs one sync and resolves to the toast to show; it never rejects. */
-export async function runAdminSync(
-  loadBackend: () => Promise<Backend>,
-  send: (event: AdminSyncEvent) => void,
-): Promise<ToastMessage> {
-  send('started');
+export async function runAdminSync(loadBackend: () => Promise<Backend>): Promise<ToastMessage> {
   try {
     const backend = await loadBackend();
-    const toast = toastForSyncReply(await backend.syncEmailsToMailerlite());
-    send(toast.variant === 'success' ? 'succeeded' : 'failed');
-    return toast;
+    return toastForSyncReply(await backend.syncEmailsToMailerlite());
   } catch (error) {
-    send('failed');
     return toastForSyncFailure(error);
   }
 }

@@ -1,13 +1,13 @@
 import Box from '@mui/material/Box';
 import Button from '@mui/material/Button';
 import OutlinedInput from '@mui/material/OutlinedInput';
-import { type FormEvent, useEffect, useId, useReducer, useRef, useState } from 'react';
+import { type FormEvent, useEffect, useEffectEvent, useId, useRef, useState } from 'react';
 import { loadBackend, preloadBackendWhenIdle } from '@/lib/backend';
+import { CAPTURE_NOTICE_ATTRIBUTE, CAPTURE_SOURCE_ATTRIBUTE, takeOverSignupForm } from '@/lib/signupCapture';
 import type { SubscriptionSource } from '@/lib/subscriptions';
 import { useToast } from '@/lib/toast/ToastProvider';
 import { colors } from '@/theme/tokens';
 import { runSignup } from './runSignup';
-import { isSignupInFlight, signupReducer } from './signupMachine';
 
 export interface SignupFormProps {
   /** Which form this is; decides the subscription type, the payloads and the success toast. */
@@ -33,33 +33,59 @@ export function SignupForm({
   tone = 'onLight',
 }: SignupFormProps) {
   const [email, setEmail] = useState('');
-  const [state, send] = useReducer(signupReducer, 'idle');
-  // The disabled button stops a second click once React re-renders; this stops one that lands first.
-  const submitting = useRef(false);
+  // One fact: a sign-up of this form is in flight. It marks the form aria-busy and the button loading
+  // (disabled). A submit is a discrete event, so React renders the disabled button before it handles the
+  // next one: a double click or a second Enter finds `busy` set.
+  const [busy, setBusy] = useState(false);
   const toast = useToast();
+  const field = useRef<HTMLInputElement>(null);
   const inputId = useId();
   const hintId = useId();
-  const inFlight = isSignupInFlight(state);
 
-  useEffect(() => preloadBackendWhenIdle(), []);
-
-  async function handleSubmit(event: FormEvent<HTMLFormElement>) {
-    event.preventDefault();
-    // Browsers block an invalid submit themselves; this keeps the rule where they do not (tests, old engines).
-    if (submitting.current || !event.currentTarget.checkValidity()) return;
-    submitting.current = true;
+  async function signUp(address: string) {
+    setBusy(true);
     try {
-      const outcome = await runSignup(email, source, { loadBackend, send, logError });
+      const outcome = await runSignup(address, source, { loadBackend, logError });
       toast(outcome.toast);
       if (outcome.ok) setEmail('');
     } finally {
-      submitting.current = false;
+      setBusy(false);
     }
+  }
+
+  // Once hydrated, the form is the app's: it takes over from the page's inline script and runs the
+  // sign-up that script captured before the app came, if any, exactly once (web/src/lib/signupCapture.ts).
+  const takeOver = useEffectEvent(() => {
+    const { captured, release } = takeOverSignupForm(source);
+    if (captured) {
+      setEmail(captured.email);
+      void signUp(captured.email);
+    } else if (field.current?.value) {
+      // Typed before hydration: React keeps the field's value when it hydrates, but not in its state.
+      setEmail(field.current.value);
+    }
+    return release;
+  });
+  useEffect(() => takeOver(), []);
+
+  useEffect(() => preloadBackendWhenIdle(), []);
+
+  function handleSubmit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    // Browsers block an invalid submit themselves; this keeps the rule where they do not (tests, old engines).
+    if (busy || !event.currentTarget.checkValidity()) return;
+    void signUp(email);
   }
 
   const onDark = tone === 'onDark';
   return (
-    <Box component="form" onSubmit={handleSubmit} aria-busy={inFlight} sx={{ width: '100%', maxWidth: 520 }}>
+    <Box
+      component="form"
+      onSubmit={handleSubmit}
+      aria-busy={busy}
+      {...{ [CAPTURE_SOURCE_ATTRIBUTE]: source }}
+      sx={{ width: '100%', maxWidth: 520 }}
+    >
       <Box
         component="label"
         htmlFor={inputId}
@@ -84,6 +110,7 @@ export function SignupForm({
           fullWidth
           placeholder={placeholder}
           value={email}
+          inputRef={field}
           onChange={(event) => setEmail(event.target.value)}
           slotProps={{ input: { 'aria-describedby': hint ? hintId : undefined, spellCheck: false } }}
           sx={{ flex: 1 }}
@@ -93,12 +120,26 @@ export function SignupForm({
           variant="contained"
           color={onDark ? 'secondary' : 'primary'}
           size="large"
-          loading={inFlight}
+          loading={busy}
           sx={{ flexShrink: 0, whiteSpace: 'nowrap' }}
         >
           {submitLabel}
         </Button>
       </Box>
+      {/* Written by the page's inline script only, when the app could not be loaded in time: a live region
+          that exists from the first paint, so the words are announced when they appear. */}
+      <Box
+        component="p"
+        aria-live="polite"
+        {...{ [CAPTURE_NOTICE_ATTRIBUTE]: '' }}
+        sx={{
+          m: 0,
+          mt: 1.25,
+          fontWeight: 700,
+          color: onDark ? colors.onNight : colors.ink,
+          '&:empty': { mt: 0 },
+        }}
+      />
       {hint ? (
         <Box
           component="p"

@@ -5,7 +5,6 @@ import {
   subscriptionTypeBySource,
 } from '@/lib/subscriptions';
 import type { ToastMessage } from '@/lib/toast/ToastProvider';
-import type { SignupEvent } from './signupMachine';
 import { signupMessages } from './signupMessages';
 
 export interface SignupOutcome {
@@ -15,7 +14,6 @@ export interface SignupOutcome {
 
 export interface SignupDependencies {
   loadBackend: () => Promise<Backend>;
-  send: (event: SignupEvent) => void;
   /** Where non-fatal failures are reported; never given the e-mail address. */
   logError: (message: string, details: Record<string, unknown>) => void;
 }
@@ -57,19 +55,16 @@ const errorToast = (title: string, description: string): SignupOutcome => ({
 export async function runSignup(
   email: string,
   source: SubscriptionSource,
-  { loadBackend, send, logError }: SignupDependencies,
+  { loadBackend, logError }: SignupDependencies,
 ): Promise<SignupOutcome> {
-  send('submitted');
   try {
     const backend = await loadBackend();
 
     try {
       await backend.connectionTest();
     } catch {
-      send('failed');
       return errorToast(signupMessages.connectionIssue.title, signupMessages.connectionIssue.description);
     }
-    send('connectionConfirmed');
 
     try {
       await backend.insertSubscription({
@@ -78,13 +73,11 @@ export async function runSignup(
         source,
       });
     } catch (error) {
-      send('failed');
       return errorToast(
         signupMessages.databaseError.title,
         messageOf(error) ?? signupMessages.databaseError.fallbackDescription,
       );
     }
-    send('saved');
 
     try {
       await backend.addContactToMailerlite(contactRequest(email, source));
@@ -94,14 +87,12 @@ export async function runSignup(
         describeFailure(error, email),
       );
     }
-    send('contactStepDone');
 
     try {
       await backend.sendThankYouEmail({ email });
     } catch (error) {
       logError('send-thank-you-email failed; the sign-up itself is saved', describeFailure(error, email));
     }
-    send('thankYouStepDone');
 
     return {
       ok: true,
@@ -113,7 +104,6 @@ export async function runSignup(
     };
   } catch (error) {
     logError('sign-up failed unexpectedly', describeFailure(error, email));
-    send('failed');
     return errorToast(signupMessages.networkError.title, signupMessages.networkError.description);
   }
 }

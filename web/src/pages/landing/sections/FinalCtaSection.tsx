@@ -2,6 +2,7 @@ import Box from '@mui/material/Box';
 import Container from '@mui/material/Container';
 import { finalCta } from '@/content/landing';
 import { SignupForm } from '@/features/signup/SignupForm';
+import { StaticMarkup } from '@/lib/StaticMarkup';
 import { colors, nightGradient, radii } from '@/theme/tokens';
 import { PillList } from '../components/PillList';
 import { SectionHeading } from '../components/SectionHeading';
@@ -27,13 +28,16 @@ export function FinalCtaSection() {
             alignItems: 'center',
           }}
         >
-          <SectionHeading
-            id="final-cta-title"
-            tone="onDark"
-            eyebrow={finalCta.eyebrow}
-            title={finalCta.title}
-            lead={finalCta.lead}
-          />
+          {/* Text only: hydration adopts it as prerendered (the form is the interactive part). */}
+          <StaticMarkup>
+            <SectionHeading
+              id="final-cta-title"
+              tone="onDark"
+              eyebrow={finalCta.eyebrow}
+              title={finalCta.title}
+              lead={finalCta.lead}
+            />
+          </StaticMarkup>
           <SignupForm
             source="final_cta"
             tone="onDark"
@@ -42,7 +46,9 @@ export function FinalCtaSection() {
             submitLabel={finalCta.form.submit}
             hint={finalCta.form.hint}
           />
-          <PillList tone="onDark" pills={finalCta.platforms} mt={4} />
+          <StaticMarkup>
+            <PillList tone="onDark" pills={finalCta.platforms} mt={4} />
+          </StaticMarkup>
         </Box>
       </Container>
     </Box>

@@ -32,43 +32,46 @@ export function HeroSection() {
         }}
       >
         <Box>
-          <Box
-            component="p"
-            sx={{
-              display: 'inline-flex',
-              alignItems: 'center',
-              gap: 1,
-              m: 0,
-              mb: 3,
-              px: 1.75,
-              py: 0.75,
-              borderRadius: 999,
-              bgcolor: 'rgba(255, 255, 255, 0.12)',
-              fontWeight: 700,
-              fontSize: '0.875rem',
-            }}
-          >
-            {/* A span: a div may not sit inside a <p>, and the browser's parser would split the badge. */}
+          {/* Text only: hydration adopts it as prerendered (the form below is the interactive part). */}
+          <StaticMarkup>
             <Box
-              component="span"
-              aria-hidden="true"
-              sx={{ width: 8, height: 8, borderRadius: '50%', bgcolor: colors.sunshine }}
-            />
-            {hero.badge}
-          </Box>
-          <Typography id="hero-title" variant="h1" sx={{ mb: 3 }}>
-            {hero.title.lead}
-            <Box component="span" sx={{ color: colors.sunshine }}>
-              {hero.title.highlight}
+              component="p"
+              sx={{
+                display: 'inline-flex',
+                alignItems: 'center',
+                gap: 1,
+                m: 0,
+                mb: 3,
+                px: 1.75,
+                py: 0.75,
+                borderRadius: 999,
+                bgcolor: 'rgba(255, 255, 255, 0.12)',
+                fontWeight: 700,
+                fontSize: '0.875rem',
+              }}
+            >
+              {/* A span: a div may not sit inside a <p>, and the browser's parser would split the badge. */}
+              <Box
+                component="span"
+                aria-hidden="true"
+                sx={{ width: 8, height: 8, borderRadius: '50%', bgcolor: colors.sunshine }}
+              />
+              {hero.badge}
             </Box>
-          </Typography>
-          <Typography
-            variant="subtitle1"
-            component="p"
-            sx={{ color: colors.onNightMuted, mb: 4, maxWidth: 560 }}
-          >
-            {hero.lead}
-          </Typography>
+            <Typography id="hero-title" variant="h1" sx={{ mb: 3 }}>
+              {hero.title.lead}
+              <Box component="span" sx={{ color: colors.sunshine }}>
+                {hero.title.highlight}
+              </Box>
+            </Typography>
+            <Typography
+              variant="subtitle1"
+              component="p"
+              sx={{ color: colors.onNightMuted, mb: 4, maxWidth: 560 }}
+            >
+              {hero.lead}
+            </Typography>
+          </StaticMarkup>
           <SignupForm
             source="hero_form"
             tone="onDark"
@@ -77,29 +80,31 @@ export function HeroSection() {
             submitLabel={hero.form.submit}
             hint={hero.form.hint}
           />
-          <Box
-            component="ul"
-            sx={{
-              listStyle: 'none',
-              p: 0,
-              m: 0,
-              mt: 4,
-              display: 'flex',
-              flexWrap: 'wrap',
-              gap: { xs: 1.5, sm: 3 },
-            }}
-          >
-            {hero.assurances.map((assurance) => (
-              <Box
-                component="li"
-                key={assurance}
-                sx={{ display: 'flex', alignItems: 'center', gap: 1, fontWeight: 600 }}
-              >
-                <Icon name="check" size={18} sx={{ color: colors.sunshine }} />
-                {assurance}
-              </Box>
-            ))}
-          </Box>
+          <StaticMarkup>
+            <Box
+              component="ul"
+              sx={{
+                listStyle: 'none',
+                p: 0,
+                m: 0,
+                mt: 4,
+                display: 'flex',
+                flexWrap: 'wrap',
+                gap: { xs: 1.5, sm: 3 },
+              }}
+            >
+              {hero.assurances.map((assurance) => (
+                <Box
+                  component="li"
+                  key={assurance}
+                  sx={{ display: 'flex', alignItems: 'center', gap: 1, fontWeight: 600 }}
+                >
+                  <Icon name="check" size={18} sx={{ color: colors.sunshine }} />
+                  {assurance}
+                </Box>
+              ))}
+            </Box>
+          </StaticMarkup>
         </Box>
         <Box sx={{ display: 'flex', justifyContent: 'center' }}>
           <StaticMarkup>
