@@ -10,9 +10,9 @@ export default defineConfig({
   plugins: [
     react(),
     initialChunkReport({
-      // DESIGN.md section 7: the landing page ships at most 160 kB of gzip JavaScript up front.
+      // docs/architecture.md, Quality bars: the landing page ships at most 160 kB of gzip JavaScript up front.
       budgetBytes: 160 * 1024,
-      // DESIGN.md section 2: the Firestore and Functions SDKs load lazily, never with the first paint.
+      // docs/architecture.md, Web: the Firestore and Functions SDKs load lazily, never with the first paint.
       forbiddenModules: [/[\\/]node_modules[\\/]@firebase[\\/](firestore|functions)[\\/]/],
     }),
     // The landing page is served as HTML that paints without JavaScript, then hydrates; every other

@@ -40,7 +40,7 @@ export function findSources(repoRoot: string): Sources {
 
 /** The compiled entry the Functions emulator loads (functions/package.json "main"). */
 export function functionsEntry(repoRoot: string): string {
-  let main = 'lib/index.js';
+  let main = 'lib/functions/src/index.js';
   try {
     const pkg = JSON.parse(readFileSync(path.join(repoRoot, 'functions', 'package.json'), 'utf8')) as {
       main?: string;

@@ -14,7 +14,7 @@ import { parseArgs } from 'node:util';
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '15' } } });
 const runs = Number(values.runs);
 const functionsDir = join(dirname(fileURLToPath(import.meta.url)), '..');
-const lib = join(functionsDir, 'lib', 'index.js');
+const lib = join(functionsDir, 'lib', 'functions', 'src', 'index.js');
 
 console.log('Building functions/lib with tsc ...');
 execFileSync(
@@ -103,7 +103,9 @@ const row = (name: string, samples: Sample[]) => {
   )} modules | Firestore ${first.firestore ? 'loaded' : 'not loaded'}, nodemailer ${first.nodemailer ? 'loaded' : 'not loaded'}`;
 };
 
-console.log(`\nCold start of functions/lib/index.js, ${runs} fresh processes each (Node ${process.version})`);
+console.log(
+  `\nCold start of functions/lib/functions/src/index.js, ${runs} fresh processes each (Node ${process.version})`,
+);
 console.log(`exports: ${(lazy[0] as Sample).exports.join(', ')}`);
 console.log(row('lazy', lazy));
 console.log(row('eager', eager));

@@ -11,8 +11,9 @@ import { deleteApp, initializeApp } from 'firebase-admin/app';
 import { getFirestore } from 'firebase-admin/firestore';
 import { startFirestoreStandIn } from '../../dev/firestore/index.ts';
 import { type RequestLogEntry, startMailerLiteStandIn } from '../../dev/mailerlite/index.ts';
-import { handleSyncEmailsToMailerlite, type SyncReply } from '../src/callables/sync-emails-to-mailerlite';
+import { handleSyncEmailsToMailerlite } from '../src/callables/sync-emails-to-mailerlite';
 import { systemClock } from '../src/clock';
+import type { SyncReply } from '../src/contract';
 import type { Logger } from '../src/logs';
 import { MailerLiteClient } from '../src/mailerlite/client';
 

@@ -21,8 +21,9 @@ import {
 } from '../test-support/stack';
 import { withAppCheck } from './app-check';
 import { addContactToMailerlite } from './callables/add-contact-to-mailerlite';
-import { sendThankYouEmail, THANK_YOU_MAILS } from './callables/send-thank-you-email';
+import { sendThankYouEmail } from './callables/send-thank-you-email';
 import { syncEmailsToMailerlite } from './callables/sync-emails-to-mailerlite';
+import { THANK_YOU_MAILS } from './contract';
 import { clearGroupCache } from './mailerlite/groups';
 
 type AppCheckData = NonNullable<CallableRequest['app']>;
@@ -57,7 +58,7 @@ describe('withAppCheck', () => {
   const handled: CallableRequest<unknown>[] = [];
   const logger = recordingLogger();
   const guarded = withAppCheck(
-    'some-callable',
+    'sync-emails-to-mailerlite',
     async (received: CallableRequest<unknown>) => {
       handled.push(received);
       return 'handled';
@@ -87,7 +88,7 @@ describe('withAppCheck', () => {
     expect(error.httpErrorCode.status).toBe(401);
     expect(handled).toEqual([]);
     expect(logger.entries).toEqual([
-      { severity: 'warn', event: 'app_check.refused', fields: { callable: 'some-callable' } },
+      { severity: 'warn', event: 'app_check.refused', fields: { callable: 'sync-emails-to-mailerlite' } },
     ]);
   });
 

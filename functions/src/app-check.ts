@@ -1,4 +1,5 @@
 import { type CallableRequest, HttpsError } from 'firebase-functions/v2/https';
+import type { CallableName } from './contract';
 import { cloudLogger, type Logger } from './logs';
 import { ENFORCE_APP_CHECK } from './params';
 
@@ -17,7 +18,7 @@ import { ENFORCE_APP_CHECK } from './params';
  * one, with the code the SDK's own enforcement answers.
  */
 export function withAppCheck<Data, Result>(
-  callable: string,
+  callable: CallableName,
   handler: (request: CallableRequest<Data>) => Promise<Result>,
   logger: Logger = cloudLogger,
 ): (request: CallableRequest<Data>) => Promise<Result> {

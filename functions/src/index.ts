@@ -1,5 +1,5 @@
-// The spec names the callables add-contact-to-mailerlite, send-thank-you-email and
-// sync-emails-to-mailerlite. Firebase names a function inside export groups by joining the group
+// The product names the callables add-contact-to-mailerlite, send-thank-you-email and
+// sync-emails-to-mailerlite (contract/src/index.ts, CALLABLES). Firebase names a function inside export groups by joining the group
 // path with "-", and the runtime (the emulator and Cloud Functions alike) finds it by walking that
 // path: a flat export named "add-contact-to-mailerlite" deploys, but its calls fail with "Failed to
 // find function add.contact.to.mailerlite in the loaded module". Hence the nesting.

@@ -1,20 +1,20 @@
 import { HttpsError } from 'firebase-functions/v2/https';
+import {
+  type CallableName,
+  type SignupSource,
+  SOURCES,
+  SUBSCRIPTION_TYPES,
+  type SubscriptionType,
+  subscriptionTypeOf,
+} from './contract';
 import type { Logger } from './logs';
 
 // Input is checked here, at the boundary, before anything reaches MailerLite, SMTP or Firestore.
 // Every refusal is `invalid-argument` with a message that names the field.
 
-export const SUBSCRIPTION_TYPES = ['updates', 'club'] as const;
-export type SubscriptionType = (typeof SUBSCRIPTION_TYPES)[number];
-
-export const SOURCES = ['hero_form', 'final_cta'] as const;
-export type Source = (typeof SOURCES)[number];
-
-/** The spec's table: the hero form signs up for updates, the final call to action for the club. */
-export const SOURCE_OF_TYPE: Readonly<Record<SubscriptionType, Source>> = {
-  updates: 'hero_form',
-  club: 'final_cta',
-};
+export { SOURCES, SUBSCRIPTION_TYPES, type SubscriptionType };
+/** Which form a sign-up came from (the contract's pairing gives the list it joins). */
+export type Source = SignupSource;
 
 export const EMAIL_MAX_LENGTH = 254;
 const LOCAL_PART_MAX_LENGTH = 64;
@@ -114,7 +114,7 @@ function parseEnum<T extends string>(value: unknown, field: string, allowed: rea
  * the input or the message (a field name an attacker chose could be an address), and rethrown.
  */
 export function validated<T>(
-  callable: string,
+  callable: CallableName,
   logger: Logger,
   parse: (data: unknown) => T,
   data: unknown,
@@ -142,12 +142,12 @@ export function parseAddContactInput(data: unknown): AddContactInput {
   const email = parseEmail(body);
   if (body.source === undefined) throw invalid('source is required.');
   const source = parseEnum(body.source, 'source', SOURCES);
-  // The hero form sends no type; the spec's table gives it "updates".
+  // The hero form sends no type; the pairing gives it its list.
   const subscriptionType =
     body.subscription_type === undefined
-      ? 'updates'
+      ? subscriptionTypeOf('hero_form')
       : parseEnum(body.subscription_type, 'subscription_type', SUBSCRIPTION_TYPES);
-  if (SOURCE_OF_TYPE[subscriptionType] !== source) {
+  if (subscriptionTypeOf(source) !== subscriptionType) {
     throw invalid(
       body.subscription_type === undefined
         ? `subscription_type is required with source ${source}.`

@@ -15,6 +15,7 @@ import {
 } from '../../dev/mailerlite/index.ts';
 import { type SmtpOutbox, startSmtpOutbox } from '../../dev/smtp/index.ts';
 import { type Clock, systemClock } from '../src/clock';
+import { SIGNUPS, subscriptionTypeOf } from '../src/contract';
 import type { LogEvent, LogFields, Logger } from '../src/logs';
 import {
   type BatchRequest,
@@ -245,8 +246,9 @@ export interface Signup {
   source: Source;
 }
 
-export const HERO = { subscription_type: 'updates', source: 'hero_form' } as const;
-export const FINAL = { subscription_type: 'club', source: 'final_cta' } as const;
+/** The two forms' sign-up fields, from the contract's pairing. */
+export const HERO = { subscription_type: subscriptionTypeOf('hero_form'), source: 'hero_form' } as const;
+export const FINAL = { subscription_type: subscriptionTypeOf('final_cta'), source: 'final_cta' } as const;
 
 /**
  * Stores sign-ups as the page does (auto ids, the four fields), with created_at one millisecond
@@ -257,7 +259,7 @@ export async function seedSignups(
   signups: Array<Signup | Record<string, unknown>>,
   start = Date.now(),
 ) {
-  const collection = db.collection('email_subscriptions');
+  const collection = db.collection(SIGNUPS);
   for (let offset = 0; offset < signups.length; offset += 400) {
     const batch = db.batch();
     signups.slice(offset, offset + 400).forEach((signup, index) => {

@@ -17,6 +17,16 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import {
+  addContactRequest,
+  CALLABLES,
+  COLLECTIONS,
+  HEALTH_DOCUMENT,
+  type NewSignup,
+  type SignupSource,
+  SOURCES,
+  subscriptionTypeOf,
+} from '@goody/contract';
 import { deleteApp, type FirebaseApp, initializeApp } from 'firebase/app';
 import {
   addDoc,
@@ -79,11 +89,7 @@ setLogLevel('silent');
 type Step = 'connection test' | 'insert' | 'add-contact' | 'thank-you';
 const STEPS: Step[] = ['connection test', 'insert', 'add-contact', 'thank-you'];
 
-interface Signup {
-  email: string;
-  subscription_type: 'updates' | 'club';
-  source: 'hero_form' | 'final_cta';
-}
+type Signup = NewSignup;
 
 interface Outcome {
   signup: Signup;
@@ -94,12 +100,16 @@ interface Outcome {
   errors: Partial<Record<Step, string>>;
 }
 
+const signupOf = (email: string, source: SignupSource): Signup => ({
+  email,
+  subscription_type: subscriptionTypeOf(source),
+  source,
+});
+
 function makeSignups(n: number): Signup[] {
   const run = Date.now().toString(36);
   return Array.from({ length: n }, (_, i) =>
-    i % 2 === 0
-      ? { email: `load-${run}-${i}@example.com`, subscription_type: 'updates', source: 'hero_form' }
-      : { email: `load-${run}-${i}@example.com`, subscription_type: 'club', source: 'final_cta' },
+    signupOf(`load-${run}-${i}@example.com`, SOURCES[i % SOURCES.length] as SignupSource),
   );
 }
 
@@ -149,18 +159,18 @@ async function signUp(stack: StackInfo, app: FirebaseApp, signup: Signup): Promi
     }
   };
   try {
-    if (!(await step('connection test', () => getDoc(doc(db, 'public', 'health'))))) return outcome;
+    if (
+      !(await step('connection test', () => getDoc(doc(db, HEALTH_DOCUMENT.collection, HEALTH_DOCUMENT.id))))
+    )
+      return outcome;
     const inserted = await step('insert', () =>
-      addDoc(collection(db, 'email_subscriptions'), { ...signup, created_at: serverTimestamp() }),
+      addDoc(collection(db, COLLECTIONS.signups), { ...signup, created_at: serverTimestamp() }),
     );
     if (!inserted) return outcome;
     outcome.accepted = true;
-    const contact =
-      signup.source === 'hero_form'
-        ? { email: signup.email, source: signup.source }
-        : { email: signup.email, source: signup.source, subscription_type: signup.subscription_type };
-    await step('add-contact', () => callable(stack, 'add-contact-to-mailerlite', contact));
-    await step('thank-you', () => callable(stack, 'send-thank-you-email', { email: signup.email }));
+    const contact = addContactRequest(signup.email, signup.source);
+    await step('add-contact', () => callable(stack, CALLABLES.addContact, contact));
+    await step('thank-you', () => callable(stack, CALLABLES.sendThankYou, { email: signup.email }));
     return outcome;
   } finally {
     outcome.total = performance.now() - started;
@@ -232,7 +242,7 @@ try {
   const acceptedEmails = new Set(accepted.map((outcome) => outcome.signup.email));
 
   // Stored once: exactly one document per accepted address, and none for a refused one.
-  const stored = await services.firestore.documents('email_subscriptions');
+  const stored = await services.firestore.documents(COLLECTIONS.signups);
   const storedCounts = countBy(stored, (document) => String(document.data.email));
   const missing = [...acceptedEmails].filter((email) => !storedCounts.has(email));
   const duplicated = [...storedCounts].filter(([, count]) => count > 1).map(([email]) => email);

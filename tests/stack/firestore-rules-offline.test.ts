@@ -2,6 +2,7 @@
 // grants it makes, and the e-mail pattern, evaluated here as RE2 would. The behaviour of the rules as a whole
 // is proven by tests/rules/ wherever the emulator runs (`npm run test:rules`).
 import { readFileSync } from 'node:fs';
+import { COLLECTIONS, HEALTH_DOCUMENT, SIGNUP_FORMS, SOURCES } from '@goody/contract';
 import { describe, expect, it } from 'vitest';
 import { addressesTheFormAccepts, malformedAddresses } from '../rules/email-cases.ts';
 
@@ -39,7 +40,33 @@ function grants(source: string): Grant[] {
   return found;
 }
 
+/** The (subscription_type, source) pairs isKnownSignupPair lets in, read from its body. */
+function rulePairs(source: string): Array<[string, string]> {
+  const body =
+    /function isKnownSignupPair\(subscriptionType, signupSource\) \{([^}]*)\}/.exec(source)?.[1] ?? '';
+  return [...body.matchAll(/\(subscriptionType == '([^']*)' && signupSource == '([^']*)'\)/g)].map(
+    (match): [string, string] => [match[1] ?? '', match[2] ?? ''],
+  );
+}
+
 describe('firestore.rules, read offline', () => {
+  it("lets in exactly the contract's form/list pairs (contract/src/index.ts), and nothing else", () => {
+    const body = /function isKnownSignupPair\(subscriptionType, signupSource\) \{([^}]*)\}/.exec(rules)?.[1];
+    expect(body, 'isKnownSignupPair in firestore.rules').toBeDefined();
+    const pairs = rulePairs(rules);
+    const contract = SOURCES.map((source) => [SIGNUP_FORMS[source].subscription_type, source]);
+    expect(pairs.sort()).toEqual(contract.sort());
+    // Nothing but those pairs joined by ||: no clause the pattern above would miss.
+    const clauses = (body ?? '')
+      .replace(/^\s*return\s*/, '')
+      .replace(/;\s*$/, '')
+      .split('||');
+    expect(clauses.map((clause) => clause.trim())).toHaveLength(pairs.length);
+    expect(body).toMatch(
+      /^\s*return\s+(\(subscriptionType == '[^']*' && signupSource == '[^']*'\)\s*(\|\|\s*)?)+;\s*$/,
+    );
+  });
+
   it('starts with rules_version 2 (collection-group and recursive-wildcard semantics depend on it)', () => {
     expect(rules.split('\n').find((line) => line.trim() && !line.trim().startsWith('//'))).toBe(
       "rules_version = '2';",
@@ -49,11 +76,15 @@ describe('firestore.rules, read offline', () => {
   it('grants exactly three things: create a sign-up, get the health document, and nothing anywhere else', () => {
     expect(grants(rules)).toEqual([
       {
-        path: '/databases/{database}/documents/email_subscriptions/{subscriptionId}',
+        path: `/databases/{database}/documents/${COLLECTIONS.signups}/{subscriptionId}`,
         methods: 'create',
         condition: 'isValidSignup(request.resource.data)',
       },
-      { path: '/databases/{database}/documents/public/health', methods: 'get', condition: 'true' },
+      {
+        path: `/databases/{database}/documents/${HEALTH_DOCUMENT.collection}/${HEALTH_DOCUMENT.id}`,
+        methods: 'get',
+        condition: 'true',
+      },
       { path: '/databases/{database}/documents/{document=**}', methods: 'read,write', condition: 'false' },
     ]);
   });

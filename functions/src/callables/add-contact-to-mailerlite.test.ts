@@ -19,11 +19,11 @@ import {
   startMailerLite,
 } from '../../test-support/stack';
 import { systemClock } from '../clock';
+import { ERASURES } from '../contract';
 import { sha256Hex } from '../logs';
 import type { MailerLiteClientOptions } from '../mailerlite/client';
 import { mailerLiteTime } from '../mailerlite/client';
 import { clearGroupCache } from '../mailerlite/groups';
-import { ERASURES } from '../privacy/erasure';
 import { ACCEPTED } from '../privacy/reply-floor';
 import { type AddContactDeps, handleAddContactToMailerlite } from './add-contact-to-mailerlite';
 

@@ -3,6 +3,7 @@ import type { Firestore } from 'firebase-admin/firestore';
 import { onCall } from 'firebase-functions/v2/https';
 import { withAppCheck } from '../app-check';
 import { type Clock, systemClock } from '../clock';
+import { CALLABLES } from '../contract';
 import { adminFirestore } from '../firestore';
 import { cloudLogger, emailFields, type LogFields, type Logger } from '../logs';
 import { type MailerLiteClient, mailerLiteTime } from '../mailerlite/client';
@@ -46,7 +47,7 @@ export interface AddContactDeps {
  */
 export async function handleAddContactToMailerlite(data: unknown, deps: AddContactDeps): Promise<Accepted> {
   const startedAt = deps.clock.now();
-  const input = validated('add-contact-to-mailerlite', deps.logger, parseAddContactInput, data);
+  const input = validated(CALLABLES.addContact, deps.logger, parseAddContactInput, data);
   const log = {
     ...emailFields(input.email),
     subscription_type: input.subscriptionType,
@@ -70,7 +71,7 @@ export async function handleAddContactToMailerlite(data: unknown, deps: AddConta
   const elapsedMs = deps.clock.now() - startedAt;
   if (elapsedMs > floorMs && floorMs > 0) {
     deps.logger.warn('reply.floor_exceeded', {
-      callable: 'add-contact-to-mailerlite',
+      callable: CALLABLES.addContact,
       elapsed_ms: elapsedMs,
     });
   }
@@ -130,7 +131,7 @@ async function addStoredContact(input: AddContactInput, deps: AddContactDeps, lo
 
 export const addContactToMailerlite = onCall(
   { secrets: [MAILERLITE_API_KEY], timeoutSeconds: 30 },
-  withAppCheck('add-contact-to-mailerlite', async (request) => {
+  withAppCheck(CALLABLES.addContact, async (request) => {
     const { client, groups } = mailerLiteFromParams();
     return handleAddContactToMailerlite(request.data, {
       db: await adminFirestore(),

@@ -16,6 +16,7 @@ import {
   startOutbox,
 } from '../../test-support/stack';
 import { type Clock, systemClock } from '../clock';
+import { THANK_YOU_MAILS } from '../contract';
 import { sha256Hex } from '../logs';
 import { type MailTransport, smtpTransport } from '../mail/transport';
 import { ACCEPTED } from '../privacy/reply-floor';
@@ -24,7 +25,6 @@ import {
   handleSendThankYouEmail,
   type SendThankYouDeps,
   THANK_YOU_LEASE_MS,
-  THANK_YOU_MAILS,
   THANK_YOU_TIMEOUT_SECONDS,
   type ThankYouOutcome,
   type ThankYouRecord,

@@ -3,6 +3,7 @@ import type { DocumentReference, Firestore, Timestamp } from 'firebase-admin/fir
 import { HttpsError, onCall } from 'firebase-functions/v2/https';
 import { withAppCheck } from '../app-check';
 import { type Clock, systemClock } from '../clock';
+import { CALLABLES, SIGNUPS, THANK_YOU_MAILS } from '../contract';
 import { adminFirestore } from '../firestore';
 import {
   claimLease,
@@ -25,9 +26,6 @@ import {
   type ThankYouInput,
   validated,
 } from '../schemas';
-
-export const SIGNUPS = 'email_subscriptions';
-export const THANK_YOU_MAILS = 'thank_you_mails';
 
 /** How long the function may run; the lease below must outlive it. */
 export const THANK_YOU_TIMEOUT_SECONDS = 60;
@@ -90,7 +88,7 @@ export interface SendThankYouDeps {
  */
 export async function handleSendThankYouEmail(data: unknown, deps: SendThankYouDeps): Promise<Accepted> {
   const startedAt = deps.clock.now();
-  const input = validated('send-thank-you-email', deps.logger, parseThankYouInput, data);
+  const input = validated(CALLABLES.sendThankYou, deps.logger, parseThankYouInput, data);
   let outcome: ThankYouOutcome;
   try {
     outcome = await sendOnce(input, deps);
@@ -105,7 +103,7 @@ export async function handleSendThankYouEmail(data: unknown, deps: SendThankYouD
   const floorMs = deps.replyFloorMs ?? THANK_YOU_REPLY_FLOOR_MS;
   const elapsedMs = deps.clock.now() - startedAt;
   if (elapsedMs > floorMs && floorMs > 0) {
-    deps.logger.warn('reply.floor_exceeded', { callable: 'send-thank-you-email', elapsed_ms: elapsedMs });
+    deps.logger.warn('reply.floor_exceeded', { callable: CALLABLES.sendThankYou, elapsed_ms: elapsedMs });
   }
   await waitForFloor(deps.clock, startedAt, floorMs);
   return ACCEPTED;
@@ -264,7 +262,7 @@ async function withDatabase<T>(operation: () => Promise<T>): Promise<T> {
 // Bound to its params here, at the edge; everything above takes them as arguments.
 export const sendThankYouEmail = onCall(
   { secrets: [SMTP_URL, UNSUBSCRIBE_SECRET], timeoutSeconds: THANK_YOU_TIMEOUT_SECONDS },
-  withAppCheck('send-thank-you-email', async (request) => {
+  withAppCheck(CALLABLES.sendThankYou, async (request) => {
     const from = MAIL_FROM.value();
     if (!from)
       throw new HttpsError('failed-precondition', 'The thank-you mail has no sender: MAIL_FROM is not set.');

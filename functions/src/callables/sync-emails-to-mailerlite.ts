@@ -3,6 +3,7 @@ import type { FieldPath, Firestore } from 'firebase-admin/firestore';
 import { HttpsError, onCall } from 'firebase-functions/v2/https';
 import { withAppCheck } from '../app-check';
 import { type Clock, systemClock } from '../clock';
+import { CALLABLES, type SyncReply } from '../contract';
 import { adminFirestore, firestoreSdk } from '../firestore';
 import { cloudLogger, type Logger } from '../logs';
 import type { MailerLiteClient } from '../mailerlite/client';
@@ -23,21 +24,6 @@ import {
 export const SYNC_TIMEOUT_SECONDS = 540;
 /** The run stops starting work this long before the timeout, to write its cursor and answer. */
 export const SYNC_STOP_MARGIN_MS = 15_000;
-
-/** What the admin page reads: success, message, synced, error. The rest is for operators and tests. */
-export interface SyncReply {
-  success: boolean;
-  message: string;
-  /** Distinct addresses MailerLite confirmed in this run. */
-  synced: number;
-  error: string | null;
-  /** Sign-ups still after the cursor (null when Firestore could not count them). */
-  remaining: number | null;
-  /** Stored addresses MailerLite refused as invalid (passed, not retried). */
-  rejected: number;
-  /** Stored documents that are not sign-ups (skipped). */
-  skipped: number;
-}
 
 export interface SyncDeps {
   db: Firestore;
@@ -74,7 +60,7 @@ const emails = (n: number) => `${count(n)} ${n === 1 ? 'email' : 'emails'}`;
  * because the cursor only ever covers what MailerLite has confirmed.
  */
 export async function handleSyncEmailsToMailerlite(data: unknown, deps: SyncDeps): Promise<SyncReply> {
-  validated('sync-emails-to-mailerlite', deps.logger, parseSyncInput, data);
+  validated(CALLABLES.syncEmails, deps.logger, parseSyncInput, data);
   const result = await runSync({
     db: deps.db,
     documentId: deps.documentId ?? (await firestoreSdk()).FieldPath.documentId(),
@@ -135,7 +121,7 @@ export const syncEmailsToMailerlite = onCall(
   // One instance is plenty (the lease admits one run at a time); the longest timeout an HTTPS
   // function has, so a run delivers as much as MailerLite's limits allow before it stops.
   { secrets: [MAILERLITE_API_KEY], timeoutSeconds: SYNC_TIMEOUT_SECONDS, maxInstances: 1 },
-  withAppCheck('sync-emails-to-mailerlite', async (request) => {
+  withAppCheck(CALLABLES.syncEmails, async (request) => {
     const deadline = Date.now() + SYNC_TIMEOUT_SECONDS * 1000;
     const { client, groups } = mailerLiteFromParams();
     return handleSyncEmailsToMailerlite(request.data, {

@@ -19,7 +19,7 @@ import { classify } from './meaning';
  * A small typed client for the MailerLite API (connect.mailerlite.com/api) over Node's fetch.
  *
  * Why not the official SDK: it brings axios and has no retry, no 429 handling and no timeouts. The
- * facts this client honours are in DESIGN.md section 3: Bearer auth and JSON headers on every request,
+ * facts this client honours (docs/architecture.md, The sync to MailerLite): Bearer auth and JSON headers on every request,
  * string ids, Laravel's 422 envelope, 120 requests a minute with 429 + Retry-After, and retries only
  * for 408, 429 and 5xx.
  */

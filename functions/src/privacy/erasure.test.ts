@@ -18,6 +18,7 @@ import {
 } from '../../test-support/stack';
 import { handleSyncEmailsToMailerlite } from '../callables/sync-emails-to-mailerlite';
 import { systemClock } from '../clock';
+import { ERASURES, SIGNUPS, THANK_YOU_MAILS } from '../contract';
 import { handleUnsubscribe, type UnsubscribeHttpRequest } from '../http/unsubscribe';
 import { sha256Hex } from '../logs';
 import {
@@ -27,7 +28,7 @@ import {
   type RequestOptions,
 } from '../mailerlite/client';
 import { clearGroupCache } from '../mailerlite/groups';
-import { ERASURES, eraseAddress, SIGNUPS, THANK_YOU_MAILS } from './erasure';
+import { eraseAddress } from './erasure';
 import { unsubscribeToken } from './unsubscribe-token';
 
 let firestore: FirestoreHarness;

@@ -1,19 +1,16 @@
 import type { Firestore, QueryDocumentSnapshot, Timestamp } from 'firebase-admin/firestore';
 import type { Clock } from '../clock';
+import { ERASURES, SIGNUPS, THANK_YOU_MAILS } from '../contract';
 import { emailFields, type Logger, sha256Hex } from '../logs';
 import type { MailerLiteClient, RequestOptions } from '../mailerlite/client';
 import { normaliseEmail } from '../schemas';
 
-export const SIGNUPS = 'email_subscriptions';
-export const THANK_YOU_MAILS = 'thank_you_mails';
-
 /**
- * `erasures/{sha256 of the normalised address}`: `{ erased_at }`, no address. Written before anything
- * is erased, so a sync or an add-contact call that read the sign-up earlier and pushes it to MailerLite
- * after the erasure sees it and forgets the subscriber again (see erasedSince). Kept only as long as
- * such a call can run, then swept by the retention job.
+ * An erasure's tombstone, `erasures/{sha256 of the normalised address}`: `{ erased_at }`, no address.
+ * Written before anything is erased, so a sync or an add-contact call that read the sign-up earlier
+ * and pushes it to MailerLite after the erasure sees it and forgets the subscriber again (see
+ * erasedSince). Kept this long, far longer than such a call can run, then swept by the retention job.
  */
-export const ERASURES = 'erasures';
 export const ERASURE_TOMBSTONE_MS = 2 * 24 * 60 * 60_000;
 
 /** The forms an address is queried by: sign-ups are stored as typed, MailerLite keeps it normalised. */

@@ -9,7 +9,8 @@ import {
   startFirestore,
 } from '../../test-support/stack';
 import { systemClock } from '../clock';
-import { ERASURE_TOMBSTONE_MS, ERASURES, SIGNUPS, THANK_YOU_MAILS } from '../privacy/erasure';
+import { ERASURES, SIGNUPS, THANK_YOU_MAILS } from '../contract';
+import { ERASURE_TOMBSTONE_MS } from '../privacy/erasure';
 import { handleRetention } from './retention';
 
 let firestore: FirestoreHarness;

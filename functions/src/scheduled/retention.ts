@@ -2,10 +2,11 @@ import '../global-options';
 import type { Firestore, Query } from 'firebase-admin/firestore';
 import { onSchedule } from 'firebase-functions/v2/scheduler';
 import { type Clock, systemClock } from '../clock';
+import { ERASURES, SIGNUPS, THANK_YOU_MAILS } from '../contract';
 import { adminFirestore } from '../firestore';
 import { cloudLogger, type Logger } from '../logs';
 import { RETENTION_DAYS } from '../params';
-import { ERASURE_TOMBSTONE_MS, ERASURES, SIGNUPS, THANK_YOU_MAILS } from '../privacy/erasure';
+import { ERASURE_TOMBSTONE_MS } from '../privacy/erasure';
 
 const DAY_MS = 24 * 60 * 60_000;
 export const RETENTION_PAGE_SIZE = 400;

@@ -1,10 +1,9 @@
 import type { FieldPath, Firestore, Query, QueryDocumentSnapshot } from 'firebase-admin/firestore';
+import { SIGNUPS } from '../contract';
 import type { Logger } from '../logs';
 import { millisOf } from '../privacy/erasure';
 import { parseStoredSignup, type Source, type StoredSignup, type SubscriptionType } from '../schemas';
 import type { SyncCursor } from './state';
-
-const SIGNUPS = 'email_subscriptions';
 
 /** One address in a step, with every group its sign-ups in that step ask for. */
 export interface Contact {

@@ -1,4 +1,4 @@
-// The figures of one bench:web run, the targets they are held to (DESIGN.md section 7, issue 6), and the
+// The figures of one bench:web run, the targets they are held to (docs/architecture.md, Quality bars), and the
 // console report.
 import type { EarlySubmitFigures, EngagementFigures } from './engagement.ts';
 import type { JsSizes } from './js-sizes.ts';

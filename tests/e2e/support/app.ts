@@ -3,7 +3,7 @@
 
 import type { Locator, Page, Route } from 'playwright-core';
 
-/** The spec's words (section 8), kept here rather than imported from web/ so a changed text fails a test. */
+/** The product's fixed words (docs/product.md, Error catalogue and toasts), kept here rather than imported from web/ so a changed text fails a test. */
 export const TEXT = {
   heroSuccessTitle: 'Welcome to GOODY! 🎉',
   clubSuccessTitle: 'Welcome to the GOODY Club! 🌟',

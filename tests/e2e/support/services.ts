@@ -1,6 +1,14 @@
 // The stack's services as tests see them: the stand-ins' control endpoints (state, faults, reset) and the
 // callables over the callable HTTP protocol. Everything here is plain fetch to loopback.
 
+import {
+  CALLABLES,
+  type CallableName,
+  COLLECTIONS,
+  type SignupSource,
+  type SubscriptionType,
+  type SyncReply,
+} from '@goody/contract';
 import { PROJECT_ID, type StackInfo } from './stack.ts';
 
 async function request(url: string, init: RequestInit = {}): Promise<Response> {
@@ -63,8 +71,8 @@ export class FirestoreControl {
   async storeSignup(
     id: string,
     email: string,
-    subscriptionType: 'updates' | 'club',
-    source: 'hero_form' | 'final_cta',
+    subscriptionType: SubscriptionType,
+    source: SignupSource,
   ): Promise<void> {
     const documents = `projects/${PROJECT_ID}/databases/(default)/documents`;
     const response = await request(`${this.baseUrl}/v1/${documents}:commit`, {
@@ -73,7 +81,7 @@ export class FirestoreControl {
         writes: [
           {
             update: {
-              name: `${documents}/email_subscriptions/${id}`,
+              name: `${documents}/${COLLECTIONS.signups}/${id}`,
               fields: {
                 email: { stringValue: email },
                 subscription_type: { stringValue: subscriptionType },
@@ -216,14 +224,7 @@ export async function callCallable(
   return { status: response.status, body: (await response.json()) as CallableAnswer['body'] };
 }
 
-/** What the sync callable answers (functions/src/callables/sync-emails-to-mailerlite.ts). */
-export interface SyncReply {
-  success: boolean;
-  message: string;
-  synced: number;
-  error: string | null;
-  remaining: number | null;
-}
+export type { SyncReply };
 
 // ---------------------------------------------------------------- all of it
 
@@ -251,12 +252,12 @@ export class Services {
     await Promise.all([this.firestore.reset(), this.smtp.clear(), this.mailerLite.freshRateLimitWindows()]);
   }
 
-  call(name: string, data: unknown, options?: { timeoutMs?: number }): Promise<CallableAnswer> {
+  call(name: CallableName, data: unknown, options?: { timeoutMs?: number }): Promise<CallableAnswer> {
     return callCallable(this.stack, name, data, options);
   }
 
   async sync(options?: { timeoutMs?: number }): Promise<SyncReply> {
-    const answer = await this.call('sync-emails-to-mailerlite', {}, options);
+    const answer = await this.call(CALLABLES.syncEmails, {}, options);
     if (answer.status !== 200)
       throw new Error(`sync answered ${answer.status}: ${JSON.stringify(answer.body)}`);
     return answer.body.result as SyncReply;

@@ -4,6 +4,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { CALLABLES } from '@goody/contract';
 import { loopbackOnlyEnv } from '../../../dev/loopback-env.ts';
 import {
   freeStackPorts,
@@ -85,9 +86,7 @@ export function runningStackFromEnv(env: NodeJS.ProcessEnv = process.env): Stack
 
 function functionsLoaded(output: string): boolean {
   const names = /^ {2}Functions {3}http:\/\/\S+ \(([^)]*)\)$/m.exec(output)?.[1]?.split(', ') ?? [];
-  return ['add-contact-to-mailerlite', 'send-thank-you-email', 'sync-emails-to-mailerlite'].every((name) =>
-    names.includes(name),
-  );
+  return Object.values(CALLABLES).every((name) => names.includes(name));
 }
 
 /**

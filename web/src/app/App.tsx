@@ -3,7 +3,7 @@ import { Route, Routes } from 'react-router-dom';
 import { LandingPage } from '@/pages/landing/LandingPage';
 import { AppProviders } from './AppProviders';
 
-// The landing page ships in the initial chunk; the rest load on demand (DESIGN.md section 7).
+// The landing page ships in the initial chunk; the rest load on demand (docs/architecture.md, Web).
 const AdminPage = lazy(() =>
   import('@/pages/admin/AdminPage').then((module) => ({ default: module.AdminPage })),
 );
@@ -11,7 +11,7 @@ const NotFoundPage = lazy(() =>
   import('@/pages/not-found/NotFoundPage').then((module) => ({ default: module.NotFoundPage })),
 );
 
-/** The routes of spec section 2. Rendered inside a router: BrowserRouter here, StaticRouter when prerendered. */
+/** The routes of docs/product.md, Screens. Rendered inside a router: BrowserRouter here, StaticRouter when prerendered. */
 export function AppRoutes() {
   return (
     <Suspense fallback={null}>

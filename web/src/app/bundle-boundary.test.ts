@@ -1,6 +1,6 @@
 // @vitest-environment node
 /**
- * The initial JavaScript must not contain the Firebase SDKs (DESIGN.md section 2). This walks the
+ * The initial JavaScript must not contain the Firebase SDKs (docs/architecture.md, Web). This walks the
  * import graph the landing page always loads once the visitor engages: the entry, main.tsx, the app it
  * imports (its own dynamic imports), and everything those import statically. It fails if it reaches
  * `firebase/*` or the module that initialises Firebase. Dynamic `import()` below the entry is where

@@ -1,6 +1,6 @@
 // @vitest-environment node
 /**
- * The landing page will be prerendered with react-dom/server (DESIGN.md section 7). Rendering it
+ * The landing page will be prerendered with react-dom/server (docs/architecture.md, Web). Rendering it
  * here, where no window or document exists, proves no component touches them at module level or
  * while rendering.
  */

@@ -1,6 +1,6 @@
 /**
  * Every visible string and figure of the landing page. Sections only lay this out; to change what
- * the page says, change it here. The spec's claims, facts and figures (section 1) are all present;
+ * the page says, change it here. The product's claims, facts and figures (docs/product.md) are all present;
  * nothing is promised beyond them.
  */
 
@@ -203,7 +203,7 @@ export const footer = {
   contactTitle: 'Contact',
   contact: { icon: 'mail', label: 'hello@goody.app', href: 'mailto:hello@goody.app' },
   legalTitle: 'Help and legal',
-  /** The spec gives these links no target (section 2); see SiteFooter for how they are rendered. */
+  /** The product gives these links no target (docs/product.md, Screens); see SiteFooter for how they are rendered. */
   legal: ['Privacy Policy', 'Terms of Service', 'Parent Guide', 'Safety Center'],
   /** Read by screen readers with each of the links above. */
   legalNote: 'This page is coming soon.',

@@ -7,6 +7,16 @@
  * REST, is a fraction of the full SDK and fails fast when offline; the site needs no listeners.
  * `firebase/app-check` joins them only in a build given an App Check site key (see below).
  */
+import {
+  CALLABLES,
+  type CallableName,
+  type CallableReplies,
+  type CallableRequests,
+  COLLECTIONS,
+  HEALTH_DOCUMENT,
+  type NewSignup,
+  type SyncReply,
+} from '@goody/contract';
 import { FirebaseError, initializeApp } from 'firebase/app';
 import {
   addDoc,
@@ -21,7 +31,6 @@ import {
 import { connectFunctionsEmulator, getFunctions, httpsCallable } from 'firebase/functions';
 import { readFirebaseSettings } from './config';
 import { withDeadline } from './deadline';
-import type { AddContactRequest, NewSubscription, SyncResponse, ThankYouRequest } from './subscriptions';
 
 export const settings = readFirebaseSettings(import.meta.env);
 
@@ -40,7 +49,7 @@ const firestore = getFirestore(app);
 const functions = getFunctions(app, settings.functionsRegion);
 
 // Firestore's warning for a failed request prints the whole request, the visitor's e-mail address
-// included. Our own handling reports failures without it (DESIGN.md section 3), so only errors pass.
+// included. Our own handling reports failures without it (docs/architecture.md, Privacy), so only errors pass.
 setLogLevel('error');
 
 if (settings.emulators) {
@@ -65,7 +74,7 @@ export const deadlines = {
    * 10 s, as the read: one small request right after the database has answered. A timed-out insert is
    * an insert failure with no database message. The write may still land after we stop waiting (a
    * request cannot be cancelled); a retry then stores a second sign-up, which is fine by design:
-   * sign-ups are an append-only log and duplicates are handled downstream (DESIGN.md section 2).
+   * sign-ups are an append-only log and duplicates are handled downstream (docs/architecture.md, Firestore rules and data).
    */
   insertMs: 10_000,
   /**
@@ -87,20 +96,20 @@ export const deadlines = {
 
 /**
  * A call that outlived its deadline: a failure with no message from the database, so the screen
- * shows its own wording (spec section 8).
+ * shows its own wording (docs/product.md, Error catalogue and toasts).
  */
 const timedOut = () => new FirebaseError('deadline-exceeded', '');
 
-/** The connection-test document: public, read by anyone, and it need not exist. */
-const HEALTH_DOCUMENT = ['public', 'health'] as const;
-const SUBSCRIPTIONS = 'email_subscriptions';
-
 /**
- * Proves the database answers before a sign-up (spec section 7, call 1) by reading one public
+ * Proves the database answers before a sign-up (docs/product.md, One sign-up, step 1) by reading one public
  * document. It never reads `email_subscriptions`: no client may read subscriber data.
  */
 export async function connectionTest(): Promise<void> {
-  await withDeadline(getDoc(doc(firestore, ...HEALTH_DOCUMENT)), deadlines.connectionTestMs, timedOut);
+  await withDeadline(
+    getDoc(doc(firestore, HEALTH_DOCUMENT.collection, HEALTH_DOCUMENT.id)),
+    deadlines.connectionTestMs,
+    timedOut,
+  );
 }
 
 const LITE_TRANSPORT_PREFIX = 'Request failed with error: ';
@@ -108,7 +117,7 @@ const LITE_TRANSPORT_PREFIX = 'Request failed with error: ';
 /**
  * Firestore Lite reports a refused request as "Request failed with error: <the server's message>",
  * and a request that never got an answer as "Request failed with error: undefined". The visitor is
- * shown the database's own message (spec section 8), so the transport wording comes off, and a
+ * shown the database's own message (docs/product.md, Error catalogue and toasts), so the transport wording comes off, and a
  * failure without a message from the database keeps an empty message.
  */
 function withDatabaseMessage(error: unknown): unknown {
@@ -119,10 +128,10 @@ function withDatabaseMessage(error: unknown): unknown {
 }
 
 /** Appends one sign-up with exactly the four fields the security rules accept; returns its id. */
-export async function insertSubscription(subscription: NewSubscription): Promise<{ id: string }> {
+export async function insertSubscription(subscription: NewSignup): Promise<{ id: string }> {
   try {
     // Fields are picked one by one so nothing else a caller's object carries can reach the database.
-    const write = addDoc(collection(firestore, SUBSCRIPTIONS), {
+    const write = addDoc(collection(firestore, COLLECTIONS.signups), {
       email: subscription.email,
       subscription_type: subscription.subscription_type,
       source: subscription.source,
@@ -138,7 +147,7 @@ export async function insertSubscription(subscription: NewSubscription): Promise
 /**
  * When a call gets no usable answer, the Functions SDK's error carries only its code as the message
  * ("internal", "INTERNAL", "deadline-exceeded"). That is no message for a person, so it becomes
- * empty and the screen shows its own wording (spec section 8).
+ * empty and the screen shows its own wording (docs/product.md, Error catalogue and toasts).
  */
 function withFunctionMessage(error: unknown): unknown {
   if (!(error instanceof FirebaseError)) return error;
@@ -152,9 +161,13 @@ function withFunctionMessage(error: unknown): unknown {
  * The SDK bounds each call itself (`timeout`, clearing its timer when the call settles); a call that
  * outlives it rejects with functions/deadline-exceeded, whose message is only its code.
  */
-function callable<Request, Response>(name: string, timeout: number) {
-  const call = httpsCallable<Request, Response>(functions, name, { timeout });
-  return async (request: Request): Promise<Response> => {
+function callable<Name extends CallableName>(name: Name, timeout: number) {
+  type Request = CallableRequests[Name];
+  // The page reads only the sync's reply, and defensively: an older or newer function may answer
+  // with fields missing.
+  type Reply = Partial<CallableReplies[Name]> | null;
+  const call = httpsCallable<Request, Reply>(functions, name, { timeout });
+  return async (request: Request): Promise<Reply> => {
     try {
       return (await call(request)).data;
     } catch (error) {
@@ -163,24 +176,15 @@ function callable<Request, Response>(name: string, timeout: number) {
   };
 }
 
-/** Callable `add-contact-to-mailerlite`; its reply is not part of the contract. */
-export const addContactToMailerlite = callable<AddContactRequest, unknown>(
-  'add-contact-to-mailerlite',
-  deadlines.signupCallableMs,
-);
+/** Callable add-contact-to-mailerlite; the page only logs a failure of it. */
+export const addContactToMailerlite = callable(CALLABLES.addContact, deadlines.signupCallableMs);
 
-/** Callable `send-thank-you-email`; its reply is not part of the contract. */
-export const sendThankYouEmail = callable<ThankYouRequest, unknown>(
-  'send-thank-you-email',
-  deadlines.signupCallableMs,
-);
+/** Callable send-thank-you-email; the page only logs a failure of it. */
+export const sendThankYouEmail = callable(CALLABLES.sendThankYou, deadlines.signupCallableMs);
 
-const syncEmails = callable<Record<string, never>, SyncResponse | null>(
-  'sync-emails-to-mailerlite',
-  deadlines.syncCallableMs,
-);
+const syncEmails = callable(CALLABLES.syncEmails, deadlines.syncCallableMs);
 
-/** Callable `sync-emails-to-mailerlite` with an empty body; the reply is read for success/message/synced/error. */
-export function syncEmailsToMailerlite(): Promise<SyncResponse | null> {
+/** Callable sync-emails-to-mailerlite with an empty body; the reply is read for success/message/synced/error. */
+export function syncEmailsToMailerlite(): Promise<Partial<SyncReply> | null> {
   return syncEmails({});
 }

@@ -20,7 +20,7 @@
  * it imports nothing at run time.
  */
 // With its extension: the build's plugins and the tests workspace (Node resolution) import this file too.
-import type { SubscriptionSource } from './subscriptions.ts';
+import type { SignupSource } from '@goody/contract';
 
 /** The property of `window` that holds the SignupCapture. */
 export const CAPTURE_GLOBAL = '__goodySignupCapture';
@@ -35,7 +35,7 @@ export const CAPTURE_UNAVAILABLE_MESSAGE =
   'The page has not finished loading, so your address was not sent yet. Please check your connection and try again.';
 
 export interface CapturedSignup {
-  source: SubscriptionSource;
+  source: SignupSource;
   /** The field's value when the visitor submitted (the browser had validated it). */
   email: string;
 }
@@ -44,7 +44,7 @@ export interface SignupCapture {
   /** Captured submissions the app has not taken yet, oldest first; at most one per source. */
   pending: CapturedSignup[];
   /** Forms the app handles itself now: the script leaves their submits alone. */
-  live: SubscriptionSource[];
+  live: SignupSource[];
 }
 
 type CaptureWindow = Window & { [CAPTURE_GLOBAL]?: SignupCapture };
@@ -61,7 +61,7 @@ export function signupCapture(target: Window = window): SignupCapture {
  * removed so that nothing else can run it. The returned function hands the form back (on unmount).
  */
 export function takeOverSignupForm(
-  source: SubscriptionSource,
+  source: SignupSource,
   target: Window = window,
 ): { captured: CapturedSignup | undefined; release: () => void } {
   const capture = signupCapture(target);

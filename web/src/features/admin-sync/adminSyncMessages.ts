@@ -1,4 +1,4 @@
-/** The admin sync button and toasts, word for word from the spec (sections 2 and 8). */
+/** The admin sync button and toasts, word for word as docs/product.md gives them (Screens; Error catalogue and toasts). */
 export const adminSyncMessages = {
   button: {
     idle: 'Sync to the marketing service',

@@ -1,13 +1,13 @@
+import type { SyncReply } from '@goody/contract';
 import type { Backend } from '@/lib/backend';
-import type { SyncResponse } from '@/lib/subscriptions';
 import type { ToastMessage } from '@/lib/toast/ToastProvider';
 import { adminSyncMessages } from './adminSyncMessages';
 
 const text = (value: unknown): string | undefined =>
   typeof value === 'string' && value.trim() ? value.trim() : undefined;
 
-/** Turns the sync reply (or its failure) into the spec's toast (section 8, admin toasts). */
-export function toastForSyncReply(reply: SyncResponse | null | undefined): ToastMessage {
+/** Turns the sync reply (or its failure) into the product's toast (docs/product.md, Error catalogue and toasts). */
+export function toastForSyncReply(reply: Partial<SyncReply> | null | undefined): ToastMessage {
   if (reply?.success === true) {
     const synced = typeof reply.synced === 'number' && Number.isFinite(reply.synced) ? reply.synced : 0;
     return {

@@ -1,17 +1,17 @@
+import type { SignupSource } from '@goody/contract';
 import Box from '@mui/material/Box';
 import Button from '@mui/material/Button';
 import OutlinedInput from '@mui/material/OutlinedInput';
 import { type FormEvent, useEffect, useEffectEvent, useId, useRef, useState } from 'react';
 import { loadBackend, preloadBackendWhenIdle } from '@/lib/backend';
 import { CAPTURE_NOTICE_ATTRIBUTE, CAPTURE_SOURCE_ATTRIBUTE, takeOverSignupForm } from '@/lib/signupCapture';
-import type { SubscriptionSource } from '@/lib/subscriptions';
 import { useToast } from '@/lib/toast/ToastProvider';
 import { colors } from '@/theme/tokens';
 import { runSignup } from './runSignup';
 
 export interface SignupFormProps {
   /** Which form this is; decides the subscription type, the payloads and the success toast. */
-  source: SubscriptionSource;
+  source: SignupSource;
   label: string;
   placeholder: string;
   submitLabel: string;

@@ -1,9 +1,5 @@
+import { addContactRequest, type SignupSource, subscriptionTypeOf } from '@goody/contract';
 import type { Backend } from '@/lib/backend';
-import {
-  type AddContactRequest,
-  type SubscriptionSource,
-  subscriptionTypeBySource,
-} from '@/lib/subscriptions';
 import type { ToastMessage } from '@/lib/toast/ToastProvider';
 import { signupMessages } from './signupMessages';
 
@@ -37,24 +33,18 @@ function describeFailure(error: unknown, email: string): Record<string, unknown>
   return { code, message };
 }
 
-function contactRequest(email: string, source: SubscriptionSource): AddContactRequest {
-  return source === 'hero_form'
-    ? { email, source }
-    : { email, source, subscription_type: subscriptionTypeBySource.final_cta };
-}
-
 const errorToast = (title: string, description: string): SignupOutcome => ({
   ok: false,
   toast: { variant: 'error', title, description },
 });
 
 /**
- * One sign-up, in the spec's order: connection test -> insert -> add contact -> thank-you mail.
+ * One sign-up, in the order docs/product.md gives (One sign-up, step by step): connection test -> insert -> add contact -> thank-you mail.
  * Resolves to the toast to show; it never rejects.
  */
 export async function runSignup(
   email: string,
-  source: SubscriptionSource,
+  source: SignupSource,
   { loadBackend, logError }: SignupDependencies,
 ): Promise<SignupOutcome> {
   try {
@@ -69,7 +59,7 @@ export async function runSignup(
     try {
       await backend.insertSubscription({
         email,
-        subscription_type: subscriptionTypeBySource[source],
+        subscription_type: subscriptionTypeOf(source),
         source,
       });
     } catch (error) {
@@ -80,7 +70,7 @@ export async function runSignup(
     }
 
     try {
-      await backend.addContactToMailerlite(contactRequest(email, source));
+      await backend.addContactToMailerlite(addContactRequest(email, source));
     } catch (error) {
       logError(
         'add-contact-to-mailerlite failed; the sign-up itself is saved',

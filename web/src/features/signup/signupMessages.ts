@@ -1,7 +1,7 @@
-import type { SubscriptionSource } from '@/lib/subscriptions';
+import type { SignupSource } from '@goody/contract';
 
 /**
- * The sign-up toasts, word for word from the spec (section 8). Errors use the destructive variant.
+ * The sign-up toasts, word for word as docs/product.md gives them (Error catalogue and toasts). Errors use the destructive variant.
  */
 export const signupMessages = {
   connectionIssue: {
@@ -21,7 +21,7 @@ export const signupMessages = {
     titleBySource: {
       hero_form: 'Welcome to GOODY! 🎉',
       final_cta: 'Welcome to the GOODY Club! 🌟',
-    } satisfies Record<SubscriptionSource, string>,
+    } satisfies Record<SignupSource, string>,
     description: "You're signed up! Email synced to both platforms.",
   },
 } as const;

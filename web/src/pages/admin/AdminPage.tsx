@@ -10,7 +10,7 @@ import { AdminSyncCard } from '@/features/admin-sync/AdminSyncCard';
 import { colors } from '@/theme/tokens';
 
 /**
- * The operator's page. The spec has no access check on the client (section 6); search engines are
+ * The operator's page. The product has no access check on the client (docs/product.md, Screens); search engines are
  * asked not to index it. React hoists the <title> and <meta> below into <head> while this page is
  * mounted, also when rendered on the server.
  */

@@ -8,7 +8,7 @@ import { SiteFooter } from './sections/SiteFooter';
 import { SiteHeader } from './sections/SiteHeader';
 import { SocialProofSection } from './sections/SocialProofSection';
 
-/** The landing page only composes its sections, in the spec's order (section 2). */
+/** The landing page only composes its sections, in the product's order (docs/product.md, Screens). */
 export function LandingPage() {
   return (
     <>

@@ -6,7 +6,7 @@ import { Link as RouterLink, useLocation } from 'react-router-dom';
 import { notFoundContent } from '@/content/notFound';
 import { colors } from '@/theme/tokens';
 
-/** Any path without a screen of its own (spec section 2). The missing path is logged for the team. */
+/** Any path without a screen of its own (docs/product.md, Screens). The missing path is logged for the team. */
 export function NotFoundPage() {
   const { pathname } = useLocation();
 

@@ -25,7 +25,7 @@ const footerLink = {
 } as const;
 
 /**
- * The spec gives Privacy Policy, Terms of Service, Parent Guide and Safety Center no target. An <a>
+ * The product (docs/product.md) gives Privacy Policy, Terms of Service, Parent Guide and Safety Center no target. An <a>
  * without href is the HTML placeholder for such a link, but it is not focusable, so keyboard users
  * could never reach what mouse users see; and Lighthouse counts it as an uncrawlable link once the
  * page has click listeners. A button styled as a link would promise an action that does nothing.

@@ -1,0 +1,14 @@
+// The wire contract shared with the web app and the tests (contract/src/index.ts: callable names and
+// bodies, the form/list pairing, the sign-ups collection), and beside it the names of the Firestore
+// state only the functions touch. The build compiles the contract next to this code (tsconfig.json's
+// rootDir is the repo), so a deploy of functions/ carries it without a package to install.
+import { COLLECTIONS } from '../../contract/src/index';
+
+export * from '../../contract/src/index';
+
+/** One document per sign-up, written by the page (append-only; no client reads it). */
+export const SIGNUPS = COLLECTIONS.signups;
+/** `thank_you_mails/{sha256 of the normalised address}`: one thank-you mail per address, ever. */
+export const THANK_YOU_MAILS = 'thank_you_mails';
+/** `erasures/{sha256 of the normalised address}`: tombstones of unsubscribed addresses (privacy/erasure.ts). */
+export const ERASURES = 'erasures';
