@@ -109,23 +109,23 @@ export function prerender(options: PrerenderOptions): Plugin {
           const chunks = Object.values(bundle).flatMap((output) =>
             output.type === 'chunk' ? [output as BundleChunk] : [],
           );
-          const prefetch = chunksLoadedBy(chunks, config.base);
+          const preload = chunksLoadedBy(chunks, config.base);
           const backend = chunksOfModule(
             chunks,
             path.resolve(config.root, options.backendModule),
-            prefetch,
+            preload,
             config.base,
           );
           writeFileSync(path.join(outDir, options.shellFile), template);
           writeFileSync(
             path.join(outDir, 'index.html'),
-            withBootstrap(injectPrerendered(template, page), prefetch, backend),
+            withBootstrap(injectPrerendered(template, page), preload, backend),
           );
           config.logger.info(
             `[goody:prerender] ${options.route} prerendered into index.html ` +
               `(${(Buffer.byteLength(page.html) / 1024).toFixed(1)} kB markup, ` +
               `${(Buffer.byteLength(page.head) / 1024).toFixed(1)} kB critical CSS, entry started on engagement ` +
-              `by the bootstrap ${BOOTSTRAP_HASH_SOURCE}, ${prefetch.length} chunks prefetched when idle); ` +
+              `by the bootstrap ${BOOTSTRAP_HASH_SOURCE}, ${preload.length} chunks preloaded on engagement); ` +
               `app shell: ${options.shellFile}`,
           );
         } finally {

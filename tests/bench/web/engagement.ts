@@ -2,7 +2,7 @@
 //
 // - first engagement: from the first focus on the hero field to the hero form being the app's (hydrated and
 //   taken over from the page's inline script), on a CPU throttled 4x through the DevTools protocol, after the
-//   page has loaded and prefetched when idle, as it has for a visitor who reads before typing;
+//   page has loaded and gone idle (the entry prefetched, nothing else), as for a visitor who reads first;
 // - early submit: from Enter pressed before the app has arrived to the success toast, every app script
 //   delayed by a fixed 2 s (route interception), against a local stack (connection test, insert, callables).
 import { chromium, type Page } from 'playwright-core';
@@ -46,7 +46,7 @@ const ARM_ENGAGEMENT = `(() => {
 
 async function measureEngagementOnce(page: Page, url: string): Promise<number> {
   await page.goto(url, { waitUntil: 'load' });
-  // The idle prefetch has run and landed.
+  // The page is idle: its bootstrap has prefetched the entry, and nothing else runs until the focus.
   await page.waitForLoadState('networkidle');
   await page.waitForTimeout(500);
   const cdp = await page.context().newCDPSession(page);
@@ -76,7 +76,7 @@ export async function measureFirstEngagement(options: {
   const samplesMs: number[] = [];
   try {
     for (let run = 1; run <= runs; run += 1) {
-      // A fresh context: an empty cache, filled only by the page's own idle prefetch.
+      // A fresh context: an empty cache, but for the entry the page prefetches when idle.
       const context = await browser.newContext({ viewport: { width: 412, height: 823 } });
       try {
         const page = await context.newPage();
