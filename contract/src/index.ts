@@ -57,10 +57,12 @@ export const CALLABLES = {
 
 export type CallableName = (typeof CALLABLES)[keyof typeof CALLABLES];
 
+type TypeOf<Source extends SignupSource> = (typeof SIGNUP_FORMS)[Source]['subscription_type'];
+
 /** Hero form: `{email, source}`; Join the Club: `{email, source, subscription_type}`. */
 export type AddContactRequest =
-  | { email: string; source: 'hero_form'; subscription_type?: 'updates' }
-  | { email: string; source: 'final_cta'; subscription_type: 'club' };
+  | { email: string; source: 'hero_form'; subscription_type?: TypeOf<'hero_form'> }
+  | { email: string; source: 'final_cta'; subscription_type: TypeOf<'final_cta'> };
 
 export interface ThankYouRequest {
   email: string;
@@ -94,18 +96,18 @@ export interface AcceptedReply {
 }
 
 /** The body each callable takes. */
-export interface CallableRequests {
-  'add-contact-to-mailerlite': AddContactRequest;
-  'send-thank-you-email': ThankYouRequest;
-  'sync-emails-to-mailerlite': SyncRequest;
-}
+export type CallableRequests = {
+  [CALLABLES.addContact]: AddContactRequest;
+  [CALLABLES.sendThankYou]: ThankYouRequest;
+  [CALLABLES.syncEmails]: SyncRequest;
+};
 
 /** What each callable answers. */
-export interface CallableReplies {
-  'add-contact-to-mailerlite': AcceptedReply;
-  'send-thank-you-email': AcceptedReply;
-  'sync-emails-to-mailerlite': SyncReply;
-}
+export type CallableReplies = {
+  [CALLABLES.addContact]: AcceptedReply;
+  [CALLABLES.sendThankYou]: AcceptedReply;
+  [CALLABLES.syncEmails]: SyncReply;
+};
 
 /** The add-contact body for one sign-up, as the page sends it. */
 export function addContactRequest(email: string, source: SignupSource): AddContactRequest {
