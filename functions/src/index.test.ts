@@ -63,9 +63,9 @@ function callable(id: string): Callable {
 }
 
 describe('the functions module', () => {
-  it("exports the contract's three callables under their names, the unsubscribe endpoint and the retention job", () => {
+  it("exports the contract's three callables under their names, the unsubscribe endpoint and the two jobs", () => {
     expect([...discovered.keys()].sort()).toEqual(
-      [...Object.values(CALLABLES), 'retention', 'unsubscribe'].sort(),
+      [...Object.values(CALLABLES), 'retention', 'retry-forgets', 'unsubscribe'].sort(),
     );
     expect(Object.values(CALLABLES).sort()).toEqual([
       'add-contact-to-mailerlite',
@@ -100,6 +100,11 @@ describe('the functions module', () => {
       platform: 'gcfv2',
       scheduleTrigger: { schedule: 'every day 03:17', timeZone: 'Etc/UTC' },
     });
+    expect(endpoint('retry-forgets')).toMatchObject({
+      platform: 'gcfv2',
+      scheduleTrigger: { schedule: 'every 30 minutes', timeZone: 'Etc/UTC' },
+    });
+    expect(secrets('retry-forgets')).toEqual(['MAILERLITE_API_KEY', 'UNSUBSCRIBE_SECRET']);
     expect(endpoint('sync-emails-to-mailerlite').timeoutSeconds).toBe(540);
   });
 });

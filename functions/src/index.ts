@@ -6,6 +6,7 @@
 import { addContactToMailerlite } from './callables/add-contact-to-mailerlite';
 import { sendThankYouEmail } from './callables/send-thank-you-email';
 import { syncEmailsToMailerlite } from './callables/sync-emails-to-mailerlite';
+import { retryPendingForgets } from './privacy/pending-forgets';
 
 export const add = { contact: { to: { mailerlite: addContactToMailerlite } } };
 export const send = { thank: { you: { email: sendThankYouEmail } } };
@@ -15,3 +16,6 @@ export const sync = { emails: { to: { mailerlite: syncEmailsToMailerlite } } };
 // function, https://<region>-<project>.cloudfunctions.net/unsubscribe) and the daily retention job.
 export { unsubscribe } from './http/unsubscribe';
 export { eraseExpiredSignups as retention } from './scheduled/retention';
+
+// retry-forgets: every 30 minutes, finishes the erasures MailerLite failed (privacy/pending-forgets.ts).
+export const retry = { forgets: retryPendingForgets };

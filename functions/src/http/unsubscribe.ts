@@ -7,7 +7,7 @@ import { cloudLogger, emailFields, type Logger } from '../logs';
 import { senderAddress } from '../mail/thank-you-message';
 import { mailerLiteFromParams } from '../mailerlite/from-params';
 import { MAIL_FROM, MAILERLITE_API_KEY, UNSUBSCRIBE_SECRET } from '../params';
-import { eraseAddress } from '../privacy/erasure';
+import { type ErasureReport, eraseAddress } from '../privacy/erasure';
 import { openUnsubscribeToken } from '../privacy/unsubscribe-token';
 
 /** What the handler reads of a request: Express's req, or a test's literal. */
@@ -30,7 +30,7 @@ export interface UnsubscribeDeps {
   secret: string;
   /** The address a person can write to instead: MAIL_FROM's. */
   contact: string;
-  erase: (emailAsTyped: string) => Promise<unknown>;
+  erase: (emailAsTyped: string) => Promise<Pick<ErasureReport, 'mailerLite'>>;
   logger: Logger;
 }
 
@@ -104,11 +104,15 @@ function confirmPage(): UnsubscribeHttpResponse {
   );
 }
 
-function donePage(): UnsubscribeHttpResponse {
+function donePage(mailerLite: ErasureReport['mailerLite']): UnsubscribeHttpResponse {
+  const deleted =
+    mailerLite === 'pending'
+      ? 'We’ve deleted this e-mail address from the GOODY list. Our mailing service didn’t answer just now, so we’ll delete it there as soon as it does (we try again every half hour); you don’t need to do anything.'
+      : 'We’ve deleted this e-mail address from the GOODY list and from our mailing service.';
   return page(
     200,
     'You’re unsubscribed',
-    `<p>We’ve deleted this e-mail address from the GOODY list and from our mailing service. You won’t hear from us again unless you sign up again.</p>`,
+    `<p>${deleted} You won’t hear from us again unless you sign up again.</p>`,
   );
 }
 
@@ -147,8 +151,9 @@ export function isOneClick(request: Pick<UnsubscribeHttpRequest, 'body' | 'rawBo
  * The one-click unsubscribe link of the thank-you mail. GET (a person, or a scanner that prefetches
  * links) only shows a page with the button; POST with `List-Unsubscribe=One-Click` (the button, or a
  * mail provider's own unsubscribe button, RFC 8058) erases the address everywhere and says so; a
- * second POST finds nothing and says the same. A link that does not open with the secret erases
- * nothing and answers 400.
+ * second POST finds nothing and says the same. If MailerLite fails, its part is retried later
+ * (privacy/pending-forgets.ts) and the page says so: the click is enough. Only a failing database
+ * answers 503, to try again. A link that does not open with the secret erases nothing and answers 400.
  */
 export async function handleUnsubscribe(
   request: UnsubscribeHttpRequest,
@@ -169,8 +174,9 @@ export async function handleUnsubscribe(
     deps.logger.warn('unsubscribe.refused_token', { method, reason: 'no_one_click_body' });
     return page(400, 'Unsubscribe from GOODY', `<p>Press the button to leave the GOODY list.</p>\n${FORM}`);
   }
+  let erased: Pick<ErasureReport, 'mailerLite'>;
   try {
-    await deps.erase(token.emailAsTyped);
+    erased = await deps.erase(token.emailAsTyped);
   } catch (error) {
     deps.logger.error('unsubscribe.failed', {
       ...emailFields(token.email),
@@ -178,7 +184,7 @@ export async function handleUnsubscribe(
     });
     return failedPage();
   }
-  return donePage();
+  return donePage(erased.mailerLite);
 }
 
 export const unsubscribe = onRequest(
@@ -204,6 +210,7 @@ export const unsubscribe = onRequest(
             clock: systemClock,
             logger: cloudLogger,
             request: { deadline: Date.now() + 40_000 },
+            secret: UNSUBSCRIBE_SECRET.value(),
           });
         },
       },

@@ -29,6 +29,7 @@ import {
 } from '../mailerlite/client';
 import { clearGroupCache } from '../mailerlite/groups';
 import { eraseAddress } from './erasure';
+import { forgetPending } from './pending-forgets';
 import { unsubscribeToken } from './unsubscribe-token';
 
 let firestore: FirestoreHarness;
@@ -54,7 +55,7 @@ beforeEach(() => {
 });
 
 function eraseDeps() {
-  return { db, client: mailerLiteClient(ml), clock: systemClock, logger };
+  return { db, client: mailerLiteClient(ml), clock: systemClock, logger, secret: SECRET };
 }
 
 function unsubscribe(request: Partial<UnsubscribeHttpRequest> & { method: string }) {
@@ -142,7 +143,7 @@ describe('the unsubscribe link', () => {
     expect(logger.entries.find((entry) => entry.event === 'unsubscribe.erased')?.fields).toMatchObject({
       email_masked: 'k***@e***.com',
       signups: 2,
-      mailerlite_forgotten: true,
+      mailerlite: 'forgotten',
       thank_you_record: true,
     });
     expect(logger.text()).not.toMatch(/kid@example\.com/i);
@@ -228,17 +229,94 @@ describe('the unsubscribe link', () => {
     expect(response.headers.Allow).toBe('GET, HEAD, POST');
   });
 
-  it('MailerLite down: 503 with the button to try again; the sign-ups are already gone, and a retry finishes', async () => {
+  it('a failing database: 503 with the button to try again', async () => {
+    const response = await handleUnsubscribe(
+      { method: 'POST', query: { ...unsubscribeToken(SECRET, 'kid@example.com') }, body: ONE_CLICK },
+      {
+        secret: SECRET,
+        contact: 'hello@goody.example',
+        logger,
+        erase: () => Promise.reject(new Error('Firestore unavailable')),
+      },
+    );
+    expect(response.status).toBe(503);
+    expect(response.body).toContain('<button type="submit">Unsubscribe</button>');
+    expect(logger.entries.map((entry) => entry.event)).toEqual(['unsubscribe.failed']);
+  });
+});
+
+describe('MailerLite down during an erasure', () => {
+  function pendingForgets() {
+    return forgetPending({ db, client: mailerLiteClient(ml), secret: SECRET, logger });
+  }
+
+  async function tombstoneOfKid() {
+    return (await db.collection(ERASURES).doc(sha256Hex('kid@example.com')).get()).data() ?? {};
+  }
+
+  it('the click is enough: Firestore is erased at once, and the forget is retried until MailerLite answers', async () => {
     await seedKidAndFriend();
-    const query = { ...unsubscribeToken(SECRET, 'kid@example.com') };
+    const query = { ...unsubscribeToken(SECRET, 'Kid@Example.com') };
     ml.faults.down = true;
-    const failed = await unsubscribe({ method: 'POST', query, body: ONE_CLICK });
-    expect(failed.status).toBe(503);
-    expect(failed.body).toContain('<button type="submit">Unsubscribe</button>');
+    const response = await unsubscribe({ method: 'POST', query, body: ONE_CLICK });
+    expect(response.status).toBe(200);
+    expect(response.body).toContain('<h1>You’re unsubscribed</h1>');
+    expect(response.body).toContain('we’ll delete it there as soon as it does');
     expect(await emailsStored()).toEqual(['friend@example.com']);
+
+    // The tombstone holds the address sealed, never in clear.
+    const tombstone = await tombstoneOfKid();
+    expect(tombstone.forget_pending).toBe(true);
+    expect(JSON.stringify(tombstone)).not.toMatch(/kid@example\.com/i);
+
+    // Still down: nothing changes, it stays pending.
+    expect(await pendingForgets()).toEqual({ forgotten: 0, superseded: 0, stillPending: 1, unopenable: 0 });
+    expect((await tombstoneOfKid()).forget_pending).toBe(true);
+
     ml.faults.down = false;
-    expect((await unsubscribe({ method: 'POST', query, body: ONE_CLICK })).status).toBe(200);
+    expect(await pendingForgets()).toEqual({ forgotten: 1, superseded: 0, stillPending: 0, unopenable: 0 });
     expect(ml.state.subscribers.map((s) => s.email)).toEqual(['friend@example.com']);
+    const done = await tombstoneOfKid();
+    expect(done.forget_pending).toBeUndefined();
+    expect(done.forget_token).toBeUndefined();
+    expect(done.erased_at).toBeDefined();
+    // Nothing left to do on the next run.
+    expect(await pendingForgets()).toEqual({ forgotten: 0, superseded: 0, stillPending: 0, unopenable: 0 });
+    expect(logger.text()).not.toMatch(/kid@example\.com/i);
+  });
+
+  it('a sign-up made again after the erasure is a new consent: the old forget is dropped', async () => {
+    await seedKidAndFriend();
+    ml.faults.down = true;
+    await unsubscribe({
+      method: 'POST',
+      query: { ...unsubscribeToken(SECRET, 'kid@example.com') },
+      body: ONE_CLICK,
+    });
+    ml.faults.down = false;
+    await seedSignups(db, [{ email: 'kid@example.com', ...HERO }], Date.now() + 1_000);
+
+    expect(await pendingForgets()).toEqual({ forgotten: 0, superseded: 1, stillPending: 0, unopenable: 0 });
+    expect(ml.state.subscribers.map((s) => s.email).sort()).toEqual([
+      'friend@example.com',
+      'kid@example.com',
+    ]);
+    expect((await tombstoneOfKid()).forget_pending).toBeUndefined();
+  });
+
+  it('a token sealed with another secret stays pending and is reported, erasing nothing', async () => {
+    await db
+      .collection(ERASURES)
+      .doc(sha256Hex('kid@example.com'))
+      .set({
+        erased_at: new Date(),
+        forget_pending: true,
+        forget_token: unsubscribeToken('a-rotated-secret', 'kid@example.com'),
+      });
+    await seedKidAndFriend();
+    expect(await pendingForgets()).toEqual({ forgotten: 0, superseded: 0, stillPending: 0, unopenable: 1 });
+    expect(ml.state.subscribers).toHaveLength(2);
+    expect(logger.entries.at(-1)).toMatchObject({ severity: 'error', event: 'forget_pending.run' });
   });
 });
 

@@ -3,13 +3,19 @@ import type { Clock } from '../clock';
 import { ERASURES, SIGNUPS, THANK_YOU_MAILS } from '../contract';
 import { emailFields, type Logger, sha256Hex } from '../logs';
 import type { MailerLiteClient, RequestOptions } from '../mailerlite/client';
+import { MailerLiteError } from '../mailerlite/errors';
 import { normaliseEmail } from '../schemas';
+import { unsubscribeToken } from './unsubscribe-token';
 
 /**
  * An erasure's tombstone, `erasures/{sha256 of the normalised address}`: `{ erased_at }`, no address.
  * Written before anything is erased, so a sync or an add-contact call that read the sign-up earlier
  * and pushes it to MailerLite after the erasure sees it and forgets the subscriber again (see
  * erasedSince). Kept this long, far longer than such a call can run, then swept by the retention job.
+ *
+ * When MailerLite could not forget the subscriber, the tombstone also holds `forget_pending: true` and
+ * `forget_token`, the address sealed as in the unsubscribe link (never in clear), until
+ * pending-forgets.ts has forgotten it; the retention job keeps such a tombstone until then.
  */
 export const ERASURE_TOMBSTONE_MS = 2 * 24 * 60 * 60_000;
 
@@ -96,11 +102,14 @@ export interface EraseDeps {
   clock: Clock;
   logger: Logger;
   request?: RequestOptions;
+  /** UNSUBSCRIBE_SECRET: seals the address in the tombstone when MailerLite's forget must be retried. */
+  secret: string;
 }
 
 export interface ErasureReport {
   signups: number;
-  mailerLite: boolean;
+  /** Forgotten now, not a subscriber, or left for pending-forgets.ts because MailerLite failed. */
+  mailerLite: 'forgotten' | 'absent' | 'pending';
   thankYouRecord: boolean;
 }
 
@@ -108,17 +117,16 @@ export interface ErasureReport {
  * Erases everything the product keeps about an address: the tombstone first (so a sync running now
  * undoes its own push), then every sign-up in either form, the thank-you record, and the MailerLite
  * subscriber (forgotten, not just unsubscribed). Sign-ups go in every spelling of the address. Idempotent: a second run finds nothing and succeeds.
- * Firestore goes before MailerLite, so if MailerLite fails nothing is left for a sync to push back;
- * the error is then thrown for the caller to ask for a retry.
+ * Firestore goes before MailerLite, so if MailerLite fails nothing is left for a sync to push back, and
+ * the forget is recorded on the tombstone for pending-forgets.ts to retry: the person's click is
+ * enough, whatever MailerLite was doing. Only a Firestore failure is thrown.
  */
 export async function eraseAddress(emailAsTyped: string, deps: EraseDeps): Promise<ErasureReport> {
   const email = normaliseEmail(emailAsTyped);
   const id = sha256Hex(email);
   const now = deps.clock.now();
-  await deps.db
-    .collection(ERASURES)
-    .doc(id)
-    .set({ erased_at: new Date(now) });
+  const tombstone = deps.db.collection(ERASURES).doc(id);
+  await tombstone.set({ erased_at: new Date(now) });
 
   let signups = 0;
   for (;;) {
@@ -133,11 +141,19 @@ export async function eraseAddress(emailAsTyped: string, deps: EraseDeps): Promi
   const thankYouRecord = (await thankYou.get()).exists;
   if (thankYouRecord) await thankYou.delete();
 
-  const mailerLite = await deps.client.forgetSubscriber(email, deps.request);
+  let mailerLite: ErasureReport['mailerLite'];
+  try {
+    mailerLite = (await deps.client.forgetSubscriber(email, deps.request)) ? 'forgotten' : 'absent';
+  } catch (error) {
+    if (!(error instanceof MailerLiteError)) throw error;
+    await tombstone.update({ forget_pending: true, forget_token: unsubscribeToken(deps.secret, email) });
+    mailerLite = 'pending';
+    deps.logger.warn('unsubscribe.forget_pending', { ...emailFields(email), error: error.name });
+  }
   deps.logger.info('unsubscribe.erased', {
     ...emailFields(email),
     signups,
-    mailerlite_forgotten: mailerLite,
+    mailerlite: mailerLite,
     thank_you_record: thankYouRecord,
   });
   return { signups, mailerLite, thankYouRecord };

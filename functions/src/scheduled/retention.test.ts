@@ -58,10 +58,23 @@ describe('the retention job', () => {
       .collection(THANK_YOU_MAILS)
       .doc('new')
       .set({ state: 'sent', claimed_at: new Date(now - DAY) });
-    await db
-      .collection(ERASURES)
-      .doc('stale')
-      .set({ erased_at: new Date(now - ERASURE_TOMBSTONE_MS - 1_000) });
+    // Stale tombstones, one of them still waiting for MailerLite to forget its address: that one stays,
+    // and paging goes on past it (the pages are of 3).
+    for (const [id, ageMs] of [
+      ['stale-1', 5_000],
+      ['pending', 4_000],
+      ['stale-2', 3_000],
+      ['stale-3', 2_000],
+      ['stale-4', 1_000],
+    ] as const) {
+      await db
+        .collection(ERASURES)
+        .doc(id)
+        .set({
+          erased_at: new Date(now - ERASURE_TOMBSTONE_MS - ageMs),
+          ...(id === 'pending' ? { forget_pending: true, forget_token: { a: 'sealed', t: 'mac' } } : {}),
+        });
+    }
     await db
       .collection(ERASURES)
       .doc('fresh')
@@ -69,11 +82,11 @@ describe('the retention job', () => {
 
     const report = await handleRetention({ db, clock: systemClock, logger, retentionDays: 730, pageSize: 3 });
 
-    expect(report).toEqual({ signups: 7, thankYouRecords: 1, tombstones: 1 });
+    expect(report).toEqual({ signups: 7, thankYouRecords: 1, tombstones: 4 });
     const left = (await db.collection(SIGNUPS).get()).docs.map((doc) => doc.get('email')).sort();
     expect(left).toEqual(['recent@example.com', 'yesterday@example.com']);
     expect(await ids(THANK_YOU_MAILS)).toEqual(['new']);
-    expect(await ids(ERASURES)).toEqual(['fresh']);
+    expect(await ids(ERASURES)).toEqual(['fresh', 'pending']);
     expect(logger.entries).toEqual([
       {
         severity: 'info',
@@ -82,7 +95,7 @@ describe('the retention job', () => {
           retention_days: 730,
           signups: 7,
           thank_you_records: 1,
-          tombstones: 1,
+          tombstones: 4,
         }),
       },
     ]);

@@ -1,5 +1,5 @@
 import '../global-options';
-import type { Firestore, Query } from 'firebase-admin/firestore';
+import type { Firestore, Query, QueryDocumentSnapshot } from 'firebase-admin/firestore';
 import { onSchedule } from 'firebase-functions/v2/scheduler';
 import { type Clock, systemClock } from '../clock';
 import { ERASURES, SIGNUPS, THANK_YOU_MAILS } from '../contract';
@@ -47,10 +47,12 @@ export async function handleRetention(deps: RetentionDeps): Promise<RetentionRep
       deps.db.collection(THANK_YOU_MAILS).where('claimed_at', '<', cutoff),
       pageSize,
     ),
+    // A tombstone still holding a forget MailerLite has not done yet stays until it is done.
     tombstones: await deleteAll(
       deps.db,
       deps.db.collection(ERASURES).where('erased_at', '<', new Date(now - ERASURE_TOMBSTONE_MS)),
       pageSize,
+      (doc) => doc.get('forget_pending') === true,
     ),
   };
   deps.logger.info('retention.erased', {
@@ -63,16 +65,26 @@ export async function handleRetention(deps: RetentionDeps): Promise<RetentionRep
   return report;
 }
 
-async function deleteAll(db: Firestore, query: Query, pageSize: number): Promise<number> {
+/** Deletes what the query finds but `keep`, page by page after the last document read. */
+async function deleteAll(
+  db: Firestore,
+  query: Query,
+  pageSize: number,
+  keep: (doc: QueryDocumentSnapshot) => boolean = () => false,
+): Promise<number> {
   let deleted = 0;
+  let last: QueryDocumentSnapshot | undefined;
   for (;;) {
-    const page = await query.limit(pageSize).get();
-    if (page.empty) return deleted;
-    const batch = db.batch();
-    for (const doc of page.docs) batch.delete(doc.ref);
-    await batch.commit();
-    deleted += page.size;
+    const page = await (last ? query.startAfter(last) : query).limit(pageSize).get();
+    const doomed = page.docs.filter((doc) => !keep(doc));
+    if (doomed.length > 0) {
+      const batch = db.batch();
+      for (const doc of doomed) batch.delete(doc.ref);
+      await batch.commit();
+      deleted += doomed.length;
+    }
     if (page.size < pageSize) return deleted;
+    last = page.docs[page.docs.length - 1];
   }
 }
 
