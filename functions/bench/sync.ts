@@ -143,6 +143,7 @@ async function main(): Promise<void> {
         clock: systemClock,
         logger: silent,
         deadline: Date.now() + 540_000,
+        unsubscribeSecret: 'bench-unsubscribe-secret',
       });
       replies.push(reply);
       if (!reply.success) throw new Error(`sync failed: ${reply.error}`);

@@ -87,8 +87,8 @@ describe('the functions module', () => {
     for (const id of Object.values(CALLABLES)) {
       expect(endpoint(id)).toMatchObject({ platform: 'gcfv2', region: ['us-central1'], callableTrigger: {} });
     }
-    expect(secrets('add-contact-to-mailerlite')).toEqual(['MAILERLITE_API_KEY']);
-    expect(secrets('sync-emails-to-mailerlite')).toEqual(['MAILERLITE_API_KEY']);
+    expect(secrets('add-contact-to-mailerlite')).toEqual(['MAILERLITE_API_KEY', 'UNSUBSCRIBE_SECRET']);
+    expect(secrets('sync-emails-to-mailerlite')).toEqual(['MAILERLITE_API_KEY', 'UNSUBSCRIBE_SECRET']);
     expect(secrets('send-thank-you-email')).toEqual(['SMTP_URL', 'UNSUBSCRIBE_SECRET']);
     expect(endpoint('unsubscribe')).toMatchObject({
       platform: 'gcfv2',

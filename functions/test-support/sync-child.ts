@@ -25,6 +25,7 @@ async function main(): Promise<void> {
     logger: silent,
     deadline: Date.now() + 540_000,
     options: { leaseMs: Number(env('LEASE_MS')) },
+    unsubscribeSecret: 'test-unsubscribe-secret',
   });
   process.stdout.write(`${JSON.stringify(reply)}\n`);
   await deleteApp(app);

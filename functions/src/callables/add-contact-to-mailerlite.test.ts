@@ -57,6 +57,7 @@ function deps(
     clock: systemClock,
     logger,
     replyFloorMs: 0,
+    unsubscribeSecret: 'test-unsubscribe-secret',
     ...extra,
   };
 }
@@ -473,6 +474,29 @@ describe('add-contact-to-mailerlite', () => {
       ml.faults.latencyMs = 0;
       expect(ml.state.subscribers).toEqual([]);
       expect(logger.events()).toEqual(['add_contact.upserted', 'add_contact.erased_during_call']);
+    });
+
+    it('when MailerLite refuses that forget, leaves it pending on the tombstone (address sealed)', async () => {
+      const groups = { updates: ml.addGroup('Launch list'), club: ml.addGroup('Club list') };
+      await seedSignups(firestore.db, [{ email: 'kid@example.com', ...HERO }], Date.now() - 1_000);
+      ml.faults.latencyMs = 600;
+      const call = handleAddContactToMailerlite(hero('kid@example.com'), deps({}, { groups }));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const tombstone = firestore.db.collection(ERASURES).doc(sha256Hex('kid@example.com'));
+      await tombstone.set({ erased_at: new Date() });
+      // The upsert is answered; every look-up of a subscriber after it fails.
+      ml.faults.failNext(10, 500, undefined, { method: 'GET', pathPrefix: '/api/subscribers/' });
+      expect(await call).toEqual(ACCEPTED);
+      ml.faults.latencyMs = 0;
+      ml.faults.clear();
+      expect(ml.state.subscribers.map((s) => s.email)).toEqual(['kid@example.com']);
+      const left = (await tombstone.get()).data() ?? {};
+      expect(left.forget_pending).toBe(true);
+      expect(JSON.stringify(left)).not.toMatch(/kid@example\.com/i);
+      expect(logger.entries.at(-1)).toMatchObject({
+        event: 'add_contact.erased_during_call',
+        fields: { forget: 'pending' },
+      });
     });
 
     it('a stopwatch cannot tell a stranger from a stored address (the reply floor)', async () => {

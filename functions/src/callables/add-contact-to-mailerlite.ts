@@ -10,8 +10,8 @@ import { type MailerLiteClient, mailerLiteTime } from '../mailerlite/client';
 import { mailerLiteFromParams } from '../mailerlite/from-params';
 import { type GroupConfig, groupIdsRefusedBy, reResolveGroupId, resolveGroupId } from '../mailerlite/groups';
 import { mailerLiteHttpsError } from '../mailerlite/https-error';
-import { MAILERLITE_API_KEY } from '../params';
-import { erasedSince, millisOf, storedSignups } from '../privacy/erasure';
+import { MAILERLITE_API_KEY, UNSUBSCRIBE_SECRET } from '../params';
+import { erasedSince, forgetNowOrLater, millisOf, storedSignups } from '../privacy/erasure';
 import { ACCEPTED, type Accepted, ADD_CONTACT_REPLY_FLOOR_MS, waitForFloor } from '../privacy/reply-floor';
 import { type AddContactInput, parseAddContactInput, validated } from '../schemas';
 
@@ -33,6 +33,8 @@ export interface AddContactDeps {
   requestTimeoutMs?: number;
   /** The reply floor (see reply-floor.ts); tests that do not time the reply set 0. */
   replyFloorMs?: number;
+  /** UNSUBSCRIBE_SECRET: seals the address when undoing a push must wait for MailerLite (erasure.ts). */
+  unsubscribeSecret: string;
 }
 
 /**
@@ -124,13 +126,17 @@ async function addStoredContact(input: AddContactInput, deps: AddContactDeps, lo
 
   // The person left (one-click unsubscribe) after this call read the sign-up: undo the push.
   if ((await erasedSince(deps.db, [{ email: input.email, signedUpAt }])).size > 0) {
-    await deps.client.forgetSubscriber(input.email, request);
-    deps.logger.warn('add_contact.erased_during_call', log);
+    const forget = await forgetNowOrLater(
+      { db: deps.db, client: deps.client, secret: deps.unsubscribeSecret },
+      input.email,
+      request,
+    );
+    deps.logger.warn('add_contact.erased_during_call', { ...log, forget: forget.kind });
   }
 }
 
 export const addContactToMailerlite = onCall(
-  { secrets: [MAILERLITE_API_KEY], timeoutSeconds: 30 },
+  { secrets: [MAILERLITE_API_KEY, UNSUBSCRIBE_SECRET], timeoutSeconds: 30 },
   withAppCheck(CALLABLES.addContact, async (request) => {
     const { client, groups } = mailerLiteFromParams();
     return handleAddContactToMailerlite(request.data, {
@@ -139,6 +145,7 @@ export const addContactToMailerlite = onCall(
       groups,
       clock: systemClock,
       logger: cloudLogger,
+      unsubscribeSecret: UNSUBSCRIBE_SECRET.value(),
     });
   }),
 );

@@ -70,6 +70,7 @@ function deps(client: Partial<MailerLiteClientOptions> = {}, extra: Partial<Sync
     clock: systemClock,
     logger,
     deadline: Date.now() + 540_000,
+    unsubscribeSecret: 'test-unsubscribe-secret',
     ...extra,
   };
 }

@@ -10,7 +10,8 @@ import type { MailerLiteClient } from '../mailerlite/client';
 import { mailerLiteFromParams } from '../mailerlite/from-params';
 import type { GroupConfig } from '../mailerlite/groups';
 import { mailerLiteHttpsError } from '../mailerlite/https-error';
-import { MAILERLITE_API_KEY } from '../params';
+import { MAILERLITE_API_KEY, UNSUBSCRIBE_SECRET } from '../params';
+import { forgetPending } from '../privacy/pending-forgets';
 import { parseSyncInput, validated } from '../schemas';
 import {
   DEFAULT_SYNC_OPTIONS,
@@ -39,6 +40,8 @@ export interface SyncDeps {
   onProgress?: (event: SyncProgressEvent) => void | Promise<void>;
   /** FieldPath.documentId(); loaded with the Firestore SDK when not given. */
   documentId?: FieldPath;
+  /** UNSUBSCRIBE_SECRET: opens and seals the addresses of erasures whose MailerLite forget is pending. */
+  unsubscribeSecret: string;
 }
 
 const RUNNING_MESSAGE = 'A sync is already running. Try again when it has finished.';
@@ -71,7 +74,9 @@ export async function handleSyncEmailsToMailerlite(data: unknown, deps: SyncDeps
     stopAt: deps.deadline - (deps.stopMarginMs ?? SYNC_STOP_MARGIN_MS),
     options: { ...DEFAULT_SYNC_OPTIONS, ...deps.options },
     onProgress: deps.onProgress,
+    unsubscribeSecret: deps.unsubscribeSecret,
   });
+  if (result.kind === 'ran' && result.stop.kind !== 'failed') await finishPendingForgets(deps);
 
   if (result.kind === 'database_unavailable') {
     throw new HttpsError('unavailable', 'The database is unavailable right now. Please try again later.');
@@ -105,6 +110,24 @@ export async function handleSyncEmailsToMailerlite(data: unknown, deps: SyncDeps
   return reply(true, message, synced, null, remaining, rejected, skipped);
 }
 
+/**
+ * After a run that found MailerLite working: the erasures MailerLite failed earlier are finished now
+ * rather than at the next half-hourly job (privacy/pending-forgets.ts). Never changes the reply.
+ */
+async function finishPendingForgets(deps: SyncDeps): Promise<void> {
+  try {
+    await forgetPending({
+      db: deps.db,
+      client: deps.client,
+      secret: deps.unsubscribeSecret,
+      logger: deps.logger,
+      request: { deadline: deps.deadline - (deps.stopMarginMs ?? SYNC_STOP_MARGIN_MS) },
+    });
+  } catch (error) {
+    deps.logger.warn('forget_pending.failed', { error: error instanceof Error ? error.name : 'unknown' });
+  }
+}
+
 function reply(
   success: boolean,
   message: string,
@@ -120,7 +143,11 @@ function reply(
 export const syncEmailsToMailerlite = onCall(
   // One instance is plenty (the lease admits one run at a time); the longest timeout an HTTPS
   // function has, so a run delivers as much as MailerLite's limits allow before it stops.
-  { secrets: [MAILERLITE_API_KEY], timeoutSeconds: SYNC_TIMEOUT_SECONDS, maxInstances: 1 },
+  {
+    secrets: [MAILERLITE_API_KEY, UNSUBSCRIBE_SECRET],
+    timeoutSeconds: SYNC_TIMEOUT_SECONDS,
+    maxInstances: 1,
+  },
   withAppCheck(CALLABLES.syncEmails, async (request) => {
     const deadline = Date.now() + SYNC_TIMEOUT_SECONDS * 1000;
     const { client, groups } = mailerLiteFromParams();
@@ -131,6 +158,7 @@ export const syncEmailsToMailerlite = onCall(
       clock: systemClock,
       logger: cloudLogger,
       deadline,
+      unsubscribeSecret: UNSUBSCRIBE_SECRET.value(),
     });
   }),
 );

@@ -348,6 +348,7 @@ describe('an erasure while a sync runs', () => {
       clock: systemClock,
       logger,
       deadline: Date.now() + 540_000,
+      unsubscribeSecret: SECRET,
     });
 
   const hookedClient = () =>
@@ -366,6 +367,50 @@ describe('an erasure while a sync runs', () => {
     expect(ml.state.subscribers.map((s) => s.email)).toEqual(['friend@example.com']);
     expect(await emailsStored()).toEqual(['friend@example.com']);
     expect(logger.events()).toContain('sync.erased_contact_forgotten');
+  });
+
+  it('when MailerLite refuses that second forget, leaves it pending on the tombstone, and the job finishes it', async () => {
+    await seedKidAndFriend();
+    const client = hookedClient();
+    client.beforeBatch = async () => {
+      await eraseAddress('Kid@Example.com', eraseDeps());
+      // From here MailerLite answers no look-up of a subscriber: the sync's forget cannot go through.
+      ml.faults.failNext(20, 500, undefined, { method: 'GET', pathPrefix: '/api/subscribers/' });
+    };
+    await syncWith(client);
+    expect(ml.state.subscribers.map((s) => s.email).sort()).toEqual([
+      'friend@example.com',
+      'kid@example.com',
+    ]);
+    const tombstone = (await db.collection(ERASURES).doc(sha256Hex('kid@example.com')).get()).data() ?? {};
+    expect(tombstone.forget_pending).toBe(true);
+    expect(JSON.stringify(tombstone)).not.toMatch(/kid@example\.com/i);
+
+    ml.faults.clear();
+    expect(await forgetPending({ db, client: mailerLiteClient(ml), secret: SECRET, logger })).toMatchObject({
+      forgotten: 1,
+    });
+    expect(ml.state.subscribers.map((s) => s.email)).toEqual(['friend@example.com']);
+  });
+
+  it('a sync that finds MailerLite working finishes the forgets left pending before it', async () => {
+    await seedKidAndFriend();
+    ml.faults.down = true;
+    await eraseAddress('kid@example.com', eraseDeps());
+    ml.faults.down = false;
+    expect(ml.state.subscribers.map((s) => s.email).sort()).toEqual([
+      'friend@example.com',
+      'kid@example.com',
+    ]);
+
+    expect(await syncWith(hookedClient())).toMatchObject({ success: true, synced: 1 });
+    expect(ml.state.subscribers.map((s) => s.email)).toEqual(['friend@example.com']);
+    expect(
+      (await db.collection(ERASURES).doc(sha256Hex('kid@example.com')).get()).get('forget_pending'),
+    ).toBe(undefined);
+    expect(logger.entries.find((entry) => entry.event === 'forget_pending.run')?.fields).toMatchObject({
+      forgotten: 1,
+    });
   });
 
   it('skips an address erased after the sync read it and before its step: never sent at all', async () => {

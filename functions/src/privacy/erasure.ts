@@ -19,6 +19,32 @@ import { unsubscribeToken } from './unsubscribe-token';
  */
 export const ERASURE_TOMBSTONE_MS = 2 * 24 * 60 * 60_000;
 
+export type ForgetOutcome = { kind: 'forgotten' | 'absent' } | { kind: 'pending'; error: MailerLiteError };
+
+/**
+ * Forgets the MailerLite subscriber of an erased address (its tombstone exists), now or, when MailerLite
+ * fails, later: the tombstone is marked and given the address sealed with UNSUBSCRIBE_SECRET, as in the
+ * unsubscribe link (never in clear), for pending-forgets.ts. The erasure, the sync and add-contact all
+ * forget through here, so a person who left is never left on the list by an outage. Only a Firestore
+ * failure is thrown.
+ */
+export async function forgetNowOrLater(
+  deps: { db: Firestore; client: MailerLiteClient; secret: string },
+  email: string,
+  request?: RequestOptions,
+): Promise<ForgetOutcome> {
+  try {
+    return { kind: (await deps.client.forgetSubscriber(email, request)) ? 'forgotten' : 'absent' };
+  } catch (error) {
+    if (!(error instanceof MailerLiteError)) throw error;
+    await deps.db
+      .collection(ERASURES)
+      .doc(sha256Hex(normaliseEmail(email)))
+      .update({ forget_pending: true, forget_token: unsubscribeToken(deps.secret, email) });
+    return { kind: 'pending', error };
+  }
+}
+
 /** The forms an address is queried by: sign-ups are stored as typed, MailerLite keeps it normalised. */
 export function addressForms(emailAsTyped: string): string[] {
   const typed = emailAsTyped.trim();
@@ -125,8 +151,10 @@ export async function eraseAddress(emailAsTyped: string, deps: EraseDeps): Promi
   const email = normaliseEmail(emailAsTyped);
   const id = sha256Hex(email);
   const now = deps.clock.now();
-  const tombstone = deps.db.collection(ERASURES).doc(id);
-  await tombstone.set({ erased_at: new Date(now) });
+  await deps.db
+    .collection(ERASURES)
+    .doc(id)
+    .set({ erased_at: new Date(now) });
 
   let signups = 0;
   for (;;) {
@@ -141,14 +169,10 @@ export async function eraseAddress(emailAsTyped: string, deps: EraseDeps): Promi
   const thankYouRecord = (await thankYou.get()).exists;
   if (thankYouRecord) await thankYou.delete();
 
-  let mailerLite: ErasureReport['mailerLite'];
-  try {
-    mailerLite = (await deps.client.forgetSubscriber(email, deps.request)) ? 'forgotten' : 'absent';
-  } catch (error) {
-    if (!(error instanceof MailerLiteError)) throw error;
-    await tombstone.update({ forget_pending: true, forget_token: unsubscribeToken(deps.secret, email) });
-    mailerLite = 'pending';
-    deps.logger.warn('unsubscribe.forget_pending', { ...emailFields(email), error: error.name });
+  const forget = await forgetNowOrLater(deps, email, deps.request);
+  const mailerLite = forget.kind;
+  if (forget.kind === 'pending') {
+    deps.logger.warn('unsubscribe.forget_pending', { ...emailFields(email), error: forget.error.name });
   }
   deps.logger.info('unsubscribe.erased', {
     ...emailFields(email),

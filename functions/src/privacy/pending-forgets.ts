@@ -39,7 +39,7 @@ export interface PendingForgetsReport {
  * the sealed address and asks MailerLite to forget the subscriber, then clears the mark (the tombstone
  * itself goes with the retention job). A person who signed up again since the erasure is left alone:
  * that sign-up is a new consent. Stops at the first MailerLite failure (it is likely down); the rest
- * wait for the next run. Logged as counts only.
+ * wait for the next run. Logged as counts only, and only when there was something to do.
  */
 export async function forgetPending(deps: PendingForgetsDeps): Promise<PendingForgetsReport> {
   const report: PendingForgetsReport = { forgotten: 0, superseded: 0, stillPending: 0, unopenable: 0 };
@@ -48,6 +48,7 @@ export async function forgetPending(deps: PendingForgetsDeps): Promise<PendingFo
     .where('forget_pending', '==', true)
     .limit(PENDING_FORGETS_PER_RUN)
     .get();
+  if (pending.empty) return report;
   const { FieldValue } = await firestoreSdk();
   let mailerLiteFailed = false;
   for (const doc of pending.docs) {

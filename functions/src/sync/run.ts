@@ -11,7 +11,7 @@ import {
 } from '../mailerlite/errors';
 import { type GroupConfig, reResolveGroupId, resolveGroupId } from '../mailerlite/groups';
 import { classify } from '../mailerlite/meaning';
-import { erasedSince } from '../privacy/erasure';
+import { erasedSince, type ForgetOutcome, forgetNowOrLater } from '../privacy/erasure';
 import type { SubscriptionType } from '../schemas';
 import { Pacing } from './pacing';
 import { Backlog, type Contact } from './pages';
@@ -83,6 +83,8 @@ export interface SyncRunDeps {
   /** Clock ms after which no request starts and no wait lasts. */
   stopAt: number;
   options: SyncOptions;
+  /** UNSUBSCRIBE_SECRET: a forget MailerLite refused is left sealed on the tombstone (leaveForgetPending). */
+  unsubscribeSecret: string;
   onProgress?: (event: SyncProgressEvent) => void | Promise<void>;
 }
 
@@ -283,12 +285,25 @@ class Run {
     }
     for (const contact of confirmed) {
       if (!erased.has(contact.email)) continue;
+      let forget: ForgetOutcome;
       try {
-        await this.deps.client.forgetSubscriber(contact.email, { deadline: this.deps.stopAt });
-      } catch (error) {
-        if (!(error instanceof MailerLiteError)) throw error;
-        this.deps.logger.error('sync.failed', { reason: 'forget_erased', ...emailFields(contact.email) });
-        this.requestFailed({ error, at: this.deps.clock.now() });
+        forget = await forgetNowOrLater(
+          { db: this.deps.db, client: this.deps.client, secret: this.deps.unsubscribeSecret },
+          contact.email,
+          { deadline: this.deps.stopAt },
+        );
+      } catch {
+        this.fail('database');
+        return;
+      }
+      if (forget.kind === 'pending') {
+        // The person asked to be gone: the forget waits on the tombstone for pending-forgets.ts.
+        this.deps.logger.error('sync.failed', {
+          reason: 'forget_erased',
+          forget_pending: true,
+          ...emailFields(contact.email),
+        });
+        this.requestFailed({ error: forget.error, at: this.deps.clock.now() });
         continue;
       }
       this.backlog.pass(contact.email, contact.signedUpAt);
