@@ -1,4 +1,4 @@
-import type { Firestore, QueryDocumentSnapshot, Timestamp } from 'firebase-admin/firestore';
+import type { DocumentSnapshot, Firestore, QueryDocumentSnapshot, Timestamp } from 'firebase-admin/firestore';
 import type { Clock } from '../clock';
 import { ERASURES, SIGNUPS, THANK_YOU_MAILS } from '../contract';
 import { emailFields, type Logger, sha256Hex } from '../logs';
@@ -18,6 +18,15 @@ import { unsubscribeToken } from './unsubscribe-token';
  * pending-forgets.ts has forgotten it; the retention job keeps such a tombstone until then.
  */
 export const ERASURE_TOMBSTONE_MS = 2 * 24 * 60 * 60_000;
+
+/** The tombstone's fields while a forget waits (pending-forgets.ts reads and clears them). */
+export const FORGET_PENDING = 'forget_pending';
+export const FORGET_TOKEN = 'forget_token';
+
+/** Whether a tombstone still holds a MailerLite forget that has not gone through. */
+export function isForgetPending(tombstone: DocumentSnapshot): boolean {
+  return tombstone.get(FORGET_PENDING) === true;
+}
 
 export type ForgetOutcome = { kind: 'forgotten' | 'absent' } | { kind: 'pending'; error: MailerLiteError };
 
@@ -40,7 +49,7 @@ export async function forgetNowOrLater(
     await deps.db
       .collection(ERASURES)
       .doc(sha256Hex(normaliseEmail(email)))
-      .update({ forget_pending: true, forget_token: unsubscribeToken(deps.secret, email) });
+      .update({ [FORGET_PENDING]: true, [FORGET_TOKEN]: unsubscribeToken(deps.secret, email) });
     return { kind: 'pending', error };
   }
 }

@@ -8,7 +8,7 @@ import type { MailerLiteClient, RequestOptions } from '../mailerlite/client';
 import { MailerLiteError } from '../mailerlite/errors';
 import { mailerLiteFromParams } from '../mailerlite/from-params';
 import { MAILERLITE_API_KEY, UNSUBSCRIBE_SECRET } from '../params';
-import { everySignupOf, millisOf } from './erasure';
+import { everySignupOf, FORGET_PENDING, FORGET_TOKEN, millisOf } from './erasure';
 import { openUnsubscribeToken } from './unsubscribe-token';
 
 /** Tombstones read per run; a backlog bigger than this is worked through over the next runs. */
@@ -45,14 +45,14 @@ export async function forgetPending(deps: PendingForgetsDeps): Promise<PendingFo
   const report: PendingForgetsReport = { forgotten: 0, superseded: 0, stillPending: 0, unopenable: 0 };
   const pending = await deps.db
     .collection(ERASURES)
-    .where('forget_pending', '==', true)
+    .where(FORGET_PENDING, '==', true)
     .limit(PENDING_FORGETS_PER_RUN)
     .get();
   if (pending.empty) return report;
   const { FieldValue } = await firestoreSdk();
   let mailerLiteFailed = false;
   for (const doc of pending.docs) {
-    const token = doc.get('forget_token') as { a?: unknown; t?: unknown } | undefined;
+    const token = doc.get(FORGET_TOKEN) as { a?: unknown; t?: unknown } | undefined;
     const opened = openUnsubscribeToken(deps.secret, token?.a, token?.t);
     if (!opened) {
       report.unopenable += 1;
@@ -78,7 +78,7 @@ export async function forgetPending(deps: PendingForgetsDeps): Promise<PendingFo
       }
       report.forgotten += 1;
     }
-    await doc.ref.update({ forget_pending: FieldValue.delete(), forget_token: FieldValue.delete() });
+    await doc.ref.update({ [FORGET_PENDING]: FieldValue.delete(), [FORGET_TOKEN]: FieldValue.delete() });
   }
   deps.logger[report.unopenable > 0 ? 'error' : 'info']('forget_pending.run', {
     forgotten: report.forgotten,

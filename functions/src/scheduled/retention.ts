@@ -6,7 +6,7 @@ import { ERASURES, SIGNUPS, THANK_YOU_MAILS } from '../contract';
 import { adminFirestore } from '../firestore';
 import { cloudLogger, type Logger } from '../logs';
 import { RETENTION_DAYS } from '../params';
-import { ERASURE_TOMBSTONE_MS } from '../privacy/erasure';
+import { ERASURE_TOMBSTONE_MS, isForgetPending } from '../privacy/erasure';
 
 const DAY_MS = 24 * 60 * 60_000;
 export const RETENTION_PAGE_SIZE = 400;
@@ -52,7 +52,7 @@ export async function handleRetention(deps: RetentionDeps): Promise<RetentionRep
       deps.db,
       deps.db.collection(ERASURES).where('erased_at', '<', new Date(now - ERASURE_TOMBSTONE_MS)),
       pageSize,
-      (doc) => doc.get('forget_pending') === true,
+      isForgetPending,
     ),
   };
   deps.logger.info('retention.erased', {

@@ -83,7 +83,7 @@ export interface SyncRunDeps {
   /** Clock ms after which no request starts and no wait lasts. */
   stopAt: number;
   options: SyncOptions;
-  /** UNSUBSCRIBE_SECRET: a forget MailerLite refused is left sealed on the tombstone (leaveForgetPending). */
+  /** UNSUBSCRIBE_SECRET: a forget MailerLite refused is left sealed on the tombstone (forgetNowOrLater). */
   unsubscribeSecret: string;
   onProgress?: (event: SyncProgressEvent) => void | Promise<void>;
 }
