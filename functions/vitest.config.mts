@@ -1,12 +1,14 @@
 import { defineConfig } from 'vitest/config';
 
-// Tests sit beside the code and drive the handlers against the stand-ins in dev/ over loopback
-// (ephemeral ports, one set of stand-ins per test file), so files can run in parallel.
+// Tests sit beside the code and drive the handlers over loopback: Firestore is the Firebase Firestore
+// emulator the global setup starts once (a project per test file), MailerLite and SMTP are the stand-ins in
+// dev/ (ephemeral ports, one set per test file), so files can run in parallel.
 export default defineConfig({
   test: {
     name: 'functions',
     environment: 'node',
     include: ['src/**/*.test.ts'],
+    globalSetup: ['test-support/firestore-emulator.setup.ts'],
     // firebase-admin's gRPC stack asks the GCE metadata server whether it runs on Google Cloud; tests
     // talk to loopback only, so it is told not to look.
     env: { METADATA_SERVER_DETECTION: 'none' },

@@ -1,7 +1,6 @@
 // The one block `npm start` prints once everything answers: where the site is and where its side effects land.
 
 import path from 'node:path';
-import type { FirestoreKind } from './firestore-choice.ts';
 
 export type FunctionsState =
   | { state: 'loaded'; baseUrl: string; names: string[] }
@@ -16,7 +15,9 @@ export interface BannerInfo {
   smtpApiUrl: string;
   mailerLiteBaseUrl: string;
   mailerLiteApiKey: string;
-  firestore: { kind: FirestoreKind; hostPort: string };
+  firestoreHostPort: string;
+  pubsubHostPort: string;
+  tasksHostPort?: string;
   functions: FunctionsState;
 }
 
@@ -37,10 +38,6 @@ function functionsLine(functions: FunctionsState): string {
 }
 
 export function formatReadyBanner(info: BannerInfo): string {
-  const firestore =
-    info.firestore.kind === 'standin'
-      ? `stand-in at ${info.firestore.hostPort}; it does NOT enforce the security rules (firestore.rules)`
-      : `Firebase Firestore emulator at ${info.firestore.hostPort}, enforcing firestore.rules`;
   const rows: [string, string][] = [
     ['Site', info.siteUrl],
     ['Admin', `${info.siteUrl}/admin`],
@@ -49,13 +46,17 @@ export function formatReadyBanner(info: BannerInfo): string {
       `lands in ${displayPath(info.repoRoot, info.mailDir)} (SMTP ${info.smtpUrl}); listed at ${info.smtpApiUrl}`,
     ],
     ['MailerLite', `stand-in at ${info.mailerLiteBaseUrl} (API key ${info.mailerLiteApiKey})`],
-    ['Firestore', firestore],
+    ['Firestore', `Firebase Firestore emulator at ${info.firestoreHostPort}, enforcing firestore.rules`],
     ['Functions', functionsLine(info.functions)],
+    ['Pub/Sub', `Firebase Pub/Sub emulator at ${info.pubsubHostPort} (triggers the scheduled functions)`],
   ];
+  if (info.tasksHostPort)
+    rows.push(['Tasks', `Firebase Cloud Tasks emulator at ${info.tasksHostPort} (the task queues)`]);
   const rule = '─'.repeat(72);
   return [
     rule,
     'GOODY is running offline. Ctrl-C stops everything.',
+    "  Google's Firebase emulators: Hosting, Functions, Firestore, Pub/Sub, Cloud Tasks. Stand-ins: MailerLite, SMTP.",
     ...rows.map(([name, value]) => `  ${name.padEnd(11)} ${value}`),
     rule,
   ].join('\n');

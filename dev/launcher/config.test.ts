@@ -19,6 +19,8 @@ describe('launcher configuration', () => {
       hosting: 5000,
       functions: 5001,
       firestore: 8080,
+      pubsub: 8085,
+      tasks: 9499,
       mailerlite: 3080,
       smtp: 2525,
       smtpApi: 8025,
@@ -60,16 +62,5 @@ describe('launcher configuration', () => {
     expect(config.stackDir).toBe(path.join('/repo', '.dev-data', 'stack-5100'));
     expect(config.dataDir).toBe(path.join('/repo', '.dev-data'));
     expect(resolveLauncherConfig([], { GOODY_DATA_DIR: '/tmp/data' }, '/repo').dataDir).toBe('/tmp/data');
-  });
-
-  it('reads GOODY_FIRESTORE as auto, standin or emulator', () => {
-    expect(resolveLauncherConfig([], {}, '/repo').firestoreMode).toBe('auto');
-    expect(resolveLauncherConfig([], { GOODY_FIRESTORE: 'StandIn' }, '/repo').firestoreMode).toBe('standin');
-    expect(resolveLauncherConfig([], { GOODY_FIRESTORE: 'emulator' }, '/repo').firestoreMode).toBe(
-      'emulator',
-    );
-    expect(
-      configError(() => resolveLauncherConfig([], { GOODY_FIRESTORE: 'java' }, '/repo')).message,
-    ).toContain('GOODY_FIRESTORE must be auto, standin or emulator');
   });
 });

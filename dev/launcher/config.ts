@@ -1,5 +1,5 @@
 // What `npm start` runs with: ports (each movable by a GOODY_*_PORT variable, so a second stack can run beside
-// a developer's), the directories it writes, and which Firestore it asks for. Read once, validated, then passed
+// a developer's) and the directories it writes. Read once, validated, then passed
 // around as plain data.
 
 import path from 'node:path';
@@ -13,6 +13,8 @@ export type PortKey =
   | 'mailerlite'
   | 'smtp'
   | 'smtpApi'
+  | 'pubsub'
+  | 'tasks'
   | 'hub'
   | 'logging';
 
@@ -30,7 +32,9 @@ export const PORT_SPECS: readonly PortSpec[] = (
   [
     ['hosting', 'GOODY_HOSTING_PORT', 5000, 'the Hosting emulator (the site)'],
     ['functions', 'GOODY_FUNCTIONS_PORT', 5001, 'the Functions emulator (the callables)'],
-    ['firestore', 'GOODY_FIRESTORE_PORT', 8080, 'Firestore'],
+    ['firestore', 'GOODY_FIRESTORE_PORT', 8080, 'the Firestore emulator'],
+    ['pubsub', 'GOODY_PUBSUB_PORT', 8085, 'the Pub/Sub emulator (the scheduled functions)'],
+    ['tasks', 'GOODY_TASKS_PORT', 9499, 'the Cloud Tasks emulator (the task queues)'],
     ['mailerlite', 'GOODY_MAILERLITE_PORT', 3080, 'the MailerLite stand-in'],
     ['smtp', 'GOODY_SMTP_PORT', 2525, 'the SMTP outbox (SMTP)'],
     ['smtpApi', 'GOODY_SMTP_API_PORT', 8025, 'the SMTP outbox (HTTP control)'],
@@ -41,9 +45,6 @@ export const PORT_SPECS: readonly PortSpec[] = (
 
 export type Ports = Record<PortKey, number>;
 
-/** auto: the Firebase Firestore emulator when Java 21+ and its jar are here, else the stand-in. */
-export type FirestoreMode = 'auto' | 'standin' | 'emulator';
-
 export interface LauncherConfig {
   repoRoot: string;
   /** Every listener binds here; the tests and the site talk to loopback only. */
@@ -53,13 +54,12 @@ export interface LauncherConfig {
   ports: Ports;
   /** False for `npm run emulators`: run what is already built. */
   build: boolean;
-  firestoreMode: FirestoreMode;
   /**
-   * What the stand-ins keep across restarts: mail/ (one .eml per message), firestore/ and mailerlite/ (written
-   * when the stack stops, loaded when it starts).
+   * What survives a restart: firestore-export/ (the Firestore emulator's export, written when the stack stops and
+   * imported when it starts), mailerlite/ (likewise) and mail/ (one .eml per message as it arrives).
    */
   dataDir: string;
-  /** Start with empty stand-ins: the data directory's mail, database and MailerLite account are removed. */
+  /** Start empty: the data directory's mail, database export and MailerLite account are removed. */
   fresh: boolean;
   /**
    * Generated, per-stack files: the firebase config with this stack's ports, the functions env files. Keyed by
@@ -92,12 +92,6 @@ export function resolvePorts(env: NodeJS.ProcessEnv): Ports {
   return ports;
 }
 
-function resolveFirestoreMode(raw: string | undefined): FirestoreMode {
-  const mode = (raw ?? '').trim().toLowerCase() || 'auto';
-  if (mode === 'auto' || mode === 'standin' || mode === 'emulator') return mode;
-  throw new LauncherError(`GOODY_FIRESTORE must be auto, standin or emulator, got "${raw}".`, 2);
-}
-
 function resolveTimeout(raw: string | undefined): number {
   if (raw === undefined || raw.trim() === '') return 120_000;
   const ms = Number(raw);
@@ -111,17 +105,20 @@ export const USAGE = `Usage: npm start            build the site and the functio
        npm run emulators    the same without building (runs what web/dist and functions/lib hold)
 
 Options (after \`npm start --\`):
-  --fresh    start with empty stand-ins: forget the stored sign-ups, MailerLite account and mail
+  --fresh    start empty: forget the stored sign-ups, the MailerLite account and the mail
   --help     this text
 
-The stand-ins keep their data in GOODY_DATA_DIR across restarts: the Firestore stand-in's documents and the
-MailerLite stand-in's subscribers and groups are written when the stack stops, each mail when it arrives.
-(The Firebase Firestore emulator, when it runs instead of the stand-in, starts empty.)
+Firestore, Pub/Sub, Cloud Tasks, Functions and Hosting are Google's Firebase emulators; Firestore and Pub/Sub
+need Java 21+ and their emulators on disk (dev/emulators/find.ts says what it found, or what to install).
+MailerLite and the SMTP outbox are stand-ins (dev/), as they have no emulator.
+
+Data survives a restart in GOODY_DATA_DIR: the Firestore emulator exports its documents there when the stack
+stops (Ctrl-C) and imports them when it starts; the MailerLite stand-in does the same; each mail is kept as
+it arrives.
 
 Environment:
 ${PORT_SPECS.map((spec) => `  ${spec.env.padEnd(26)} ${String(spec.defaultPort).padEnd(5)} ${spec.purpose}`).join('\n')}
-  GOODY_FIRESTORE            auto  auto | standin | emulator (the Firebase one needs Java 21+ and its jar)
-  GOODY_DATA_DIR                   what the stand-ins keep (default .dev-data): mail/, firestore/, mailerlite/
+  GOODY_DATA_DIR                   what survives a restart (default .dev-data): firestore-export/, mailerlite/, mail/
   GOODY_EMULATOR_START_TIMEOUT_MS  how long firebase-tools may take to start (default 120000)
 `;
 
@@ -148,7 +145,6 @@ export function resolveLauncherConfig(
     region: 'us-central1',
     ports,
     build,
-    firestoreMode: resolveFirestoreMode(env.GOODY_FIRESTORE),
     dataDir,
     fresh,
     // Inside the repository on purpose: firebase-tools resolves firebase-functions from the functions source

@@ -1,6 +1,16 @@
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { firebaseBin, firebaseToolsEnv } from './launcher.ts';
+import type { GoogleEmulators } from '../emulators/find.ts';
+import { firebaseBin, firebaseToolsEnv, persistenceArgs } from './launcher.ts';
+
+const FOUND: GoogleEmulators = {
+  java: { home: '/opt/jdk-25', major: 25 },
+  firestore: '/cache/firestore.jar',
+  pubsub: '/cache/pubsub/bin/cloud-pubsub-emulator',
+  summary: '',
+};
 
 describe('how firebase-tools is run', () => {
   it('runs the firebase-tools installed in node_modules', () => {
@@ -8,30 +18,43 @@ describe('how firebase-tools is run', () => {
     expect(existsSync(firebaseBin())).toBe(true);
   });
 
-  it('runs offline and non-interactive, on loopback only, pointing the functions at the Firestore stand-in', () => {
-    const env = firebaseToolsEnv({ PATH: '/usr/bin', HOME: '/home/dev' }, '127.0.0.1:18080');
+  it('runs offline and non-interactive, on loopback only, with the Java and the emulators found on disk', () => {
+    const env = firebaseToolsEnv({ PATH: '/usr/bin', HOME: '/home/dev' }, FOUND);
     expect(env).toEqual({
-      PATH: '/usr/bin',
+      PATH: '/opt/jdk-25/bin:/usr/bin',
+      JAVA_HOME: '/opt/jdk-25',
+      FIRESTORE_EMULATOR_BINARY_PATH: '/cache/firestore.jar',
+      PUBSUB_EMULATOR_BINARY_PATH: '/cache/pubsub/bin/cloud-pubsub-emulator',
       HOME: '/home/dev',
       CI: 'true',
       NO_UPDATE_NOTIFIER: '1',
       npm_config_offline: 'true',
       METADATA_SERVER_DETECTION: 'none',
       GCE_METADATA_HOST: '127.0.0.1:9',
-      FIRESTORE_EMULATOR_HOST: '127.0.0.1:18080',
     });
   });
 
   it('inherits no emulator address from the shell, which could point the stack at another one', () => {
-    const env = firebaseToolsEnv({
-      FIRESTORE_EMULATOR_HOST: 'elsewhere:8080',
-      FIREBASE_AUTH_EMULATOR_HOST: 'elsewhere:9099',
-      FIREBASE_EMULATOR_HUB: 'elsewhere:4400',
-      KEEP: 'me',
-    });
+    const env = firebaseToolsEnv(
+      {
+        FIRESTORE_EMULATOR_HOST: 'elsewhere:8080',
+        FIREBASE_AUTH_EMULATOR_HOST: 'elsewhere:9099',
+        FIREBASE_EMULATOR_HUB: 'elsewhere:4400',
+        KEEP: 'me',
+      },
+      FOUND,
+    );
     expect(env.FIRESTORE_EMULATOR_HOST).toBeUndefined();
     expect(env.FIREBASE_AUTH_EMULATOR_HOST).toBeUndefined();
     expect(env.FIREBASE_EMULATOR_HUB).toBeUndefined();
     expect(env.KEEP).toBe('me');
+  });
+
+  it('imports the Firestore data the last stop exported, and exports it again on exit', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'goody-export-'));
+    expect(persistenceArgs(dir)).toEqual([`--export-on-exit=${dir}`]);
+    writeFileSync(path.join(dir, 'firebase-export-metadata.json'), '{}');
+    expect(persistenceArgs(dir)).toEqual([`--import=${dir}`, `--export-on-exit=${dir}`]);
+    rmSync(dir, { recursive: true });
   });
 });

@@ -1,10 +1,17 @@
-// `npm start`: build, start the stand-ins, start the Functions and Hosting emulators wired to them, print where
-// everything is, and on Ctrl-C (or any part failing) stop all of it.
+// `npm start`: build, start the two stand-ins (MailerLite, SMTP), start Google's Firebase emulators (Hosting,
+// Functions, Firestore, Pub/Sub, Cloud Tasks) wired to them, print where everything is, and on Ctrl-C (or any part
+// failing) stop all of it.
 
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import {
+  emulatorEnv,
+  findGoogleEmulators,
+  type GoogleEmulators,
+  GoogleEmulatorsMissing,
+} from '../emulators/find.ts';
 import { loopbackOnlyEnv } from '../loopback-env.ts';
 import { type FunctionsState, formatReadyBanner } from './banner.ts';
 import {
@@ -18,10 +25,15 @@ import {
 } from './builds.ts';
 import type { LauncherConfig, PortKey } from './config.ts';
 import { LauncherError } from './errors.ts';
-import { chooseFirestore, probeFirestoreEmulator, systemProbeDeps } from './firestore-choice.ts';
 import { assertPortsFree, type PortClaim, portClaims, probePort } from './ports.ts';
 import { prepareStackDir, writeStackFiles } from './stack-files.ts';
-import { type RunningStandIns, type Stoppable, startStandIns, stopWithin } from './stand-ins.ts';
+import {
+  FIRESTORE_EXPORT_DIR,
+  type RunningStandIns,
+  type Stoppable,
+  startStandIns,
+  stopWithin,
+} from './stand-ins.ts';
 import { describeExit, type SupervisedChild, Supervisor } from './supervisor.ts';
 
 /** Thrown inside start-up when a stop was requested meanwhile: not an error, just the end of start-up. */
@@ -42,9 +54,9 @@ export function firebaseBin(): string {
 
 /**
  * The environment firebase-tools runs in: offline and non-interactive, with no emulator address inherited from
- * the developer's shell, and the functions pointed at the Firestore stand-in when it is the one running.
+ * the developer's shell, and Java and the Java emulators it would otherwise download found on disk.
  */
-export function firebaseToolsEnv(base: NodeJS.ProcessEnv, firestoreStandInHost?: string): NodeJS.ProcessEnv {
+export function firebaseToolsEnv(base: NodeJS.ProcessEnv, emulators: GoogleEmulators): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [key, value] of Object.entries(base)) {
     if (key.endsWith('_EMULATOR_HOST') || key === 'FIREBASE_EMULATOR_HUB') continue;
@@ -58,10 +70,18 @@ export function firebaseToolsEnv(base: NodeJS.ProcessEnv, firestoreStandInHost?:
   env.npm_config_offline = 'true';
   // The functions' firebase-admin would otherwise probe the GCE metadata server, off loopback.
   Object.assign(env, loopbackOnlyEnv);
-  // The Functions emulator passes its own environment to the functions and only overrides
-  // FIRESTORE_EMULATOR_HOST when it runs the Firebase Firestore emulator itself.
-  if (firestoreStandInHost) env.FIRESTORE_EMULATOR_HOST = firestoreStandInHost;
-  return env;
+  return emulatorEnv(emulators, env);
+}
+
+/**
+ * firebase-tools' arguments for the Firestore emulator's data: import what the last stop exported, if anything,
+ * and export again on exit (Ctrl-C), so sign-ups survive a restart.
+ */
+export function persistenceArgs(exportDir: string): string[] {
+  const args = [`--export-on-exit=${exportDir}`];
+  if (existsSync(path.join(exportDir, 'firebase-export-metadata.json')))
+    args.unshift(`--import=${exportDir}`);
+  return args;
 }
 
 export interface LauncherIO {
@@ -174,16 +194,31 @@ export class Launcher {
   }
 
   private claimsFor(functions: boolean): PortClaim[] {
-    const keys: PortKey[] = ['hosting', 'hub', 'logging', 'firestore', 'mailerlite', 'smtp', 'smtpApi'];
-    if (functions) keys.push('functions');
+    const keys: PortKey[] = [
+      'hosting',
+      'hub',
+      'logging',
+      'firestore',
+      'pubsub',
+      'mailerlite',
+      'smtp',
+      'smtpApi',
+    ];
+    if (functions) keys.push('functions', 'tasks');
     return portClaims(this.config.ports, this.config.host, keys);
   }
 
   private async startUp(): Promise<void> {
     const { config, io } = this;
     const { repoRoot } = config;
-    const firestore = chooseFirestore(config.firestoreMode, () => probeFirestoreEmulator(systemProbeDeps));
-    io.out(`[launcher] ${firestore.explanation}`);
+    let emulators: GoogleEmulators;
+    try {
+      emulators = findGoogleEmulators();
+    } catch (error) {
+      if (error instanceof GoogleEmulatorsMissing) throw new LauncherError(error.message, 2);
+      throw error;
+    }
+    io.out(`[launcher] Google's emulators: ${emulators.summary}`);
 
     const sources = findSources(repoRoot);
     const functionsMayRun = sources.functions || existsSync(functionsEntry(repoRoot));
@@ -245,19 +280,17 @@ export class Launcher {
     await assertPortsFree(this.claims);
     this.checkpoint();
 
-    const standIns = await startStandIns(config, firestore.kind === 'standin', io.out, (item) => {
+    const standIns = await startStandIns(config, io.out, (item) => {
       this.standIns.push(item);
     });
     this.checkpoint();
 
-    const firestoreHostPort = standIns.firestore?.hostPort ?? `${config.host}:${config.ports.firestore}`;
     const files = writeStackFiles({
       repoRoot,
       stackDir: config.stackDir,
       publicDir: siteDir,
       host: config.host,
       ports: config.ports,
-      firestore: firestore.kind,
       functions,
       functionsEnv: {
         ...functionsParams(standIns),
@@ -272,11 +305,7 @@ export class Launcher {
       },
     });
 
-    const only = [
-      'hosting',
-      ...(functions ? ['functions'] : []),
-      ...(firestore.kind === 'emulator' ? ['firestore'] : []),
-    ];
+    const only = ['hosting', 'firestore', 'pubsub', ...(functions ? ['functions', 'tasks'] : [])];
     let functionsState: FunctionsState = functions
       ? { state: 'failed', baseUrl: this.functionsBaseUrl() }
       : {
@@ -304,10 +333,11 @@ export class Launcher {
         config.projectId,
         '--config',
         files.configPath,
+        ...persistenceArgs(path.join(config.dataDir, FIRESTORE_EXPORT_DIR)),
       ],
       // firebase-tools writes firebase-debug.log (and the Firestore emulator its own log) into its working directory.
       cwd: config.stackDir,
-      env: firebaseToolsEnv(process.env, standIns.firestore?.hostPort),
+      env: firebaseToolsEnv(process.env, emulators),
       stop: { signal: 'SIGINT', target: 'leader' },
       graceMs: 10_000,
       onLine: (raw) => {
@@ -358,7 +388,9 @@ export class Launcher {
         smtpApiUrl: standIns.smtp.apiUrl,
         mailerLiteBaseUrl: standIns.mailerLite.baseUrl,
         mailerLiteApiKey: config.mailerLiteApiKey,
-        firestore: { kind: firestore.kind, hostPort: firestoreHostPort },
+        firestoreHostPort: `${config.host}:${config.ports.firestore}`,
+        pubsubHostPort: `${config.host}:${config.ports.pubsub}`,
+        ...(functions ? { tasksHostPort: `${config.host}:${config.ports.tasks}` } : {}),
         functions: functionsState,
       }),
     );

@@ -40,6 +40,8 @@ const ports = resolvePorts({
   GOODY_FIRESTORE_PORT: '18080',
   GOODY_HUB_PORT: '14400',
   GOODY_LOGGING_PORT: '14500',
+  GOODY_PUBSUB_PORT: '18085',
+  GOODY_TASKS_PORT: '19499',
 });
 
 const base = {
@@ -80,7 +82,6 @@ describe('the per-stack firebase config', () => {
     publicDir: path.join(stackDir, 'site'),
     host: '127.0.0.1',
     ports,
-    firestore: 'standin',
     functions: true,
     ...overrides,
   });
@@ -95,10 +96,11 @@ describe('the per-stack firebase config', () => {
       logging: { host: '127.0.0.1', port: 14500 },
       ui: { enabled: false },
       hosting: { host: '127.0.0.1', port: 15000 },
+      firestore: { host: '127.0.0.1', port: 18080 },
+      pubsub: { host: '127.0.0.1', port: 18085 },
       functions: { host: '127.0.0.1', port: 15001 },
+      tasks: { host: '127.0.0.1', port: 19499 },
     });
-    // The stand-in serves Firestore: firebase-tools must not be told about any.
-    expect(config).not.toHaveProperty('firestore');
     expect(base.hosting.public).toBe('web/dist');
   });
 
@@ -132,7 +134,7 @@ describe('the per-stack firebase config', () => {
   });
 
   it('hands the rules to the Firebase Firestore emulator by absolute path, with its ports', () => {
-    const config = buildEmulatorConfig(base, stackOptions({ firestore: 'emulator' }));
+    const config = buildEmulatorConfig(base, stackOptions());
     expect(config.firestore).toEqual({
       rules: '/repo/firestore.rules',
       indexes: '/repo/firestore.indexes.json',
@@ -143,15 +145,11 @@ describe('the per-stack firebase config', () => {
     });
   });
 
-  it.each([
-    ['standin', true],
-    ['emulator', true],
-    ['standin', false],
-  ] as const)(
-    "turns the repository's firebase.json into one firebase-tools accepts (Firestore: %s, functions: %s)",
-    (firestore, functions) => {
+  it.each([true, false])(
+    "turns the repository's firebase.json into one firebase-tools accepts (functions: %s)",
+    (functions) => {
       const validate = getValidator();
-      const config = buildEmulatorConfig(repoFirebaseJson, stackOptions({ firestore, functions }));
+      const config = buildEmulatorConfig(repoFirebaseJson, stackOptions({ functions }));
       const valid = validate(config);
       expect((validate.errors ?? []).map(getErrorMessage)).toEqual([]);
       expect(valid).toBe(true);
@@ -192,7 +190,6 @@ describe('writing the stack directory', () => {
       publicDir: path.join(stackDir, 'site'),
       host: '127.0.0.1',
       ports,
-      firestore: 'standin',
       functions: true,
       functionsEnv: { MAILERLITE_BASE_URL: 'http://127.0.0.1:13080/api' },
       functionsSecrets: { MAILERLITE_API_KEY: 'dev-mailerlite-key', SMTP_URL: 'smtp://127.0.0.1:12525' },

@@ -17,7 +17,6 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Ports } from './config.ts';
-import type { FirestoreKind } from './firestore-choice.ts';
 
 /** Files the launcher writes into the functions directory the emulator sees; never linked from functions/. */
 const GENERATED_FUNCTION_FILES = new Set(['.env.local', '.secret.local']);
@@ -57,7 +56,6 @@ export interface EmulatorConfigOptions {
   publicDir: string;
   host: string;
   ports: Ports;
-  firestore: FirestoreKind;
   functions: boolean;
 }
 
@@ -119,14 +117,12 @@ export function buildEmulatorConfig(base: JsonObject, options: EmulatorConfigOpt
     delete config.functions;
   }
 
-  if (options.firestore === 'emulator' && isObject(config.firestore)) {
+  if (isObject(config.firestore)) {
     // The emulator reads these through firebase-tools' Config.path(), which refuses `..` but takes absolute paths.
     for (const key of ['rules', 'indexes']) {
       const value = config.firestore[key];
       if (typeof value === 'string') config.firestore[key] = path.resolve(repoRoot, value);
     }
-  } else {
-    delete config.firestore;
   }
 
   const emulators: JsonObject = {
@@ -137,10 +133,15 @@ export function buildEmulatorConfig(base: JsonObject, options: EmulatorConfigOpt
     ui: { enabled: false },
     hosting: { host, port: ports.hosting },
   };
-  if (options.functions) emulators.functions = { host, port: ports.functions };
-  if (options.firestore === 'emulator') {
-    // Its websocket port serves only the Emulator UI, which is off: firebase-tools picks a free one.
-    emulators.firestore = { host, port: ports.firestore };
+  // Its websocket port serves only the Emulator UI, which is off: firebase-tools picks a free one.
+  emulators.firestore = { host, port: ports.firestore };
+  // Pub/Sub carries the scheduled functions' triggers (topic firebase-schedule-<name>).
+  emulators.pubsub = { host, port: ports.pubsub };
+  if (options.functions) {
+    emulators.functions = { host, port: ports.functions };
+    // The task queues the functions enqueue to (firebase-admin reads CLOUD_TASKS_EMULATOR_HOST, which the
+    // Functions emulator sets when this one runs).
+    emulators.tasks = { host, port: ports.tasks };
   }
   config.emulators = emulators;
   return config;

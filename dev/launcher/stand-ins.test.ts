@@ -1,5 +1,6 @@
 // The stand-ins as npm start runs them keep their data in the data directory across a restart, and --fresh
-// starts them empty: judged over their own wire protocols (REST commit, the MailerLite API, SMTP).
+// starts them empty: judged over their own wire protocols (the MailerLite API, SMTP). The Firestore emulator's
+// export and import across a restart are tested with the whole stack (tests/stack/start.test.ts).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -13,11 +14,10 @@ afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
 async function start(argv: string[]): Promise<RunningStandIns & { stop(): Promise<void> }> {
   const config = resolveLauncherConfig(argv, { GOODY_DATA_DIR: dataDir });
-  const anyPort = { firestore: 0, mailerlite: 0, smtp: 0, smtpApi: 0 };
+  const anyPort = { mailerlite: 0, smtp: 0, smtpApi: 0 };
   const started: Stoppable[] = [];
   const running = await startStandIns(
     { ...config, ports: { ...config.ports, ...anyPort } },
-    true,
     () => {},
     (item) => started.push(item),
   );
@@ -29,17 +29,13 @@ async function start(argv: string[]): Promise<RunningStandIns & { stop(): Promis
 
 const json = async <T>(url: string): Promise<T> => (await fetch(url)).json() as Promise<T>;
 
-/** The sign-up ids, MailerLite subscribers and mail subjects the stand-ins hold. */
+/** The MailerLite subscribers and mail subjects the stand-ins hold. */
 async function held(standIns: RunningStandIns) {
-  const firestore = await json<{ documents: { id: string }[] }>(
-    `http://${standIns.firestore?.hostPort}/__control/state`,
-  );
   const mailerLite = await json<{ subscribers: { email: string }[] }>(
     `${standIns.mailerLite.url}/__control/state`,
   );
   const mail = await json<{ messages: { subject: string }[] }>(standIns.smtp.apiUrl);
   return {
-    signups: firestore.documents.map((d) => d.id),
     subscribers: mailerLite.subscribers.map((s) => s.email),
     mail: mail.messages.map((m) => m.subject),
   };
@@ -48,20 +44,6 @@ async function held(standIns: RunningStandIns) {
 describe('the stand-ins npm start runs', () => {
   it('find their data again after a restart, and start empty with --fresh', async () => {
     const first = await start([]);
-    const documents = 'projects/demo-goody/databases/(default)/documents';
-    await fetch(`http://${first.firestore?.hostPort}/v1/${documents}:commit`, {
-      method: 'POST',
-      body: JSON.stringify({
-        writes: [
-          {
-            update: {
-              name: `${documents}/email_subscriptions/one`,
-              fields: { email: { stringValue: 'a@b.c' } },
-            },
-          },
-        ],
-      }),
-    });
     await fetch(`${first.mailerLite.baseUrl}/subscribers`, {
       method: 'POST',
       headers: { authorization: 'Bearer dev-mailerlite-key', 'content-type': 'application/json' },
@@ -71,7 +53,7 @@ describe('the stand-ins npm start runs', () => {
       .createTransport(first.smtp.url)
       .sendMail({ from: 'hello@goody.example', to: 'a@b.c', subject: 'Thank you', text: 'Hi' });
     const before = await held(first);
-    expect(before).toEqual({ signups: ['one'], subscribers: ['a@b.c'], mail: ['Thank you'] });
+    expect(before).toEqual({ subscribers: ['a@b.c'], mail: ['Thank you'] });
     await first.stop();
 
     const again = await start([]);
@@ -79,7 +61,7 @@ describe('the stand-ins npm start runs', () => {
     await again.stop();
 
     const fresh = await start(['--fresh']);
-    expect(await held(fresh)).toEqual({ signups: [], subscribers: [], mail: [] });
+    expect(await held(fresh)).toEqual({ subscribers: [], mail: [] });
     await fresh.stop();
   });
 });

@@ -1,20 +1,21 @@
-// The offline stand-ins run inside the launcher's own process: they start in milliseconds, report the ports
+// The two stand-ins (MailerLite and the SMTP outbox: no emulator exists for either) run inside the launcher's own process: they start in milliseconds, report the ports
 // they bound, and cannot outlive the launcher (no orphan can hold their ports after a Ctrl-C). Their data lives
 // in the data directory (GOODY_DATA_DIR), so a restart finds the sign-ups, the MailerLite account and the mail.
 
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { startFirestoreStandIn } from '../firestore/index.ts';
 import { startMailerLiteStandIn } from '../mailerlite/index.ts';
 import { startSmtpOutbox } from '../smtp/index.ts';
 import type { LauncherConfig } from './config.ts';
 
 export interface RunningStandIns {
-  firestore?: { hostPort: string };
   mailerLite: { url: string; baseUrl: string };
   smtp: { url: string; apiUrl: string; dir: string };
 }
+
+/** Where, inside the data directory, the Firestore emulator exports its documents on exit and imports them from. */
+export const FIRESTORE_EXPORT_DIR = 'firestore-export';
 
 export interface Stoppable {
   name: string;
@@ -35,22 +36,23 @@ export async function stopWithin(item: Stoppable, ms: number, output: (line: str
 }
 
 /**
- * Starts the MailerLite stand-in, the SMTP outbox and (unless the Firebase Firestore emulator is used) the
- * Firestore stand-in, handing each to `started` as soon as it listens, so a stop or a failure midway still
- * stops those already running.
+ * Starts the MailerLite stand-in and the SMTP outbox, handing each to `started` as soon as it listens, so a stop
+ * or a failure midway still stops those already running.
  */
 export async function startStandIns(
   config: LauncherConfig,
-  withFirestore: boolean,
   output: (line: string) => void,
   started: (item: Stoppable) => void,
 ): Promise<RunningStandIns> {
   const { host, ports } = config;
   const dataDir = (name: string) => path.join(config.dataDir, name);
-  // --fresh: what the stand-ins kept is removed before they start, so they start empty.
+  // --fresh: what the stack kept is removed before anything starts, so it starts empty (the Firestore
+  // emulator's export included: FIRESTORE_EXPORT_DIR).
   if (config.fresh) {
     await Promise.all(
-      ['firestore', 'mailerlite', 'mail'].map((name) => rm(dataDir(name), { recursive: true, force: true })),
+      [FIRESTORE_EXPORT_DIR, 'mailerlite', 'mail'].map((name) =>
+        rm(dataDir(name), { recursive: true, force: true }),
+      ),
     );
   }
   const mailerLite = await startMailerLiteStandIn({
@@ -74,20 +76,7 @@ export async function startStandIns(
   });
   started({ name: 'the SMTP outbox', stop: () => smtp.stop() });
 
-  let firestore: { hostPort: string } | undefined;
-  if (withFirestore) {
-    const running = await startFirestoreStandIn({
-      host,
-      port: ports.firestore,
-      projectId: config.projectId,
-      dataDir: dataDir('firestore'),
-    });
-    firestore = running;
-    started({ name: 'the Firestore stand-in', stop: () => running.stop() });
-  }
-
   return {
-    ...(firestore ? { firestore: { hostPort: firestore.hostPort } } : {}),
     mailerLite: { url: mailerLite.url, baseUrl: mailerLite.baseUrl },
     smtp: { url: smtp.url, apiUrl: `${smtp.apiUrl}/__control/state`, dir: smtp.dir },
   };

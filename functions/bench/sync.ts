@@ -1,6 +1,6 @@
 // npm run bench:sync [-- --signups 10000 --window-ms 2000]
 //
-// N sign-ups in the Firestore stand-in, synced to the MailerLite stand-in running MailerLite's
+// N sign-ups in the Firebase Firestore emulator, synced to the MailerLite stand-in running MailerLite's
 // documented limits (120 requests and 5 imports per window, batches of 50) with the one-minute
 // window compressed. Prints the contacts delivered per window against the most those limits let
 // through, and checks that every address arrived, in the right groups.
@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { deleteApp, initializeApp } from 'firebase-admin/app';
 import { getFirestore } from 'firebase-admin/firestore';
-import { startFirestoreStandIn } from '../../dev/firestore/index.ts';
+import { startFirestoreEmulator } from '../../dev/emulators/firestore.ts';
 import { type RequestLogEntry, startMailerLiteStandIn } from '../../dev/mailerlite/index.ts';
 import { handleSyncEmailsToMailerlite } from '../src/callables/sync-emails-to-mailerlite';
 import { systemClock } from '../src/clock';
@@ -97,7 +97,7 @@ function perWindow(requests: RequestLogEntry[]) {
 }
 
 async function main(): Promise<void> {
-  const firestore = await startFirestoreStandIn({ quiet: true, projectId: 'demo-goody' });
+  const firestore = await startFirestoreEmulator();
   const ml = await startMailerLiteStandIn({
     quiet: true,
     customFields: ['source'],

@@ -119,7 +119,7 @@ describe('the three callables, with ENFORCE_APP_CHECK', () => {
     await Promise.all([firestore.stop(), ml.stop(), outbox.stop()]);
   });
   beforeEach(async () => {
-    firestore.standIn.reset();
+    await firestore.reset();
     resetMailerLite(ml);
     // The stand-in's groups are gone, so group ids resolved by an earlier test are too.
     clearGroupCache();

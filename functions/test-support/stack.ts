@@ -1,13 +1,16 @@
-// Stand-ins and helpers the functions' tests share: each test file starts its own stand-ins on
-// ephemeral loopback ports and talks to them with the real clients (firebase-admin, fetch,
-// nodemailer), never with mocks.
+// Emulator, stand-ins and helpers the functions' tests share. Firestore is the Firebase Firestore emulator
+// that vitest's global setup starts once (test-support/firestore-emulator.setup.ts); each harness has a
+// project of its own there, so test files running in parallel never see each other's documents. MailerLite
+// and SMTP are the stand-ins in dev/, started per test file on ephemeral loopback ports. Everything is
+// reached with the real clients (firebase-admin, fetch, nodemailer), never with mocks.
 
 import { randomUUID } from 'node:crypto';
+import { deleteApp, initializeApp } from 'firebase-admin/app';
 import type { Firestore } from 'firebase-admin/firestore';
+import { getFirestore } from 'firebase-admin/firestore';
 import { HttpsError } from 'firebase-functions/v2/https';
-import { expect } from 'vitest';
-import { type FirestoreStandIn, startFirestoreStandIn } from '../../dev/firestore/index.ts';
-import { adminClient } from '../../dev/firestore/test-support.ts';
+import { expect, inject } from 'vitest';
+import { clearFirestoreEmulator, setFirestoreRules } from '../../dev/emulators/firestore.ts';
 import {
   type MailerLiteStandIn,
   type MailerLiteStandInOptions,
@@ -31,22 +34,69 @@ import type { Source, SubscriptionType } from '../src/schemas';
 export const PROJECT_ID = 'demo-goody';
 
 export interface FirestoreHarness {
-  standIn: FirestoreStandIn;
+  /** This harness's own project in the emulator: demo-goody-<random>. */
+  projectId: string;
+  /** The emulator's host:port (FIRESTORE_EMULATOR_HOST). */
+  hostPort: string;
   db: Firestore;
+  /** Deletes every document of this harness's project. */
+  reset(): Promise<void>;
+  /**
+   * Loads security rules for this project, which bind every client but the Admin SDK's owner credential:
+   * `refusingClient()` is such a client, to make a write fail for real.
+   */
+  setRules(rules: string): Promise<void>;
+  /** firebase-admin's Firestore with an ordinary (non-owner) credential, so the project's rules apply to it. */
+  refusingClient(): Firestore;
   stop(): Promise<void>;
 }
 
 export async function startFirestore(): Promise<FirestoreHarness> {
-  const standIn = await startFirestoreStandIn({ quiet: true, projectId: PROJECT_ID });
-  const admin = adminClient(standIn, PROJECT_ID, `functions-test-${randomUUID()}`);
+  const hostPort = inject('firestoreEmulatorHost');
+  const projectId = `${PROJECT_ID}-${randomUUID().slice(0, 8)}`;
+  const app = initializeApp({ projectId }, `functions-test-${randomUUID()}`);
+  const apps = [app];
+  const db = withEmulator(hostPort, () => getFirestore(app));
   return {
-    standIn,
-    db: admin.db,
+    projectId,
+    hostPort,
+    db,
+    reset: () => clearFirestoreEmulator(hostPort, projectId),
+    setRules: (rules) => setFirestoreRules(hostPort, projectId, rules),
+    refusingClient() {
+      const refusing = initializeApp({ projectId }, `functions-test-refusing-${randomUUID()}`);
+      apps.push(refusing);
+      // The Admin SDK sends `Authorization: Bearer owner` to an emulator, which skips the rules; an unsigned
+      // token of an ordinary user does not. Set while FIRESTORE_EMULATOR_HOST still names the emulator.
+      return withEmulator(hostPort, () => {
+        const client = getFirestore(refusing);
+        client.settings({ customHeaders: { Authorization: `Bearer ${unsignedToken('functions-test')}` } });
+        return client;
+      });
+    },
     stop: async () => {
-      await admin.close();
-      await standIn.stop();
+      await Promise.all(apps.map((each) => deleteApp(each)));
     },
   };
+}
+
+/** @google-cloud/firestore reads FIRESTORE_EMULATOR_HOST in its constructor, which getFirestore runs. */
+function withEmulator<T>(hostPort: string, make: () => T): T {
+  const previous = process.env.FIRESTORE_EMULATOR_HOST;
+  process.env.FIRESTORE_EMULATOR_HOST = hostPort;
+  try {
+    return make();
+  } finally {
+    if (previous === undefined) delete process.env.FIRESTORE_EMULATOR_HOST;
+    else process.env.FIRESTORE_EMULATOR_HOST = previous;
+  }
+}
+
+/** An unsigned ID token, which the emulator accepts as a signed-in user's (what rules-unit-testing sends). */
+function unsignedToken(uid: string): string {
+  const part = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  const now = Math.floor(Date.now() / 1000);
+  return `${part({ alg: 'none', typ: 'JWT' })}.${part({ sub: uid, user_id: uid, iat: now, exp: now + 3600, aud: 'demo', iss: 'https://securetoken.google.com/demo' })}.`;
 }
 
 /** MailerLite as the launcher runs it: an account with a `source` custom field. */
@@ -108,8 +158,8 @@ export function setLauncherParams(standIns: {
 }): void {
   const { firestore, ml, outbox } = standIns;
   Object.assign(process.env, {
-    GCLOUD_PROJECT: PROJECT_ID,
-    FIRESTORE_EMULATOR_HOST: firestore.standIn.hostPort,
+    GCLOUD_PROJECT: firestore.projectId,
+    FIRESTORE_EMULATOR_HOST: firestore.hostPort,
     MAILERLITE_API_KEY: ml.apiKey,
     MAILERLITE_BASE_URL: ml.baseUrl,
     MAILERLITE_GROUP_UPDATES: 'GOODY launch updates',

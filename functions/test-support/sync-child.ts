@@ -1,6 +1,6 @@
 // A sync run in a process of its own, for the test that kills it with SIGKILL mid-run: no finally
 // block, no lease release, exactly what a crashed or timed-out instance leaves behind.
-// Env: FIRESTORE_EMULATOR_HOST, MAILERLITE_BASE_URL, MAILERLITE_API_KEY, GROUP_UPDATES, GROUP_CLUB, LEASE_MS.
+// Env: FIRESTORE_EMULATOR_HOST, GCLOUD_PROJECT, MAILERLITE_BASE_URL, MAILERLITE_API_KEY, GROUP_UPDATES, GROUP_CLUB, LEASE_MS.
 
 import { deleteApp, initializeApp } from 'firebase-admin/app';
 import { getFirestore } from 'firebase-admin/firestore';
@@ -15,7 +15,7 @@ const env = (name: string): string => {
 };
 
 async function main(): Promise<void> {
-  const app = initializeApp({ projectId: 'demo-goody' }, 'sync-child');
+  const app = initializeApp({ projectId: env('GCLOUD_PROJECT') }, 'sync-child');
   const silent = { info() {}, warn() {}, error() {} };
   const reply = await handleSyncEmailsToMailerlite(null, {
     db: getFirestore(app),

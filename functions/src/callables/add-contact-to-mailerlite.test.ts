@@ -37,9 +37,9 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all([ml.stop(), firestore.stop()]);
 });
-beforeEach(() => {
+beforeEach(async () => {
+  await firestore.reset();
   resetMailerLite(ml);
-  firestore.standIn.reset();
   clearGroupCache();
   logger = recordingLogger();
 });

@@ -44,7 +44,7 @@ afterAll(async () => {
   await Promise.all([firestore.stop(), outbox.stop()]);
 });
 beforeEach(async () => {
-  firestore.standIn.reset();
+  await firestore.reset();
   await outbox.faults.clear();
   await outbox.clear();
   logger = recordingLogger();

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { Firestore } from 'firebase-admin/firestore';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { MailerLiteStandIn } from '../../../dev/mailerlite/index.ts';
 import {
   type ConfirmedUpsert,
@@ -53,8 +53,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all([firestore.stop(), ml.stop()]);
 });
-beforeEach(() => {
-  firestore.standIn.reset();
+beforeEach(async () => {
+  await firestore.reset();
   resetMailerLite(ml);
   ml.setLimits(TEST_LIMITS);
   clearGroupCache();
@@ -323,7 +323,8 @@ describe('sync-emails-to-mailerlite', () => {
         {
           env: {
             ...process.env,
-            FIRESTORE_EMULATOR_HOST: firestore.standIn.hostPort,
+            FIRESTORE_EMULATOR_HOST: firestore.hostPort,
+            GCLOUD_PROJECT: firestore.projectId,
             MAILERLITE_BASE_URL: ml.baseUrl,
             MAILERLITE_API_KEY: ml.apiKey,
             GROUP_UPDATES: updates,
@@ -643,34 +644,48 @@ describe('sync-emails-to-mailerlite', () => {
   });
 
   describe('when Firestore fails', () => {
+    // Real refusals: the sync runs with a client the project's rules bind (not the Admin SDK's owner
+    // credential), and the rules below let it do everything but write the sync's state.
+    const ALLOW_ALL = `rules_version = '2';
+service cloud.firestore { match /databases/{database}/documents { match /{document=**} { allow read, write: if true; } } }`;
+    const REFUSE_SYNC_STATE = `rules_version = '2';
+service cloud.firestore { match /databases/{database}/documents {
+  match /{collection}/{document=**} {
+    allow read: if true;
+    allow write: if collection != '${SYNC_STATE_COLLECTION}';
+  }
+} }`;
+    afterEach(() => firestore.setRules(ALLOW_ALL));
+
     it('refusing the lease write: unavailable, nothing sent', async () => {
       await seedSignups(db, thousandSignups());
-      firestore.standIn.faults.rejectWrites({
-        collection: SYNC_STATE_COLLECTION,
-        count: 1,
-        code: 'PERMISSION_DENIED',
-      });
-      await expectHttpsError(sync(), 'unavailable');
+      await firestore.setRules(REFUSE_SYNC_STATE);
+      await expectHttpsError(sync({ db: firestore.refusingClient() }), 'unavailable');
       expect(ml.state.requests).toEqual([]);
     });
 
     it('refusing a cursor write mid-run: success false; the next run completes', async () => {
       await seedSignups(db, thousandSignups());
+      await firestore.setRules(ALLOW_ALL);
+      const refusing = firestore.refusingClient();
       let batches = 0;
+      let refused: Promise<void> | undefined;
       const reply = await sync({
+        db: refusing,
         onProgress: (event) => {
-          if (event.type === 'batch' && ++batches === 1) {
-            firestore.standIn.faults.rejectWrites({
-              collection: SYNC_STATE_COLLECTION,
-              count: 1,
-              code: 'PERMISSION_DENIED',
-            });
-          }
+          if (event.type === 'batch' && ++batches === 1) refused = firestore.setRules(REFUSE_SYNC_STATE);
         },
       });
+      await refused;
       expect(reply).toMatchObject({ success: false });
       expect(reply.error).toMatch(/^The database is unavailable right now\./);
-      expect(await sync()).toMatchObject({ success: true, remaining: 0 });
+      // The refused run could not give its lease back either: the next run comes after the lease expired.
+      await firestore.setRules(ALLOW_ALL);
+      const afterTheLease = { ...systemClock, now: () => systemClock.now() + 4 * 60_000 };
+      expect(await sync({ db: refusing, clock: afterTheLease })).toMatchObject({
+        success: true,
+        remaining: 0,
+      });
       expectAllSevenHundredDelivered();
     });
   });

@@ -47,8 +47,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all([firestore.stop(), ml.stop()]);
 });
-beforeEach(() => {
-  firestore.standIn.reset();
+beforeEach(async () => {
+  await firestore.reset();
   resetMailerLite(ml);
   clearGroupCache();
   logger = recordingLogger();

@@ -22,8 +22,8 @@ beforeAll(async () => {
   db = firestore.db;
 });
 afterAll(() => firestore.stop());
-beforeEach(() => {
-  firestore.standIn.reset();
+beforeEach(async () => {
+  await firestore.reset();
   logger = recordingLogger();
 });
 

@@ -1,0 +1,332 @@
+// Where Google's Java emulators are on this machine. The Firebase Firestore and Pub/Sub emulators need Java 21
+// or later and a binary firebase-tools would otherwise download (which fails offline). One module finds both
+// for `npm start`, `npm test` and CI, in this order:
+//
+//   Java         JAVA_HOME, then the `java` on PATH, then the newest JDK/JRE under /usr/lib/jvm
+//   Firestore    FIRESTORE_EMULATOR_BINARY_PATH, then firebase-tools' own cache (what
+//                `npx firebase setup:emulators:firestore` downloads), then the Google Cloud SDK's jar
+//   Pub/Sub      PUBSUB_EMULATOR_BINARY_PATH, then firebase-tools' cache, then the Google Cloud SDK's emulator
+//
+// The Cloud SDK's Firestore jar has no Main-Class, and firebase-tools runs the emulator with `java -jar`, so a
+// two-line launcher jar that names the class and the SDK's jar is written under .dev-data/emulators/; the
+// SDK's Pub/Sub script is reached through a small wrapper there (firebase-tools chmods the binary it is given,
+// which a file owned by root refuses). What is found goes to firebase-tools through its documented
+// *_EMULATOR_BINARY_PATH variables, with the chosen Java first on PATH.
+//
+// Nothing found is one clear message (GoogleEmulatorsMissing), never a stack trace and never a fallback.
+//
+//   npx tsx dev/emulators/find.ts     prints what was found, or what to install, and exits 0 or 1
+
+import { spawnSync } from 'node:child_process';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  writeFileSync,
+} from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { launcherJar } from './launcher-jar.ts';
+
+/** firebase-tools refuses a Java emulator on anything older (MIN_SUPPORTED_JAVA_MAJOR_VERSION). */
+export const MIN_JAVA_MAJOR = 21;
+
+export const FIRESTORE_MAIN_CLASS = 'com.google.cloud.datastore.emulator.firestore.CloudFirestore';
+
+const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/** Where the launcher jar and the Pub/Sub wrapper are written (git-ignored). */
+export const GENERATED_DIR = path.join(REPO_ROOT, '.dev-data', 'emulators');
+
+/** Places the Google Cloud SDK is installed by its Debian/RPM packages, its installer and Homebrew. */
+const CLOUD_SDK_ROOTS = [
+  '/usr/lib/google-cloud-sdk',
+  '/usr/share/google-cloud-sdk',
+  '/opt/google-cloud-sdk',
+  '/usr/local/share/google-cloud-sdk',
+  '/opt/homebrew/share/google-cloud-sdk',
+];
+
+export interface Java {
+  /** The directory whose bin/java runs (JAVA_HOME for the emulators). */
+  home: string;
+  major: number;
+}
+
+export interface GoogleEmulators {
+  java: Java;
+  /** What firebase-tools runs as the Firestore emulator (`java -jar <this>`). */
+  firestore: string;
+  /** What firebase-tools runs as the Pub/Sub emulator (a script). */
+  pubsub: string;
+  /** One line for a console: which Java and which emulators. */
+  summary: string;
+}
+
+export class GoogleEmulatorsMissing extends Error {
+  override name = 'GoogleEmulatorsMissing';
+}
+
+export interface FindDeps {
+  env: NodeJS.ProcessEnv;
+  homedir: string;
+  /** `java -version` of that binary, or undefined when it does not run. */
+  javaVersionOf(javaBin: string): string | undefined;
+  exists(file: string): boolean;
+  /** Directory names under a folder ([] when it does not exist). */
+  list(dir: string): string[];
+  realpath(file: string): string;
+  /** firebase-tools' downloadableEmulatorInfo.json entry of an emulator. */
+  firebaseToolsInfo(name: 'firestore' | 'pubsub'): DownloadInfo | undefined;
+  /** Writes a generated file (launcher jar, wrapper script) and returns its path. */
+  writeGenerated(name: string, content: Buffer, mode: number): string;
+}
+
+export interface DownloadInfo {
+  downloadPathRelativeToCacheDir: string;
+  binaryPathRelativeToCacheDir?: string;
+}
+
+/** The first number after `version "`: 17 for "17.0.15", 25 for "25.0.3", 1 for "1.8.0_392". */
+export function parseJavaMajor(output: string): number | undefined {
+  const match = /version "([1-9][0-9]*)/.exec(output);
+  return match?.[1] ? Number.parseInt(match[1], 10) : undefined;
+}
+
+interface JavaLookup {
+  java?: Java;
+  /** What was found and refused, for the message. */
+  seen: string[];
+}
+
+function probeJava(home: string, where: string, deps: FindDeps, seen: string[]): Java | undefined {
+  const bin = path.join(home, 'bin', 'java');
+  if (!deps.exists(bin)) return undefined;
+  const major = parseJavaMajor(deps.javaVersionOf(bin) ?? '');
+  if (major === undefined) {
+    seen.push(`${where} (${bin}) did not report its version`);
+    return undefined;
+  }
+  if (major < MIN_JAVA_MAJOR) {
+    seen.push(`Java ${major} (${where})`);
+    return undefined;
+  }
+  return { home, major };
+}
+
+export function findJava(deps: FindDeps): JavaLookup {
+  const seen: string[] = [];
+  const javaHome = deps.env.JAVA_HOME?.trim();
+  if (javaHome) {
+    const java = probeJava(javaHome, 'JAVA_HOME', deps, seen);
+    if (java) return { java, seen };
+  }
+  for (const dir of (deps.env.PATH ?? '').split(path.delimiter).filter(Boolean)) {
+    const bin = path.join(dir, 'java');
+    if (!deps.exists(bin)) continue;
+    // /usr/bin/java is a chain of links into a JDK; its home is two levels above the real binary.
+    const home = path.dirname(path.dirname(deps.realpath(bin)));
+    const java = probeJava(home, 'the java on PATH', deps, seen);
+    if (java) return { java, seen };
+    break;
+  }
+  const installed = deps
+    .list('/usr/lib/jvm')
+    .map((name) => path.join('/usr/lib/jvm', name))
+    .map((home) => probeJava(home, home, deps, seen))
+    .filter((java): java is Java => java !== undefined)
+    .sort((a, b) => b.major - a.major);
+  return { java: installed[0], seen };
+}
+
+function firebaseToolsCacheDir(deps: FindDeps): string {
+  return (
+    deps.env.FIREBASE_EMULATORS_PATH?.trim() || path.join(deps.homedir, '.cache', 'firebase', 'emulators')
+  );
+}
+
+function cloudSdkRoots(deps: FindDeps): string[] {
+  const roots: string[] = [];
+  const fromEnv = deps.env.CLOUDSDK_ROOT_DIR?.trim();
+  if (fromEnv) roots.push(fromEnv);
+  for (const dir of (deps.env.PATH ?? '').split(path.delimiter).filter(Boolean)) {
+    const gcloud = path.join(dir, 'gcloud');
+    if (deps.exists(gcloud)) roots.push(path.dirname(path.dirname(deps.realpath(gcloud))));
+  }
+  roots.push(...CLOUD_SDK_ROOTS, path.join(deps.homedir, 'google-cloud-sdk'));
+  return [...new Set(roots)];
+}
+
+/** The Firestore emulator jar firebase-tools can run with `java -jar`, or why there is none. */
+export function findFirestoreEmulator(deps: FindDeps): { path?: string; problem?: string } {
+  const override = deps.env.FIRESTORE_EMULATOR_BINARY_PATH?.trim();
+  if (override) {
+    return deps.exists(override)
+      ? { path: override }
+      : { problem: `FIRESTORE_EMULATOR_BINARY_PATH=${override} does not exist` };
+  }
+  const info = deps.firebaseToolsInfo('firestore');
+  if (info) {
+    const cached = path.join(firebaseToolsCacheDir(deps), info.downloadPathRelativeToCacheDir);
+    if (deps.exists(cached)) return { path: cached };
+  }
+  for (const root of cloudSdkRoots(deps)) {
+    const sdkJar = path.join(root, 'platform', 'cloud-firestore-emulator', 'cloud-firestore-emulator.jar');
+    if (!deps.exists(sdkJar)) continue;
+    const jar = launcherJar(FIRESTORE_MAIN_CLASS, [sdkJar]);
+    return { path: deps.writeGenerated('cloud-firestore-emulator-launcher.jar', jar, 0o755) };
+  }
+  return { problem: 'the Firebase Firestore emulator is not installed' };
+}
+
+/** The Pub/Sub emulator script firebase-tools can run, or why there is none. */
+export function findPubSubEmulator(deps: FindDeps): { path?: string; problem?: string } {
+  const override = deps.env.PUBSUB_EMULATOR_BINARY_PATH?.trim();
+  if (override) {
+    return deps.exists(override)
+      ? { path: override }
+      : { problem: `PUBSUB_EMULATOR_BINARY_PATH=${override} does not exist` };
+  }
+  const info = deps.firebaseToolsInfo('pubsub');
+  if (info?.binaryPathRelativeToCacheDir) {
+    const cached = path.join(firebaseToolsCacheDir(deps), info.binaryPathRelativeToCacheDir);
+    if (deps.exists(cached)) return { path: cached };
+  }
+  for (const root of cloudSdkRoots(deps)) {
+    const script = path.join(root, 'platform', 'pubsub-emulator', 'bin', 'cloud-pubsub-emulator');
+    if (!deps.exists(script)) continue;
+    const wrapper = `#!/bin/sh\n# Written by dev/emulators/find.ts: the Google Cloud SDK's Pub/Sub emulator.\nexec '${script.replace(/'/g, `'\\''`)}' "$@"\n`;
+    return { path: deps.writeGenerated('cloud-pubsub-emulator', Buffer.from(wrapper), 0o755) };
+  }
+  return { problem: 'the Pub/Sub emulator is not installed' };
+}
+
+export type Needed = 'firestore' | 'pubsub';
+
+/**
+ * Java 21+ and the emulators asked for, or GoogleEmulatorsMissing with one message that says what is missing
+ * and what to install.
+ */
+export function findGoogleEmulators(deps: FindDeps = systemDeps, needed: Needed[] = ['firestore', 'pubsub']) {
+  const { java, seen } = findJava(deps);
+  const firestore = needed.includes('firestore') ? findFirestoreEmulator(deps) : { path: '' };
+  const pubsub = needed.includes('pubsub') ? findPubSubEmulator(deps) : { path: '' };
+  const problems: string[] = [];
+  const remedies: string[] = [];
+  if (!java) {
+    const found = seen.length > 0 ? ` (found: ${seen.join(', ')})` : '';
+    problems.push(`no Java ${MIN_JAVA_MAJOR} or later${found}`);
+    remedies.push(
+      `a Java ${MIN_JAVA_MAJOR}+ runtime (Eclipse Temurin 21 or later; point JAVA_HOME at it, or put it on PATH)`,
+    );
+  }
+  if (firestore.problem) problems.push(firestore.problem);
+  if (pubsub.problem) problems.push(pubsub.problem);
+  if (firestore.problem || pubsub.problem) {
+    const which = [firestore.problem && 'firestore', pubsub.problem && 'pubsub'].filter(Boolean);
+    remedies.push(
+      `the emulators: \`npx firebase setup:emulators:${which.join('` and `npx firebase setup:emulators:')}\` ` +
+        'where the internet is reachable, or the Google Cloud SDK packages google-cloud-cli-firestore-emulator ' +
+        'and google-cloud-cli-pubsub-emulator',
+    );
+  }
+  if (!java || problems.length > 0) {
+    throw new GoogleEmulatorsMissing(
+      `Google's Firebase emulators cannot run on this machine: ${problems.join('; ')}. Install ${remedies.join(', and ')}.`,
+    );
+  }
+  const parts = [`Java ${java.major} (${java.home})`];
+  if (firestore.path) parts.push(`Firestore ${firestore.path}`);
+  if (pubsub.path) parts.push(`Pub/Sub ${pubsub.path}`);
+  return {
+    java,
+    firestore: firestore.path ?? '',
+    pubsub: pubsub.path ?? '',
+    summary: parts.join(', '),
+  } satisfies GoogleEmulators;
+}
+
+/**
+ * The environment firebase-tools (or a test's own Java process) runs the emulators with: the chosen Java first on
+ * PATH and as JAVA_HOME, and the binaries it would otherwise download.
+ */
+export function emulatorEnv(
+  found: GoogleEmulators,
+  base: NodeJS.ProcessEnv = process.env,
+): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {
+    ...base,
+    JAVA_HOME: found.java.home,
+    PATH: [path.join(found.java.home, 'bin'), base.PATH ?? ''].filter(Boolean).join(path.delimiter),
+  };
+  if (found.firestore) env.FIRESTORE_EMULATOR_BINARY_PATH = found.firestore;
+  if (found.pubsub) env.PUBSUB_EMULATOR_BINARY_PATH = found.pubsub;
+  return env;
+}
+
+const require = createRequire(import.meta.url);
+
+export const systemDeps: FindDeps = {
+  env: process.env,
+  homedir: os.homedir(),
+  javaVersionOf(javaBin) {
+    const result = spawnSync(javaBin, ['-Duser.language=en', '-version'], {
+      encoding: 'utf8',
+      timeout: 15_000,
+    });
+    if (result.error || result.status !== 0) return undefined;
+    return `${result.stdout}\n${result.stderr}`;
+  },
+  exists: existsSync,
+  list(dir) {
+    try {
+      return readdirSync(dir).sort();
+    } catch {
+      return [];
+    }
+  },
+  realpath(file) {
+    try {
+      return realpathSync(file);
+    } catch {
+      return file;
+    }
+  },
+  firebaseToolsInfo(name) {
+    try {
+      const toolsDir = path.dirname(require.resolve('firebase-tools/package.json'));
+      const file = path.join(toolsDir, 'lib', 'emulator', 'downloadableEmulatorInfo.json');
+      return (JSON.parse(readFileSync(file, 'utf8')) as Record<string, DownloadInfo | undefined>)[name];
+    } catch {
+      return undefined;
+    }
+  },
+  writeGenerated(name, content, mode) {
+    const file = path.join(GENERATED_DIR, name);
+    try {
+      if (readFileSync(file).equals(content)) return file;
+    } catch {
+      // not written yet
+    }
+    mkdirSync(GENERATED_DIR, { recursive: true });
+    // Written beside and renamed: two processes (a test run and npm start) may write it at once.
+    const temporary = `${file}.${process.pid}.tmp`;
+    writeFileSync(temporary, content, { mode });
+    renameSync(temporary, file);
+    return file;
+  },
+};
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  try {
+    console.log(`Google's emulators: ${findGoogleEmulators().summary}`);
+  } catch (error) {
+    console.error(error instanceof GoogleEmulatorsMissing ? error.message : error);
+    process.exit(1);
+  }
+}
