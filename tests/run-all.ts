@@ -1,12 +1,13 @@
-// `npm test`: every layer this machine can run, in order, and one closing line with the counts.
-// Layers that cannot run here (the rules suite without the Firebase Firestore emulator, the browser suite
-// without a Chromium) are skipped with a printed reason, never silently.
+// `npm test`: every layer, in order, and one closing line with the counts. The functions tests, the rules suite
+// and the browser suite run on Google's Firebase emulators; without Java 21+ and the emulators on disk the run
+// says what to install and fails (dev/emulators/find.ts), it never falls back. Only the browser suite is
+// skipped, with its reason printed, where no Chromium is installed.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { findGoogleEmulators, GoogleEmulatorsMissing } from '../dev/emulators/find.ts';
 import { findChromium } from './e2e/chromium.ts';
-import { firestoreEmulatorAvailability } from './rules/detect.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const artifacts = path.join(root, 'tests', '.artifacts');
@@ -43,7 +44,7 @@ async function step(title: string, cmd: string, args: string[], env?: NodeJS.Pro
 async function vitest(
   title: string,
   args: string[],
-  options: { env?: NodeJS.ProcessEnv; underFirestoreEmulator?: boolean } = {},
+  options: { env?: NodeJS.ProcessEnv } = {},
 ): Promise<void> {
   const report = path.join(artifacts, `${title.replace(/\W+/g, '-')}.json`);
   rmSync(report, { force: true });
@@ -55,22 +56,7 @@ async function vitest(
     '--reporter=json',
     `--outputFile.json=${report}`,
   ];
-  const ok = options.underFirestoreEmulator
-    ? await step(
-        title,
-        'npx',
-        [
-          'firebase',
-          'emulators:exec',
-          '--only',
-          'firestore',
-          '--project',
-          'demo-goody',
-          `npx ${argv.join(' ')}`,
-        ],
-        options.env,
-      )
-    : await step(title, 'npx', argv, options.env);
+  const ok = await step(title, 'npx', argv, options.env);
   if (!existsSync(report)) {
     if (ok) failedSteps.push(`${title} (no report written)`);
     return;
@@ -88,42 +74,25 @@ async function vitest(
   if (ok && json.numTotalTests === 0) failedSteps.push(`${title} (ran no test)`);
 }
 
-/** How many cases a suite has, collected without running them (vitest list), for a layer that cannot run. */
-async function countCases(name: string, args: string[], env: NodeJS.ProcessEnv): Promise<number | undefined> {
-  const list = path.join(artifacts, `${name}-cases.json`);
-  rmSync(list, { force: true });
-  const code = await run('npx', ['vitest', 'list', ...args, `--json=${list}`], env);
-  if (code !== 0 || !existsSync(list)) return undefined;
-  return (JSON.parse(readFileSync(list, 'utf8')) as unknown[]).length;
-}
-
 mkdirSync(artifacts, { recursive: true });
+
+// Google's emulators first: without them most layers cannot run, and one message says what to install.
+banner("Google's Firebase emulators (dev/emulators/find.ts)");
+try {
+  process.stdout.write(`${findGoogleEmulators().summary}\n`);
+} catch (error) {
+  if (!(error instanceof GoogleEmulatorsMissing)) throw error;
+  process.stdout.write(`${error.message}\n`);
+  failedSteps.push("Google's Firebase emulators are not installed (see above)");
+}
 
 await step('lint and format (biome ci)', 'npx', ['biome', 'ci', '.']);
 await step('type check (every workspace)', 'npm', ['run', 'typecheck', '--workspaces', '--if-present']);
 // The web build enforces the bundle budget; the functions build is what the emulator and e2e suite run.
 await step('build (web with bundle budget, functions)', 'npm', ['run', 'build']);
-await vitest('unit and integration tests (web, functions, dev, stack)', []);
-
-const rules = firestoreEmulatorAvailability();
-if (rules.available) {
-  // 'start': firebase-tools starts the emulator around the suite; 'external': one already runs at FIRESTORE_EMULATOR_HOST.
-  await vitest(
-    'security rules tests (Firebase Firestore emulator)',
-    ['--config', 'tests/rules/vitest.config.ts'],
-    {
-      underFirestoreEmulator: rules.how === 'start',
-    },
-  );
-} else {
-  const cases = await countCases('rules', ['--config', 'tests/rules/vitest.config.ts'], {
-    // The config refuses to load without an emulator address; collecting the cases never connects to it.
-    FIRESTORE_EMULATOR_HOST: '127.0.0.1:9',
-  });
-  if (cases === undefined) failedSteps.push('counting the rules cases that cannot run here');
-  else total.skipped += cases;
-  skippedLayers.push(`rules tests skipped (${cases ?? 'uncounted'} cases): ${rules.reason}`);
-}
+// web, functions (on the Firestore emulator), dev, tests/stack (npm start as a child process) and tests/rules
+// (the security rules on the Firestore emulator): the root vitest.config.ts lists them.
+await vitest('unit, integration and security-rules tests (web, functions, dev, stack, rules)', []);
 
 const chromium = findChromium();
 if (chromium) {

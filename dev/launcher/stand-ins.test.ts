@@ -1,13 +1,19 @@
 // The stand-ins as npm start runs them keep their data in the data directory across a restart, and --fresh
 // starts them empty: judged over their own wire protocols (the MailerLite API, SMTP). The Firestore emulator's
 // export and import across a restart are tested with the whole stack (tests/stack/start.test.ts).
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import nodemailer from 'nodemailer';
 import { afterAll, describe, expect, it } from 'vitest';
 import { resolveLauncherConfig } from './config.ts';
-import { type RunningStandIns, type Stoppable, startStandIns, stopWithin } from './stand-ins.ts';
+import {
+  FIRESTORE_EXPORT_DIR,
+  type RunningStandIns,
+  type Stoppable,
+  startStandIns,
+  stopWithin,
+} from './stand-ins.ts';
 
 const dataDir = mkdtempSync(path.join(tmpdir(), 'goody-stand-ins-'));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
@@ -60,8 +66,13 @@ describe('the stand-ins npm start runs', () => {
     expect(await held(again)).toEqual(before);
     await again.stop();
 
+    // What the Firestore emulator exported when the stack last stopped goes too.
+    const exported = path.join(dataDir, FIRESTORE_EXPORT_DIR, 'firebase-export-metadata.json');
+    mkdirSync(path.dirname(exported), { recursive: true });
+    writeFileSync(exported, '{}');
     const fresh = await start(['--fresh']);
     expect(await held(fresh)).toEqual({ subscribers: [], mail: [] });
+    expect(existsSync(exported)).toBe(false);
     await fresh.stop();
   });
 });

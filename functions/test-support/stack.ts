@@ -11,6 +11,7 @@ import { getFirestore } from 'firebase-admin/firestore';
 import { HttpsError } from 'firebase-functions/v2/https';
 import { expect, inject } from 'vitest';
 import { clearFirestoreEmulator, setFirestoreRules } from '../../dev/emulators/firestore.ts';
+import type {} from '../../dev/emulators/vitest-setup.ts';
 import {
   type MailerLiteStandIn,
   type MailerLiteStandInOptions,

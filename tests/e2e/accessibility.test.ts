@@ -124,7 +124,7 @@ describe('the toasts', () => {
       await email.fill(uniqueEmail('axe-toast'));
       await submit.click();
       await waitForToast(page, TEXT.heroSuccessTitle);
-      await e2e.services.firestore.setFaults({ unavailable: 'drop' });
+      await e2e.services.firestore.dropConnectionsFrom(page);
       await email.fill(uniqueEmail('axe-toast-error'));
       await submit.click();
       await waitForToast(page, TEXT.connectionIssueTitle);

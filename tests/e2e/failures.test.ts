@@ -1,5 +1,6 @@
-// The sign-up's failure paths, each made to really happen in the running services (a database that drops
-// connections, a write the database refuses, MailerLite or the mail server down), never a mocked call.
+// The sign-up's failure paths, each made to really happen (connections to the database dropped, the Firestore
+// emulator stopped so it answers nothing, a write its security rules refuse, MailerLite or the mail server
+// down), never a mocked call.
 
 import { describe, expect, it } from 'vitest';
 import {
@@ -37,8 +38,8 @@ describe('when the database cannot be reached', () => {
     await openLanding(page, e2e.stack.siteUrl);
     const email = uniqueEmail('unreachable');
     const { email: field, submit } = signupForm(page, 'hero');
-    // Every request to Firestore has its connection dropped unanswered.
-    await e2e.services.firestore.setFaults({ unavailable: 'drop' });
+    // Every connection from the page to Firestore is reset unanswered.
+    const reconnect = await e2e.services.firestore.dropConnectionsFrom(page);
 
     await field.fill(email);
     await submit.click();
@@ -49,7 +50,7 @@ describe('when the database cannot be reached', () => {
       `${TEXT.connectionIssueTitle} ${TEXT.connectionIssueDescription}`,
     );
 
-    await e2e.services.firestore.clearFaults();
+    await reconnect();
     await expectNothingStoredOrSent(email);
     expect(
       consoleEntries.filter((entry) => entry.text.includes(email)),
@@ -71,8 +72,8 @@ describe('when the database stops answering without closing the connection', () 
     await openLanding(page, e2e.stack.siteUrl);
     const email = uniqueEmail('hung');
     const { email: field, submit } = signupForm(page, 'hero');
-    // Every request to Firestore is held open, unanswered, as by a service that stopped responding.
-    await e2e.services.firestore.setFaults({ unavailable: 'hang' });
+    // The Firestore emulator's process is stopped: connections open, and nothing ever answers.
+    await e2e.services.firestore.stopAnswering();
 
     await field.fill(email);
     await submit.click();
@@ -82,7 +83,7 @@ describe('when the database stops answering without closing the connection', () 
     expect(await field.inputValue()).toBe(email);
     await expect.poll(() => submit.isEnabled()).toBe(true);
 
-    // Lifting the fault drops the held request; the late failure must change nothing on the page.
+    // The database answering again (the held request with it) must change nothing on the page.
     await e2e.services.firestore.clearFaults();
     await expectNothingStoredOrSent(email);
     expect((await visibleToasts(page)).map((toast) => toast.title)).toEqual([TEXT.connectionIssueTitle]);
@@ -92,33 +93,25 @@ describe('when the database stops answering without closing the connection', () 
 });
 
 describe('when the database refuses the insert', () => {
-  it.each([
-    { refusal: 'with a message of its own', message: 'Sign-ups are paused for maintenance.' },
-    // Without one, Cloud Firestore says this for a write its security rules deny.
-    { refusal: 'as its security rules refuse a write', message: undefined },
-  ])(
-    'says "Database Error" with the database\'s message ($refusal) and keeps the address',
-    async ({ message }) => {
-      const { page } = await e2e.page();
-      await openLanding(page, e2e.stack.siteUrl);
-      const email = uniqueEmail('refused');
-      const { email: field, submit } = signupForm(page, 'final');
-      await e2e.services.firestore.setFaults({
-        rejectWrites: { collection: 'email_subscriptions', count: 1, code: 'PERMISSION_DENIED', message },
-      });
+  it('says "Database Error" with the database\'s own message and keeps the address', async () => {
+    const { page } = await e2e.page();
+    await openLanding(page, e2e.stack.siteUrl);
+    const email = uniqueEmail('refused');
+    const { email: field, submit } = signupForm(page, 'final');
+    // The security rules refuse every sign-up: the emulator answers PERMISSION_DENIED with its own words
+    // (Cloud Firestore says "Missing or insufficient permissions.").
+    await e2e.services.firestore.refuseSignups();
 
-      await field.fill(email);
-      await submit.click();
+    await field.fill(email);
+    await submit.click();
 
-      expect(await waitForToast(page, TEXT.databaseErrorTitle)).toEqual({
-        variant: 'error',
-        title: TEXT.databaseErrorTitle,
-        description: message ?? 'Missing or insufficient permissions.',
-      });
-      expect(await field.inputValue()).toBe(email);
-      await expectNothingStoredOrSent(email);
-    },
-  );
+    const toast = await waitForToast(page, TEXT.databaseErrorTitle);
+    expect(toast).toMatchObject({ variant: 'error', title: TEXT.databaseErrorTitle });
+    expect(toast.description).toMatch(/false for 'create'/);
+    expect(await field.inputValue()).toBe(email);
+    await e2e.services.firestore.clearFaults();
+    await expectNothingStoredOrSent(email);
+  });
 });
 
 describe('when MailerLite is down', () => {

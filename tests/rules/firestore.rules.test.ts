@@ -6,9 +6,9 @@ import {
   type RulesTestContext,
   type RulesTestEnvironment,
 } from '@firebase/rules-unit-testing';
-import { afterAll, beforeAll, beforeEach, describe, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, inject, it } from 'vitest';
+import type {} from '../../dev/emulators/vitest-setup.ts';
 import { addressesTheFormAccepts, malformedAddresses } from './email-cases.ts';
-import { firestoreEmulatorFromEnv } from './emulator-host.ts';
 import {
   addDoc,
   collection,
@@ -37,7 +37,7 @@ beforeAll(async () => {
   setLogLevel('error');
   testEnv = await initializeTestEnvironment({
     projectId: PROJECT_ID,
-    firestore: { rules: RULES, ...firestoreEmulatorFromEnv(process.env) },
+    firestore: { rules: RULES, ...hostAndPort(inject('firestoreEmulatorHost')) },
   });
 });
 
@@ -48,6 +48,11 @@ beforeEach(async () => {
 afterAll(async () => {
   await testEnv?.cleanup();
 });
+
+function hostAndPort(hostPort: string): { host: string; port: number } {
+  const [host = '', port = ''] = hostPort.split(':');
+  return { host, port: Number(port) };
+}
 
 // The compat instance rules-unit-testing returns wraps a modular one; the modular functions unwrap it.
 function firestoreOf(context: RulesTestContext): Firestore {

@@ -1,6 +1,6 @@
-// What can be proven about firestore.rules without the Firebase Firestore emulator (which needs Java 21): the
-// grants it makes, and the e-mail pattern, evaluated here as RE2 would. The behaviour of the rules as a whole
-// is proven by tests/rules/ wherever the emulator runs (`npm run test:rules`).
+// firestore.rules read as text, for what ties it to the rest of the code: the form/list pairs of the contract,
+// the grants it makes, and the e-mail pattern evaluated as RE2 would. How the rules behave is proven on the
+// Firebase Firestore emulator by tests/rules/ (part of every `npm test`).
 import { readFileSync } from 'node:fs';
 import { COLLECTIONS, HEALTH_DOCUMENT, SIGNUP_FORMS, SOURCES } from '@goody/contract';
 import { describe, expect, it } from 'vitest';

@@ -1,22 +1,12 @@
 // `npm start` as a developer runs it: a child process on ports of its own, driven over HTTP like the site and
 // the e2e suite drive it, then stopped the way Ctrl-C stops it.
 
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { commandLineOf } from '../../dev/launcher/process-table.ts';
 import {
   freeStackPorts,
   isPortFree,
@@ -47,6 +37,8 @@ interface Banner {
   mailerLiteBaseUrl: string;
   firestoreLine: string;
   firestoreHostPort: string;
+  pubsubLine: string;
+  tasksLine: string;
 }
 
 function parseBanner(output: string): Banner {
@@ -57,6 +49,8 @@ function parseBanner(output: string): Banner {
   };
   const mail = field('Mail', /^ {2}Mail {8}(.*listed at (http:\/\/\S+))$/m);
   const firestore = field('Firestore', /^ {2}Firestore {3}(.* at (127\.0\.0\.1:\d+)[;,].*)$/m);
+  const pubsub = field('Pub/Sub', /^ {2}Pub\/Sub {5}(.*)$/m);
+  const tasks = field('Tasks', /^ {2}Tasks {7}(.*)$/m);
   return {
     siteUrl: field('Site', /^ {2}Site {8}(http:\/\/\S+)$/m)[1] as string,
     adminUrl: field('Admin', /^ {2}Admin {7}(http:\/\/\S+)$/m)[1] as string,
@@ -65,8 +59,30 @@ function parseBanner(output: string): Banner {
     mailerLiteBaseUrl: field('MailerLite', /^ {2}MailerLite {2}stand-in at (http:\/\/\S+)/m)[1] as string,
     firestoreLine: firestore[1] as string,
     firestoreHostPort: firestore[2] as string,
+    pubsubLine: pubsub[1] as string,
+    tasksLine: tasks[1] as string,
   };
 }
+
+/**
+ * Runs a scheduled function once, as Cloud Scheduler does: an HTTP request to it. The Functions emulator
+ * serves it on its trigger route (key `<region>-<name>-<n>`, n counting reloads of the functions; 0 here).
+ * firebase-tools' Pub/Sub emulator registers the schedule's topic but cannot deliver to a 2nd-gen scheduled
+ * function ("Unsupported trigger signature: http"), so publishing to the topic would do nothing.
+ */
+async function runScheduled(ports: StackPorts, name: string): Promise<void> {
+  const url = `http://127.0.0.1:${ports.GOODY_FUNCTIONS_PORT}/functions/projects/demo-goody/triggers/us-central1-${name}-0`;
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{}',
+  });
+  expect(response.status, `${name} ran: ${await response.text()}`).toBe(200);
+}
+
+const DOCUMENTS = 'projects/demo-goody/databases/(default)/documents';
+/** The emulator lets this credential past the security rules (what the Admin SDK sends it). */
+const OWNER = { authorization: 'Bearer owner' };
 
 async function callCallable(
   ports: StackPorts,
@@ -109,19 +125,57 @@ describe('npm start', () => {
     if (ports) rmSync(stackDirOf(ports), { recursive: true, force: true });
   });
 
-  it('prints where the site, the admin page, mail and MailerLite are, and that rules are not enforced', () => {
+  it("prints where the site, the admin page, mail and MailerLite are, and which parts are Google's emulators", () => {
     expect(banner.siteUrl).toBe(`http://127.0.0.1:${ports.GOODY_HOSTING_PORT}`);
     expect(banner.adminUrl).toBe(`http://127.0.0.1:${ports.GOODY_HOSTING_PORT}/admin`);
-    expect(banner.mailLine).toContain(mailDir);
-    expect(banner.mailLine).toContain(`smtp://127.0.0.1:${ports.GOODY_SMTP_PORT}`);
-    expect(banner.smtpApiUrl).toBe(`http://127.0.0.1:${ports.GOODY_SMTP_API_PORT}/__control/state`);
-    expect(banner.mailerLiteBaseUrl).toBe(`http://127.0.0.1:${ports.GOODY_MAILERLITE_PORT}/api`);
     expect(banner.firestoreHostPort).toBe(`127.0.0.1:${ports.GOODY_FIRESTORE_PORT}`);
-    // This machine has no Java 21, so the stand-in runs, and says it does not enforce the rules.
-    expect(run.output()).toMatch(/\[launcher\] Firestore: the (stand-in|Firebase Firestore emulator)/);
-    if (banner.firestoreLine.startsWith('stand-in')) {
-      expect(banner.firestoreLine).toContain('does NOT enforce the security rules');
-    }
+    expect(banner.firestoreLine).toBe(
+      `Firebase Firestore emulator at 127.0.0.1:${ports.GOODY_FIRESTORE_PORT}, enforcing firestore.rules`,
+    );
+    expect(banner.pubsubLine).toContain(`Firebase Pub/Sub emulator at 127.0.0.1:${ports.GOODY_PUBSUB_PORT}`);
+    expect(banner.tasksLine).toContain(
+      `Firebase Cloud Tasks emulator at 127.0.0.1:${ports.GOODY_TASKS_PORT}`,
+    );
+    expect(run.output()).toContain(
+      "Google's Firebase emulators: Hosting, Functions, Firestore, Pub/Sub, Cloud Tasks. Stand-ins: MailerLite, SMTP.",
+    );
+    expect(run.output()).toMatch(/\[launcher\] Google's emulators: Java \d+ /);
+    expect(run.output()).not.toMatch(/stand-in.*Firestore|Firestore stand-in/i);
+  });
+
+  it('enforces firestore.rules: the writes and reads the rules refuse are refused', async () => {
+    const commit = (fields: Record<string, unknown>, transforms: unknown[]) =>
+      fetch(`http://${banner.firestoreHostPort}/v1/${DOCUMENTS}:commit`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          writes: [
+            {
+              update: { name: `${DOCUMENTS}/email_subscriptions/refused-${Math.random()}`, fields },
+              currentDocument: { exists: false },
+              updateTransforms: transforms,
+            },
+          ],
+        }),
+      });
+    // A sign-up without its server timestamp, and one with a field the page never writes.
+    const fields = {
+      email: { stringValue: 'kid@example.com' },
+      subscription_type: { stringValue: 'updates' },
+      source: { stringValue: 'hero_form' },
+    };
+    const noTimestamp = await commit(fields, []);
+    expect(noTimestamp.status).toBe(403);
+    expect(await noTimestamp.text()).toContain('PERMISSION_DENIED');
+    const extraField = await commit({ ...fields, admin: { booleanValue: true } }, [
+      { fieldPath: 'created_at', setToServerValue: 'REQUEST_TIME' },
+    ]);
+    expect(extraField.status).toBe(403);
+    await extraField.arrayBuffer();
+    // A stranger listing the sign-ups.
+    const list = await fetch(`http://${banner.firestoreHostPort}/v1/${DOCUMENTS}/email_subscriptions`);
+    expect(list.status).toBe(403);
+    await list.arrayBuffer();
   });
 
   it("serves the app's HTML and its scripts at the printed URL, on every route", async () => {
@@ -152,7 +206,7 @@ describe('npm start', () => {
     expect(statSync(webDistIndex, { throwIfNoEntry: false })?.mtimeMs).toBe(webDistBefore);
   });
 
-  it('runs the stand-ins at the printed addresses', async () => {
+  it('runs the stand-ins and the Firestore emulator at the printed addresses', async () => {
     const mailerLite = await fetch(`${banner.mailerLiteBaseUrl.replace(/\/api$/, '')}/__control/state`);
     expect(mailerLite.status).toBe(200);
     expect(await mailerLite.json()).toHaveProperty('subscribers');
@@ -241,6 +295,78 @@ describe('npm start', () => {
     },
   );
 
+  it.runIf(functionsPresent)(
+    'runs retry-forgets as the scheduler would: an unsubscribe made while MailerLite was down is finished',
+    async () => {
+      const email = 'stack-test@example.com';
+      const mailerLiteRoot = banner.mailerLiteBaseUrl.replace(/\/api$/, '');
+      const subscribers = async () =>
+        (
+          (await (await fetch(`${mailerLiteRoot}/__control/state`)).json()) as {
+            subscribers: { email: string }[];
+          }
+        ).subscribers.map((subscriber) => subscriber.email);
+      expect(await subscribers(), 'the sign-up of the test before').toContain(email);
+      const outbox = (await (await fetch(banner.smtpApiUrl)).json()) as { messages: { text: string }[] };
+      const link = /^(http:\/\/127\.0\.0\.1:\d+\/demo-goody\/us-central1\/unsubscribe\?\S+)$/m.exec(
+        outbox.messages[0]?.text ?? '',
+      )?.[1];
+      expect(link, 'the unsubscribe link of the thank-you mail').toBeDefined();
+
+      const faults = `${mailerLiteRoot}/__control/faults`;
+      const down = await fetch(faults, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ down: true }),
+      });
+      expect(down.ok).toBe(true);
+      const click = await fetch(link as string, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'List-Unsubscribe=One-Click',
+      });
+      expect(click.status).toBe(200);
+      await click.arrayBuffer();
+      await (await fetch(faults, { method: 'DELETE' })).arrayBuffer();
+      expect(await subscribers(), 'still in MailerLite: it was down').toContain(email);
+
+      await runScheduled(ports, 'retry-forgets');
+      expect(await subscribers()).not.toContain(email);
+    },
+  );
+
+  it.runIf(functionsPresent)(
+    'runs retention as the scheduler would: sign-ups past the retention period are erased, recent ones kept',
+    async () => {
+      const store = (id: string, createdAt: string) =>
+        fetch(`http://${banner.firestoreHostPort}/v1/${DOCUMENTS}/email_subscriptions?documentId=${id}`, {
+          method: 'POST',
+          headers: { ...OWNER, 'content-type': 'application/json' },
+          body: JSON.stringify({
+            fields: {
+              email: { stringValue: `${id}@example.com` },
+              subscription_type: { stringValue: 'updates' },
+              source: { stringValue: 'hero_form' },
+              created_at: { timestampValue: createdAt },
+            },
+          }),
+        }).then((response) => response.arrayBuffer());
+      await store('long-ago', '2020-01-01T00:00:00Z');
+      await store('just-now', new Date().toISOString());
+
+      await runScheduled(ports, 'retention');
+
+      const list = await fetch(`http://${banner.firestoreHostPort}/v1/${DOCUMENTS}/email_subscriptions`, {
+        headers: OWNER,
+      });
+      const ids = (((await list.json()) as { documents?: { name: string }[] }).documents ?? []).map((doc) =>
+        doc.name.slice(doc.name.lastIndexOf('/') + 1),
+      );
+      expect(ids).toContain('just-now');
+      expect(ids).not.toContain('long-ago');
+    },
+  );
+
   it('stops every process it started and frees every port on Ctrl-C', async () => {
     const tree = run.rememberTree();
     // npm, the launcher, firebase-tools and its function workers at least.
@@ -263,7 +389,33 @@ describe('npm start', () => {
       expect(await isPortFree(port), `port ${port} is free again`).toBe(true);
     }
     expect(existsSync(stackDirOf(ports))).toBe(false);
+    // The Firestore emulator exported its documents on the way out, for the next start to import.
+    expect(existsSync(path.join(dataDir, 'firestore-export', 'firebase-export-metadata.json'))).toBe(true);
   });
+
+  it(
+    'finds the sign-ups again after a restart (the emulator imports what it exported)',
+    async () => {
+      const again = runLauncher(process.execPath, ['--import', 'tsx', 'dev/start.ts'], {
+        ...portEnv(ports),
+        GOODY_DATA_DIR: dataDir,
+      });
+      try {
+        await again.waitFor(/Ctrl-C stops everything\.\n(?: {2}.*\n)+─+/, START_TIMEOUT_MS);
+        const stored = await fetch(
+          `http://${banner.firestoreHostPort}/v1/${DOCUMENTS}/email_subscriptions/just-now`,
+          { headers: OWNER },
+        );
+        expect(stored.status).toBe(200);
+        await stored.arrayBuffer();
+        process.kill(-(again.child.pid as number), 'SIGINT');
+        expect(await again.exited).toEqual({ code: 0, signal: null });
+      } finally {
+        again.killAll();
+      }
+    },
+    START_TIMEOUT_MS + STOP_TIMEOUT_MS,
+  );
 });
 
 describe('npm start with a port already in use', () => {
@@ -380,82 +532,27 @@ describe('npm start when a part of the stack dies', () => {
   );
 });
 
-// This machine has no Java 21, so the branch that runs the Firebase Firestore emulator is driven with a stand-in
-// `java` on PATH: it answers `java -version` with 21 and, asked to run the emulator jar, runs the Firestore
-// stand-in on the host and port firebase-tools gives it. Everything around it (the choice, the config, the
-// flags, the rules path, firebase-tools starting and stopping it) is real.
-describe('npm start where Java 21 and the Firebase Firestore emulator jar are available', () => {
-  it(
-    'runs firebase-tools with the Firestore emulator instead of the stand-in, and stops it on Ctrl-C',
-    async () => {
-      const ports = await freeStackPorts();
-      const scratch = mkdtempSync(path.join(os.tmpdir(), 'goody-fake-java-'));
-      const binDir = path.join(scratch, 'bin');
-      const cacheDir = path.join(scratch, 'emulators');
-      const argsFile = path.join(scratch, 'java-args');
-      mkdirSync(binDir);
-      mkdirSync(cacheDir);
-      const info = JSON.parse(
-        readFileSync(
-          path.join(repoRoot, 'node_modules/firebase-tools/lib/emulator/downloadableEmulatorInfo.json'),
-          'utf8',
-        ),
-      ) as { firestore: { downloadPathRelativeToCacheDir: string } };
-      writeFileSync(path.join(cacheDir, info.firestore.downloadPathRelativeToCacheDir), '');
-      writeFileSync(
-        path.join(binDir, 'java'),
-        [
-          '#!/bin/sh',
-          'for a in "$@"; do [ "$a" = "-version" ] && { echo \'openjdk version "21.0.4" 2024-07-16\' >&2; exit 0; }; done',
-          `echo "$*" > '${argsFile}'`,
-          'host=127.0.0.1; port=8080',
-          'while [ $# -gt 0 ]; do case "$1" in --host) host=$2; shift;; --port) port=$2; shift;; esac; shift; done',
-          `exec '${process.execPath}' --import tsx '${path.join(repoRoot, 'dev/firestore/cli.ts')}' --host "$host" --port "$port" --quiet`,
-          '',
-        ].join('\n'),
-        { mode: 0o755 },
+describe('npm start where the Firebase emulators cannot run', () => {
+  it('says in one message what to install, exits 2, and starts nothing', async () => {
+    const ports = await freeStackPorts();
+    const run = runLauncher(process.execPath, ['--import', 'tsx', 'dev/start.ts'], {
+      ...portEnv(ports),
+      FIRESTORE_EMULATOR_BINARY_PATH: '/nonexistent/cloud-firestore-emulator.jar',
+    });
+    try {
+      expect(await run.exited).toEqual({ code: 2, signal: null });
+      const output = run.output();
+      expect(output).toContain(
+        "[launcher] Google's Firebase emulators cannot run on this machine: " +
+          'FIRESTORE_EMULATOR_BINARY_PATH=/nonexistent/cloud-firestore-emulator.jar does not exist.',
       );
-      const run = runLauncher('npm', ['start'], {
-        ...portEnv(ports),
-        GOODY_DATA_DIR: path.join(scratch, 'data'),
-        PATH: `${binDir}${path.delimiter}${process.env.PATH ?? ''}`,
-        FIREBASE_EMULATORS_PATH: cacheDir,
-      });
-      try {
-        await run.waitFor(/Ctrl-C stops everything\.\n(?: {2}.*\n)+─+/, START_TIMEOUT_MS);
-        const banner = parseBanner(run.output());
-        expect(run.output()).toContain('[launcher] Firestore: the Firebase Firestore emulator (Java 21 and ');
-        expect(banner.firestoreLine).toBe(
-          `Firebase Firestore emulator at 127.0.0.1:${ports.GOODY_FIRESTORE_PORT}, enforcing firestore.rules`,
-        );
-        // firebase-tools started "the jar" with this stack's port and the repository's rules.
-        const javaArgs = readFileSync(argsFile, 'utf8');
-        expect(javaArgs).toContain(`--port ${ports.GOODY_FIRESTORE_PORT}`);
-        expect(javaArgs).toContain(`--rules ${path.join(repoRoot, 'firestore.rules')}`);
-        expect(run.output()).not.toContain('Firestore stand-in listening');
-
-        if (functionsPresent) {
-          const { status, body } = await callCallable(ports, 'sync-emails-to-mailerlite', {});
-          expect(status).toBe(200);
-          expect((body.result as Record<string, unknown>).success).toBe(true);
-        }
-
-        const emulator = run
-          .rememberTree()
-          .find((entry) => /firestore\/cli\.ts/.test(commandLineOf(entry.pid) ?? ''));
-        expect(emulator, 'the Firestore emulator runs').toBeDefined();
-        process.kill(-(run.child.pid as number), 'SIGINT');
-        expect(await run.exited).toEqual({ code: 0, signal: null });
-        expect(run.survivors()).toEqual([]);
-        for (const port of Object.values(ports)) {
-          expect(await isPortFree(port), `port ${port} is free again`).toBe(true);
-        }
-      } finally {
-        run.killAll();
-        rmSync(scratch, { recursive: true, force: true });
-        rmSync(stackDirOf(ports), { recursive: true, force: true });
-      }
-    },
-    START_TIMEOUT_MS + STOP_TIMEOUT_MS,
-  );
+      expect(output).toContain('npx firebase setup:emulators:firestore');
+      expect(output).not.toMatch(/\n\s+at /);
+      expect(output).not.toContain('[firebase]');
+      expect(output).not.toContain('[web build]');
+      for (const port of Object.values(ports)) expect(await isPortFree(port)).toBe(true);
+    } finally {
+      run.killAll();
+    }
+  });
 });

@@ -1,6 +1,10 @@
-// The stack's services as tests see them: the stand-ins' control endpoints (state, faults, reset) and the
-// callables over the callable HTTP protocol. Everything here is plain fetch to loopback.
+// The stack's services as tests see them: the Firebase Firestore emulator (its REST API with the owner
+// credential, its reset and rules endpoints, and the process itself, to stop it answering), the stand-ins'
+// control endpoints (state, faults, reset), and the callables over the callable HTTP protocol. Everything
+// here talks to loopback.
 
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import {
   CALLABLES,
   type CallableName,
@@ -9,7 +13,9 @@ import {
   type SubscriptionType,
   type SyncReply,
 } from '@goody/contract';
-import { PROJECT_ID, type StackInfo } from './stack.ts';
+import { portToPid } from 'pid-port';
+import type { Page } from 'playwright-core';
+import { PROJECT_ID, repoRoot, type StackInfo } from './stack.ts';
 
 async function request(url: string, init: RequestInit = {}): Promise<Response> {
   const response = await fetch(url, { ...init, signal: init.signal ?? AbortSignal.timeout(30_000) });
@@ -24,9 +30,9 @@ const json = (body: unknown): RequestInit => ({
   body: JSON.stringify(body),
 });
 
-// ---------------------------------------------------------------- Firestore stand-in
+// ---------------------------------------------------------------- Firebase Firestore emulator
 
-/** A stored document as the stand-in's control state lists it. */
+/** A stored document, read from the emulator's REST API. */
 export interface StoredDocument {
   path: string;
   id: string;
@@ -36,32 +42,117 @@ export interface StoredDocument {
   fields: Record<string, Record<string, unknown>>;
 }
 
-export type FirestoreFaults =
-  | { unavailable: boolean | 'hang' | 'drop' }
-  | { rejectWrites: { collection: string; count?: number; code?: string; message?: string } };
+/** The emulator lets this credential past the security rules: what the Admin SDK sends it. */
+const OWNER = { authorization: 'Bearer owner' };
+
+const FIRESTORE_RULES = readFileSync(path.join(repoRoot, 'firestore.rules'), 'utf8');
+const SIGNUP_CREATE = 'allow create: if isValidSignup(request.resource.data);';
+
+function plainValue(value: Record<string, unknown>): unknown {
+  if ('stringValue' in value) return value.stringValue;
+  if ('timestampValue' in value) return value.timestampValue;
+  if ('integerValue' in value) return Number(value.integerValue);
+  if ('doubleValue' in value) return value.doubleValue;
+  if ('booleanValue' in value) return value.booleanValue;
+  if ('nullValue' in value) return null;
+  if ('mapValue' in value) {
+    const fields = (value.mapValue as { fields?: Record<string, Record<string, unknown>> }).fields ?? {};
+    return Object.fromEntries(Object.entries(fields).map(([key, field]) => [key, plainValue(field)]));
+  }
+  if ('arrayValue' in value) {
+    return ((value.arrayValue as { values?: Record<string, unknown>[] }).values ?? []).map(plainValue);
+  }
+  return value;
+}
 
 export class FirestoreControl {
+  private paused: number | undefined;
+  private rulesChanged = false;
+
   constructor(private readonly baseUrl: string) {}
 
+  private get documentsPath(): string {
+    return `projects/${PROJECT_ID}/databases/(default)/documents`;
+  }
+
   async reset(): Promise<void> {
-    await request(`${this.baseUrl}/emulator/v1/projects/${PROJECT_ID}/databases/(default)/documents`, {
-      method: 'DELETE',
+    await request(`${this.baseUrl}/emulator/v1/${this.documentsPath}`, { method: 'DELETE' });
+  }
+
+  private async loadRules(rules: string): Promise<void> {
+    await request(`${this.baseUrl}/emulator/v1/projects/${PROJECT_ID}:securityRules`, {
+      method: 'PUT',
+      ...json({ rules: { files: [{ name: 'firestore.rules', content: rules }] } }),
     });
   }
 
-  async setFaults(faults: FirestoreFaults): Promise<void> {
-    await request(`${this.baseUrl}/__control/faults`, { method: 'PUT', ...json(faults) });
+  /** firestore.rules with sign-ups closed: the database itself refuses the page's insert. */
+  async refuseSignups(): Promise<void> {
+    if (!FIRESTORE_RULES.includes(SIGNUP_CREATE))
+      throw new Error(`firestore.rules no longer has "${SIGNUP_CREATE}"`);
+    this.rulesChanged = true;
+    await this.loadRules(FIRESTORE_RULES.replace(SIGNUP_CREATE, 'allow create: if false;'));
   }
 
+  /**
+   * Stops the emulator's process (SIGSTOP): connections are still accepted by the kernel, and nothing answers,
+   * as with a database that stopped responding. `clearFaults()` lets it go on (SIGCONT).
+   */
+  async stopAnswering(): Promise<void> {
+    const { port } = new URL(this.baseUrl);
+    const pid = await portToPid({ port: Number(port), host: '127.0.0.1' });
+    if (pid === undefined) throw new Error(`nothing listens on the Firestore port ${port}`);
+    process.kill(pid, 'SIGSTOP');
+    this.paused = pid;
+  }
+
+  /**
+   * The browser's connections to the database are reset before any answer, as on a link that drops them
+   * (the database itself keeps running for everyone else). Lifted when the page closes.
+   */
+  async dropConnectionsFrom(page: Page): Promise<() => Promise<void>> {
+    const pattern = `${this.baseUrl}/**`;
+    await page.route(pattern, (route) => route.abort('connectionreset'));
+    return () => page.unroute(pattern);
+  }
+
+  /** Lets a stopped emulator answer again and loads firestore.rules back. */
   async clearFaults(): Promise<void> {
-    await request(`${this.baseUrl}/__control/faults`, { method: 'DELETE' });
+    if (this.paused !== undefined) {
+      process.kill(this.paused, 'SIGCONT');
+      this.paused = undefined;
+    }
+    if (this.rulesChanged) {
+      await this.loadRules(FIRESTORE_RULES);
+      this.rulesChanged = false;
+    }
   }
 
   async documents(collection: string): Promise<StoredDocument[]> {
-    const response = await request(
-      `${this.baseUrl}/__control/state?collection=${encodeURIComponent(collection)}`,
-    );
-    return ((await response.json()) as { documents: StoredDocument[] }).documents;
+    const documents: StoredDocument[] = [];
+    let pageToken = '';
+    do {
+      const query = new URLSearchParams({ pageSize: '300', ...(pageToken ? { pageToken } : {}) });
+      const response = await request(`${this.baseUrl}/v1/${this.documentsPath}/${collection}?${query}`, {
+        headers: OWNER,
+      });
+      const body = (await response.json()) as {
+        documents?: { name: string; fields?: Record<string, Record<string, unknown>> }[];
+        nextPageToken?: string;
+      };
+      for (const doc of body.documents ?? []) {
+        const fields = doc.fields ?? {};
+        const docPath = doc.name.slice(doc.name.indexOf('/documents/') + '/documents/'.length);
+        documents.push({
+          path: docPath,
+          id: docPath.slice(docPath.lastIndexOf('/') + 1),
+          data: Object.fromEntries(Object.entries(fields).map(([key, value]) => [key, plainValue(value)])),
+          fields,
+        });
+      }
+      pageToken = body.nextPageToken ?? '';
+    } while (pageToken);
+    return documents;
   }
 
   /**
@@ -74,10 +165,11 @@ export class FirestoreControl {
     subscriptionType: SubscriptionType,
     source: SignupSource,
   ): Promise<void> {
-    const documents = `projects/${PROJECT_ID}/databases/(default)/documents`;
+    const documents = this.documentsPath;
     const response = await request(`${this.baseUrl}/v1/${documents}:commit`, {
       method: 'POST',
-      ...json({
+      headers: { ...OWNER, 'content-type': 'application/json' },
+      body: JSON.stringify({
         writes: [
           {
             update: {

@@ -28,8 +28,10 @@ export interface StackInfo {
   siteUrl: string;
   /** Base of the callables: http://127.0.0.1:<functions>/demo-goody/us-central1 */
   functionsUrl: string;
-  /** The Firestore stand-in, REST and its control endpoints: http://127.0.0.1:<firestore> */
+  /** The Firebase Firestore emulator (REST and its emulator endpoints): http://127.0.0.1:<firestore> */
   firestoreUrl: string;
+  /** Base of the Functions emulator, for what Cloud Scheduler and Cloud Tasks call: http://127.0.0.1:<functions> */
+  functionsEmulatorUrl: string;
   /** The MailerLite stand-in's root (the API is under /api, control under /__control): http://127.0.0.1:<port> */
   mailerLiteUrl: string;
   /** The SMTP outbox's HTTP API root: http://127.0.0.1:<port> */
@@ -54,6 +56,7 @@ export function stackInfoFromPorts(ports: Pick<StackPorts, (typeof PORT_VARIABLE
     siteUrl: at(ports.GOODY_HOSTING_PORT),
     functionsUrl: `${at(ports.GOODY_FUNCTIONS_PORT)}/${PROJECT_ID}/${REGION}`,
     firestoreUrl: at(ports.GOODY_FIRESTORE_PORT),
+    functionsEmulatorUrl: at(ports.GOODY_FUNCTIONS_PORT),
     mailerLiteUrl: at(ports.GOODY_MAILERLITE_PORT),
     smtpApiUrl: at(ports.GOODY_SMTP_API_PORT),
   };
@@ -63,6 +66,8 @@ const DEFAULT_PORTS: StackPorts = {
   GOODY_HOSTING_PORT: 5000,
   GOODY_FUNCTIONS_PORT: 5001,
   GOODY_FIRESTORE_PORT: 8080,
+  GOODY_PUBSUB_PORT: 8085,
+  GOODY_TASKS_PORT: 9499,
   GOODY_MAILERLITE_PORT: 3080,
   GOODY_SMTP_PORT: 2525,
   GOODY_SMTP_API_PORT: 8025,
@@ -72,7 +77,7 @@ const DEFAULT_PORTS: StackPorts = {
 
 /**
  * A stack that already runs, when GOODY_USE_RUNNING_STACK=1: at `npm start`'s ports, or those its GOODY_*_PORT
- * variables name. It must run the Firestore stand-in (the suites inject faults through it).
+ * variables name.
  */
 export function runningStackFromEnv(env: NodeJS.ProcessEnv = process.env): StackInfo | undefined {
   if (env.GOODY_USE_RUNNING_STACK !== '1') return undefined;
@@ -90,8 +95,7 @@ function functionsLoaded(output: string): boolean {
 }
 
 /**
- * Starts the launcher (`node --import tsx dev/start.ts`, what `npm start` runs) on free ports with the Firestore
- * stand-in, and resolves once it prints its ready banner with the three callables loaded. `logFile` receives the
+ * Starts the launcher (`node --import tsx dev/start.ts`, what `npm start` runs) on free ports, and resolves once it prints its ready banner with the three callables loaded. `logFile` receives the
  * launcher's whole output when it stops (or fails to start).
  */
 export async function startStack(options: { logFile?: string } = {}): Promise<RunningStack> {
@@ -110,8 +114,6 @@ export async function startStack(options: { logFile?: string } = {}): Promise<Ru
       ...loopbackOnlyEnv,
       ...portEnv(ports),
       GOODY_DATA_DIR: dataDir,
-      // The suites make Firestore fail on purpose through the stand-in's fault endpoints.
-      GOODY_FIRESTORE: 'standin',
     });
     try {
       await run.waitFor(READY_BANNER, START_TIMEOUT_MS);
