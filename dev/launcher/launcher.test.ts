@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { GoogleEmulators } from '../emulators/find.ts';
-import { firebaseBin, firebaseToolsEnv, persistenceArgs } from './launcher.ts';
+import { LauncherError } from './errors.ts';
+import { firebaseBin, firebaseToolsEnv, persistenceArgs, queueRates } from './launcher.ts';
 
 const FOUND: GoogleEmulators = {
   java: { home: '/opt/jdk-25', major: 25 },
@@ -56,5 +57,16 @@ describe('how firebase-tools is run', () => {
     writeFileSync(path.join(dir, 'firebase-export-metadata.json'), '{}');
     expect(persistenceArgs(dir)).toEqual([`--import=${dir}`, `--export-on-exit=${dir}`]);
     rmSync(dir, { recursive: true });
+  });
+
+  it("passes a benchmark's queue rates to the functions, and refuses one that is not a positive number", () => {
+    expect(queueRates({})).toEqual({});
+    expect(
+      queueRates({ GOODY_MAILERLITE_TASKS_PER_MINUTE: '1100', GOODY_MAIL_TASKS_PER_SECOND: '50' }),
+    ).toEqual({
+      MAILERLITE_TASKS_PER_MINUTE: '1100',
+      MAIL_TASKS_PER_SECOND: '50',
+    });
+    expect(() => queueRates({ GOODY_MAIL_TASKS_PER_SECOND: 'fast' })).toThrow(LauncherError);
   });
 });

@@ -294,6 +294,7 @@ export class Launcher {
       functions,
       functionsEnv: {
         ...functionsParams(standIns),
+        ...queueRates(process.env),
         // The link in the thank-you mail: this stack's unsubscribe function in the Functions emulator.
         UNSUBSCRIBE_URL: `${this.functionsBaseUrl()}/unsubscribe`,
       },
@@ -413,6 +414,24 @@ export function functionsParams(standIns: RunningStandIns): Record<string, strin
     // A demo- project cannot mint App Check tokens, so the local stack never enforces them.
     ENFORCE_APP_CHECK: 'false',
   };
+}
+
+/**
+ * The task queues' rates, when a benchmark compresses MailerLite's minute (GOODY_MAILERLITE_TASKS_PER_MINUTE,
+ * GOODY_MAIL_TASKS_PER_SECOND); unset, the functions keep their production defaults.
+ */
+export function queueRates(env: NodeJS.ProcessEnv): Record<string, string> {
+  const rates: Record<string, string> = {};
+  for (const [from, to] of [
+    ['GOODY_MAILERLITE_TASKS_PER_MINUTE', 'MAILERLITE_TASKS_PER_MINUTE'],
+    ['GOODY_MAIL_TASKS_PER_SECOND', 'MAIL_TASKS_PER_SECOND'],
+  ] as const) {
+    const raw = env[from]?.trim();
+    if (!raw) continue;
+    if (!(Number(raw) > 0)) throw new LauncherError(`${from} must be a positive number, got "${raw}".`, 2);
+    rates[to] = raw;
+  }
+  return rates;
 }
 
 async function assertSiteServes(siteUrl: string): Promise<void> {

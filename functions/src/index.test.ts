@@ -9,20 +9,24 @@ import type { SmtpOutbox } from '../../dev/smtp/index.ts';
 import {
   type FirestoreHarness,
   HERO,
+  type RecordedTask,
   seedSignups,
   setLauncherParams,
   startFirestore,
   startMailerLite,
   startOutbox,
+  startTasksRecorder,
 } from '../test-support/stack';
 import { CALLABLES } from './contract';
 import * as functions from './index';
+import { QUEUES } from './tasks/queue';
 
 interface Endpoint {
   platform: string;
   region: string[];
   callableTrigger?: object;
   httpsTrigger?: object;
+  taskQueueTrigger?: { retryConfig?: Record<string, unknown>; rateLimits?: Record<string, unknown> };
   scheduleTrigger?: { schedule?: string; timeZone?: string };
   timeoutSeconds?: number;
   secretEnvironmentVariables?: Array<{ key: string }>;
@@ -63,9 +67,15 @@ function callable(id: string): Callable {
 }
 
 describe('the functions module', () => {
-  it("exports the contract's three callables under their names, the unsubscribe endpoint and the two jobs", () => {
+  it("exports the contract's three callables under their names, their two task queues, the unsubscribe endpoint and the two jobs", () => {
     expect([...discovered.keys()].sort()).toEqual(
-      [...Object.values(CALLABLES), 'retention', 'retry-forgets', 'unsubscribe'].sort(),
+      [
+        ...Object.values(CALLABLES),
+        ...Object.values(QUEUES),
+        'retention',
+        'retry-forgets',
+        'unsubscribe',
+      ].sort(),
     );
     expect(Object.values(CALLABLES).sort()).toEqual([
       'add-contact-to-mailerlite',
@@ -87,9 +97,24 @@ describe('the functions module', () => {
     for (const id of Object.values(CALLABLES)) {
       expect(endpoint(id)).toMatchObject({ platform: 'gcfv2', region: ['us-central1'], callableTrigger: {} });
     }
-    expect(secrets('add-contact-to-mailerlite')).toEqual(['MAILERLITE_API_KEY', 'UNSUBSCRIBE_SECRET']);
+    // The two sign-up callables only enqueue: the task id's key is all they need.
+    expect(secrets('add-contact-to-mailerlite')).toEqual(['UNSUBSCRIBE_SECRET']);
+    expect(secrets('send-thank-you-email')).toEqual(['UNSUBSCRIBE_SECRET']);
     expect(secrets('sync-emails-to-mailerlite')).toEqual(['MAILERLITE_API_KEY', 'UNSUBSCRIBE_SECRET']);
-    expect(secrets('send-thank-you-email')).toEqual(['SMTP_URL', 'UNSUBSCRIBE_SECRET']);
+    expect(secrets('deliver-contact')).toEqual(['MAILERLITE_API_KEY', 'UNSUBSCRIBE_SECRET']);
+    expect(secrets('deliver-thank-you')).toEqual(['SMTP_URL', 'UNSUBSCRIBE_SECRET']);
+    for (const id of Object.values(QUEUES)) {
+      expect(endpoint(id)).toMatchObject({
+        platform: 'gcfv2',
+        region: ['us-central1'],
+        // Retried for at least a day, with backoff.
+        taskQueueTrigger: { retryConfig: { maxRetrySeconds: 172_800, minBackoffSeconds: 10 } },
+      });
+    }
+    // MailerLite's 120 requests a minute, less what the sync and the forgets need.
+    expect(endpoint('deliver-contact').taskQueueTrigger?.rateLimits).toMatchObject({
+      maxDispatchesPerSecond: 110 / 60,
+    });
     expect(endpoint('unsubscribe')).toMatchObject({
       platform: 'gcfv2',
       region: ['us-central1'],
@@ -113,13 +138,21 @@ describe('the onCall wrappers, bound to their params', () => {
   let firestore: FirestoreHarness;
   let ml: MailerLiteStandIn;
   let outbox: SmtpOutbox;
+  let tasks: Awaited<ReturnType<typeof startTasksRecorder>>;
 
   beforeAll(async () => {
-    [firestore, ml, outbox] = await Promise.all([startFirestore(), startMailerLite(), startOutbox()]);
+    [firestore, ml, outbox, tasks] = await Promise.all([
+      startFirestore(),
+      startMailerLite(),
+      startOutbox(),
+      startTasksRecorder(),
+    ]);
     setLauncherParams({ firestore, ml, outbox });
+    process.env.CLOUD_TASKS_EMULATOR_HOST = tasks.hostPort;
   });
   afterAll(async () => {
-    await Promise.all([firestore.stop(), ml.stop(), outbox.stop()]);
+    delete process.env.CLOUD_TASKS_EMULATOR_HOST;
+    await Promise.all([firestore.stop(), ml.stop(), outbox.stop(), tasks.stop()]);
   });
 
   const call = (id: string, data: unknown) =>
@@ -129,19 +162,29 @@ describe('the onCall wrappers, bound to their params', () => {
       acceptsStreaming: false,
     } as CallableRequest);
 
-  it('runs a sign-up through all three, as the page and the admin page call them', async () => {
+  /** Cloud Tasks' part: each task enqueued goes to the function its queue is named after. */
+  const dispatch = (task: RecordedTask) =>
+    callable(task.queue).run({ data: task.payload } as CallableRequest);
+
+  it('runs a sign-up through all three, as the page and the admin page call them, and the two queues', async () => {
     await seedSignups(firestore.db, [{ email: 'kid@example.com', ...HERO }]);
     expect(
       await call('add-contact-to-mailerlite', { email: 'kid@example.com', source: 'hero_form' }),
     ).toEqual({ status: 'accepted' });
     expect(await call('send-thank-you-email', { email: 'kid@example.com' })).toEqual({ status: 'accepted' });
+    // A second press enqueues nothing new.
+    expect(await call('send-thank-you-email', { email: 'kid@example.com' })).toEqual({ status: 'accepted' });
+    expect(tasks.tasks.map((task) => task.queue)).toEqual([QUEUES.contact, QUEUES.thankYou]);
+    expect(JSON.stringify(tasks.tasks.map((task) => task.name))).not.toContain('kid');
+    for (const task of tasks.tasks) await dispatch(task);
+    expect(ml.state.subscribers.map((s) => s.email)).toEqual(['kid@example.com']);
+    expect((await outbox.messages()).map((m) => m.to)).toEqual([['kid@example.com']]);
+
     expect(await call('sync-emails-to-mailerlite', null)).toMatchObject({
       success: true,
       synced: 1,
       error: null,
     });
-
     expect(ml.state.subscribers.map((s) => s.email)).toEqual(['kid@example.com']);
-    expect((await outbox.messages()).map((m) => m.to)).toEqual([['kid@example.com']]);
   });
 });

@@ -7,10 +7,16 @@ import { addContactToMailerlite } from './callables/add-contact-to-mailerlite';
 import { sendThankYouEmail } from './callables/send-thank-you-email';
 import { syncEmailsToMailerlite } from './callables/sync-emails-to-mailerlite';
 import { retryPendingForgets } from './privacy/pending-forgets';
+import { deliverContact } from './tasks/deliver-contact';
+import { deliverThankYou } from './tasks/deliver-thank-you';
 
 export const add = { contact: { to: { mailerlite: addContactToMailerlite } } };
 export const send = { thank: { you: { email: sendThankYouEmail } } };
 export const sync = { emails: { to: { mailerlite: syncEmailsToMailerlite } } };
+
+// The task queues the first two enqueue to (tasks/): deliver-contact and deliver-thank-you. Cloud Tasks
+// names a queue after its function, and firebase-admin's taskQueue() finds it by that name.
+export const deliver = { contact: deliverContact, thank: { you: deliverThankYou } };
 
 // One word each, so no nesting: the one-click unsubscribe link of the thank-you mail (an HTTPS
 // function, https://<region>-<project>.cloudfunctions.net/unsubscribe) and the daily retention job.

@@ -6,7 +6,15 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { openLanding, signupForm, TEXT, UI_TIMEOUT_MS, uniqueEmail, waitForToast } from './support/app.ts';
+import {
+  openLanding,
+  QUEUE_TIMEOUT_MS,
+  signupForm,
+  TEXT,
+  UI_TIMEOUT_MS,
+  uniqueEmail,
+  waitForToast,
+} from './support/app.ts';
 import { useE2E } from './support/fixture.ts';
 import { MAILERLITE_GROUP_NAMES } from './support/services.ts';
 import { repoRoot } from './support/stack.ts';
@@ -40,7 +48,13 @@ describe('the unsubscribe link in the thank-you mail', () => {
     await field.fill(email);
     await submit.click();
     await waitForToast(page, TEXT.heroSuccessTitle);
-    expect(await e2e.services.mailerLite.groupsOf(email)).toEqual([MAILERLITE_GROUP_NAMES.updates]);
+    // The queues deliver the contact and the mail within moments of the toast.
+    await expect
+      .poll(() => e2e.services.mailerLite.groupsOf(email), { timeout: QUEUE_TIMEOUT_MS })
+      .toEqual([MAILERLITE_GROUP_NAMES.updates]);
+    await expect
+      .poll(async () => (await e2e.services.smtp.messages()).length, { timeout: QUEUE_TIMEOUT_MS })
+      .toBe(1);
 
     const [mail, ...others] = await e2e.services.smtp.messages();
     expect(others).toEqual([]);

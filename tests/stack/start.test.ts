@@ -245,7 +245,7 @@ describe('npm start', () => {
   });
 
   it.runIf(functionsPresent)(
-    'wires the functions to the stand-ins: a sign-up reaches MailerLite and its thank-you mail the outbox',
+    'wires the functions to the stand-ins through Cloud Tasks: a sign-up reaches MailerLite and its thank-you the outbox, once',
     async () => {
       const email = 'stack-test@example.com';
       // What the site writes: the sign-up document, with a server timestamp, over the REST API.
@@ -275,17 +275,38 @@ describe('npm start', () => {
       expect(commit.status).toBe(200);
       await commit.arrayBuffer();
 
-      const contact = await callCallable(ports, 'add-contact-to-mailerlite', { email, source: 'hero_form' });
-      expect(contact.status).toBe(200);
-      const state = (await (
-        await fetch(`${banner.mailerLiteBaseUrl.replace(/\/api$/, '')}/__control/state`)
-      ).json()) as { subscribers: { email: string; groups: string[] }[] };
-      const subscriber = state.subscribers.find((candidate) => candidate.email === email);
-      expect(subscriber, 'the subscriber reached the MailerLite stand-in').toBeDefined();
-      expect(subscriber?.groups.length).toBeGreaterThan(0);
-
-      const thankYou = await callCallable(ports, 'send-thank-you-email', { email });
-      expect(thankYou.status).toBe(200);
+      const mailerLiteRoot = banner.mailerLiteBaseUrl.replace(/\/api$/, '');
+      const mailerLite = async () =>
+        (await (await fetch(`${mailerLiteRoot}/__control/state`)).json()) as {
+          subscribers: { email: string; groups: string[] }[];
+          requests: { method: string; path: string }[];
+        };
+      // Pressed twice, as a double click or a client retry would: the second enqueues nothing new.
+      for (let press = 0; press < 2; press++) {
+        const contact = await callCallable(ports, 'add-contact-to-mailerlite', {
+          email,
+          source: 'hero_form',
+        });
+        expect(contact).toEqual({ status: 200, body: { result: { status: 'accepted' } } });
+        const thankYou = await callCallable(ports, 'send-thank-you-email', { email });
+        expect(thankYou).toEqual({ status: 200, body: { result: { status: 'accepted' } } });
+      }
+      // The callables only queued the work: the Cloud Tasks emulator dispatches it to the two queues.
+      await expect
+        .poll(async () => (await mailerLite()).subscribers.find((candidate) => candidate.email === email), {
+          timeout: 30_000,
+        })
+        .toMatchObject({ email, groups: [expect.any(String)] });
+      await expect
+        .poll(async () => ((await (await fetch(banner.smtpApiUrl)).json()) as { total: number }).total, {
+          timeout: 30_000,
+        })
+        .toBe(1);
+      await delay(2_000);
+      const upserts = (await mailerLite()).requests.filter(
+        (request) => request.method === 'POST' && request.path === '/api/subscribers',
+      );
+      expect(upserts, 'one task, so one upsert').toHaveLength(1);
       const outbox = (await (await fetch(banner.smtpApiUrl)).json()) as {
         messages: { to: string[]; file: string }[];
       };

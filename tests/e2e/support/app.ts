@@ -32,6 +32,10 @@ export type FormName = keyof typeof FORMS;
 
 /** Waits for the toasts (MUI snackbars) and the app under them. Generous: a cold function worker is slow. */
 export const UI_TIMEOUT_MS = 45_000;
+/** The callables only queue the work: the first task of a function also starts its worker (a cold start). */
+export const QUEUE_TIMEOUT_MS = 20_000;
+/** A failed task comes back after Cloud Tasks' backoff (10 s, then 20 s, 40 s…: functions/src/tasks/queue.ts). */
+export const RETRY_TIMEOUT_MS = 75_000;
 
 /**
  * Resolves once React has taken over `selector`'s element (hydrated a prerendered page, or rendered it on the

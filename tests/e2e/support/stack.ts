@@ -98,7 +98,9 @@ function functionsLoaded(output: string): boolean {
  * Starts the launcher (`node --import tsx dev/start.ts`, what `npm start` runs) on free ports, and resolves once it prints its ready banner with the three callables loaded. `logFile` receives the
  * launcher's whole output when it stops (or fails to start).
  */
-export async function startStack(options: { logFile?: string } = {}): Promise<RunningStack> {
+export async function startStack(
+  options: { logFile?: string; env?: Record<string, string> } = {},
+): Promise<RunningStack> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'goody-e2e-data-'));
   const saveLog = (run: LauncherRun) => {
     if (!options.logFile) return;
@@ -114,6 +116,7 @@ export async function startStack(options: { logFile?: string } = {}): Promise<Ru
       ...loopbackOnlyEnv,
       ...portEnv(ports),
       GOODY_DATA_DIR: dataDir,
+      ...options.env,
     });
     try {
       await run.waitFor(READY_BANNER, START_TIMEOUT_MS);

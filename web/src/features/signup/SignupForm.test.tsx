@@ -185,6 +185,26 @@ describe.each(Object.entries(forms))('sign-up, %s', (_source, form) => {
     expect(field).toHaveValue(EMAIL);
   });
 
+  it('says in words that a sign-up is in flight: the button, the busy form and a polite status for screen readers', async () => {
+    const connection = deferred<void>();
+    holdNext('connectionTest', connection.promise);
+    const { user, field, button, region } = setup(form);
+    await user.type(field, EMAIL);
+    await user.click(button);
+
+    expect(button).toHaveTextContent('Signing you up…');
+    expect(button).toBeDisabled();
+    expect(field.closest('form')).toHaveAttribute('aria-busy', 'true');
+    const announced = within(region).getByText('Signing you up…', { selector: 'p' });
+    expect(announced).toHaveAttribute('aria-live', 'polite');
+
+    connection.resolve();
+    await expectToast({ variant: 'success', title: form.successTitle, description: SUCCESS_DESCRIPTION });
+    await waitFor(() => expect(button).toHaveTextContent(form.button));
+    expect(announced).toHaveTextContent('');
+    expect(field.closest('form')).toHaveAttribute('aria-busy', 'false');
+  });
+
   it('disables the button while a sign-up is in flight, so a double click and a second submit insert once', async () => {
     const connection = deferred<void>();
     holdNext('connectionTest', connection.promise);

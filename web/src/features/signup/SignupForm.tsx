@@ -8,6 +8,7 @@ import { CAPTURE_NOTICE_ATTRIBUTE, CAPTURE_SOURCE_ATTRIBUTE, takeOverSignupForm 
 import { useToast } from '@/lib/toast/ToastProvider';
 import { colors } from '@/theme/tokens';
 import { runSignup } from './runSignup';
+import { signupMessages } from './signupMessages';
 
 export interface SignupFormProps {
   /** Which form this is; decides the subscription type, the payloads and the success toast. */
@@ -22,6 +23,19 @@ export interface SignupFormProps {
 }
 
 const logError = (message: string, details: Record<string, unknown>) => console.error(message, details);
+
+/** Read by screen readers, not shown (the button shows the same words). */
+const VISUALLY_HIDDEN = {
+  position: 'absolute',
+  width: 1,
+  height: 1,
+  m: -0.125,
+  p: 0,
+  overflow: 'hidden',
+  clip: 'rect(0 0 0 0)',
+  whiteSpace: 'nowrap',
+  border: 0,
+} as const;
 
 /** The e-mail sign-up form; the hero and the final call to action both use it. */
 export function SignupForm({
@@ -121,10 +135,15 @@ export function SignupForm({
           color={onDark ? 'secondary' : 'primary'}
           size="large"
           loading={busy}
+          loadingPosition="start"
           sx={{ flexShrink: 0, whiteSpace: 'nowrap' }}
         >
-          {submitLabel}
+          {busy ? signupMessages.inFlight : submitLabel}
         </Button>
+      </Box>
+      {/* Says in words that the sign-up is on its way, for those who cannot see the button change. */}
+      <Box component="p" aria-live="polite" sx={VISUALLY_HIDDEN}>
+        {busy ? signupMessages.inFlight : ''}
       </Box>
       {/* Written by the page's inline script only, when the app could not be loaded in time: a live region
           that exists from the first paint, so the words are announced when they appear. */}

@@ -4,6 +4,8 @@ import type { SignupSource } from '@goody/contract';
  * The sign-up toasts, word for word as docs/product.md gives them (Error catalogue and toasts). Errors use the destructive variant.
  */
 export const signupMessages = {
+  /** The submit button's words, and what screen readers are told, while a sign-up is in flight. */
+  inFlight: 'Signing you up…',
   connectionIssue: {
     title: 'Connection Issue',
     description: 'Please check your internet connection and try again.',

@@ -1,10 +1,7 @@
-import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { MailerLiteStandIn } from '../../../dev/mailerlite/index.ts';
 import {
-  BAD_EMAILS,
   deleteGroupInMailerLite,
-  expectHttpsError,
   FINAL,
   type FirestoreHarness,
   groupRequests,
@@ -24,8 +21,8 @@ import { sha256Hex } from '../logs';
 import type { MailerLiteClientOptions } from '../mailerlite/client';
 import { mailerLiteTime } from '../mailerlite/client';
 import { clearGroupCache } from '../mailerlite/groups';
-import { ACCEPTED } from '../privacy/reply-floor';
-import { type AddContactDeps, handleAddContactToMailerlite } from './add-contact-to-mailerlite';
+import { type DeliverContactDeps, handleDeliverContact } from './deliver-contact';
+import { RetryLater, STORED_GRACE_MS } from './queue';
 
 let ml: MailerLiteStandIn;
 let firestore: FirestoreHarness;
@@ -48,15 +45,14 @@ const GROUPS = { updates: 'GOODY launch updates', club: 'GOODY Club' };
 
 function deps(
   client: Partial<MailerLiteClientOptions> = {},
-  extra: Partial<AddContactDeps> = {},
-): AddContactDeps {
+  extra: Partial<DeliverContactDeps> = {},
+): DeliverContactDeps {
   return {
     db: firestore.db,
     client: mailerLiteClient(ml, client),
     groups: GROUPS,
     clock: systemClock,
     logger,
-    replyFloorMs: 0,
     unsubscribeSecret: 'test-unsubscribe-secret',
     ...extra,
   };
@@ -64,10 +60,18 @@ function deps(
 
 type ContactBody = { email: string; source: string; subscription_type?: string };
 
-/** Stores the sign-up the body names, as the page does before it calls, then calls. */
-async function add(body: ContactBody, callDeps: AddContactDeps = deps()) {
+/**
+ * Runs the task the callable enqueues for this body. `enqueuedAt` 0: long ago, so a sign-up not stored
+ * is final; Date.now(): just enqueued, so the worker still waits for it (queue.ts, STORED_GRACE_MS).
+ */
+function deliver(body: ContactBody, taskDeps: DeliverContactDeps = deps(), enqueuedAt = 0) {
+  return handleDeliverContact({ ...body, enqueued_at: enqueuedAt }, taskDeps);
+}
+
+/** Stores the sign-up the body names, as the page does before it calls, then runs its task. */
+async function add(body: ContactBody, taskDeps: DeliverContactDeps = deps()) {
   await seedSignups(firestore.db, [{ email: body.email, ...(body.source === 'final_cta' ? FINAL : HERO) }]);
-  return handleAddContactToMailerlite(body, callDeps);
+  return deliver(body, taskDeps);
 }
 
 /** What each upsert MailerLite confirmed did, from the logs: the reply no longer says. */
@@ -77,11 +81,12 @@ const upsertStatuses = () =>
     .map((entry) => entry.fields.status);
 
 /**
- * A call that failed downstream: answered like every other call, and logged with the code the
- * failure maps to.
+ * A task that failed downstream, logged with the code the failure maps to: one a retry can fix
+ * (unavailable) is thrown back to Cloud Tasks (RetryLater), any other is dropped.
  */
 async function expectFailure(call: Promise<unknown>, code: string): Promise<{ message: unknown }> {
-  expect(await call).toEqual(ACCEPTED);
+  if (code === 'unavailable') await expect(call).rejects.toBeInstanceOf(RetryLater);
+  else expect(await call).toBe('dropped');
   const failure = logger.entries.filter((entry) => entry.event === 'add_contact.failed').at(-1);
   expect(failure?.fields.code, 'the logged failure').toBe(code);
   return { message: failure?.fields.message };
@@ -117,10 +122,10 @@ const requestsSince = (skip: number) =>
 
 const groupId = (name: string) => ml.state.groups.find((group) => group.name === name)?.id;
 
-describe('add-contact-to-mailerlite', () => {
+describe('deliver-contact (the task add-contact-to-mailerlite enqueues)', () => {
   it('puts a hero sign-up into the updates group, with its source, and says it created it', async () => {
     const result = await add(hero('Kid@Example.com'), deps());
-    expect(result).toEqual(ACCEPTED);
+    expect(result).toBe('delivered');
     expect(upsertStatuses()).toEqual(['created']);
     expect(subscriber('kid@example.com')).toMatchObject({
       status: 'active',
@@ -132,7 +137,7 @@ describe('add-contact-to-mailerlite', () => {
   it('adds a club sign-up of the same person to the club group and keeps the updates group', async () => {
     await add(hero('kid@example.com'), deps());
     const result = await add(final('KID@example.com'), deps());
-    expect(result).toEqual(ACCEPTED);
+    expect(result).toBe('delivered');
     expect(upsertStatuses()).toEqual(['created', 'updated']);
     expect(ml.state.subscribers).toHaveLength(1);
     expect(subscriber('kid@example.com')).toMatchObject({
@@ -168,7 +173,7 @@ describe('add-contact-to-mailerlite', () => {
       const before = apiRequests().length;
 
       const result = await add(hero('second@example.com'), deps());
-      expect(result).toEqual(ACCEPTED);
+      expect(result).toBe('delivered');
       expect(upsertStatuses()).toEqual(['created', 'created']);
       const recreated = groupId(GROUPS.updates);
       expect(recreated).toBeDefined();
@@ -198,7 +203,7 @@ describe('add-contact-to-mailerlite', () => {
       expect(ml.state.groups).toEqual([]);
 
       const result = await add(final('second@example.com'), deps());
-      expect(result).toEqual(ACCEPTED);
+      expect(result).toBe('delivered');
       expect(upsertStatuses()).toEqual(['created', 'created']);
       expect(subscriber('second@example.com')?.groupNames).toEqual([GROUPS.club]);
       expect(groupRequests(ml)).toEqual({ lookups: 1, creations: 1 });
@@ -211,7 +216,7 @@ describe('add-contact-to-mailerlite', () => {
 
       const emails = ['a', 'b', 'c', 'd', 'e'].map((name) => `${name}@example.com`);
       const results = await Promise.all(emails.map((email) => add(hero(email), deps())));
-      expect(results).toEqual(emails.map(() => ACCEPTED));
+      expect(results).toEqual(emails.map(() => 'delivered'));
       expect(upsertStatuses()).toEqual(['created', ...emails.map(() => 'created')]);
       expect(ml.state.groups.filter((group) => group.name === GROUPS.updates)).toHaveLength(1);
       const after = groupRequests(ml);
@@ -290,11 +295,11 @@ describe('add-contact-to-mailerlite', () => {
         headers: { 'Retry-After': '1' },
         pathPrefix: '/api/subscribers',
       });
-      expect(await add(hero('kid@example.com'), deps())).toEqual(ACCEPTED);
+      expect(await add(hero('kid@example.com'), deps())).toBe('delivered');
       expect(upsertStatuses()).toEqual(['created']);
     });
 
-    it('429 with a Retry-After beyond its budget: given up at once (the sync will deliver it)', async () => {
+    it('429 with a Retry-After beyond its budget: given up at once, for Cloud Tasks to retry later', async () => {
       ml.faults.failNext(1, 429, undefined, {
         headers: { 'Retry-After': '60' },
         pathPrefix: '/api/subscribers',
@@ -303,7 +308,7 @@ describe('add-contact-to-mailerlite', () => {
       expect(apiRequests().filter((request) => request.path === '/api/subscribers')).toHaveLength(1);
     });
 
-    it('500 that persists: unavailable, after one retry', async () => {
+    it('500 that persists: unavailable after one retry, thrown back to Cloud Tasks', async () => {
       ml.faults.failNext(5, 500, undefined, { pathPrefix: '/api/subscribers' });
       await expectFailure(add(hero('kid@example.com'), deps()), 'unavailable');
       expect(apiRequests().filter((request) => request.path === '/api/subscribers')).toHaveLength(2);
@@ -312,7 +317,7 @@ describe('add-contact-to-mailerlite', () => {
 
     it('500 once: retried and delivered', async () => {
       ml.faults.failNext(1, 500, undefined, { pathPrefix: '/api/subscribers' });
-      expect(await add(hero('kid@example.com'), deps())).toEqual(ACCEPTED);
+      expect(await add(hero('kid@example.com'), deps())).toBe('delivered');
       expect(upsertStatuses()).toEqual(['created']);
     });
 
@@ -359,45 +364,74 @@ describe('add-contact-to-mailerlite', () => {
     });
   });
 
-  describe('refuses bad input before reaching MailerLite', () => {
-    it.each(BAD_EMAILS)('an email that is %s', async (_, email) => {
-      await expectHttpsError(
-        handleAddContactToMailerlite({ email, source: 'hero_form' }, deps()),
-        'invalid-argument',
-      );
-      expect(ml.state.requests).toEqual([]);
-      expect(logger.entries).toEqual([
-        { severity: 'warn', event: 'input.rejected', fields: { callable: 'add-contact-to-mailerlite' } },
-      ]);
+  it('drops a malformed task with one log line, reaching nothing', async () => {
+    for (const task of [null, 'kid@example.com', { email: 'not an address', source: 'hero_form' }]) {
+      expect(await handleDeliverContact(task, deps())).toBe('dropped');
+    }
+    expect(ml.state.requests).toEqual([]);
+    expect(logger.events()).toEqual([
+      'add_contact.task_malformed',
+      'add_contact.task_malformed',
+      'add_contact.task_malformed',
+    ]);
+  });
+
+  describe('retried by Cloud Tasks', () => {
+    it('after a transient MailerLite failure: the retry delivers, once', async () => {
+      await seedSignups(firestore.db, [{ email: 'kid@example.com', ...HERO }]);
+      ml.faults.down = true;
+      await expect(deliver(hero('kid@example.com'))).rejects.toBeInstanceOf(RetryLater);
+      ml.faults.down = false;
+      expect(await deliver(hero('kid@example.com'))).toBe('delivered');
+      expect(ml.state.subscribers.map((s) => s.email)).toEqual(['kid@example.com']);
+      expect(upsertStatuses()).toEqual(['created']);
     });
 
-    it.each<[string, unknown]>([
-      ['no body', undefined],
-      ['null', null],
-      ['an array', [hero('kid@example.com')]],
-      ['a string', 'kid@example.com'],
-      ['no email', { source: 'hero_form' }],
-      ['no source', { email: 'kid@example.com' }],
-      ['a wrong source', { email: 'kid@example.com', source: 1 }],
-      ['a wrong type', { email: 'kid@example.com', source: 'final_cta', subscription_type: ['club'] }],
-      ['a mismatched pair', { email: 'kid@example.com', source: 'final_cta', subscription_type: 'updates' }],
-      ['an extra field', { ...hero('kid@example.com'), groups: ['1'] }],
-      ['a 10 kB source', { email: 'kid@example.com', source: 'x'.repeat(10_240) }],
-    ])('%s', async (_, body) => {
-      await expectHttpsError(handleAddContactToMailerlite(body, deps()), 'invalid-argument');
+    it('a permanent failure (the key refused) is dropped after one log line, not retried', async () => {
+      await seedSignups(firestore.db, [{ email: 'kid@example.com', ...HERO }]);
+      expect(await deliver(hero('kid@example.com'), deps({ apiKey: 'revoked-key' }))).toBe('dropped');
+      expect(logger.events()).toEqual(['add_contact.failed']);
+    });
+
+    it('a sign-up not stored yet is waited for within the grace period, then delivered', async () => {
+      const enqueuedAt = Date.now();
+      await expect(deliver(hero('kid@example.com'), deps(), enqueuedAt)).rejects.toBeInstanceOf(RetryLater);
       expect(ml.state.requests).toEqual([]);
+      await seedSignups(firestore.db, [{ email: 'kid@example.com', ...HERO }]);
+      expect(await deliver(hero('kid@example.com'), deps(), enqueuedAt)).toBe('delivered');
+    });
+
+    it('past the grace period, an address never stored is dropped', async () => {
+      const enqueuedAt = Date.now() - STORED_GRACE_MS - 1;
+      expect(await deliver(hero('kid@example.com'), deps(), enqueuedAt)).toBe('not_stored');
+      expect(ml.state.requests).toEqual([]);
+    });
+
+    it('an erasure between the enqueue and the dispatch: nothing is sent', async () => {
+      await seedSignups(firestore.db, [{ email: 'kid@example.com', ...HERO }]);
+      const enqueuedAt = Date.now() - STORED_GRACE_MS - 1;
+      // What the unsubscribe link does: the sign-ups go, a tombstone stays.
+      for (const doc of (await firestore.db.collection('email_subscriptions').get()).docs)
+        await doc.ref.delete();
+      await firestore.db
+        .collection(ERASURES)
+        .doc(sha256Hex('kid@example.com'))
+        .set({ erased_at: new Date() });
+      expect(await deliver(hero('kid@example.com'), deps(), enqueuedAt)).toBe('not_stored');
+      expect(ml.state.requests).toEqual([]);
+      expect(ml.state.subscribers).toEqual([]);
     });
   });
 
-  describe('only for a stored sign-up, with one reply for everyone', () => {
+  describe('only for a stored sign-up', () => {
     const documents = async () =>
       (await Promise.all(['email_subscriptions', ERASURES].map((c) => firestore.db.collection(c).get()))).map(
         (snapshot) => snapshot.size,
       );
 
-    it('a stranger: no MailerLite request, nothing written, the same reply', async () => {
-      const result = await handleAddContactToMailerlite(hero('classmate@example.com'), deps());
-      expect(result).toEqual(ACCEPTED);
+    it("a stranger's guess: no MailerLite request, nothing written", async () => {
+      const result = await deliver(hero('classmate@example.com'));
+      expect(result).toBe('not_stored');
       expect(ml.state.requests).toEqual([]);
       expect(ml.state.subscribers).toEqual([]);
       expect(await documents()).toEqual([0, 0]);
@@ -407,38 +441,15 @@ describe('add-contact-to-mailerlite', () => {
 
     it('a sign-up through the other form does not let a call name this one', async () => {
       await seedSignups(firestore.db, [{ email: 'kid@example.com', ...FINAL }]);
-      expect(await handleAddContactToMailerlite(hero('kid@example.com'), deps())).toEqual(ACCEPTED);
+      expect(await deliver(hero('kid@example.com'))).toBe('not_stored');
       expect(ml.state.requests).toEqual([]);
       expect(logger.events()).toEqual(['add_contact.refused_unknown_address']);
     });
 
     it('finds a sign-up stored in another case than the one sent', async () => {
       await seedSignups(firestore.db, [{ email: 'kid@example.com', ...HERO }]);
-      await handleAddContactToMailerlite(hero('KID@Example.com'), deps());
+      expect(await deliver(hero('KID@Example.com'))).toBe('delivered');
       expect(subscriber('kid@example.com')?.groupNames).toEqual([GROUPS.updates]);
-    });
-
-    it('answers byte for byte the same in every state: stranger, new, known, failed downstream', async () => {
-      const replies = new Map<string, string>();
-      const reply = async (state: string, call: Promise<unknown>) =>
-        replies.set(state, JSON.stringify(await call));
-      await reply('stranger', handleAddContactToMailerlite(hero('stranger@example.com'), deps()));
-      await reply('new', add(hero('kid@example.com')));
-      await reply('known', add(hero('kid@example.com')));
-      await reply('other form', add(final('kid@example.com')));
-      ml.faults.down = true;
-      await reply('MailerLite down', add(hero('other@example.com')));
-      ml.faults.down = false;
-      await reply('bad key', add(hero('third@example.com'), deps({ apiKey: 'revoked-key' })));
-      expect([...replies.values()]).toEqual([...replies.keys()].map(() => '{"status":"accepted"}'));
-      expect(logger.events().filter((event) => event !== 'mailerlite.retry')).toEqual([
-        'add_contact.refused_unknown_address',
-        'add_contact.upserted',
-        'add_contact.upserted',
-        'add_contact.upserted',
-        'add_contact.failed',
-        'add_contact.failed',
-      ]);
     });
 
     it("sends the first sign-up time of the pairing as MailerLite's consent time (opted_in_at)", async () => {
@@ -451,7 +462,7 @@ describe('add-contact-to-mailerlite', () => {
         ],
         signedUp,
       );
-      await handleAddContactToMailerlite(hero('kid@example.com'), deps());
+      await deliver(hero('kid@example.com'));
       expect(ml.state.subscribers.map((s) => [s.email, s.optedInAt])).toEqual([
         ['kid@example.com', '2026-01-15 09:30:05'],
       ]);
@@ -462,7 +473,7 @@ describe('add-contact-to-mailerlite', () => {
       const groups = { updates: ml.addGroup('Launch list'), club: ml.addGroup('Club list') };
       await seedSignups(firestore.db, [{ email: 'kid@example.com', ...HERO }], Date.now() - 1_000);
       ml.faults.latencyMs = 600;
-      const call = handleAddContactToMailerlite(hero('kid@example.com'), deps({}, { groups }));
+      const call = deliver(hero('kid@example.com'), deps({}, { groups }));
       // The sign-up has been read and the upsert is on its way: the erasure happens now (its own
       // forget found nothing yet in MailerLite), leaving its tombstone.
       await new Promise((resolve) => setTimeout(resolve, 200));
@@ -470,7 +481,7 @@ describe('add-contact-to-mailerlite', () => {
         .collection(ERASURES)
         .doc(sha256Hex('kid@example.com'))
         .set({ erased_at: new Date() });
-      expect(await call).toEqual(ACCEPTED);
+      expect(await call).toBe('delivered');
       ml.faults.latencyMs = 0;
       expect(ml.state.subscribers).toEqual([]);
       expect(logger.events()).toEqual(['add_contact.upserted', 'add_contact.erased_during_call']);
@@ -480,13 +491,13 @@ describe('add-contact-to-mailerlite', () => {
       const groups = { updates: ml.addGroup('Launch list'), club: ml.addGroup('Club list') };
       await seedSignups(firestore.db, [{ email: 'kid@example.com', ...HERO }], Date.now() - 1_000);
       ml.faults.latencyMs = 600;
-      const call = handleAddContactToMailerlite(hero('kid@example.com'), deps({}, { groups }));
+      const call = deliver(hero('kid@example.com'), deps({}, { groups }));
       await new Promise((resolve) => setTimeout(resolve, 200));
       const tombstone = firestore.db.collection(ERASURES).doc(sha256Hex('kid@example.com'));
       await tombstone.set({ erased_at: new Date() });
       // The upsert is answered; every look-up of a subscriber after it fails.
       ml.faults.failNext(10, 500, undefined, { method: 'GET', pathPrefix: '/api/subscribers/' });
-      expect(await call).toEqual(ACCEPTED);
+      expect(await call).toBe('delivered');
       ml.faults.latencyMs = 0;
       ml.faults.clear();
       expect(ml.state.subscribers.map((s) => s.email)).toEqual(['kid@example.com']);
@@ -498,48 +509,5 @@ describe('add-contact-to-mailerlite', () => {
         fields: { forget: 'pending' },
       });
     });
-
-    it('a stopwatch cannot tell a stranger from a stored address (the reply floor)', async () => {
-      const groups = { updates: ml.addGroup('Launch list'), club: ml.addGroup('Club list') };
-      // The stored path made clearly slower than the stranger's (each MailerLite request +150 ms), so
-      // the medians differ by far more than the tolerance unless the floor evens them out.
-      ml.faults.latencyMs = 150;
-      const stored = Array.from({ length: 20 }, (_, i) => `stored${i}@example.com`);
-      await seedSignups(
-        firestore.db,
-        stored.map((email) => ({ email, ...HERO })),
-      );
-      const timed = async (email: string, floorMs: number) => {
-        const started = performance.now();
-        expect(
-          await handleAddContactToMailerlite(hero(email), deps({}, { groups, replyFloorMs: floorMs })),
-        ).toEqual(ACCEPTED);
-        return performance.now() - started;
-      };
-      const medians = async (floorMs: number) => {
-        const strangers: number[] = [];
-        const known: number[] = [];
-        for (const [i, email] of stored.entries()) {
-          strangers.push(await timed(`stranger${i}@example.com`, floorMs));
-          known.push(await timed(email, floorMs));
-        }
-        return { stranger: median(strangers), stored: median(known) };
-      };
-      const withoutFloor = await medians(0);
-      const withFloor = await medians(400);
-      expect(ml.state.subscribers).toHaveLength(20);
-      // The control: without the floor, the stored path is plainly slower.
-      expect(withoutFloor.stored - withoutFloor.stranger).toBeGreaterThan(120);
-      expect(Math.abs(withFloor.stored - withFloor.stranger), JSON.stringify(withFloor)).toBeLessThan(50);
-      expect(withFloor.stranger).toBeGreaterThanOrEqual(399);
-    }, 60_000);
   });
 });
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2
-    ? (sorted[middle] as number)
-    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
-}

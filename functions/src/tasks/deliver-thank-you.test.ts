@@ -1,11 +1,8 @@
-import { performance } from 'node:perf_hooks';
 import type { Firestore } from 'firebase-admin/firestore';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { SmtpOutbox } from '../../../dev/smtp/index.ts';
 import {
-  BAD_EMAILS,
   clockAhead,
-  expectHttpsError,
   FINAL,
   type FirestoreHarness,
   HERO,
@@ -19,16 +16,17 @@ import { type Clock, systemClock } from '../clock';
 import { THANK_YOU_MAILS } from '../contract';
 import { sha256Hex } from '../logs';
 import { type MailTransport, smtpTransport } from '../mail/transport';
-import { ACCEPTED } from '../privacy/reply-floor';
 import { openUnsubscribeToken, unsubscribeLink } from '../privacy/unsubscribe-token';
 import {
-  handleSendThankYouEmail,
-  type SendThankYouDeps,
+  type DeliverThankYouDeps,
+  handleDeliverThankYou,
+  isTransientSmtpFailure,
   THANK_YOU_LEASE_MS,
   THANK_YOU_TIMEOUT_SECONDS,
   type ThankYouOutcome,
   type ThankYouRecord,
-} from './send-thank-you-email';
+} from './deliver-thank-you';
+import { RetryLater, STORED_GRACE_MS } from './queue';
 
 let firestore: FirestoreHarness;
 let db: Firestore;
@@ -53,7 +51,7 @@ beforeEach(async () => {
 
 const FROM = 'GOODY <hello@goody.example>';
 
-function deps(extra: Partial<SendThankYouDeps> = {}): SendThankYouDeps {
+function deps(extra: Partial<DeliverThankYouDeps> = {}): DeliverThankYouDeps {
   return {
     db,
     transport: () => {
@@ -64,7 +62,6 @@ function deps(extra: Partial<SendThankYouDeps> = {}): SendThankYouDeps {
     unsubscribeLink: (email) => unsubscribeLink(UNSUBSCRIBE_URL, SECRET, email),
     clock: systemClock,
     logger,
-    replyFloorMs: 0,
     ...extra,
   };
 }
@@ -72,13 +69,16 @@ function deps(extra: Partial<SendThankYouDeps> = {}): SendThankYouDeps {
 const UNSUBSCRIBE_URL = 'http://127.0.0.1:5001/demo-goody/us-central1/unsubscribe';
 const SECRET = 'test-unsubscribe-secret';
 
-/** Calls, checks the reply is the one every call gets, and returns what really happened. */
-async function outcomeOf(data: unknown, callDeps: SendThankYouDeps = deps()): Promise<ThankYouOutcome> {
-  let outcome: ThankYouOutcome | undefined;
-  const reply = await handleSendThankYouEmail(data, { ...callDeps, onOutcome: (seen) => (outcome = seen) });
-  expect(reply).toEqual(ACCEPTED);
-  if (!outcome) throw new Error('no outcome reported');
-  return outcome;
+/**
+ * Runs the task send-thank-you-email enqueues for this body. `enqueuedAt` 0: long ago, so a sign-up not
+ * stored is final; Date.now(): just enqueued, so the worker still waits for it (queue.ts).
+ */
+function outcomeOf(
+  body: { email: string },
+  taskDeps: DeliverThankYouDeps = deps(),
+  enqueuedAt = 0,
+): Promise<ThankYouOutcome> {
+  return handleDeliverThankYou({ ...body, enqueued_at: enqueuedAt }, taskDeps);
 }
 
 async function record(email: string): Promise<ThankYouRecord | undefined> {
@@ -90,7 +90,7 @@ async function thankYouRecords(): Promise<number> {
   return (await db.collection(THANK_YOU_MAILS).get()).size;
 }
 
-describe('send-thank-you-email', () => {
+describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
   it('sends one well-formed thank-you to an address that signed up', async () => {
     await seedSignups(db, [{ email: 'Kid@Example.com', ...HERO }]);
     expect(await outcomeOf({ email: 'Kid@Example.com' })).toEqual({ status: 'sent' });
@@ -146,18 +146,20 @@ describe('send-thank-you-email', () => {
 
   it('sends exactly one message when called several times at once', async () => {
     await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
-    const results = await Promise.all(
+    const results = await Promise.allSettled(
       Array.from({ length: 6 }, () => outcomeOf({ email: 'kid@example.com' })),
     );
-    expect(results.filter((result) => result.status === 'sent')).toHaveLength(1);
-    expect(results.every((result) => ['sent', 'in_progress', 'already_sent'].includes(result.status))).toBe(
-      true,
+    const outcomes = results.map((result) =>
+      result.status === 'fulfilled' ? result.value.status : (result.reason as Error).name,
     );
+    expect(outcomes.filter((outcome) => outcome === 'sent')).toHaveLength(1);
+    // The others found it sent, or its claim held (then Cloud Tasks retries them, and they find it sent).
+    expect(outcomes.every((outcome) => ['sent', 'already_sent', 'RetryLater'].includes(outcome))).toBe(true);
     expect(await outbox.messages()).toHaveLength(1);
     expect((await record('kid@example.com'))?.state).toBe('sent');
   });
 
-  it('sends and writes nothing for an address that never signed up, and answers the same', async () => {
+  it('sends and writes nothing for an address that never signed up', async () => {
     await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
     expect(await outcomeOf({ email: 'stranger@example.com' })).toEqual({ status: 'unknown_address' });
     expect(await outbox.messages()).toEqual([]);
@@ -167,7 +169,7 @@ describe('send-thank-you-email', () => {
   });
 
   describe('when SMTP fails', () => {
-    it('refusing the message: failed, the record says failed, and a later call sends it', async () => {
+    it('refusing the message for good (5xx): failed, recorded, dropped; a later sign-up sends it', async () => {
       await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
       outbox.faults.rejectNext(1, 554);
       expect(await outcomeOf({ email: 'kid@example.com' })).toEqual({ status: 'failed' });
@@ -187,7 +189,7 @@ describe('send-thank-you-email', () => {
       expect(await record('kid@example.com')).toMatchObject({ state: 'sent', attempts: 2 });
     });
 
-    it('refusing the recipient: failed, recorded as failed', async () => {
+    it('refusing the recipient (550): failed, recorded as failed, dropped', async () => {
       await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
       outbox.faults.rejectNext(1, 550, undefined, 'rcpt');
       expect(await outcomeOf({ email: 'kid@example.com' })).toEqual({ status: 'failed' });
@@ -195,14 +197,64 @@ describe('send-thank-you-email', () => {
       expect(await outbox.messages()).toEqual([]);
     });
 
-    it('down: failed, recorded as failed, sent once it is back', async () => {
+    it('down: thrown back to Cloud Tasks, and the retry sends it once it is back', async () => {
       await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
       await outbox.faults.setDown(true);
-      expect(await outcomeOf({ email: 'kid@example.com' })).toEqual({ status: 'failed' });
+      await expect(outcomeOf({ email: 'kid@example.com' })).rejects.toBeInstanceOf(RetryLater);
       expect((await record('kid@example.com'))?.last_error).toMatch(/^ECONNECTION|^ESOCKET/);
       await outbox.faults.setDown(false);
       expect(await outcomeOf({ email: 'kid@example.com' })).toEqual({ status: 'sent' });
       expect(await outbox.messages()).toHaveLength(1);
+    });
+
+    it('answering 451 (try again later): thrown back to Cloud Tasks; the retry sends exactly one', async () => {
+      await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
+      outbox.faults.rejectNext(1, 451);
+      await expect(outcomeOf({ email: 'kid@example.com' })).rejects.toBeInstanceOf(RetryLater);
+      expect(logger.entries.at(-1)).toMatchObject({ event: 'thank_you.failed', fields: { retry: true } });
+      expect(await outcomeOf({ email: 'kid@example.com' })).toEqual({ status: 'sent' });
+      expect(await outcomeOf({ email: 'kid@example.com' })).toEqual({ status: 'already_sent' });
+      expect(await outbox.messages()).toHaveLength(1);
+    });
+
+    it('tells a transient failure from a permanent one by the SMTP reply code', () => {
+      expect(isTransientSmtpFailure({ code: 'ECONNECTION' })).toBe(true);
+      expect(isTransientSmtpFailure({ code: 'EMESSAGE', responseCode: 421 })).toBe(true);
+      expect(isTransientSmtpFailure({ code: 'EMESSAGE', responseCode: 554 })).toBe(false);
+      expect(isTransientSmtpFailure({ code: 'EAUTH', responseCode: 535 })).toBe(false);
+    });
+  });
+
+  describe('before it is sent', () => {
+    it('a sign-up not stored yet is waited for within the grace period, then sent', async () => {
+      const enqueuedAt = Date.now();
+      await expect(outcomeOf({ email: 'kid@example.com' }, deps(), enqueuedAt)).rejects.toBeInstanceOf(
+        RetryLater,
+      );
+      await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
+      expect(await outcomeOf({ email: 'kid@example.com' }, deps(), enqueuedAt)).toEqual({ status: 'sent' });
+    });
+
+    it('an erasure between the enqueue and the dispatch: nothing is sent', async () => {
+      await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
+      for (const doc of (await db.collection('email_subscriptions').get()).docs) await doc.ref.delete();
+      const enqueuedAt = Date.now() - STORED_GRACE_MS - 1;
+      expect(await outcomeOf({ email: 'kid@example.com' }, deps(), enqueuedAt)).toEqual({
+        status: 'unknown_address',
+      });
+      expect(await outbox.messages()).toEqual([]);
+      expect(await thankYouRecords()).toBe(0);
+    });
+
+    it('the database unreachable: thrown back to Cloud Tasks', async () => {
+      await expect(
+        outcomeOf({ email: 'kid@example.com' }, { ...deps(), db: brokenDb() }),
+      ).rejects.toBeInstanceOf(RetryLater);
+    });
+
+    it('a malformed task is dropped with one log line', async () => {
+      expect(await handleDeliverThankYou({ email: 'not an address' }, deps())).toEqual({ status: 'failed' });
+      expect(logger.events()).toEqual(['thank_you.task_malformed']);
     });
   });
 
@@ -212,17 +264,16 @@ describe('send-thank-you-email', () => {
 
     it('is not repeated while its lease runs', async () => {
       await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
-      void handleSendThankYouEmail({ email: 'kid@example.com' }, deps({ transport: async () => hanging }));
+      void outcomeOf({ email: 'kid@example.com' }, deps({ transport: async () => hanging }));
       await expect.poll(async () => (await record('kid@example.com'))?.state).toBe('sending');
-      expect(await outcomeOf({ email: 'kid@example.com' })).toEqual({
-        status: 'in_progress',
-      });
+      // Thrown back to Cloud Tasks: the holder sends, or its lease runs out and a retry does.
+      await expect(outcomeOf({ email: 'kid@example.com' })).rejects.toBeInstanceOf(RetryLater);
       expect(await outbox.messages()).toEqual([]);
     });
 
     it('is retried once its lease has expired, and sent once', async () => {
       await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
-      void handleSendThankYouEmail({ email: 'kid@example.com' }, deps({ transport: async () => hanging }));
+      void outcomeOf({ email: 'kid@example.com' }, deps({ transport: async () => hanging }));
       await expect.poll(async () => (await record('kid@example.com'))?.state).toBe('sending');
       const later: Clock = clockAhead(THANK_YOU_LEASE_MS + 1_000);
       expect(await outcomeOf({ email: 'kid@example.com' }, deps({ clock: later }))).toEqual({
@@ -240,32 +291,7 @@ describe('send-thank-you-email', () => {
     });
   });
 
-  describe('refuses bad input, writing and sending nothing', () => {
-    it.each(BAD_EMAILS)('an email that is %s', async (_, email) => {
-      await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
-      await expectHttpsError(handleSendThankYouEmail({ email }, deps()), 'invalid-argument');
-      expect(logger.events()).toEqual(['input.rejected']);
-      expect(await thankYouRecords()).toBe(0);
-      expect(await outbox.messages()).toEqual([]);
-      expect(transportLoads).toBe(0);
-    });
-
-    it.each<[string, unknown]>([
-      ['no body', undefined],
-      ['null', null],
-      ['an array', [{ email: 'kid@example.com' }]],
-      ['a string', 'kid@example.com'],
-      ['no email', {}],
-      ['an extra field', { email: 'kid@example.com', html: '<b>hi</b>' }],
-    ])('%s', async (_, body) => {
-      await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
-      await expectHttpsError(handleSendThankYouEmail(body, deps()), 'invalid-argument');
-      expect(await thankYouRecords()).toBe(0);
-      expect(await outbox.messages()).toEqual([]);
-    });
-  });
-
-  describe('the way out, and nothing told to strangers', () => {
+  describe('the way out', () => {
     const unfold = (value: string | undefined) => (value ?? '').replace(/\r?\n(?=[ \t])/g, '');
 
     it('carries a one-click unsubscribe link (RFC 8058) that opens only to this address, shown nowhere in clear', async () => {
@@ -289,79 +315,8 @@ describe('send-thank-you-email', () => {
         openUnsubscribeToken('another-secret', url.searchParams.get('a'), url.searchParams.get('t')),
       ).toBe(null);
     });
-
-    it('answers byte for byte the same in every state: stranger, sent, already sent, in progress, failed', async () => {
-      await seedSignups(db, [
-        { email: 'kid@example.com', ...HERO },
-        { email: 'down@example.com', ...HERO },
-      ]);
-      const replies = new Map<string, string>();
-      const reply = async (state: string, callDeps: SendThankYouDeps, email: string) =>
-        replies.set(state, JSON.stringify(await handleSendThankYouEmail({ email }, callDeps)));
-      await reply('stranger', deps(), 'stranger@example.com');
-      await reply('sent', deps(), 'kid@example.com');
-      await reply('already sent', deps(), 'kid@example.com');
-      await outbox.faults.setDown(true);
-      await reply('SMTP down', deps(), 'down@example.com');
-      await outbox.faults.setDown(false);
-      await reply('database down', { ...deps(), db: brokenDb() }, 'kid@example.com');
-      expect([...replies.values()]).toEqual([...replies.keys()].map(() => '{"status":"accepted"}'));
-      expect(await outbox.messages()).toHaveLength(1);
-    });
-
-    it('a stopwatch cannot tell a stranger from a stored address (the reply floor)', async () => {
-      const stored = Array.from({ length: 20 }, (_, i) => `stored${i}@example.com`);
-      await seedSignups(
-        db,
-        stored.map((email) => ({ email, ...HERO })),
-      );
-      // The real SMTP transport behind a 150 ms wait: a relay farther away than loopback, so that the
-      // stored path is plainly slower than the stranger's unless the floor evens them out.
-      const slowTransport = async (): Promise<MailTransport> => {
-        const smtp = await smtpTransport(outbox.url);
-        return {
-          send: async (message) => {
-            await sleep(150);
-            return smtp.send(message);
-          },
-        };
-      };
-      const timed = async (email: string, floorMs: number) => {
-        const started = performance.now();
-        await outcomeOf({ email }, deps({ transport: slowTransport, replyFloorMs: floorMs }));
-        return performance.now() - started;
-      };
-      const strangers: number[] = [];
-      const known: number[] = [];
-      const strangersWithout: number[] = [];
-      for (const [i, email] of stored.entries()) {
-        strangersWithout.push(await timed(`nobody${i}@example.com`, 0));
-        strangers.push(await timed(`stranger${i}@example.com`, 400));
-        known.push(await timed(email, 400));
-      }
-      expect(await outbox.messages()).toHaveLength(20);
-      // The control: the stored path, whose floor this does not hide, is plainly slower than a
-      // stranger without the floor.
-      expect(median(known) - median(strangersWithout)).toBeGreaterThan(120);
-      expect(
-        Math.abs(median(known) - median(strangers)),
-        `${median(known)} vs ${median(strangers)}`,
-      ).toBeLessThan(50);
-    }, 60_000);
   });
 });
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2
-    ? (sorted[middle] as number)
-    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
-}
 
 /** A Firestore whose every query fails, as an unreachable database does. */
 function brokenDb(): Firestore {

@@ -1,0 +1,182 @@
+import '../global-options';
+import type { Firestore } from 'firebase-admin/firestore';
+import { onTaskDispatched } from 'firebase-functions/v2/tasks';
+import { type Clock, systemClock } from '../clock';
+import { adminFirestore } from '../firestore';
+import { cloudLogger, emailFields, type LogFields, type Logger } from '../logs';
+import { type MailerLiteClient, mailerLiteTime } from '../mailerlite/client';
+import { MailerLiteError } from '../mailerlite/errors';
+import { mailerLiteFromParams } from '../mailerlite/from-params';
+import { type GroupConfig, groupIdsRefusedBy, reResolveGroupId, resolveGroupId } from '../mailerlite/groups';
+import { mailerLiteHttpsError } from '../mailerlite/https-error';
+import { MAILERLITE_API_KEY, UNSUBSCRIBE_SECRET } from '../params';
+import { erasedSince, forgetNowOrLater, millisOf, storedSignups } from '../privacy/erasure';
+import { type AddContactInput, parseAddContactInput } from '../schemas';
+import { type ContactTask, positiveNumber, RETRY, RetryLater, STORED_GRACE_MS } from './queue';
+
+/**
+ * One MailerLite request may take this long, and the client may try twice (waiting out a short
+ * Retry-After) within the task's budget; anything longer is Cloud Tasks' to retry later.
+ */
+export const CONTACT_TASK_BUDGET_MS = 30_000;
+export const CONTACT_REQUEST_TIMEOUT_MS = 10_000;
+
+export interface DeliverContactDeps {
+  db: Firestore;
+  client: MailerLiteClient;
+  groups: GroupConfig;
+  clock: Clock;
+  logger: Logger;
+  budgetMs?: number;
+  requestTimeoutMs?: number;
+  /** UNSUBSCRIBE_SECRET: seals the address when undoing a push must wait for MailerLite (erasure.ts). */
+  unsubscribeSecret: string;
+}
+
+/** What a task came to; a failure Cloud Tasks should retry is thrown (RetryLater) instead. */
+export type ContactOutcome = 'delivered' | 'not_stored' | 'dropped';
+
+/**
+ * Upserts a stored sign-up into the group of its list, with its source as a field and its first sign-up
+ * time as MailerLite's consent time. Only for an address with a stored sign-up of the pairing the task
+ * names: anyone can call the callable that enqueued it. A sign-up not (yet) stored is looked for again
+ * until STORED_GRACE_MS after the enqueue (see queue.ts), then the task is dropped.
+ *
+ * MailerLite's upsert adds groups and keeps the ones the subscriber is already in, so someone who joined
+ * through both forms ends up in both groups. A failure a retry can fix (429, 5xx, a timeout, the database)
+ * throws RetryLater; one it cannot (the key refused, a group or field misconfigured, the address refused)
+ * is logged once and the task dropped: the admin sync delivers the sign-up once the cause is fixed.
+ */
+export async function handleDeliverContact(task: unknown, deps: DeliverContactDeps): Promise<ContactOutcome> {
+  const { enqueued_at: enqueuedAt, ...body } = (task ?? {}) as Partial<ContactTask>;
+  let input: AddContactInput;
+  try {
+    input = parseAddContactInput(body);
+  } catch {
+    deps.logger.error('add_contact.task_malformed', {});
+    return 'dropped';
+  }
+  const log = {
+    ...emailFields(input.email),
+    subscription_type: input.subscriptionType,
+    source: input.source,
+  };
+  try {
+    const delivered = await addStoredContact(input, deps, log);
+    if (delivered) return 'delivered';
+  } catch (error) {
+    if (!(error instanceof MailerLiteError)) {
+      deps.logger.warn('add_contact.failed', { ...log, error: 'database', code: 'unavailable' });
+      throw new RetryLater('The database is unavailable.');
+    }
+    const { code, message } = mailerLiteHttpsError(error);
+    deps.logger.warn('add_contact.failed', {
+      ...log,
+      error: error.name,
+      status: error.status ?? undefined,
+      code,
+      // Our configuration (a group, the key) is what an operator must fix: say which. Other messages
+      // can quote MailerLite on the contact, so they stay out.
+      message: code === 'failed-precondition' ? message : undefined,
+    });
+    if (code === 'unavailable') throw new RetryLater('MailerLite is unavailable.');
+    return 'dropped';
+  }
+  if (deps.clock.now() - (typeof enqueuedAt === 'number' ? enqueuedAt : 0) < STORED_GRACE_MS) {
+    throw new RetryLater('No stored sign-up yet.');
+  }
+  deps.logger.warn('add_contact.refused_unknown_address', log);
+  return 'not_stored';
+}
+
+/** False when no sign-up of this pairing is stored; throws what MailerLite or Firestore throw. */
+async function addStoredContact(
+  input: AddContactInput,
+  deps: DeliverContactDeps,
+  log: LogFields,
+): Promise<boolean> {
+  const signups = (await storedSignups(deps.db, input.emailAsSent)).filter(
+    (doc) => doc.get('subscription_type') === input.subscriptionType && doc.get('source') === input.source,
+  );
+  if (signups.length === 0) return false;
+  const times = signups.map((doc) => millisOf(doc.get('created_at'))).filter((time) => time > 0);
+  const signedUpAt = times.length > 0 ? Math.max(...times) : 0;
+  // The first sign-up of this pairing is when the person opted in to this list.
+  const optedInAt = mailerLiteTime(times.length > 0 ? Math.min(...times) : deps.clock.now());
+
+  const request = {
+    deadline: deps.clock.now() + (deps.budgetMs ?? CONTACT_TASK_BUDGET_MS),
+    timeoutMs: deps.requestTimeoutMs ?? CONTACT_REQUEST_TIMEOUT_MS,
+    maxAttempts: 2,
+  };
+  const upsert = (groupId: string) =>
+    deps.client.upsertSubscriber(
+      { email: input.email, fields: { source: input.source }, groups: [groupId], opted_in_at: optedInAt },
+      request,
+    );
+  const groupId = await resolveGroupId(deps.client, deps.groups, input.subscriptionType, request);
+  let result: Awaited<ReturnType<typeof upsert>>;
+  try {
+    result = await upsert(groupId);
+  } catch (error) {
+    // The cached group is gone (deleted in MailerLite): resolve its name again and retry once,
+    // within the same budget. A second refusal is final.
+    if (groupIdsRefusedBy(error, [groupId]).length === 0) throw error;
+    const type = input.subscriptionType;
+    const fresh = await reResolveGroupId(deps.client, deps.groups, type, groupId, request);
+    if (fresh === groupId) throw error;
+    deps.logger.warn('mailerlite.group_re_resolved', {
+      subscription_type: type,
+      refused_group_id: groupId,
+      group_id: fresh,
+    });
+    result = await upsert(fresh);
+  }
+  deps.logger.info('add_contact.upserted', { ...log, status: result.created ? 'created' : 'updated' });
+
+  // The person left (one-click unsubscribe) after this task read the sign-up: undo the push.
+  if ((await erasedSince(deps.db, [{ email: input.email, signedUpAt }])).size > 0) {
+    const forget = await forgetNowOrLater(
+      { db: deps.db, client: deps.client, secret: deps.unsubscribeSecret },
+      input.email,
+      request,
+    );
+    deps.logger.warn('add_contact.erased_during_call', { ...log, forget: forget.kind });
+  }
+  return true;
+}
+
+/**
+ * The queue's pace is MailerLite's budget, shared: 120 requests a minute per account. This worker takes
+ * 110 of them (one upsert a task), which leaves 10 a minute to the operator's sync (up to 50 contacts a
+ * request in a batch) and to the unsubscribe path's forgets; every MailerLite client also waits out a
+ * 429's Retry-After, so an overlap costs time, not contacts.
+ *
+ * MAILERLITE_TASKS_PER_MINUTE overrides it, read when the functions are loaded (functions/.env.<project>;
+ * the benchmark compresses MailerLite's minute with it). Not a firebase-functions param: those have no
+ * fractional numbers, and a rate per second is one.
+ */
+export const MAILERLITE_TASKS_PER_MINUTE = positiveNumber(process.env.MAILERLITE_TASKS_PER_MINUTE, 110);
+
+export const deliverContact = onTaskDispatched(
+  {
+    secrets: [MAILERLITE_API_KEY, UNSUBSCRIBE_SECRET],
+    timeoutSeconds: 60,
+    retryConfig: RETRY,
+    rateLimits: {
+      maxDispatchesPerSecond: MAILERLITE_TASKS_PER_MINUTE / 60,
+      maxConcurrentDispatches: 6,
+    },
+  },
+  async (request) => {
+    const { client, groups } = mailerLiteFromParams();
+    await handleDeliverContact(request.data, {
+      db: await adminFirestore(),
+      client,
+      groups,
+      clock: systemClock,
+      logger: cloudLogger,
+      unsubscribeSecret: UNSUBSCRIBE_SECRET.value(),
+    });
+  },
+);

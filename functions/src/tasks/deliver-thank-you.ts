@@ -1,0 +1,308 @@
+import '../global-options';
+import type { DocumentReference, Firestore, Timestamp } from 'firebase-admin/firestore';
+import { onTaskDispatched } from 'firebase-functions/v2/tasks';
+import { type Clock, systemClock } from '../clock';
+import { SIGNUPS, THANK_YOU_MAILS } from '../contract';
+import { adminFirestore } from '../firestore';
+import {
+  claimLease,
+  type Lease,
+  type Claim as LeaseClaim,
+  type LeaseLayout,
+  LeaseLostError,
+  millis,
+} from '../lease';
+import { cloudLogger, emailFields, type Logger, sha256Hex } from '../logs';
+import { buildThankYouMessage } from '../mail/thank-you-message';
+import { type MailTransport, smtpTransport } from '../mail/transport';
+import { MAIL_FROM, SMTP_URL, UNSUBSCRIBE_SECRET, UNSUBSCRIBE_URL } from '../params';
+import { unsubscribeLink } from '../privacy/unsubscribe-token';
+import {
+  parseThankYouInput,
+  SUBSCRIPTION_TYPES,
+  type SubscriptionType,
+  type ThankYouInput,
+} from '../schemas';
+import { positiveNumber, RETRY, RetryLater, STORED_GRACE_MS, type ThankYouTask } from './queue';
+
+/** How long the function may run; the lease below must outlive it. */
+export const THANK_YOU_TIMEOUT_SECONDS = 60;
+
+/**
+ * How long a claim to send stays exclusive. It outlives the function's timeout (and the SMTP timeouts
+ * inside it), so when it has expired the sender is certainly gone: a later call may then send again
+ * without racing it. A crash between the SMTP server accepting the message and the record saying
+ * "sent" is the one case that can produce a second message; the resend carries the same Message-ID,
+ * so mail clients show it as the same message.
+ */
+export const THANK_YOU_LEASE_MS = 5 * 60_000;
+
+export type ThankYouState = 'sending' | 'sent' | 'failed';
+
+/** `thank_you_mails/{sha256 of the normalised address}`. Holds no address. */
+export interface ThankYouRecord {
+  state: ThankYouState;
+  attempts: number;
+  attempt_id: string;
+  subscription_type: SubscriptionType;
+  claimed_at: Date | Timestamp;
+  lease_expires_at: Date | Timestamp | null;
+  sent_at?: Date | Timestamp;
+  message_id?: string;
+  failed_at?: Date | Timestamp;
+  last_error?: string;
+}
+
+/** What a task came to; a failure Cloud Tasks should retry is thrown (RetryLater) instead. */
+export type ThankYouOutcome =
+  | { status: 'sent' }
+  | { status: 'already_sent' }
+  | { status: 'unknown_address' }
+  /** The relay refused for good (a 5xx, or our own setup): logged once, the task dropped. */
+  | { status: 'failed' };
+type ThankYouResult = { status: 'already_sent' } | { status: 'in_progress' };
+
+export interface DeliverThankYouDeps {
+  db: Firestore;
+  /** Called only when a message is really to be sent, so nodemailer loads only then. */
+  transport: () => Promise<MailTransport>;
+  from: string;
+  /** The one-click unsubscribe link for an address as typed (unsubscribe-token.ts). */
+  unsubscribeLink: (emailAsTyped: string) => string;
+  clock: Clock;
+  logger: Logger;
+  leaseMs?: number;
+}
+
+/**
+ * One thank-you message per address, ever, and only for an address that signed up. The record is
+ * claimed (lease.ts) before anything is sent; a second task (concurrent or later) sees the claim and
+ * sends nothing. A sign-up not (yet) stored is looked for again until STORED_GRACE_MS after the enqueue
+ * (queue.ts). A failure a retry can fix (the relay down or answering 4xx, the database, another task's
+ * claim still held) throws RetryLater and Cloud Tasks sends it again later; a refusal for good (5xx, or
+ * the relay refusing our login) is recorded, logged once, and the task dropped.
+ */
+export async function handleDeliverThankYou(
+  task: unknown,
+  deps: DeliverThankYouDeps,
+): Promise<ThankYouOutcome> {
+  const { enqueued_at: enqueuedAt, ...body } = (task ?? {}) as Partial<ThankYouTask>;
+  let input: ThankYouInput;
+  try {
+    input = parseThankYouInput(body);
+  } catch {
+    deps.logger.error('thank_you.task_malformed', {});
+    return { status: 'failed' };
+  }
+  const outcome = await sendOnce(input, deps);
+  if (outcome.status === 'unknown_address') {
+    if (deps.clock.now() - (typeof enqueuedAt === 'number' ? enqueuedAt : 0) < STORED_GRACE_MS) {
+      throw new RetryLater('No stored sign-up yet.');
+    }
+    deps.logger.warn('thank_you.refused_unknown_address', emailFields(input.email));
+  }
+  return outcome;
+}
+
+async function sendOnce(input: ThankYouInput, deps: DeliverThankYouDeps): Promise<ThankYouOutcome> {
+  const log = emailFields(input.email);
+  const id = sha256Hex(input.email);
+
+  const subscriptionType = await storedSubscriptionType(deps.db, input.emailAsSent, input.email);
+  if (!subscriptionType) return { status: 'unknown_address' };
+
+  const claim = await claimRecord(deps, deps.db.collection(THANK_YOU_MAILS).doc(id), subscriptionType);
+  if (claim.status === 'in_progress') {
+    // Another task holds the claim: it sends, or its lease runs out and this one does, later.
+    deps.logger.info('thank_you.skipped', { ...log, reason: claim.status });
+    throw new RetryLater('Another task is sending this thank-you.');
+  }
+  if (claim.status !== 'claimed') {
+    deps.logger.info('thank_you.skipped', { ...log, reason: claim.status });
+    return claim;
+  }
+
+  const message = buildThankYouMessage({
+    to: input.email,
+    from: deps.from,
+    subscriptionType,
+    recipientHash: id.slice(0, 32),
+    unsubscribeUrl: deps.unsubscribeLink(input.emailAsSent),
+  });
+  try {
+    const transport = await deps.transport();
+    const sent = await transport.send(message);
+    if (sent.accepted.length === 0)
+      throw Object.assign(new Error('recipient refused'), { code: 'EENVELOPE' });
+    await finish(claim.lease, {
+      state: 'sent',
+      sent_at: new Date(deps.clock.now()),
+      message_id: sent.messageId,
+    });
+    deps.logger.info('thank_you.sent', { ...log, attempts: claim.attempts });
+    return { status: 'sent' };
+  } catch (error) {
+    const code = smtpErrorCode(error);
+    const transient = isTransientSmtpFailure(error);
+    deps.logger[transient ? 'warn' : 'error']('thank_you.failed', {
+      ...log,
+      attempts: claim.attempts,
+      error: code,
+      retry: transient,
+    });
+    // Best effort: if even this write fails, the lease expires and a later task claims it anyway.
+    await finish(claim.lease, {
+      state: 'failed',
+      failed_at: new Date(deps.clock.now()),
+      last_error: code,
+    }).catch(() => undefined);
+    if (transient) throw new RetryLater('The mail relay is unavailable.');
+    return { status: 'failed' };
+  }
+}
+
+/**
+ * Whether sending again later can succeed: a 4xx reply (RFC 5321: a transient failure, e.g. 421, 450,
+ * 451, 452), or no reply at all (the relay unreachable, a dropped connection, a timeout). A 5xx is a
+ * permanent refusal (the mailbox does not exist, our login or sender was refused): sending it again
+ * would be refused again, or worse, count against the sender's reputation.
+ */
+export function isTransientSmtpFailure(error: unknown): boolean {
+  const { responseCode } = (error ?? {}) as { responseCode?: unknown };
+  if (typeof responseCode === 'number') return responseCode >= 400 && responseCode < 500;
+  return true;
+}
+
+type Claim = ThankYouResult | { status: 'claimed'; lease: Lease; attempts: number };
+
+/** The record's lease: `attempt_id` names the call that holds it, `lease_expires_at` until when. */
+const THANK_YOU_LEASE: LeaseLayout = {
+  expiresAt: (data) => {
+    const record = data as Partial<ThankYouRecord>;
+    return record.state === 'sending' && record.lease_expires_at ? millis(record.lease_expires_at) : null;
+  },
+  fields: (owner, expiresAt) => ({ attempt_id: owner, lease_expires_at: expiresAt }),
+};
+
+/**
+ * Claims the record for this call (see ../lease.ts): a `sent` record is never claimed again, a
+ * `sending` one only once its lease has expired (its sender died), a `failed` one at once. Of two
+ * calls at the same moment only one can claim it; the other reads again and sees the claim.
+ */
+async function claimRecord(
+  deps: DeliverThankYouDeps,
+  ref: DocumentReference,
+  subscriptionType: SubscriptionType,
+): Promise<Claim> {
+  let claim: LeaseClaim<ThankYouResult>;
+  try {
+    claim = await claimLease<ThankYouResult>(
+      ref,
+      {
+        owner: crypto.randomUUID(),
+        clock: deps.clock,
+        leaseMs: deps.leaseMs ?? THANK_YOU_LEASE_MS,
+        layout: THANK_YOU_LEASE,
+      },
+      (previous, now) => {
+        const record = previous as Partial<ThankYouRecord> | undefined;
+        if (record?.state === 'sent') return { refuse: { status: 'already_sent' } };
+        return {
+          write: {
+            state: 'sending',
+            subscription_type: subscriptionType,
+            claimed_at: new Date(now),
+            attempts: (record?.attempts ?? 0) + 1,
+          },
+        };
+      },
+    );
+  } catch {
+    throw new RetryLater('The database is unavailable.');
+  }
+  if (claim.status === 'held') return { status: 'in_progress' };
+  if (claim.status === 'refused') return claim.reason;
+  const previous = claim.previous as Partial<ThankYouRecord> | undefined;
+  return { status: 'claimed', lease: claim.lease, attempts: (previous?.attempts ?? 0) + 1 };
+}
+
+/** The type of the first stored sign-up for this address, or null when it never signed up. */
+async function storedSubscriptionType(
+  db: Firestore,
+  emailAsSent: string,
+  normalised: string,
+): Promise<SubscriptionType | null> {
+  // Sign-ups are stored as typed; the page sends the same string, so the first query normally hits.
+  for (const email of emailAsSent === normalised ? [normalised] : [emailAsSent, normalised]) {
+    const result = await withDatabase(() =>
+      db.collection(SIGNUPS).where('email', '==', email).limit(1).get(),
+    );
+    const type = result.docs[0]?.get('subscription_type');
+    if (result.docs.length > 0) {
+      return (SUBSCRIPTION_TYPES as readonly unknown[]).includes(type)
+        ? (type as SubscriptionType)
+        : 'updates';
+    }
+  }
+  return null;
+}
+
+/** Moves the record on and ends the claim, unless another call has claimed it since (then that call owns it). */
+async function finish(lease: Lease, fields: Partial<ThankYouRecord>): Promise<void> {
+  try {
+    await lease.release(fields);
+  } catch (error) {
+    if (!(error instanceof LeaseLostError)) throw error;
+  }
+}
+
+/** A code for the record and the logs: nodemailer's error code and the SMTP reply code, never the text. */
+function smtpErrorCode(error: unknown): string {
+  const { code, responseCode } = (error ?? {}) as { code?: unknown; responseCode?: unknown };
+  const parts = [
+    typeof code === 'string' ? code : 'ERROR',
+    typeof responseCode === 'number' ? responseCode : null,
+  ];
+  return parts.filter((part) => part !== null).join(' ');
+}
+
+async function withDatabase<T>(operation: () => Promise<T>): Promise<T> {
+  try {
+    return await operation();
+  } catch {
+    throw new RetryLater('The database is unavailable.');
+  }
+}
+
+/**
+ * The thank-you queue sends at most 20 mails a second (a burst of sign-ups does not become a burst at the
+ * relay, which providers throttle and rate a sender by), retried for two days. MAIL_TASKS_PER_SECOND
+ * overrides it, read when the functions load (functions/.env.<project>), as MAILERLITE_TASKS_PER_MINUTE is.
+ */
+export const THANK_YOU_PER_SECOND = positiveNumber(process.env.MAIL_TASKS_PER_SECOND, 20);
+
+export const deliverThankYou = onTaskDispatched(
+  {
+    secrets: [SMTP_URL, UNSUBSCRIBE_SECRET],
+    timeoutSeconds: THANK_YOU_TIMEOUT_SECONDS,
+    retryConfig: RETRY,
+    rateLimits: { maxDispatchesPerSecond: THANK_YOU_PER_SECOND, maxConcurrentDispatches: 10 },
+  },
+  async (request) => {
+    const from = MAIL_FROM.value();
+    const unsubscribeUrl = UNSUBSCRIBE_URL.value();
+    if (!from || !unsubscribeUrl) {
+      // Our setup, which a retry cannot fix: logged, and the task dropped (the record stays unclaimed).
+      cloudLogger.error('thank_you.not_configured', { missing: !from ? 'MAIL_FROM' : 'UNSUBSCRIBE_URL' });
+      return;
+    }
+    await handleDeliverThankYou(request.data, {
+      db: await adminFirestore(),
+      transport: () => smtpTransport(SMTP_URL.value()),
+      from,
+      unsubscribeLink: (email) => unsubscribeLink(unsubscribeUrl, UNSUBSCRIBE_SECRET.value(), email),
+      clock: systemClock,
+      logger: cloudLogger,
+    });
+  },
+);
