@@ -1,14 +1,19 @@
 import { fileURLToPath } from 'node:url';
 import react from '@vitejs/plugin-react';
-import { defineConfig } from 'vite';
+import { defineConfig, loadEnv } from 'vite';
 import { initialChunkReport } from './plugins/initial-chunk-report.ts';
 import { prerender } from './plugins/prerender.ts';
+import { siteOrigin, siteOriginPlugin } from './plugins/site-origin.ts';
 
 export const srcDir = fileURLToPath(new URL('./src', import.meta.url));
 
-export default defineConfig({
+export default defineConfig(({ mode }) => ({
   plugins: [
     react(),
+    // Absolute URLs for the link preview (og:url, og:image) from one configurable origin.
+    siteOriginPlugin(
+      siteOrigin(loadEnv(mode, fileURLToPath(new URL('.', import.meta.url)), 'VITE_').VITE_SITE_ORIGIN),
+    ),
     initialChunkReport({
       // docs/architecture.md, Quality bars: the landing page ships at most 160 kB of gzip JavaScript up front.
       budgetBytes: 160 * 1024,
@@ -42,4 +47,4 @@ export default defineConfig({
       },
     },
   },
-});
+}));

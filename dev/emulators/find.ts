@@ -162,48 +162,57 @@ function cloudSdkRoots(deps: FindDeps): string[] {
   return [...new Set(roots)];
 }
 
-/** The Firestore emulator jar firebase-tools can run with `java -jar`, or why there is none. */
-export function findFirestoreEmulator(deps: FindDeps): { path?: string; problem?: string } {
-  const override = deps.env.FIRESTORE_EMULATOR_BINARY_PATH?.trim();
-  if (override) {
-    return deps.exists(override)
-      ? { path: override }
-      : { problem: `FIRESTORE_EMULATOR_BINARY_PATH=${override} does not exist` };
-  }
-  const info = deps.firebaseToolsInfo('firestore');
-  if (info) {
-    const cached = path.join(firebaseToolsCacheDir(deps), info.downloadPathRelativeToCacheDir);
-    if (deps.exists(cached)) return { path: cached };
-  }
-  for (const root of cloudSdkRoots(deps)) {
-    const sdkJar = path.join(root, 'platform', 'cloud-firestore-emulator', 'cloud-firestore-emulator.jar');
-    if (!deps.exists(sdkJar)) continue;
-    const jar = launcherJar(FIRESTORE_MAIN_CLASS, [sdkJar]);
-    return { path: deps.writeGenerated('cloud-firestore-emulator-launcher.jar', jar, 0o755) };
-  }
-  return { problem: 'the Firebase Firestore emulator is not installed' };
-}
+/**
+ * How each emulator is found: its override variable, where firebase-tools' cache keeps it, and what to make
+ * of the Cloud SDK's copy (a launcher jar for the Firestore jar, which has no Main-Class; a wrapper script
+ * for the Pub/Sub script, which firebase-tools would chmod and which root owns).
+ */
+const EMULATORS = {
+  firestore: {
+    name: 'the Firebase Firestore emulator',
+    override: 'FIRESTORE_EMULATOR_BINARY_PATH',
+    cached: (info: DownloadInfo) => info.downloadPathRelativeToCacheDir,
+    sdk: 'platform/cloud-firestore-emulator/cloud-firestore-emulator.jar',
+    generated: (sdkFile: string) =>
+      ['cloud-firestore-emulator-launcher.jar', launcherJar(FIRESTORE_MAIN_CLASS, [sdkFile])] as const,
+  },
+  pubsub: {
+    name: 'the Pub/Sub emulator',
+    override: 'PUBSUB_EMULATOR_BINARY_PATH',
+    cached: (info: DownloadInfo) => info.binaryPathRelativeToCacheDir,
+    sdk: 'platform/pubsub-emulator/bin/cloud-pubsub-emulator',
+    generated: (sdkFile: string) =>
+      [
+        'cloud-pubsub-emulator',
+        Buffer.from(
+          `#!/bin/sh\n# Written by dev/emulators/find.ts: the Google Cloud SDK's Pub/Sub emulator.\nexec '${sdkFile.replace(/'/g, `'\\''`)}' "$@"\n`,
+        ),
+      ] as const,
+  },
+} as const;
 
-/** The Pub/Sub emulator script firebase-tools can run, or why there is none. */
-export function findPubSubEmulator(deps: FindDeps): { path?: string; problem?: string } {
-  const override = deps.env.PUBSUB_EMULATOR_BINARY_PATH?.trim();
+/** What firebase-tools can run as this emulator, or why there is none. */
+export function findEmulator(which: Needed, deps: FindDeps): { path?: string; problem?: string } {
+  const emulator = EMULATORS[which];
+  const override = deps.env[emulator.override]?.trim();
   if (override) {
     return deps.exists(override)
       ? { path: override }
-      : { problem: `PUBSUB_EMULATOR_BINARY_PATH=${override} does not exist` };
+      : { problem: `${emulator.override}=${override} does not exist` };
   }
-  const info = deps.firebaseToolsInfo('pubsub');
-  if (info?.binaryPathRelativeToCacheDir) {
-    const cached = path.join(firebaseToolsCacheDir(deps), info.binaryPathRelativeToCacheDir);
+  const info = deps.firebaseToolsInfo(which);
+  const relative = info && emulator.cached(info);
+  if (relative) {
+    const cached = path.join(firebaseToolsCacheDir(deps), relative);
     if (deps.exists(cached)) return { path: cached };
   }
   for (const root of cloudSdkRoots(deps)) {
-    const script = path.join(root, 'platform', 'pubsub-emulator', 'bin', 'cloud-pubsub-emulator');
-    if (!deps.exists(script)) continue;
-    const wrapper = `#!/bin/sh\n# Written by dev/emulators/find.ts: the Google Cloud SDK's Pub/Sub emulator.\nexec '${script.replace(/'/g, `'\\''`)}' "$@"\n`;
-    return { path: deps.writeGenerated('cloud-pubsub-emulator', Buffer.from(wrapper), 0o755) };
+    const sdkFile = path.join(root, emulator.sdk);
+    if (!deps.exists(sdkFile)) continue;
+    const [name, content] = emulator.generated(sdkFile);
+    return { path: deps.writeGenerated(name, content, 0o755) };
   }
-  return { problem: 'the Pub/Sub emulator is not installed' };
+  return { problem: `${emulator.name} is not installed` };
 }
 
 export type Needed = 'firestore' | 'pubsub';
@@ -214,8 +223,8 @@ export type Needed = 'firestore' | 'pubsub';
  */
 export function findGoogleEmulators(deps: FindDeps = systemDeps, needed: Needed[] = ['firestore', 'pubsub']) {
   const { java, seen } = findJava(deps);
-  const firestore = needed.includes('firestore') ? findFirestoreEmulator(deps) : { path: '' };
-  const pubsub = needed.includes('pubsub') ? findPubSubEmulator(deps) : { path: '' };
+  const firestore = needed.includes('firestore') ? findEmulator('firestore', deps) : { path: '' };
+  const pubsub = needed.includes('pubsub') ? findEmulator('pubsub', deps) : { path: '' };
   const problems: string[] = [];
   const remedies: string[] = [];
   if (!java) {

@@ -118,7 +118,7 @@ it arrives.
 
 Environment:
 ${PORT_SPECS.map((spec) => `  ${spec.env.padEnd(26)} ${String(spec.defaultPort).padEnd(5)} ${spec.purpose}`).join('\n')}
-  GOODY_MAILERLITE_TASKS_PER_MINUTE  the contact queue's rate (default 110; benchmarks compress MailerLite's minute)
+  GOODY_MAILERLITE_TASKS_PER_MINUTE  the contact queue's rate (default 115; benchmarks compress MailerLite's minute)
   GOODY_MAIL_TASKS_PER_SECOND      the thank-you queue's rate (default 20)
   GOODY_DATA_DIR                   what survives a restart (default .dev-data): firestore-export/, mailerlite/, mail/
   GOODY_EMULATOR_START_TIMEOUT_MS  how long firebase-tools may take to start (default 120000)

@@ -23,10 +23,8 @@ const limitsSchema = z.strictObject({
   windowMs: z.number().int().min(1).default(60_000),
   /** Requests per window across all endpoints (MailerLite: 120). */
   requestsPerWindow: z.number().int().min(1).default(120),
-  /** Import creations per window: group imports and batches made only of upserts (MailerLite: 5). */
+  /** Import creations per window: batches made only of upserts count as one (MailerLite: 5). */
   importsPerWindow: z.number().int().min(1).default(5),
-  /** How long an import takes before its progress reports done and its subscribers exist. */
-  importDelayMs: z.number().min(0).default(100),
   /**
    * Retry-After with millisecond precision (e.g. "0.734") instead of MailerLite's whole seconds: for
    * benchmarks that compress the window to a second or so, where whole seconds would distort the waits.
@@ -48,7 +46,7 @@ export interface MailerLiteStandInOptions extends Partial<MailerLiteLimits> {
   quiet?: boolean;
   /** Where request lines go when not quiet (default console.log). */
   log?: (line: string) => void;
-  /** Clock for rate-limit windows, timestamps and import completion (default Date.now). */
+  /** Clock for rate-limit windows and timestamps (default Date.now). */
   now?: () => number;
 }
 
@@ -86,7 +84,7 @@ export interface MailerLiteStandIn {
   setLimits(limits: Partial<MailerLiteLimits>): void;
   /** Creates a group directly (no request, no rate limit) and returns its id. */
   addGroup(name: string): string;
-  /** Clears subscribers, groups, imports, the request log, rate-limit windows and faults. */
+  /** Clears subscribers, groups, the request log, rate-limit windows and faults. */
   reset(): void;
   stop(): Promise<void>;
 }
@@ -227,7 +225,6 @@ export async function startMailerLiteStandIn(
     }
 
     const at = now();
-    store.settleImports(at);
     if (!globalLimiter.tryHit(at)) {
       send(res, {
         status: 429,
@@ -247,7 +244,6 @@ export async function startMailerLiteStandIn(
       now: at,
       baseUrl,
       importLimiter,
-      importDelayMs: limits.importDelayMs,
       fractionalRetryAfter: limits.fractionalRetryAfter,
       faults,
       inBatch: false,
@@ -269,7 +265,6 @@ export async function startMailerLiteStandIn(
 
   function snapshot(): MailerLiteState {
     const at = now();
-    store.settleImports(at);
     return stateOf(store, requestLog, limits, { globalLimiter, importLimiter, at }, faults);
   }
 
@@ -370,17 +365,6 @@ function stateOf(
       subscriberCount: subscribers.filter((s) => s.groupIds.includes(g.id)).length,
       createdAt: formatTimestamp(g.createdAt) ?? '',
     })),
-    imports: [...store.imports.values()].map((job) => ({
-      id: job.id,
-      groupId: job.groupId,
-      total: job.rows.length,
-      done: job.result !== null,
-      imported: job.result?.imported.length ?? 0,
-      updated: job.result?.updated.length ?? 0,
-      unchanged: job.result?.unchanged.length ?? 0,
-      invalid: job.result?.invalid.length ?? 0,
-      duplicate: job.result?.duplicate.length ?? 0,
-    })),
     /** Most recent last; bounded to the last 10,000 requests. */
     requests: requests.map((e) => ({ ...e })),
     limits: { ...limits },
@@ -409,7 +393,7 @@ async function loadAccount(store: Store, file: string): Promise<void> {
   }
 }
 
-/** Subscribers and groups only: imports in flight and rate-limit windows do not outlive a restart. */
+/** Subscribers and groups only: rate-limit windows do not outlive a restart. */
 async function saveAccount(store: Store, file: string): Promise<void> {
   const saved: SavedAccount = {
     subscribers: [...store.subscribers.values()],

@@ -378,9 +378,8 @@ describe('rate limits', () => {
     expect(limited.headers.get('retry-after')).toBe('0.734');
   });
 
-  it('counts batches made only of upserts, and group imports, against the import limit', async () => {
+  it('counts batches made only of upserts against the import limit', async () => {
     const standIn = await start({ importsPerWindow: 2 });
-    const groupId = standIn.addGroup('updates');
     const upserts = (n: number) => ({
       requests: Array.from({ length: n }, (_, i) => ({
         method: 'POST',
@@ -396,84 +395,16 @@ describe('rate limits', () => {
       ],
     };
     expect((await call('/batch', { body: mixed })).status).toBe(200);
-    const imported = await call(`/groups/${groupId}/import-subscribers`, {
-      body: { subscribers: [{ email: 'x@example.org' }] },
-    });
-    expect(imported.status).toBe(200);
+    expect((await call('/batch', { body: upserts(1) })).status).toBe(200);
 
     const limited = await call('/batch', { body: upserts(3) });
     expect(limited.status).toBe(429);
     expect(limited.json).toEqual({ message: "You're being rate limited on import creation." });
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-    const importLimited = await call(`/groups/${groupId}/import-subscribers`, {
-      body: { subscribers: [{ email: 'y@example.org' }] },
-    });
-    expect(importLimited.status).toBe(429);
     // Mixed batches and single upserts are unaffected.
     expect((await call('/batch', { body: mixed })).status).toBe(200);
     expect((await call('/subscribers', { body: { email: 'z@example.org' } })).status).toBe(201);
     expect(standIn.state.subscribers.map((s) => s.email)).not.toContain('i3-0@example.org');
-  });
-});
-
-describe('group import', () => {
-  it('returns a progress URL that reports done once the import has run, with its counts', async () => {
-    let clock = Date.UTC(2025, 0, 1);
-    const standIn = await start({ importDelayMs: 1_000, now: () => clock });
-    const groupId = standIn.addGroup('club');
-    await call('/subscribers', { body: { email: 'old@example.org' } });
-
-    const started = await call(`/groups/${groupId}/import-subscribers`, {
-      body: {
-        subscribers: [
-          { email: 'new@example.org', fields: { name: 'New' } },
-          { email: 'OLD@example.org', fields: { name: 'Old' } },
-          { email: 'not-an-address' },
-          { email: 'new@example.org' },
-        ],
-      },
-    });
-    expect(started.status).toBe(200);
-    const progressUrl: string = started.json.import_progress_url;
-    expect(progressUrl).toMatch(new RegExp(`^${ml?.baseUrl}/subscribers/import/\\d+$`));
-    const progressPath = progressUrl.slice(ml?.baseUrl.length);
-
-    const running = await call(progressPath);
-    expect(running.status).toBe(200);
-    expect(running.json.data).toMatchObject({ total: 4, processed: 0, percent: 0, done: false });
-    expect(standIn.state.subscribers.map((s) => s.email)).toEqual(['old@example.org']);
-
-    clock += 1_000;
-    const done = await call(progressPath);
-    expectLargeId(done.json.data.id);
-    expect(done.json.data).toMatchObject({
-      total: 4,
-      processed: 4,
-      imported: 1,
-      updated: 1,
-      percent: 100,
-      done: true,
-      invalid_count: 1,
-      duplicate_count: 1,
-    });
-    const members = standIn.state.subscribers.filter((s) => s.groups.includes(groupId));
-    expect(members.map((s) => [s.email, s.fields.name]).sort()).toEqual([
-      ['new@example.org', 'New'],
-      ['old@example.org', 'Old'],
-    ]);
-    expect((await call('/subscribers/import/1')).status).toBe(404);
-  });
-
-  it('refuses an import without subscribers, and one into a group that does not exist', async () => {
-    const standIn = await start();
-    const groupId = standIn.addGroup('club');
-    const empty = await call(`/groups/${groupId}/import-subscribers`, { body: { subscribers: [] } });
-    expect(empty.status).toBe(422);
-    expect(empty.json.errors).toEqual({ subscribers: ['The subscribers field is required.'] });
-    const noGroup = await call('/groups/123/import-subscribers', {
-      body: { subscribers: [{ email: 'a@b.co' }] },
-    });
-    expect(noGroup.status).toBe(404);
   });
 });
 

@@ -5,7 +5,6 @@
 import { defaultFaultBody, type MailerLiteFaults } from './faults.ts';
 import type { FixedWindowLimiter } from './rate-limit.ts';
 import {
-  type ImportRow,
   isValidEmail,
   type Store,
   SUBSCRIBER_STATUSES,
@@ -25,7 +24,6 @@ export interface ApiContext {
   /** e.g. "http://127.0.0.1:3080/api", used to build links the way MailerLite builds absolute URLs. */
   baseUrl: string;
   importLimiter: FixedWindowLimiter;
-  importDelayMs: number;
   fractionalRetryAfter: boolean;
   faults: MailerLiteFaults;
   inBatch: boolean;
@@ -305,65 +303,6 @@ const deleteGroup: Handler = (ctx, params) => {
   return { status: 204, body: null };
 };
 
-// POST /api/groups/{group_id}/import-subscribers: {subscribers: [{email, fields}]}. The import runs in the
-// background; the answer carries `import_progress_url`, which points at GET /api/subscribers/import/{id}.
-// Import creation has its own limit (5 per minute at MailerLite) on top of the global one.
-const importSubscribers: Handler = (ctx, params, _query, body) => {
-  const group = ctx.store.groups.get(params.group ?? '');
-  if (!group) return notFound('Group\\Group');
-  if (!ctx.importLimiter.tryHit(ctx.now)) return importLimited(ctx);
-
-  const v = new Validator();
-  const { subscribers } = body;
-  const rows: ImportRow[] = [];
-  if (
-    subscribers === undefined ||
-    subscribers === null ||
-    (Array.isArray(subscribers) && subscribers.length === 0)
-  ) {
-    v.required('subscribers');
-  } else if (!Array.isArray(subscribers)) {
-    v.notArray('subscribers');
-  } else {
-    subscribers.forEach((row, index) => {
-      if (!isPlainObject(row)) {
-        v.notArray(`subscribers.${index}`);
-        return;
-      }
-      if (row.email === undefined || row.email === null || row.email === '') {
-        v.required(`subscribers.${index}.email`);
-        return;
-      }
-      if (row.fields !== undefined && row.fields !== null && !isPlainObject(row.fields)) {
-        v.notArray(`subscribers.${index}.fields`);
-        return;
-      }
-      // Addresses that are present but malformed do not fail the request: the import reports them in its
-      // `invalid` list, as MailerLite's import report does.
-      rows.push({ email: row.email, fields: isPlainObject(row.fields) ? row.fields : {} });
-    });
-  }
-  if (v.failed) return invalid(v);
-
-  const job = {
-    id: ctx.store.ids.next(ctx.now),
-    groupId: group.id,
-    rows,
-    createdAt: ctx.now,
-    completesAt: ctx.now + ctx.importDelayMs,
-    result: null,
-  };
-  ctx.store.imports.set(job.id, job);
-  return { status: 200, body: { import_progress_url: `${ctx.baseUrl}/subscribers/import/${job.id}` } };
-};
-
-// GET /api/subscribers/import/{import_id}: the import report (shape as recorded from the real API).
-const getImport: Handler = (ctx, params) => {
-  const job = ctx.store.imports.get(params.import ?? '');
-  if (!job) return notFound('Import\\Import');
-  return { status: 200, body: { data: ctx.store.importJson(job) } };
-};
-
 const BATCH_METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'];
 
 // POST /api/batch: {requests: [{method, path: "api/...", body?}]}, at most 50. Answers 200 with one
@@ -427,7 +366,6 @@ const batch: Handler = (ctx, _params, _query, body) => {
 
 const ROUTES: Route[] = [
   route('POST', '/api/subscribers', upsertSubscriber),
-  route('GET', '/api/subscribers/import/{import}', getImport),
   route('GET', '/api/subscribers/{subscriber}', getSubscriber),
   route('DELETE', '/api/subscribers/{subscriber}', deleteSubscriber),
   route('POST', '/api/subscribers/{subscriber}/forget', forgetSubscriber),
@@ -437,7 +375,6 @@ const ROUTES: Route[] = [
   route('POST', '/api/groups', createGroup),
   route('PUT', '/api/groups/{group}', updateGroup),
   route('DELETE', '/api/groups/{group}', deleteGroup),
-  route('POST', '/api/groups/{group}/import-subscribers', importSubscribers),
   route('POST', '/api/batch', batch),
 ];
 
@@ -447,6 +384,8 @@ const NOT_IMPLEMENTED: Array<{ method: string; pattern: RegExp }> = [
   ['GET', '/api/subscribers'],
   ['PUT', '/api/subscribers/{subscriber}'],
   ['GET', '/api/groups/{group}/subscribers'],
+  ['POST', '/api/groups/{group}/import-subscribers'],
+  ['GET', '/api/subscribers/import/{import}'],
   ...[
     '/api/fields',
     '/api/segments',

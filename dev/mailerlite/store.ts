@@ -1,4 +1,4 @@
-// The in-memory account behind the MailerLite stand-in: subscribers, groups and imports, and their JSON
+// The in-memory account behind the MailerLite stand-in: subscribers and groups, and their JSON
 // shapes as connect.mailerlite.com returns them (field names and formats taken from the developer docs at
 // developers.mailerlite.com/docs/subscribers.html and groups.html, and from responses recorded in
 // mailerlite/mailerlite-python's VCR cassettes).
@@ -40,41 +40,12 @@ export interface Group {
   createdAt: number;
 }
 
-export interface ImportRow {
-  email: unknown;
-  fields: Record<string, unknown>;
-}
-
-export interface ImportJob {
-  id: string;
-  groupId: string;
-  rows: ImportRow[];
-  createdAt: number;
-  completesAt: number;
-  result: ImportResult | null;
-}
-
-export interface ImportResult {
-  imported: string[];
-  updated: string[];
-  unchanged: string[];
-  invalid: string[];
-  duplicate: string[];
-  finishedAt: number;
-}
-
 export const ACCOUNT_ID = '1000001';
 
 /** "2024-12-04 12:24:32": the UTC timestamp format of subscriber and group resources. */
 export function formatTimestamp(ms: number | null): string | null {
   if (ms === null) return null;
   return new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
-}
-
-/** "2024-12-04T12:26:44.000000Z": the format the import progress resource uses instead. */
-function formatIsoMicros(ms: number | null): string | null {
-  if (ms === null) return null;
-  return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 }
 
 export function normaliseEmail(email: string): string {
@@ -101,7 +72,6 @@ export class Store {
   readonly subscribers = new Map<string, Subscriber>();
   readonly subscriberIdByEmail = new Map<string, string>();
   readonly groups = new Map<string, Group>();
-  readonly imports = new Map<string, ImportJob>();
   readonly ids = new IdSource();
 
   constructor(readonly customFields: readonly string[]) {}
@@ -114,7 +84,6 @@ export class Store {
     this.subscribers.clear();
     this.subscriberIdByEmail.clear();
     this.groups.clear();
-    this.imports.clear();
   }
 
   findSubscriber(idOrEmail: string): Subscriber | undefined {
@@ -242,90 +211,6 @@ export class Store {
       bounced_count: counts.bounced,
       junk_count: counts.junk,
       created_at: formatTimestamp(group.createdAt),
-    };
-  }
-
-  /** Applies every import whose processing time has passed. Imports are applied in creation order. */
-  settleImports(now: number): void {
-    for (const job of this.imports.values()) {
-      if (job.result === null && job.completesAt <= now) job.result = this.applyImport(job, now);
-    }
-  }
-
-  private applyImport(job: ImportJob, now: number): ImportResult {
-    const result: ImportResult = {
-      imported: [],
-      updated: [],
-      unchanged: [],
-      invalid: [],
-      duplicate: [],
-      finishedAt: now,
-    };
-    const seen = new Set<string>();
-    const groupStillExists = this.groups.has(job.groupId);
-    for (const row of job.rows) {
-      if (typeof row.email !== 'string' || !isValidEmail(row.email)) {
-        result.invalid.push(String(row.email));
-        continue;
-      }
-      const email = normaliseEmail(row.email);
-      if (seen.has(email)) {
-        result.duplicate.push(email);
-        continue;
-      }
-      seen.add(email);
-      const existing = this.findSubscriber(email);
-      const subscriber = existing ?? this.createSubscriber(email, now, 'import');
-      const fieldsChanged = this.mergeFields(subscriber, row.fields);
-      const joined = groupStillExists ? this.addToGroup(subscriber, job.groupId) : false;
-      if (!existing) {
-        result.imported.push(email);
-      } else if (fieldsChanged || joined) {
-        subscriber.updatedAt = now;
-        result.updated.push(email);
-      } else {
-        result.unchanged.push(email);
-      }
-    }
-    return result;
-  }
-
-  importJson(job: ImportJob): Record<string, unknown> {
-    const r = job.result;
-    const total = job.rows.length;
-    const list = (items: string[] | undefined) => items ?? [];
-    return {
-      id: job.id,
-      account_id: ACCOUNT_ID,
-      total,
-      processed: r ? total : 0,
-      imported: list(r?.imported).length,
-      updated: list(r?.updated).length,
-      errored: list(r?.invalid).length,
-      percent: r ? 100 : 0,
-      done: r !== null,
-      invalid: list(r?.invalid),
-      invalid_count: list(r?.invalid).length,
-      mistyped: [],
-      mistyped_count: 0,
-      changed: list(r?.updated),
-      changed_count: list(r?.updated).length,
-      unchanged: list(r?.unchanged),
-      unchanged_count: list(r?.unchanged).length,
-      unsubscribed: [],
-      unsubscribed_count: 0,
-      role_based: [],
-      role_based_count: 0,
-      suspicious_format: [],
-      suspicious_format_count: 0,
-      duplicate: list(r?.duplicate),
-      duplicate_count: list(r?.duplicate).length,
-      banned_import_emails_count: 0,
-      updated_at: formatIsoMicros(r ? r.finishedAt : job.createdAt),
-      undone_at: null,
-      stopped_at: null,
-      undo_started_at: null,
-      finished_at: formatIsoMicros(r ? r.finishedAt : null),
     };
   }
 }

@@ -110,7 +110,6 @@ export const MAILERLITE_LIMITS = {
   windowMs: 60_000,
   requestsPerWindow: 120,
   importsPerWindow: 5,
-  importDelayMs: 100,
   fractionalRetryAfter: false,
 };
 

@@ -3,7 +3,7 @@
 // the queues' rate limits and retried after failures. Prints throughput, latency, the drain time against
 // MailerLite's own bound, and checks that nothing was lost or sent twice.
 //
-//   npm run bench:load [-- --signups 2000 --clients 50 --seconds 60 --compress 10] [--outage] [--no-calm]
+//   npm run bench:load [-- --signups 2000 --clients 50 --seconds 60 --compress 10] [--no-calm] [--no-outage]
 //
 // Each sign-up is the site's sequence: the connection test and the insert with the Firestore Lite SDK (the
 // web app's own SDK, here in Node), then add-contact-to-mailerlite and send-thank-you-email over the callable
@@ -84,7 +84,7 @@ for (const [name, value] of [
 }
 /** MailerLite's documented limit, and the share of it the contact queue takes (functions/src/tasks). */
 const MAILERLITE_PER_MINUTE = 120;
-const QUEUE_PER_MINUTE = 110;
+const QUEUE_PER_MINUTE = 115;
 const WINDOW_MS = 60_000 / COMPRESS;
 /** How long the queues may take to drain before the run is called failed. */
 const DRAIN_LIMIT_MS = 30 * 60_000;
@@ -259,6 +259,18 @@ async function runScenario(
       }),
     );
   }
+  // The Functions emulator runs one request at a time per worker process and starts a process for each
+  // concurrent call beyond those idle (Cloud Functions serves up to 80 at once per instance, warm). Warm one
+  // worker per client first, with calls that are refused at once, so the rush measures the queues, not
+  // the emulator starting ~100 Node processes on this machine's cores.
+  await Promise.all(
+    Array.from({ length: CLIENTS }, () =>
+      Promise.all([
+        callable(info, CALLABLES.addContact, {}).catch(() => {}),
+        callable(info, CALLABLES.sendThankYou, {}).catch(() => {}),
+      ]),
+    ),
+  );
   const started = performance.now();
   let next = 0;
   await Promise.all(
@@ -324,7 +336,8 @@ async function runScenario(
     (to) => to,
   );
   const twiceMailed = [...mailCounts].filter(([, count]) => count > 1).length;
-  const confirmedUpserts = (await services.mailerLite.state()).requests
+  const state = await services.mailerLite.state();
+  const confirmedUpserts = state.requests
     .slice(requestsBefore)
     .filter(
       (request) => request.method === 'POST' && request.path === '/api/subscribers' && request.status < 300,
@@ -333,9 +346,10 @@ async function runScenario(
   // MailerLite's own bound: its limit lets one upsert a request through, 120 a (compressed) minute; the rush
   // itself takes RUSH_SECONDS. The queue cannot finish before either.
   const boundSeconds = Math.max(rushSeconds, (accepted.length / MAILERLITE_PER_MINUTE) * (WINDOW_MS / 1000));
-  const nothingLost =
-    missing + duplicated + unexpected + notInMailerLite + twiceMailed + unmailed === 0 &&
-    confirmedUpserts === accepted.length;
+  // Cloud Tasks delivers at least once: a task whose answer was lost (an outage, a deadline) runs again.
+  // MailerLite's upsert is idempotent, so a repeat changes nothing there; the thank-you is guarded by its
+  // record. A duplicate is a contact in MailerLite twice or in the wrong group, or a person mailed twice.
+  const nothingLost = missing + duplicated + unexpected + notInMailerLite + twiceMailed + unmailed === 0;
 
   const latencySamples: Record<string, number[]> = {
     'whole sign-up': accepted.map((outcome) => outcome.total),

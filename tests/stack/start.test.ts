@@ -196,6 +196,23 @@ describe('npm start', () => {
     }
   });
 
+  it('gives a link to the page a preview: absolute og:url and og:image of the site origin, and the 1200x630 PNG served', async () => {
+    const html = await (await fetch(banner.siteUrl)).text();
+    const tag = (attribute: string, name: string) =>
+      new RegExp(`<meta ${attribute}="${name}" content="([^"]*)"`).exec(html)?.[1];
+    // The build's origin: VITE_SITE_ORIGIN, unset here, so the default (web/plugins/site-origin.ts).
+    expect(tag('property', 'og:url')).toBe('https://goody.app/');
+    expect(tag('property', 'og:image')).toBe('https://goody.app/og-image.png');
+    expect(tag('name', 'twitter:card')).toBe('summary_large_image');
+    expect(tag('property', 'og:description')?.length).toBeGreaterThan(40);
+    expect(html).not.toContain('%SITE_ORIGIN%');
+    const image = await fetch(`${banner.siteUrl}/og-image.png`);
+    expect(image.status).toBe(200);
+    expect(image.headers.get('content-type')).toBe('image/png');
+    const png = Buffer.from(await image.arrayBuffer());
+    expect([png.readUInt32BE(16), png.readUInt32BE(20)]).toEqual([1200, 630]);
+  });
+
   it("builds the site for this stack's emulator ports, leaving web/dist alone", () => {
     const siteDir = path.join(stackDirOf(ports), 'site');
     const assets = readdirSync(path.join(siteDir, 'assets')).filter((name) => name.endsWith('.js'));

@@ -148,7 +148,7 @@ async function addStoredContact(
 
 /**
  * The queue's pace is MailerLite's budget, shared: 120 requests a minute per account. This worker takes
- * 110 of them (one upsert a task), which leaves 10 a minute to the operator's sync (up to 50 contacts a
+ * 115 of them (one upsert a task), which leaves 5 a minute to the operator's sync (up to 50 contacts a
  * request in a batch) and to the unsubscribe path's forgets; every MailerLite client also waits out a
  * 429's Retry-After, so an overlap costs time, not contacts.
  *
@@ -156,7 +156,7 @@ async function addStoredContact(
  * the benchmark compresses MailerLite's minute with it). Not a firebase-functions param: those have no
  * fractional numbers, and a rate per second is one.
  */
-export const MAILERLITE_TASKS_PER_MINUTE = positiveNumber(process.env.MAILERLITE_TASKS_PER_MINUTE, 110);
+export const MAILERLITE_TASKS_PER_MINUTE = positiveNumber(process.env.MAILERLITE_TASKS_PER_MINUTE, 115);
 
 export const deliverContact = onTaskDispatched(
   {

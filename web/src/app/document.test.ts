@@ -17,13 +17,29 @@ describe('index.html', () => {
     expect(head.ownerDocument.documentElement.lang).toBe('en');
   });
 
-  it('has Open Graph and Twitter card tags', () => {
-    for (const property of ['og:type', 'og:title', 'og:description', 'og:site_name']) {
+  it('has Open Graph and Twitter card tags, with a large picture, at absolute URLs of the one site origin', () => {
+    for (const property of ['og:type', 'og:title', 'og:description', 'og:site_name', 'og:image:alt']) {
       expect(meta(`meta[property="${property}"]`), property).toBeTruthy();
     }
-    expect(meta('meta[name="twitter:card"]')).toBe('summary');
+    expect(meta('meta[name="twitter:card"]')).toBe('summary_large_image');
     expect(meta('meta[name="twitter:title"]')).toBeTruthy();
     expect(meta('meta[name="twitter:description"]')).toBeTruthy();
+    // The build writes the origin in (plugins/site-origin.ts); the served page's tags are checked by
+    // tests/stack/hosting-routes.test.ts.
+    expect(meta('meta[property="og:url"]')).toBe('%SITE_ORIGIN%/');
+    expect(meta('meta[property="og:image"]')).toBe('%SITE_ORIGIN%/og-image.png');
+    expect(meta('meta[name="twitter:image"]')).toBe('%SITE_ORIGIN%/og-image.png');
+    expect([meta('meta[property="og:image:width"]'), meta('meta[property="og:image:height"]')]).toEqual([
+      '1200',
+      '630',
+    ]);
+  });
+
+  it('links a 1200x630 PNG in public/ as its picture', () => {
+    const png = readFileSync(join(webDir, 'public', 'og-image.png'));
+    expect(png.subarray(1, 4).toString()).toBe('PNG');
+    // IHDR: width and height, big-endian, right after the signature and the chunk's length and type.
+    expect([png.readUInt32BE(16), png.readUInt32BE(20)]).toEqual([1200, 630]);
   });
 
   it('links an SVG favicon that exists in public/', () => {
