@@ -4,12 +4,7 @@
 
 import { defaultFaultBody, type MailerLiteFaults } from './faults.ts';
 import type { FixedWindowLimiter } from './rate-limit.ts';
-import {
-  isValidEmail,
-  type Store,
-  SUBSCRIBER_STATUSES,
-  type SubscriberStatus,
-} from './store.ts';
+import { isValidEmail, type Store, SUBSCRIBER_STATUSES, type SubscriberStatus } from './store.ts';
 import { isPlainObject, Validator, validationBody } from './validation.ts';
 
 export interface ApiResult {
