@@ -8,7 +8,7 @@ export default defineConfig({
     name: 'functions',
     environment: 'node',
     include: ['src/**/*.test.ts'],
-    globalSetup: ['../dev/emulators/vitest-setup.ts'],
+    globalSetup: ['../tests/support/firestore-emulator.setup.ts'],
     // firebase-admin's gRPC stack asks the GCE metadata server whether it runs on Google Cloud; tests
     // talk to loopback only, so it is told not to look.
     env: { METADATA_SERVER_DETECTION: 'none' },

@@ -212,20 +212,6 @@ describe('subscribers', () => {
       });
     }
   });
-
-  it('assigns a subscriber to a group with 200 and the group, and 404s an unknown group', async () => {
-    await start();
-    const group = (await call('/groups', { body: { name: 'club' } })).json.data;
-    const subscriber = (await call('/subscribers', { body: { email: 'c@example.org' } })).json.data;
-    const assigned = await call(`/subscribers/${subscriber.id}/groups/${group.id}`, { method: 'POST' });
-    expect(assigned.status).toBe(200);
-    expect(assigned.json.data).toMatchObject({ id: group.id, name: 'club', active_count: 1 });
-    const again = await call(`/subscribers/${subscriber.id}/groups/${group.id}`, { method: 'POST' });
-    expect(again.status).toBe(200);
-    expect(again.json.data.active_count).toBe(1);
-    const unknown = await call(`/subscribers/${subscriber.id}/groups/1${group.id}`, { method: 'POST' });
-    expect(unknown.status).toBe(404);
-  });
 });
 
 describe('groups', () => {

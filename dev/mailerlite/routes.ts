@@ -142,14 +142,6 @@ const getSubscriber: Handler = (ctx, params) => {
   return { status: 200, body: { data: ctx.store.subscriberJson(subscriber) } };
 };
 
-// DELETE /api/subscribers/{id}
-const deleteSubscriber: Handler = (ctx, params) => {
-  const subscriber = ctx.store.subscribers.get(params.subscriber ?? '');
-  if (!subscriber) return notFound('Subscriber\\Subscriber');
-  ctx.store.deleteSubscriber(subscriber);
-  return { status: 204, body: null };
-};
-
 // POST /api/subscribers/{id}/forget: the GDPR erasure. The subscriber leaves every group and can no
 // longer be found at once; MailerLite says its data goes "within 30 days". An unknown id is a 404.
 const forgetSubscriber: Handler = (ctx, params) => {
@@ -170,27 +162,6 @@ function isMailerLiteTime(value: unknown): boolean {
   const date = new Date(`${value.replace(' ', 'T')}Z`);
   return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 19).replace('T', ' ') === value;
 }
-
-// POST /api/subscribers/{subscriber_id}/groups/{group_id}: answers 200 with the group, also when the
-// subscriber was already in it (the recorded response of a first assignment is 200, not 201).
-const assignToGroup: Handler = (ctx, params) => {
-  const subscriber = ctx.store.subscribers.get(params.subscriber ?? '');
-  if (!subscriber) return notFound('Subscriber\\Subscriber');
-  const group = ctx.store.groups.get(params.group ?? '');
-  if (!group) return notFound('Group\\Group');
-  if (ctx.store.addToGroup(subscriber, group.id)) subscriber.updatedAt = ctx.now;
-  return { status: 200, body: { data: ctx.store.groupJson(group) } };
-};
-
-// DELETE /api/subscribers/{subscriber_id}/groups/{group_id}
-const unassignFromGroup: Handler = (ctx, params) => {
-  const subscriber = ctx.store.subscribers.get(params.subscriber ?? '');
-  if (!subscriber) return notFound('Subscriber\\Subscriber');
-  const group = ctx.store.groups.get(params.group ?? '');
-  if (!group) return notFound('Group\\Group');
-  subscriber.groupIds = subscriber.groupIds.filter((id) => id !== group.id);
-  return { status: 204, body: null };
-};
 
 const GROUP_SORTS = ['name', 'total', 'open_rate', 'click_rate', 'created_at'];
 
@@ -279,17 +250,6 @@ const createGroup: Handler = (ctx, _params, _query, body) => {
   return { status: 201, body: { data: ctx.store.groupJson(group) } };
 };
 
-// PUT /api/groups/{group_id}: rename.
-const updateGroup: Handler = (ctx, params, _query, body) => {
-  const group = ctx.store.groups.get(params.group ?? '');
-  if (!group) return notFound('Group\\Group');
-  const v = new Validator();
-  validateGroupName(v, body.name);
-  if (v.failed) return invalid(v);
-  group.name = body.name as string;
-  return { status: 200, body: { data: ctx.store.groupJson(group) } };
-};
-
 // DELETE /api/groups/{group_id}
 const deleteGroup: Handler = (ctx, params) => {
   const group = ctx.store.groups.get(params.group ?? '');
@@ -362,13 +322,9 @@ const batch: Handler = (ctx, _params, _query, body) => {
 const ROUTES: Route[] = [
   route('POST', '/api/subscribers', upsertSubscriber),
   route('GET', '/api/subscribers/{subscriber}', getSubscriber),
-  route('DELETE', '/api/subscribers/{subscriber}', deleteSubscriber),
   route('POST', '/api/subscribers/{subscriber}/forget', forgetSubscriber),
-  route('POST', '/api/subscribers/{subscriber}/groups/{group}', assignToGroup),
-  route('DELETE', '/api/subscribers/{subscriber}/groups/{group}', unassignFromGroup),
   route('GET', '/api/groups', listGroups),
   route('POST', '/api/groups', createGroup),
-  route('PUT', '/api/groups/{group}', updateGroup),
   route('DELETE', '/api/groups/{group}', deleteGroup),
   route('POST', '/api/batch', batch),
 ];
@@ -378,6 +334,10 @@ const ROUTES: Route[] = [
 const NOT_IMPLEMENTED: Array<{ method: string; pattern: RegExp }> = [
   ['GET', '/api/subscribers'],
   ['PUT', '/api/subscribers/{subscriber}'],
+  ['DELETE', '/api/subscribers/{subscriber}'],
+  ['POST', '/api/subscribers/{subscriber}/groups/{group}'],
+  ['DELETE', '/api/subscribers/{subscriber}/groups/{group}'],
+  ['PUT', '/api/groups/{group}'],
   ['GET', '/api/groups/{group}/subscribers'],
   ['POST', '/api/groups/{group}/import-subscribers'],
   ['GET', '/api/subscribers/import/{import}'],

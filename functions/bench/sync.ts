@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { deleteApp, initializeApp } from 'firebase-admin/app';
 import { getFirestore } from 'firebase-admin/firestore';
-import { startFirestoreEmulator } from '../../dev/emulators/firestore.ts';
+import { startFirestoreEmulator } from '../../tests/support/firestore-emulator.ts';
 import { type RequestLogEntry, startMailerLiteStandIn } from '../../dev/mailerlite/index.ts';
 import { handleSyncEmailsToMailerlite } from '../src/callables/sync-emails-to-mailerlite';
 import { systemClock } from '../src/clock';

@@ -10,8 +10,8 @@ import type { Firestore } from 'firebase-admin/firestore';
 import { getFirestore } from 'firebase-admin/firestore';
 import { HttpsError } from 'firebase-functions/v2/https';
 import { expect, inject } from 'vitest';
-import { clearFirestoreEmulator, setFirestoreRules } from '../../dev/emulators/firestore.ts';
-import type {} from '../../dev/emulators/vitest-setup.ts';
+import { clearFirestoreEmulator, setFirestoreRules } from '../../tests/support/firestore-emulator.ts';
+import type {} from '../../tests/support/firestore-emulator.setup.ts';
 import {
   type MailerLiteStandIn,
   type MailerLiteStandInOptions,

@@ -7,7 +7,7 @@ import {
   type RulesTestEnvironment,
 } from '@firebase/rules-unit-testing';
 import { afterAll, beforeAll, beforeEach, describe, inject, it } from 'vitest';
-import type {} from '../../dev/emulators/vitest-setup.ts';
+import type {} from '../support/firestore-emulator.setup.ts';
 import { addressesTheFormAccepts, malformedAddresses } from './email-cases.ts';
 import {
   addDoc,

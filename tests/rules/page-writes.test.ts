@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { initializeTestEnvironment, type RulesTestEnvironment } from '@firebase/rules-unit-testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
-import type {} from '../../dev/emulators/vitest-setup.ts';
+import type {} from '../support/firestore-emulator.setup.ts';
 import { collection, type Firestore, getDocs, setLogLevel, Timestamp } from './firestore-sdk.ts';
 
 const PROJECT_ID = 'demo-goody';

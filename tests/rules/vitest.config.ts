@@ -10,7 +10,7 @@ export default defineConfig({
     root: fileURLToPath(new URL('.', import.meta.url)),
     environment: 'node',
     include: ['**/*.test.ts'],
-    globalSetup: ['../../dev/emulators/vitest-setup.ts'],
+    globalSetup: ['../support/firestore-emulator.setup.ts'],
     // One emulator, one database: files must not clear each other's data.
     fileParallelism: false,
     testTimeout: 30_000,

@@ -3,7 +3,7 @@
 // functions test file takes a project of its own in it (functions/test-support/stack.ts). Without Java 21+ and
 // the emulator this fails at once with the message that says what to install (dev/emulators/find.ts).
 import type { TestProject } from 'vitest/node';
-import { startFirestoreEmulator } from './firestore.ts';
+import { startFirestoreEmulator } from './firestore-emulator.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {

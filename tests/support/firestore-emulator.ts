@@ -7,7 +7,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import path from 'node:path';
-import { emulatorEnv, findGoogleEmulators } from './find.ts';
+import { emulatorEnv, findGoogleEmulators } from '../../dev/emulators/find.ts';
 
 export interface RunningFirestoreEmulator {
   host: string;
