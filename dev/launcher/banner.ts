@@ -4,8 +4,7 @@ import path from 'node:path';
 
 export type FunctionsState =
   | { state: 'loaded'; baseUrl: string; names: string[] }
-  | { state: 'failed'; baseUrl: string }
-  | { state: 'absent'; reason: string };
+  | { state: 'failed'; baseUrl: string };
 
 export interface BannerInfo {
   repoRoot: string;
@@ -17,7 +16,7 @@ export interface BannerInfo {
   mailerLiteApiKey: string;
   firestoreHostPort: string;
   pubsubHostPort: string;
-  tasksHostPort?: string;
+  tasksHostPort: string;
   functions: FunctionsState;
 }
 
@@ -32,8 +31,6 @@ function functionsLine(functions: FunctionsState): string {
       return `${functions.baseUrl}/<name> (${functions.names.join(', ') || 'none exported'})`;
     case 'failed':
       return `${functions.baseUrl}: FAILED to load, see the [firebase] lines above (it reloads when functions/lib changes)`;
-    case 'absent':
-      return `not running: ${functions.reason}`;
   }
 }
 
@@ -49,9 +46,8 @@ export function formatReadyBanner(info: BannerInfo): string {
     ['Firestore', `Firebase Firestore emulator at ${info.firestoreHostPort}, enforcing firestore.rules`],
     ['Functions', functionsLine(info.functions)],
     ['Pub/Sub', `Firebase Pub/Sub emulator at ${info.pubsubHostPort} (triggers the scheduled functions)`],
+    ['Tasks', `Firebase Cloud Tasks emulator at ${info.tasksHostPort} (the task queues)`],
   ];
-  if (info.tasksHostPort)
-    rows.push(['Tasks', `Firebase Cloud Tasks emulator at ${info.tasksHostPort} (the task queues)`]);
   const rule = '─'.repeat(72);
   return [
     rule,

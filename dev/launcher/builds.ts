@@ -1,7 +1,7 @@
 // What gets built before the stack starts, and with which settings. The site's Firebase wiring is fixed at
 // build time (Vite inlines VITE_* variables), so the web build must be told this stack's emulator ports.
 
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { LauncherConfig } from './config.ts';
 
@@ -21,22 +21,6 @@ const WEB_DEFAULTS = {
   VITE_FIRESTORE_EMULATOR_HOST: '127.0.0.1:8080',
   VITE_FUNCTIONS_EMULATOR_HOST: '127.0.0.1:5001',
 };
-
-export interface Sources {
-  /** web/ has something to build (a Vite entry). */
-  web: boolean;
-  /** functions/ has TypeScript sources and a tsconfig to compile them with. */
-  functions: boolean;
-}
-
-export function findSources(repoRoot: string): Sources {
-  return {
-    web: existsSync(path.join(repoRoot, 'web', 'index.html')),
-    functions:
-      existsSync(path.join(repoRoot, 'functions', 'tsconfig.json')) &&
-      existsSync(path.join(repoRoot, 'functions', 'src')),
-  };
-}
 
 /** The compiled entry the Functions emulator loads (functions/package.json "main"). */
 export function functionsEntry(repoRoot: string): string {

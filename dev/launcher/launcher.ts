@@ -17,7 +17,6 @@ import { type FunctionsState, formatReadyBanner } from './banner.ts';
 import {
   builtSiteDir,
   defaultBuildMismatch,
-  findSources,
   functionsEntry,
   stackSiteDir,
   viteEnv,
@@ -193,19 +192,9 @@ export class Launcher {
     return this.claims.filter((_, index) => results[index] === 'EADDRINUSE');
   }
 
-  private claimsFor(functions: boolean): PortClaim[] {
-    const keys: PortKey[] = [
-      'hosting',
-      'hub',
-      'logging',
-      'firestore',
-      'pubsub',
-      'mailerlite',
-      'smtp',
-      'smtpApi',
-    ];
-    if (functions) keys.push('functions', 'tasks');
-    return portClaims(this.config.ports, this.config.host, keys);
+  private claimsFor(): PortClaim[] {
+    const keys: PortKey[] = ['hosting', 'functions', 'hub', 'logging', 'firestore', 'pubsub', 'tasks'];
+    return portClaims(this.config.ports, this.config.host, [...keys, 'mailerlite', 'smtp', 'smtpApi']);
   }
 
   private async startUp(): Promise<void> {
@@ -220,9 +209,7 @@ export class Launcher {
     }
     io.out(`[launcher] Google's emulators: ${emulators.summary}`);
 
-    const sources = findSources(repoRoot);
-    const functionsMayRun = sources.functions || existsSync(functionsEntry(repoRoot));
-    this.claims = this.claimsFor(functionsMayRun);
+    this.claims = this.claimsFor();
     await assertPortsFree(this.claims);
     this.checkpoint();
 
@@ -231,52 +218,45 @@ export class Launcher {
     const vite = viteEnv(config);
     let siteDir = builtSiteDir(repoRoot);
     if (config.build) {
-      if (sources.web) {
-        siteDir = stackSiteDir(config.stackDir);
-        await this.supervisor.runTask({
-          name: 'The web build (npm run build -w web)',
-          label: 'web build',
-          command: 'npm',
-          args: webBuildArgs(siteDir),
-          cwd: repoRoot,
-          // A production build, as deployed, whatever NODE_ENV the launcher inherited (vitest sets "test",
-          // which would make Vite bundle React's development build).
-          env: { ...process.env, ...vite, NODE_ENV: 'production' },
-        });
-        this.checkpoint();
-      } else {
-        io.out('[launcher] web/ has no sources yet (no web/index.html): serving web/dist as it is.');
-      }
-      if (sources.functions) {
-        await this.supervisor.runTask({
-          name: 'The functions build (npm run build -w functions)',
-          label: 'functions build',
-          command: 'npm',
-          args: ['run', 'build', '-w', 'functions'],
-          cwd: repoRoot,
-          env: process.env,
-        });
-        this.checkpoint();
-      } else {
-        io.out('[launcher] functions/ has no sources yet: the Functions emulator will not run.');
-      }
+      siteDir = stackSiteDir(config.stackDir);
+      await this.supervisor.runTask({
+        name: 'The web build (npm run build -w web)',
+        label: 'web build',
+        command: 'npm',
+        args: webBuildArgs(siteDir),
+        cwd: repoRoot,
+        // A production build, as deployed, whatever NODE_ENV the launcher inherited (vitest sets "test",
+        // which would make Vite bundle React's development build).
+        env: { ...process.env, ...vite, NODE_ENV: 'production' },
+      });
+      this.checkpoint();
+      await this.supervisor.runTask({
+        name: 'The functions build (npm run build -w functions)',
+        label: 'functions build',
+        command: 'npm',
+        args: ['run', 'build', '-w', 'functions'],
+        cwd: repoRoot,
+        env: process.env,
+      });
+      this.checkpoint();
     } else {
       const mismatch = defaultBuildMismatch(vite);
       if (mismatch) io.err(`[launcher] WARNING: ${mismatch}`);
     }
 
-    if (!existsSync(path.join(siteDir, 'index.html'))) {
-      throw new LauncherError(
-        `The site is not built: ${path.relative(repoRoot, siteDir)}/index.html does not exist` +
-          (config.build
-            ? ' (and web/ has nothing to build yet).'
-            : '. Build it with `npm run build -w web`, or use `npm start`, which builds the site itself.'),
-      );
+    for (const [what, file, build] of [
+      ['site', path.join(siteDir, 'index.html'), 'web'],
+      ['functions', functionsEntry(repoRoot), 'functions'],
+    ] as const) {
+      if (!existsSync(file)) {
+        throw new LauncherError(
+          `The ${what} ${what === 'site' ? 'is' : 'are'} not built: ${path.relative(repoRoot, file)} does not exist. ` +
+            `Build with \`npm run build -w ${build}\`, or use \`npm start\`, which builds everything itself.`,
+        );
+      }
     }
-    const functions = existsSync(functionsEntry(repoRoot));
 
-    // The builds took a while: check again, now with the ports this run will really use.
-    this.claims = this.claimsFor(functions);
+    // The builds took a while: check the ports again.
     await assertPortsFree(this.claims);
     this.checkpoint();
 
@@ -291,7 +271,6 @@ export class Launcher {
       publicDir: siteDir,
       host: config.host,
       ports: config.ports,
-      functions,
       functionsEnv: {
         ...functionsParams(standIns),
         ...queueRates(process.env),
@@ -306,13 +285,8 @@ export class Launcher {
       },
     });
 
-    const only = ['hosting', 'firestore', 'pubsub', ...(functions ? ['functions', 'tasks'] : [])];
-    let functionsState: FunctionsState = functions
-      ? { state: 'failed', baseUrl: this.functionsBaseUrl() }
-      : {
-          state: 'absent',
-          reason: `${path.relative(repoRoot, functionsEntry(repoRoot))} does not exist (functions not built yet)`,
-        };
+    const only = ['hosting', 'functions', 'firestore', 'pubsub', 'tasks'];
+    let functionsState: FunctionsState = { state: 'failed', baseUrl: this.functionsBaseUrl() };
     let markReady: () => void = () => {};
     const ready = new Promise<void>((resolve) => {
       markReady = resolve;
@@ -344,7 +318,7 @@ export class Launcher {
       onLine: (raw) => {
         const line = raw.replace(ANSI, '');
         const loaded = /Loaded functions definitions from source: (.*?)\.?$/.exec(line);
-        if (loaded && functions) {
+        if (loaded) {
           // Entry points use dots where the exported names have dashes (firebase-functions groups).
           const names = (loaded[1] ?? '')
             .split(',')
@@ -391,7 +365,7 @@ export class Launcher {
         mailerLiteApiKey: config.mailerLiteApiKey,
         firestoreHostPort: `${config.host}:${config.ports.firestore}`,
         pubsubHostPort: `${config.host}:${config.ports.pubsub}`,
-        ...(functions ? { tasksHostPort: `${config.host}:${config.ports.tasks}` } : {}),
+        tasksHostPort: `${config.host}:${config.ports.tasks}`,
         functions: functionsState,
       }),
     );

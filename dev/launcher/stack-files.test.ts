@@ -82,7 +82,6 @@ describe('the per-stack firebase config', () => {
     publicDir: path.join(stackDir, 'site'),
     host: '127.0.0.1',
     ports,
-    functions: true,
     ...overrides,
   });
 
@@ -129,7 +128,7 @@ describe('the per-stack firebase config', () => {
   });
 
   it('points at web/dist by a relative path, since the Hosting emulator joins it to the project dir', () => {
-    const config = buildEmulatorConfig(base, stackOptions({ publicDir: '/repo/web/dist', functions: false }));
+    const config = buildEmulatorConfig(base, stackOptions({ publicDir: '/repo/web/dist' }));
     expect(config.hosting).toEqual({ ...base.hosting, public: '../../web/dist' });
   });
 
@@ -145,21 +144,12 @@ describe('the per-stack firebase config', () => {
     });
   });
 
-  it.each([true, false])(
-    "turns the repository's firebase.json into one firebase-tools accepts (functions: %s)",
-    (functions) => {
-      const validate = getValidator();
-      const config = buildEmulatorConfig(repoFirebaseJson, stackOptions({ functions }));
-      const valid = validate(config);
-      expect((validate.errors ?? []).map(getErrorMessage)).toEqual([]);
-      expect(valid).toBe(true);
-    },
-  );
-
-  it('leaves the functions out until they are built', () => {
-    const config = buildEmulatorConfig(base, stackOptions({ functions: false }));
-    expect(config).not.toHaveProperty('functions');
-    expect(config.emulators).not.toHaveProperty('functions');
+  it("turns the repository's firebase.json into one firebase-tools accepts", () => {
+    const validate = getValidator();
+    const config = buildEmulatorConfig(repoFirebaseJson, stackOptions());
+    const valid = validate(config);
+    expect((validate.errors ?? []).map(getErrorMessage)).toEqual([]);
+    expect(valid).toBe(true);
   });
 });
 
@@ -190,7 +180,6 @@ describe('writing the stack directory', () => {
       publicDir: path.join(stackDir, 'site'),
       host: '127.0.0.1',
       ports,
-      functions: true,
       functionsEnv: { MAILERLITE_BASE_URL: 'http://127.0.0.1:13080/api' },
       functionsSecrets: { MAILERLITE_API_KEY: 'dev-mailerlite-key', SMTP_URL: 'smtp://127.0.0.1:12525' },
     });

@@ -56,7 +56,6 @@ export interface EmulatorConfigOptions {
   publicDir: string;
   host: string;
   ports: Ports;
-  functions: boolean;
 }
 
 function isObject(value: unknown): value is JsonObject {
@@ -94,28 +93,21 @@ export function buildEmulatorConfig(base: JsonObject, options: EmulatorConfigOpt
   const fromStack = (repoPath: string) => path.relative(stackDir, path.resolve(repoRoot, repoPath)) || '.';
 
   const hostingSites = Array.isArray(config.hosting) ? config.hosting : [config.hosting];
-  const emulatorOrigins = [`http://${host}:${ports.firestore}`];
-  if (options.functions) emulatorOrigins.push(`http://${host}:${ports.functions}`);
+  const emulatorOrigins = [`http://${host}:${ports.firestore}`, `http://${host}:${ports.functions}`];
   for (const site of hostingSites) {
     if (!isObject(site)) continue;
     if (typeof site.public === 'string') site.public = fromStack(options.publicDir);
     allowConnectionsTo(site, emulatorOrigins);
   }
 
-  if (options.functions) {
-    const codebases = Array.isArray(config.functions) ? config.functions : [config.functions];
-    const local = codebases.filter(
-      (entry): entry is JsonObject => isObject(entry) && typeof entry.source === 'string',
-    );
-    if (local.length !== 1) {
-      throw new Error(
-        `firebase.json should have exactly one local functions codebase, found ${local.length}`,
-      );
-    }
-    (local[0] as JsonObject).source = 'functions';
-  } else {
-    delete config.functions;
+  const codebases = Array.isArray(config.functions) ? config.functions : [config.functions];
+  const local = codebases.filter(
+    (entry): entry is JsonObject => isObject(entry) && typeof entry.source === 'string',
+  );
+  if (local.length !== 1) {
+    throw new Error(`firebase.json should have exactly one local functions codebase, found ${local.length}`);
   }
+  (local[0] as JsonObject).source = 'functions';
 
   if (isObject(config.firestore)) {
     // The emulator reads these through firebase-tools' Config.path(), which refuses `..` but takes absolute paths.
@@ -137,12 +129,10 @@ export function buildEmulatorConfig(base: JsonObject, options: EmulatorConfigOpt
   emulators.firestore = { host, port: ports.firestore };
   // Pub/Sub carries the scheduled functions' triggers (topic firebase-schedule-<name>).
   emulators.pubsub = { host, port: ports.pubsub };
-  if (options.functions) {
-    emulators.functions = { host, port: ports.functions };
-    // The task queues the functions enqueue to (firebase-admin reads CLOUD_TASKS_EMULATOR_HOST, which the
-    // Functions emulator sets when this one runs).
-    emulators.tasks = { host, port: ports.tasks };
-  }
+  emulators.functions = { host, port: ports.functions };
+  // The task queues the functions enqueue to (firebase-admin reads CLOUD_TASKS_EMULATOR_HOST, which the
+  // Functions emulator sets when this one runs).
+  emulators.tasks = { host, port: ports.tasks };
   config.emulators = emulators;
   return config;
 }
@@ -178,18 +168,16 @@ export function writeStackFiles(options: WriteStackFilesOptions): StackFiles {
 
   const functionsDir = path.join(stackDir, 'functions');
   rmSync(functionsDir, { recursive: true, force: true });
-  if (options.functions) {
-    const sourceDir = path.join(repoRoot, 'functions');
-    mkdirSync(functionsDir);
-    for (const entry of readdirSync(sourceDir)) {
-      if (GENERATED_FUNCTION_FILES.has(entry)) continue;
-      symlinkSync(path.relative(functionsDir, path.join(sourceDir, entry)), path.join(functionsDir, entry));
-    }
-    const header = `Written by npm start (dev/launcher) for this stack only; rewritten on every start.`;
-    writeFileSync(path.join(functionsDir, '.env.local'), formatDotenv(options.functionsEnv, header));
-    writeFileSync(path.join(functionsDir, '.secret.local'), formatDotenv(options.functionsSecrets, header), {
-      mode: 0o600,
-    });
+  const sourceDir = path.join(repoRoot, 'functions');
+  mkdirSync(functionsDir);
+  for (const entry of readdirSync(sourceDir)) {
+    if (GENERATED_FUNCTION_FILES.has(entry)) continue;
+    symlinkSync(path.relative(functionsDir, path.join(sourceDir, entry)), path.join(functionsDir, entry));
   }
+  const header = `Written by npm start (dev/launcher) for this stack only; rewritten on every start.`;
+  writeFileSync(path.join(functionsDir, '.env.local'), formatDotenv(options.functionsEnv, header));
+  writeFileSync(path.join(functionsDir, '.secret.local'), formatDotenv(options.functionsSecrets, header), {
+    mode: 0o600,
+  });
   return { configPath, functionsDir };
 }

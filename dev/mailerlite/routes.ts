@@ -163,63 +163,35 @@ function isMailerLiteTime(value: unknown): boolean {
   return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 19).replace('T', ' ') === value;
 }
 
-const GROUP_SORTS = ['name', 'total', 'open_rate', 'click_rate', 'created_at'];
-
-// GET /api/groups: limit, page (from 1), filter[name] (partial match), sort (prefix "-" for descending).
-// Paginated like Laravel's length-aware paginator, which is what the documented response is.
+// GET /api/groups: limit, page (from 1), filter[name] (partial match, case-insensitive). The answer keeps
+// MailerLite's paging envelope (`links`, `meta`), of which the client reads `meta.last_page`.
 const listGroups: Handler = (ctx, _params, query) => {
   const v = new Validator();
   const limit = positiveInt(query.get('limit'), 100);
   const page = positiveInt(query.get('page'), 1);
   if (limit === undefined) v.add('limit', 'The limit must be an integer.');
   if (page === undefined) v.add('page', 'The page must be an integer.');
-  const sort = query.get('sort');
-  const sortKey = sort?.replace(/^-/, '');
-  if (sortKey !== undefined && !GROUP_SORTS.includes(sortKey)) v.invalidSelection('sort');
   if (v.failed || limit === undefined || page === undefined) return invalid(v);
 
   const nameFilter = query.get('filter[name]')?.toLowerCase();
-  let groups = [...ctx.store.groups.values()];
-  if (nameFilter) groups = groups.filter((g) => g.name.toLowerCase().includes(nameFilter));
-  if (sortKey === 'name') groups.sort((a, b) => a.name.localeCompare(b.name));
-  if (sortKey === 'created_at') groups.sort((a, b) => a.createdAt - b.createdAt);
-  if (sortKey === 'total') {
-    const total = (id: string) =>
-      [...ctx.store.subscribers.values()].filter((s) => s.groupIds.includes(id)).length;
-    groups.sort((a, b) => total(a.id) - total(b.id));
-  }
-  if (sort?.startsWith('-')) groups.reverse();
-
+  const groups = [...ctx.store.groups.values()].filter(
+    (g) => !nameFilter || g.name.toLowerCase().includes(nameFilter),
+  );
   const total = groups.length;
   const lastPage = Math.max(1, Math.ceil(total / limit));
   const start = (page - 1) * limit;
   const pageItems = groups.slice(start, start + limit);
   const path = `${ctx.baseUrl}/groups`;
-  const pageUrl = (n: number) => `${path}?page=${n}`;
-  const pageLinks = Array.from({ length: lastPage }, (_, i) => ({
-    url: pageUrl(i + 1),
-    label: String(i + 1),
-    active: i + 1 === page,
-  }));
+  const pageUrl = (n: number) => (n >= 1 && n <= lastPage ? `${path}?page=${n}` : null);
   return {
     status: 200,
     body: {
       data: pageItems.map((g) => ctx.store.groupJson(g)),
-      links: {
-        first: pageUrl(1),
-        last: pageUrl(lastPage),
-        prev: page > 1 ? pageUrl(page - 1) : null,
-        next: page < lastPage ? pageUrl(page + 1) : null,
-      },
+      links: { first: pageUrl(1), last: pageUrl(lastPage), prev: pageUrl(page - 1), next: pageUrl(page + 1) },
       meta: {
         current_page: page,
         from: pageItems.length > 0 ? start + 1 : null,
         last_page: lastPage,
-        links: [
-          { url: page > 1 ? pageUrl(page - 1) : null, label: '&laquo; Previous', active: false },
-          ...pageLinks,
-          { url: page < lastPage ? pageUrl(page + 1) : null, label: 'Next &raquo;', active: false },
-        ],
         path,
         per_page: limit,
         to: pageItems.length > 0 ? start + pageItems.length : null,

@@ -24,10 +24,6 @@ const STOP_TIMEOUT_MS = 30_000;
 const stackDirOf = (ports: StackPorts) =>
   path.join(repoRoot, '.dev-data', `stack-${ports.GOODY_HOSTING_PORT}`);
 const webDistIndex = path.join(repoRoot, 'web', 'dist', 'index.html');
-const functionsPresent = existsSync(path.join(repoRoot, 'functions', 'src', 'index.ts'));
-if (!functionsPresent) {
-  console.warn('stack: functions/src/index.ts does not exist yet, so the callable checks are skipped.');
-}
 
 interface Banner {
   siteUrl: string;
@@ -251,7 +247,7 @@ describe('npm start', () => {
     expect(answer?.missing ?? answer?.found?.name).toBe(health);
   });
 
-  it.runIf(functionsPresent)('answers the admin sync callable over the callable protocol', async () => {
+  it('answers the admin sync callable over the callable protocol', async () => {
     const { status, body } = await callCallable(ports, 'sync-emails-to-mailerlite', {});
     expect(status).toBe(200);
     const result = body.result as Record<string, unknown>;
@@ -261,149 +257,140 @@ describe('npm start', () => {
     expect(result.error === null || typeof result.error === 'string').toBe(true);
   });
 
-  it.runIf(functionsPresent)(
-    'wires the functions to the stand-ins through Cloud Tasks: a sign-up reaches MailerLite and its thank-you the outbox, once',
-    async () => {
-      const email = 'stack-test@example.com';
-      // What the site writes: the sign-up document, with a server timestamp, over the REST API.
-      const commit = await fetch(
-        `http://${banner.firestoreHostPort}/v1/projects/demo-goody/databases/(default)/documents:commit`,
-        {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({
-            writes: [
-              {
-                update: {
-                  name: 'projects/demo-goody/databases/(default)/documents/email_subscriptions/stack-test',
-                  fields: {
-                    email: { stringValue: email },
-                    subscription_type: { stringValue: 'updates' },
-                    source: { stringValue: 'hero_form' },
-                  },
-                },
-                currentDocument: { exists: false },
-                updateTransforms: [{ fieldPath: 'created_at', setToServerValue: 'REQUEST_TIME' }],
-              },
-            ],
-          }),
-        },
-      );
-      expect(commit.status).toBe(200);
-      await commit.arrayBuffer();
-
-      const mailerLiteRoot = banner.mailerLiteBaseUrl.replace(/\/api$/, '');
-      const mailerLite = async () =>
-        (await (await fetch(`${mailerLiteRoot}/__control/state`)).json()) as {
-          subscribers: { email: string; groups: string[] }[];
-          requests: { method: string; path: string }[];
-        };
-      // Pressed twice, as a double click or a client retry would: the second enqueues nothing new.
-      for (let press = 0; press < 2; press++) {
-        const contact = await callCallable(ports, 'add-contact-to-mailerlite', {
-          email,
-          source: 'hero_form',
-        });
-        expect(contact).toEqual({ status: 200, body: { result: { status: 'accepted' } } });
-        const thankYou = await callCallable(ports, 'send-thank-you-email', { email });
-        expect(thankYou).toEqual({ status: 200, body: { result: { status: 'accepted' } } });
-      }
-      // The callables only queued the work: the Cloud Tasks emulator dispatches it to the two queues.
-      await expect
-        .poll(async () => (await mailerLite()).subscribers.find((candidate) => candidate.email === email), {
-          timeout: 30_000,
-        })
-        .toMatchObject({ email, groups: [expect.any(String)] });
-      await expect
-        .poll(async () => ((await (await fetch(banner.smtpApiUrl)).json()) as { total: number }).total, {
-          timeout: 30_000,
-        })
-        .toBe(1);
-      await delay(2_000);
-      const upserts = (await mailerLite()).requests.filter(
-        (request) => request.method === 'POST' && request.path === '/api/subscribers',
-      );
-      expect(upserts, 'one task, so one upsert').toHaveLength(1);
-      const outbox = (await (await fetch(banner.smtpApiUrl)).json()) as {
-        messages: { to: string[]; file: string }[];
-      };
-      expect(outbox.messages.map((message) => message.to)).toEqual([[email]]);
-      expect(outbox.messages[0]?.file.startsWith(mailDir)).toBe(true);
-      expect(readdirSync(mailDir).filter((name) => name.endsWith('.eml'))).toHaveLength(1);
-    },
-  );
-
-  it.runIf(functionsPresent)(
-    'runs retry-forgets as the scheduler would: an unsubscribe made while MailerLite was down is finished',
-    async () => {
-      const email = 'stack-test@example.com';
-      const mailerLiteRoot = banner.mailerLiteBaseUrl.replace(/\/api$/, '');
-      const subscribers = async () =>
-        (
-          (await (await fetch(`${mailerLiteRoot}/__control/state`)).json()) as {
-            subscribers: { email: string }[];
-          }
-        ).subscribers.map((subscriber) => subscriber.email);
-      expect(await subscribers(), 'the sign-up of the test before').toContain(email);
-      const outbox = (await (await fetch(banner.smtpApiUrl)).json()) as { messages: { text: string }[] };
-      const link = /^(http:\/\/127\.0\.0\.1:\d+\/demo-goody\/us-central1\/unsubscribe\?\S+)$/m.exec(
-        outbox.messages[0]?.text ?? '',
-      )?.[1];
-      expect(link, 'the unsubscribe link of the thank-you mail').toBeDefined();
-
-      const faults = `${mailerLiteRoot}/__control/faults`;
-      const down = await fetch(faults, {
-        method: 'PUT',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ down: true }),
-      });
-      expect(down.ok).toBe(true);
-      const click = await fetch(link as string, {
+  it('wires the functions to the stand-ins through Cloud Tasks: a sign-up reaches MailerLite and its thank-you the outbox, once', async () => {
+    const email = 'stack-test@example.com';
+    // What the site writes: the sign-up document, with a server timestamp, over the REST API.
+    const commit = await fetch(
+      `http://${banner.firestoreHostPort}/v1/projects/demo-goody/databases/(default)/documents:commit`,
+      {
         method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: 'List-Unsubscribe=One-Click',
-      });
-      expect(click.status).toBe(200);
-      await click.arrayBuffer();
-      await (await fetch(faults, { method: 'DELETE' })).arrayBuffer();
-      expect(await subscribers(), 'still in MailerLite: it was down').toContain(email);
-
-      await runScheduled(ports, 'retry-forgets');
-      expect(await subscribers()).not.toContain(email);
-    },
-  );
-
-  it.runIf(functionsPresent)(
-    'runs retention as the scheduler would: sign-ups past the retention period are erased, recent ones kept',
-    async () => {
-      const store = (id: string, createdAt: string) =>
-        fetch(`http://${banner.firestoreHostPort}/v1/${DOCUMENTS}/email_subscriptions?documentId=${id}`, {
-          method: 'POST',
-          headers: { ...OWNER, 'content-type': 'application/json' },
-          body: JSON.stringify({
-            fields: {
-              email: { stringValue: `${id}@example.com` },
-              subscription_type: { stringValue: 'updates' },
-              source: { stringValue: 'hero_form' },
-              created_at: { timestampValue: createdAt },
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          writes: [
+            {
+              update: {
+                name: 'projects/demo-goody/databases/(default)/documents/email_subscriptions/stack-test',
+                fields: {
+                  email: { stringValue: email },
+                  subscription_type: { stringValue: 'updates' },
+                  source: { stringValue: 'hero_form' },
+                },
+              },
+              currentDocument: { exists: false },
+              updateTransforms: [{ fieldPath: 'created_at', setToServerValue: 'REQUEST_TIME' }],
             },
-          }),
-        }).then((response) => response.arrayBuffer());
-      await store('long-ago', '2020-01-01T00:00:00Z');
-      await store('just-now', new Date().toISOString());
+          ],
+        }),
+      },
+    );
+    expect(commit.status).toBe(200);
+    await commit.arrayBuffer();
 
-      await runScheduled(ports, 'retention');
-
-      const list = await fetch(`http://${banner.firestoreHostPort}/v1/${DOCUMENTS}/email_subscriptions`, {
-        headers: OWNER,
+    const mailerLiteRoot = banner.mailerLiteBaseUrl.replace(/\/api$/, '');
+    const mailerLite = async () =>
+      (await (await fetch(`${mailerLiteRoot}/__control/state`)).json()) as {
+        subscribers: { email: string; groups: string[] }[];
+        requests: { method: string; path: string }[];
+      };
+    // Pressed twice, as a double click or a client retry would: the second enqueues nothing new.
+    for (let press = 0; press < 2; press++) {
+      const contact = await callCallable(ports, 'add-contact-to-mailerlite', {
+        email,
+        source: 'hero_form',
       });
-      const ids = (((await list.json()) as { documents?: { name: string }[] }).documents ?? []).map((doc) =>
-        doc.name.slice(doc.name.lastIndexOf('/') + 1),
-      );
-      expect(ids).toContain('just-now');
-      expect(ids).not.toContain('long-ago');
-    },
-  );
+      expect(contact).toEqual({ status: 200, body: { result: { status: 'accepted' } } });
+      const thankYou = await callCallable(ports, 'send-thank-you-email', { email });
+      expect(thankYou).toEqual({ status: 200, body: { result: { status: 'accepted' } } });
+    }
+    // The callables only queued the work: the Cloud Tasks emulator dispatches it to the two queues.
+    await expect
+      .poll(async () => (await mailerLite()).subscribers.find((candidate) => candidate.email === email), {
+        timeout: 30_000,
+      })
+      .toMatchObject({ email, groups: [expect.any(String)] });
+    await expect
+      .poll(async () => ((await (await fetch(banner.smtpApiUrl)).json()) as { total: number }).total, {
+        timeout: 30_000,
+      })
+      .toBe(1);
+    await delay(2_000);
+    const upserts = (await mailerLite()).requests.filter(
+      (request) => request.method === 'POST' && request.path === '/api/subscribers',
+    );
+    expect(upserts, 'one task, so one upsert').toHaveLength(1);
+    const outbox = (await (await fetch(banner.smtpApiUrl)).json()) as {
+      messages: { to: string[]; file: string }[];
+    };
+    expect(outbox.messages.map((message) => message.to)).toEqual([[email]]);
+    expect(outbox.messages[0]?.file.startsWith(mailDir)).toBe(true);
+    expect(readdirSync(mailDir).filter((name) => name.endsWith('.eml'))).toHaveLength(1);
+  });
+
+  it('runs retry-forgets as the scheduler would: an unsubscribe made while MailerLite was down is finished', async () => {
+    const email = 'stack-test@example.com';
+    const mailerLiteRoot = banner.mailerLiteBaseUrl.replace(/\/api$/, '');
+    const subscribers = async () =>
+      (
+        (await (await fetch(`${mailerLiteRoot}/__control/state`)).json()) as {
+          subscribers: { email: string }[];
+        }
+      ).subscribers.map((subscriber) => subscriber.email);
+    expect(await subscribers(), 'the sign-up of the test before').toContain(email);
+    const outbox = (await (await fetch(banner.smtpApiUrl)).json()) as { messages: { text: string }[] };
+    const link = /^(http:\/\/127\.0\.0\.1:\d+\/demo-goody\/us-central1\/unsubscribe\?\S+)$/m.exec(
+      outbox.messages[0]?.text ?? '',
+    )?.[1];
+    expect(link, 'the unsubscribe link of the thank-you mail').toBeDefined();
+
+    const faults = `${mailerLiteRoot}/__control/faults`;
+    const down = await fetch(faults, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ down: true }),
+    });
+    expect(down.ok).toBe(true);
+    const click = await fetch(link as string, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'List-Unsubscribe=One-Click',
+    });
+    expect(click.status).toBe(200);
+    await click.arrayBuffer();
+    await (await fetch(faults, { method: 'DELETE' })).arrayBuffer();
+    expect(await subscribers(), 'still in MailerLite: it was down').toContain(email);
+
+    await runScheduled(ports, 'retry-forgets');
+    expect(await subscribers()).not.toContain(email);
+  });
+
+  it('runs retention as the scheduler would: sign-ups past the retention period are erased, recent ones kept', async () => {
+    const store = (id: string, createdAt: string) =>
+      fetch(`http://${banner.firestoreHostPort}/v1/${DOCUMENTS}/email_subscriptions?documentId=${id}`, {
+        method: 'POST',
+        headers: { ...OWNER, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          fields: {
+            email: { stringValue: `${id}@example.com` },
+            subscription_type: { stringValue: 'updates' },
+            source: { stringValue: 'hero_form' },
+            created_at: { timestampValue: createdAt },
+          },
+        }),
+      }).then((response) => response.arrayBuffer());
+    await store('long-ago', '2020-01-01T00:00:00Z');
+    await store('just-now', new Date().toISOString());
+
+    await runScheduled(ports, 'retention');
+
+    const list = await fetch(`http://${banner.firestoreHostPort}/v1/${DOCUMENTS}/email_subscriptions`, {
+      headers: OWNER,
+    });
+    const ids = (((await list.json()) as { documents?: { name: string }[] }).documents ?? []).map((doc) =>
+      doc.name.slice(doc.name.lastIndexOf('/') + 1),
+    );
+    expect(ids).toContain('just-now');
+    expect(ids).not.toContain('long-ago');
+  });
 
   it('stops every process it started and frees every port on Ctrl-C', async () => {
     const tree = run.rememberTree();
