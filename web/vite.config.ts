@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import react from '@vitejs/plugin-react';
 import { defineConfig, loadEnv } from 'vite';
+import { contentSecurityPolicy } from './plugins/content-security-policy.ts';
 import { initialChunkReport } from './plugins/initial-chunk-report.ts';
 import { prerender } from './plugins/prerender.ts';
 import { siteOrigin, siteOriginPlugin } from './plugins/site-origin.ts';
@@ -23,6 +24,9 @@ export default defineConfig(({ mode }) => ({
     // The landing page is served as HTML that paints without JavaScript, then hydrates; every other
     // route renders on the client from the app shell (firebase.json's rewrite).
     // Its entry script is started by an inline bootstrap that firebase.json's policy allows by hash.
+    // The policy this build serves (firebase.json's, plus App Check's sources when built with a site key),
+    // written beside the site for the deploy and the local stack to serve.
+    contentSecurityPolicy({ policyFile: '../firebase.json' }),
     prerender({
       entry: 'src/app/prerender.tsx',
       route: '/',

@@ -16,6 +16,7 @@
 
 import { mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { withBuildPolicies } from '../../web/plugins/build-policies.ts';
 import type { Ports } from './config.ts';
 
 /** Files the launcher writes into the functions directory the emulator sees; never linked from functions/. */
@@ -84,9 +85,12 @@ function allowConnectionsTo(site: JsonObject, origins: string[]): void {
   }
 }
 
-/** The repository's firebase.json rewritten for one stack; the input is not modified. */
+/**
+ * The repository's firebase.json rewritten for one stack, serving the site in `publicDir` with the policies
+ * that build wrote (web/plugins/content-security-policy.ts); the input is not modified.
+ */
 export function buildEmulatorConfig(base: JsonObject, options: EmulatorConfigOptions): JsonObject {
-  const config = structuredClone(base);
+  const config = withBuildPolicies(base, options.publicDir);
   const { repoRoot, stackDir, host, ports } = options;
   // Relative, not absolute: the hosting emulator (superstatic) joins the project dir and the public dir
   // whatever the latter is, so an absolute public dir serves nothing.

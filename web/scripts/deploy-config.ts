@@ -1,0 +1,28 @@
+// `npm run deploy` runs this between the build and `firebase deploy`: it writes firebase.deploy.json, the
+// repository's firebase.json with the Content-Security-Policy the build in web/dist wrote
+// (web/plugins/content-security-policy.ts: the bootstrap's hash always, reCAPTCHA and App Check's origins
+// when the site was built with an App Check site key), and the deploy uses it. So turning App Check on is
+// a setting of the build, never a hand edit of a policy.
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { POLICY_FILE, readBuildPolicies, withBuildPolicies } from '../plugins/build-policies.ts';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const siteDir = path.join(repoRoot, 'web', 'dist');
+const build = readBuildPolicies(siteDir);
+if (!build) {
+  console.error(`web/dist/${POLICY_FILE} is missing: build the site first (npm run build).`);
+  process.exit(1);
+}
+const firebaseJson = JSON.parse(readFileSync(path.join(repoRoot, 'firebase.json'), 'utf8')) as Record<
+  string,
+  unknown
+>;
+writeFileSync(
+  path.join(repoRoot, 'firebase.deploy.json'),
+  `${JSON.stringify(withBuildPolicies(firebaseJson, siteDir), null, 2)}\n`,
+);
+console.log(
+  `firebase.deploy.json written: the site's policy ${build.appCheck ? 'allows App Check (reCAPTCHA Enterprise)' : 'as firebase.json has it (no App Check)'}.`,
+);
