@@ -10,14 +10,14 @@ import type { Firestore } from 'firebase-admin/firestore';
 import { getFirestore } from 'firebase-admin/firestore';
 import { HttpsError } from 'firebase-functions/v2/https';
 import { expect, inject } from 'vitest';
-import { clearFirestoreEmulator, setFirestoreRules } from '../../tests/support/firestore-emulator.ts';
-import type {} from '../../tests/support/firestore-emulator.setup.ts';
 import {
   type MailerLiteStandIn,
   type MailerLiteStandInOptions,
   startMailerLiteStandIn,
 } from '../../dev/mailerlite/index.ts';
 import { type SmtpOutbox, startSmtpOutbox } from '../../dev/smtp/index.ts';
+import type {} from '../../tests/support/firestore-emulator.setup.ts';
+import { clearFirestoreEmulator, setFirestoreRules } from '../../tests/support/firestore-emulator.ts';
 import { type Clock, systemClock } from '../src/clock';
 import { SIGNUPS, subscriptionTypeOf } from '../src/contract';
 import type { LogEvent, LogFields, Logger } from '../src/logs';

@@ -195,7 +195,7 @@ describe('npm start', () => {
   it('gives a link to the page a preview: absolute og:url and og:image of the site origin, and the 1200x630 PNG served', async () => {
     const html = await (await fetch(banner.siteUrl)).text();
     const tag = (attribute: string, name: string) =>
-      new RegExp(`<meta ${attribute}="${name}" content="([^"]*)"`).exec(html)?.[1];
+      new RegExp(`<meta\\s+${attribute}="${name}"\\s+content="([^"]*)"`).exec(html)?.[1];
     // The build's origin: VITE_SITE_ORIGIN, unset here, so the default (web/plugins/site-origin.ts).
     expect(tag('property', 'og:url')).toBe('https://goody.app/');
     expect(tag('property', 'og:image')).toBe('https://goody.app/og-image.png');
