@@ -78,11 +78,10 @@ export const deadlines = {
    */
   insertMs: 10_000,
   /**
-   * 20 s for add-contact-to-mailerlite and send-thank-you-email: a cold start plus their normal work
-   * (MailerLite requests are capped at 5 s each; one SMTP hand-off). Their failures are only logged, so
-   * past this the visitor gets their success instead of a longer wait. The SDK does not cancel the
-   * request, so the function still runs to its end; a contact it misses is delivered by the admin sync.
-   * (The SDK's default is 70 s.)
+   * 20 s for add-contact-to-mailerlite and send-thank-you-email, which only queue the work (Cloud Tasks
+   * delivers it, retried): a cold start at worst. Their failures are only logged, so past this the
+   * visitor gets their success instead of a longer wait; the sign-up is stored, and the admin sync
+   * delivers a contact whose call never arrived. (The SDK's default is 70 s.)
    */
   signupCallableMs: 20_000,
   /**
