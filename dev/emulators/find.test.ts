@@ -215,8 +215,16 @@ describe('the launcher jar', () => {
     const manifest = (method === 0 ? data : inflateRawSync(data)).toString();
     expect(manifest).toBe(launcherManifest('a.b.Main', ['/opt/sdk dir/x.jar']));
     expect(manifest.replace(/\r\n /g, '')).toContain('Class-Path: file:///opt/sdk%20dir/x.jar');
-    // The end-of-central-directory record says one entry.
-    expect(jar.readUInt32LE(jar.length - 22)).toBe(0x06054b50);
-    expect(jar.readUInt16LE(jar.length - 12)).toBe(1);
+    // The end-of-central-directory record says one entry, and where its header is; that header is whole
+    // (46 bytes and the name, ending where the record starts) and points back at the local one.
+    const end = jar.length - 22;
+    expect(jar.readUInt32LE(end)).toBe(0x06054b50);
+    expect(jar.readUInt16LE(end + 10)).toBe(1);
+    const central = jar.readUInt32LE(end + 16);
+    expect(jar.readUInt32LE(central)).toBe(0x02014b50);
+    expect(central + jar.readUInt32LE(end + 12)).toBe(end);
+    expect(jar.subarray(central + 46, central + 46 + nameLength).toString()).toBe('META-INF/MANIFEST.MF');
+    expect(jar.readUInt32LE(central + 16)).toBe(jar.readUInt32LE(14));
+    expect(jar.readUInt32LE(central + 42)).toBe(0);
   });
 });

@@ -1,19 +1,9 @@
-// Where Google's Java emulators are on this machine. The Firebase Firestore and Pub/Sub emulators need Java 21
-// or later and a binary firebase-tools would otherwise download (which fails offline). One module finds both
-// for `npm start`, `npm test` and CI, in this order:
-//
-//   Java         JAVA_HOME, then the `java` on PATH, then the newest JDK/JRE under /usr/lib/jvm
-//   Firestore    FIRESTORE_EMULATOR_BINARY_PATH, then firebase-tools' own cache (what
-//                `npx firebase setup:emulators:firestore` downloads), then the Google Cloud SDK's jar
-//   Pub/Sub      PUBSUB_EMULATOR_BINARY_PATH, then firebase-tools' cache, then the Google Cloud SDK's emulator
-//
-// The Cloud SDK's Firestore jar has no Main-Class, and firebase-tools runs the emulator with `java -jar`, so a
-// two-line launcher jar that names the class and the SDK's jar is written under .dev-data/emulators/; the
-// SDK's Pub/Sub script is reached through a small wrapper there (firebase-tools chmods the binary it is given,
-// which a file owned by root refuses). What is found goes to firebase-tools through its documented
-// *_EMULATOR_BINARY_PATH variables, with the chosen Java first on PATH.
-//
-// Nothing found is one clear message (GoogleEmulatorsMissing), never a stack trace and never a fallback.
+// Where Google's Java emulators are on this machine: Java 21+ (JAVA_HOME, the `java` on PATH, the newest
+// under /usr/lib/jvm) and the Firestore and Pub/Sub emulators (the *_EMULATOR_BINARY_PATH overrides,
+// firebase-tools' cache, a Google Cloud SDK installation). The SDK's Firestore jar has no Main-Class and
+// firebase-tools runs it with `java -jar`, so a launcher jar naming the class and the jar is written under
+// .dev-data/emulators/, with a wrapper for the SDK's Pub/Sub script (firebase-tools chmods what it is
+// given, which a file owned by root refuses). Nothing found is one clear message, never a fallback.
 //
 //   npx tsx dev/emulators/find.ts     prints what was found, or what to install, and exits 0 or 1
 
@@ -98,12 +88,6 @@ export function parseJavaMajor(output: string): number | undefined {
   return match?.[1] ? Number.parseInt(match[1], 10) : undefined;
 }
 
-interface JavaLookup {
-  java?: Java;
-  /** What was found and refused, for the message. */
-  seen: string[];
-}
-
 function probeJava(home: string, where: string, deps: FindDeps, seen: string[]): Java | undefined {
   const bin = path.join(home, 'bin', 'java');
   if (!deps.exists(bin)) return undefined;
@@ -119,7 +103,8 @@ function probeJava(home: string, where: string, deps: FindDeps, seen: string[]):
   return { home, major };
 }
 
-export function findJava(deps: FindDeps): JavaLookup {
+/** The Java to run the emulators with, and what was found and refused (for the message). */
+export function findJava(deps: FindDeps): { java?: Java; seen: string[] } {
   const seen: string[] = [];
   const javaHome = deps.env.JAVA_HOME?.trim();
   if (javaHome) {
@@ -225,26 +210,30 @@ export function findGoogleEmulators(deps: FindDeps = systemDeps, needed: Needed[
   const { java, seen } = findJava(deps);
   const firestore = needed.includes('firestore') ? findEmulator('firestore', deps) : { path: '' };
   const pubsub = needed.includes('pubsub') ? findEmulator('pubsub', deps) : { path: '' };
-  const problems: string[] = [];
-  const remedies: string[] = [];
-  if (!java) {
-    const found = seen.length > 0 ? ` (found: ${seen.join(', ')})` : '';
-    problems.push(`no Java ${MIN_JAVA_MAJOR} or later${found}`);
-    remedies.push(
-      `a Java ${MIN_JAVA_MAJOR}+ runtime (Eclipse Temurin 21 or later; point JAVA_HOME at it, or put it on PATH)`,
-    );
-  }
-  if (firestore.problem) problems.push(firestore.problem);
-  if (pubsub.problem) problems.push(pubsub.problem);
-  if (firestore.problem || pubsub.problem) {
-    const which = [firestore.problem && 'firestore', pubsub.problem && 'pubsub'].filter(Boolean);
-    remedies.push(
-      `the emulators: \`npx firebase setup:emulators:${which.join('` and `npx firebase setup:emulators:')}\` ` +
-        'where the internet is reachable, or the Google Cloud SDK packages google-cloud-cli-firestore-emulator ' +
-        'and google-cloud-cli-pubsub-emulator',
-    );
-  }
+  const missing = (['firestore', 'pubsub'] as const).filter(
+    (which) => ({ firestore, pubsub })[which].problem,
+  );
+  const problems = [
+    ...(java
+      ? []
+      : [`no Java ${MIN_JAVA_MAJOR} or later${seen.length > 0 ? ` (found: ${seen.join(', ')})` : ''}`]),
+    ...[firestore.problem, pubsub.problem].filter(Boolean),
+  ];
   if (!java || problems.length > 0) {
+    const remedies = [
+      ...(java
+        ? []
+        : [
+            `a Java ${MIN_JAVA_MAJOR}+ runtime (Eclipse Temurin 21 or later; point JAVA_HOME at it, or put it on PATH)`,
+          ]),
+      ...(missing.length === 0
+        ? []
+        : [
+            `the emulators: ${missing.map((which) => `\`npx firebase setup:emulators:${which}\``).join(' and ')} where ` +
+              'the internet is reachable, or the Google Cloud SDK packages google-cloud-cli-firestore-emulator ' +
+              'and google-cloud-cli-pubsub-emulator',
+          ]),
+    ];
     throw new GoogleEmulatorsMissing(
       `Google's Firebase emulators cannot run on this machine: ${problems.join('; ')}. Install ${remedies.join(', and ')}.`,
     );

@@ -27,46 +27,27 @@ export function launcherManifest(mainClass: string, classPath: string[]): string
 /** The bytes of a zip with one stored entry. DOS date 1980-01-01 00:00, so the same input gives the same file. */
 export function storedZip(name: string, content: Buffer): Buffer {
   const fileName = Buffer.from(name, 'utf8');
-  const checksum = crc32(content);
-  const DOS_TIME = 0;
-  const DOS_DATE = (0 << 9) | (1 << 5) | 1;
-
-  const local = Buffer.alloc(30);
-  local.writeUInt32LE(0x04034b50, 0);
-  local.writeUInt16LE(10, 4); // version needed: 1.0, stored
-  local.writeUInt16LE(0x0800, 6); // UTF-8 names
-  local.writeUInt16LE(0, 8); // stored
-  local.writeUInt16LE(DOS_TIME, 10);
-  local.writeUInt16LE(DOS_DATE, 12);
-  local.writeUInt32LE(checksum, 14);
-  local.writeUInt32LE(content.length, 18);
-  local.writeUInt32LE(content.length, 22);
-  local.writeUInt16LE(fileName.length, 26);
-  local.writeUInt16LE(0, 28);
-
-  const central = Buffer.alloc(46);
-  central.writeUInt32LE(0x02014b50, 0);
-  central.writeUInt16LE(20, 4); // made by
-  central.writeUInt16LE(10, 6);
-  central.writeUInt16LE(0x0800, 8);
-  central.writeUInt16LE(0, 10);
-  central.writeUInt16LE(DOS_TIME, 12);
-  central.writeUInt16LE(DOS_DATE, 14);
-  central.writeUInt32LE(checksum, 16);
-  central.writeUInt32LE(content.length, 20);
-  central.writeUInt32LE(content.length, 24);
-  central.writeUInt16LE(fileName.length, 28);
-  // extra, comment, disk, internal and external attributes, local header offset: all 0
-  const centralOffset = local.length + fileName.length + content.length;
-
+  // What the local header and the central directory both say of the entry: version needed 1.0, UTF-8 names,
+  // stored, time 00:00, date 1980-01-01, CRC-32, both sizes, the name's length.
+  const entry = Buffer.alloc(26);
+  entry.writeUInt16LE(10, 0);
+  entry.writeUInt16LE(0x0800, 2);
+  entry.writeUInt16LE((1 << 5) | 1, 8);
+  entry.writeUInt32LE(crc32(content), 10);
+  entry.writeUInt32LE(content.length, 14);
+  entry.writeUInt32LE(content.length, 18);
+  entry.writeUInt16LE(fileName.length, 22);
+  const u32 = (value: number) => Buffer.from(Uint32Array.of(value).buffer);
+  const local = Buffer.concat([u32(0x04034b50), entry, fileName, content]);
+  // Central directory: made by 2.0, the entry, then comment, disk, attributes and the local header's offset, all 0.
+  const central = Buffer.concat([u32(0x02014b50), Buffer.from([20, 0]), entry, Buffer.alloc(14), fileName]);
   const end = Buffer.alloc(22);
   end.writeUInt32LE(0x06054b50, 0);
   end.writeUInt16LE(1, 8);
   end.writeUInt16LE(1, 10);
-  end.writeUInt32LE(central.length + fileName.length, 12);
-  end.writeUInt32LE(centralOffset, 16);
-
-  return Buffer.concat([local, fileName, content, central, fileName, end]);
+  end.writeUInt32LE(central.length, 12);
+  end.writeUInt32LE(local.length, 16);
+  return Buffer.concat([local, central, end]);
 }
 
 export function launcherJar(mainClass: string, classPath: string[]): Buffer {
