@@ -133,18 +133,39 @@ function failedPage(): UnsubscribeHttpResponse {
   );
 }
 
-/** The RFC 8058 body, as a urlencoded form (parsed or not) or a multipart form. */
+/**
+ * The largest body a one-click POST needs: RFC 8058's is `List-Unsubscribe=One-Click` (26 bytes) as a form,
+ * a few hundred bytes as multipart. Anything larger is refused before it is read as text.
+ */
+export const ONE_CLICK_BODY_LIMIT_BYTES = 4 * 1024;
+
+/**
+ * The RFC 8058 body, as a urlencoded form (parsed or not) or a multipart form. One pass over at most
+ * ONE_CLICK_BODY_LIMIT_BYTES, no backtracking pattern: a crafted body costs no more than its length.
+ */
 export function isOneClick(request: Pick<UnsubscribeHttpRequest, 'body' | 'rawBody'>): boolean {
   const { body, rawBody } = request;
   if (body && typeof body === 'object' && !Buffer.isBuffer(body)) {
     if ((body as Record<string, unknown>)['List-Unsubscribe'] === 'One-Click') return true;
   }
   const text = rawBody?.toString('utf8') ?? (Buffer.isBuffer(body) ? body.toString('utf8') : body);
-  if (typeof text !== 'string') return false;
-  return (
-    /(?:^|&)List-Unsubscribe=One-Click(?:&|$)/.test(text.trim()) ||
-    /name="List-Unsubscribe"\r?\n(?:[^\r\n]+\r?\n)*\r?\nOne-Click\r?\n/.test(text)
-  );
+  if (typeof text !== 'string' || Buffer.byteLength(text) > ONE_CLICK_BODY_LIMIT_BYTES) return false;
+  if (text.trim().split('&').includes('List-Unsubscribe=One-Click')) return true;
+  // multipart/form-data: the part named List-Unsubscribe, its headers, an empty line, then its value.
+  const lines = text.split(/\r?\n/);
+  for (let index = 0; index < lines.length; index += 1) {
+    if (!/^content-disposition:.*\bname="List-Unsubscribe"/i.test(lines[index] ?? '')) continue;
+    let value = index + 1;
+    while (value < lines.length && lines[value] !== '') value += 1;
+    if (lines[value + 1] === 'One-Click') return true;
+    index = value;
+  }
+  return false;
+}
+
+/** A body too large for a one-click POST: refused before anything else is read. */
+export function bodyTooLarge(request: Pick<UnsubscribeHttpRequest, 'rawBody'>): boolean {
+  return (request.rawBody?.length ?? 0) > ONE_CLICK_BODY_LIMIT_BYTES;
 }
 
 /**
@@ -170,6 +191,10 @@ export async function handleUnsubscribe(
     return badLinkPage(deps.contact);
   }
   if (method !== 'POST') return confirmPage();
+  if (bodyTooLarge(request)) {
+    deps.logger.warn('unsubscribe.refused_token', { method, reason: 'body_too_large' });
+    return page(413, 'Unsubscribe from GOODY', `<p>Press the button to leave the GOODY list.</p>\n${FORM}`);
+  }
   if (!isOneClick(request)) {
     deps.logger.warn('unsubscribe.refused_token', { method, reason: 'no_one_click_body' });
     return page(400, 'Unsubscribe from GOODY', `<p>Press the button to leave the GOODY list.</p>\n${FORM}`);

@@ -19,7 +19,12 @@ import {
 import { handleSyncEmailsToMailerlite } from '../callables/sync-emails-to-mailerlite';
 import { systemClock } from '../clock';
 import { ERASURES, SIGNUPS, THANK_YOU_MAILS } from '../contract';
-import { handleUnsubscribe, type UnsubscribeHttpRequest } from '../http/unsubscribe';
+import {
+  handleUnsubscribe,
+  isOneClick,
+  ONE_CLICK_BODY_LIMIT_BYTES,
+  type UnsubscribeHttpRequest,
+} from '../http/unsubscribe';
 import { sha256Hex } from '../logs';
 import {
   MailerLiteClient,
@@ -178,6 +183,30 @@ describe('the unsubscribe link', () => {
     );
     // The link names kid@example.com; the row stored as Kid@Example.com is the same person's.
     expect(await emailsStored()).toEqual([]);
+  });
+
+  it('refuses a body larger than a one-click POST needs (413), and erases nothing', async () => {
+    await seedKidAndFriend();
+    const query = { ...unsubscribeToken(SECRET, 'friend@example.com') };
+    const padded = `List-Unsubscribe=One-Click&pad=${'x'.repeat(8 * 1024)}`;
+    const response = await unsubscribe({ method: 'POST', query, rawBody: Buffer.from(padded) });
+    expect(response.status).toBe(413);
+    expect(await emailsStored()).toEqual(['Kid@Example.com', 'friend@example.com', 'kid@example.com']);
+  });
+
+  it('reads a multipart body by its parts: the value after the blank line, nothing else', () => {
+    const part = (value: string, blank = '\r\n') =>
+      Buffer.from(
+        `--b\r\nContent-Disposition: form-data; name="List-Unsubscribe"\r\n${blank}${value}\r\n--b--\r\n`,
+      );
+    expect(isOneClick({ rawBody: part('One-Click') })).toBe(true);
+    expect(isOneClick({ rawBody: part('One-Click', '') })).toBe(false);
+    expect(isOneClick({ rawBody: part('One-Click-Not') })).toBe(false);
+    // Headers that never end (no blank line) up to the limit: no value, no match.
+    const endless = 'Content-Disposition: form-data; name="List-Unsubscribe"\r\n'.repeat(70);
+    expect(isOneClick({ rawBody: Buffer.from(endless.slice(0, ONE_CLICK_BODY_LIMIT_BYTES)) })).toBe(false);
+    expect(isOneClick({ rawBody: Buffer.from('a=1&List-Unsubscribe=One-Click') })).toBe(true);
+    expect(isOneClick({ rawBody: Buffer.from('List-Unsubscribe=One-Clickx') })).toBe(false);
   });
 
   it.each<[string, () => Record<string, unknown>]>([
