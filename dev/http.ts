@@ -56,12 +56,8 @@ export function sendJson(
   body: unknown,
   headers: Record<string, string> = {},
 ): void {
-  if (status === 204) {
-    res.writeHead(204, headers).end();
-    return;
-  }
-  // JSON has no negative zero; proto3 JSON lets a double be a string, and the SDKs read "-0" back as -0.
-  const text = JSON.stringify(body, (_key, value) => (Object.is(value, -0) ? '-0' : value));
+  if (status === 204) return void res.writeHead(204, headers).end();
+  const text = JSON.stringify(body);
   res
     .writeHead(status, {
       'content-type': 'application/json; charset=utf-8',

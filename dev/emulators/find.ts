@@ -208,45 +208,40 @@ export type Needed = 'firestore' | 'pubsub';
  */
 export function findGoogleEmulators(deps: FindDeps = systemDeps, needed: Needed[] = ['firestore', 'pubsub']) {
   const { java, seen } = findJava(deps);
-  const firestore = needed.includes('firestore') ? findEmulator('firestore', deps) : { path: '' };
-  const pubsub = needed.includes('pubsub') ? findEmulator('pubsub', deps) : { path: '' };
-  const missing = (['firestore', 'pubsub'] as const).filter(
-    (which) => ({ firestore, pubsub })[which].problem,
-  );
-  const problems = [
-    ...(java
-      ? []
-      : [`no Java ${MIN_JAVA_MAJOR} or later${seen.length > 0 ? ` (found: ${seen.join(', ')})` : ''}`]),
-    ...[firestore.problem, pubsub.problem].filter(Boolean),
-  ];
+  const found: Partial<Record<Needed, { path?: string; problem?: string }>> = {};
+  for (const which of needed) found[which] = findEmulator(which, deps);
+  const missing = needed.filter((which) => found[which]?.problem);
+  const problems: string[] = [];
+  const remedies: string[] = [];
+  if (!java) {
+    problems.push(
+      `no Java ${MIN_JAVA_MAJOR} or later${seen.length > 0 ? ` (found: ${seen.join(', ')})` : ''}`,
+    );
+    remedies.push(
+      `a Java ${MIN_JAVA_MAJOR}+ runtime (Eclipse Temurin 21 or later; point JAVA_HOME at it, or put it on PATH)`,
+    );
+  }
+  if (missing.length > 0) {
+    problems.push(...missing.map((which) => found[which]?.problem ?? ''));
+    remedies.push(
+      `the emulators: ${missing.map((which) => `\`npx firebase setup:emulators:${which}\``).join(' and ')} where ` +
+        'the internet is reachable, or the Google Cloud SDK packages google-cloud-cli-firestore-emulator ' +
+        'and google-cloud-cli-pubsub-emulator',
+    );
+  }
   if (!java || problems.length > 0) {
-    const remedies = [
-      ...(java
-        ? []
-        : [
-            `a Java ${MIN_JAVA_MAJOR}+ runtime (Eclipse Temurin 21 or later; point JAVA_HOME at it, or put it on PATH)`,
-          ]),
-      ...(missing.length === 0
-        ? []
-        : [
-            `the emulators: ${missing.map((which) => `\`npx firebase setup:emulators:${which}\``).join(' and ')} where ` +
-              'the internet is reachable, or the Google Cloud SDK packages google-cloud-cli-firestore-emulator ' +
-              'and google-cloud-cli-pubsub-emulator',
-          ]),
-    ];
     throw new GoogleEmulatorsMissing(
       `Google's Firebase emulators cannot run on this machine: ${problems.join('; ')}. Install ${remedies.join(', and ')}.`,
     );
   }
-  const parts = [`Java ${java.major} (${java.home})`];
-  if (firestore.path) parts.push(`Firestore ${firestore.path}`);
-  if (pubsub.path) parts.push(`Pub/Sub ${pubsub.path}`);
-  return {
-    java,
-    firestore: firestore.path ?? '',
-    pubsub: pubsub.path ?? '',
-    summary: parts.join(', '),
-  } satisfies GoogleEmulators;
+  const firestore = found.firestore?.path ?? '';
+  const pubsub = found.pubsub?.path ?? '';
+  const parts = [
+    `Java ${java.major} (${java.home})`,
+    firestore && `Firestore ${firestore}`,
+    pubsub && `Pub/Sub ${pubsub}`,
+  ];
+  return { java, firestore, pubsub, summary: parts.filter(Boolean).join(', ') } satisfies GoogleEmulators;
 }
 
 /**

@@ -1,47 +1,32 @@
 // What `npm start` runs with: ports (each movable by a GOODY_*_PORT variable, so a second stack can run beside
-// a developer's) and the directories it writes. Read once, validated, then passed
-// around as plain data.
+// a developer's) and the directories it writes. Read once, validated, then passed around as plain data.
 
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LauncherError } from './errors.ts';
 
-export type PortKey =
-  | 'hosting'
-  | 'functions'
-  | 'firestore'
-  | 'mailerlite'
-  | 'smtp'
-  | 'smtpApi'
-  | 'pubsub'
-  | 'tasks'
-  | 'hub'
-  | 'logging';
+// firebase.json's defaults, the team's fixed ports for `npm start`. Tests and a second stack move them, each
+// by its variable; the purpose is who listens there, in words a developer recognises in an error message.
+const PORT_TABLE = [
+  ['hosting', 'GOODY_HOSTING_PORT', 5000, 'the Hosting emulator (the site)'],
+  ['functions', 'GOODY_FUNCTIONS_PORT', 5001, 'the Functions emulator (the callables)'],
+  ['firestore', 'GOODY_FIRESTORE_PORT', 8080, 'the Firestore emulator'],
+  ['pubsub', 'GOODY_PUBSUB_PORT', 8085, 'the Pub/Sub emulator (the scheduled functions)'],
+  ['tasks', 'GOODY_TASKS_PORT', 9499, 'the Cloud Tasks emulator (the task queues)'],
+  ['mailerlite', 'GOODY_MAILERLITE_PORT', 3080, 'the MailerLite stand-in'],
+  ['smtp', 'GOODY_SMTP_PORT', 2525, 'the SMTP outbox (SMTP)'],
+  ['smtpApi', 'GOODY_SMTP_API_PORT', 8025, 'the SMTP outbox (HTTP control)'],
+  ['hub', 'GOODY_HUB_PORT', 4400, 'the Firebase emulator hub'],
+  ['logging', 'GOODY_LOGGING_PORT', 4500, 'the Firebase emulator logging service'],
+] as const;
 
-export interface PortSpec {
-  key: PortKey;
-  /** Environment variable that moves it. */
-  env: string;
-  defaultPort: number;
-  /** Who listens there, in words a developer recognises in an error message. */
-  purpose: string;
-}
-
-// firebase.json's defaults, the team's fixed ports for `npm start`. Tests and a second stack move them.
-export const PORT_SPECS: readonly PortSpec[] = (
-  [
-    ['hosting', 'GOODY_HOSTING_PORT', 5000, 'the Hosting emulator (the site)'],
-    ['functions', 'GOODY_FUNCTIONS_PORT', 5001, 'the Functions emulator (the callables)'],
-    ['firestore', 'GOODY_FIRESTORE_PORT', 8080, 'the Firestore emulator'],
-    ['pubsub', 'GOODY_PUBSUB_PORT', 8085, 'the Pub/Sub emulator (the scheduled functions)'],
-    ['tasks', 'GOODY_TASKS_PORT', 9499, 'the Cloud Tasks emulator (the task queues)'],
-    ['mailerlite', 'GOODY_MAILERLITE_PORT', 3080, 'the MailerLite stand-in'],
-    ['smtp', 'GOODY_SMTP_PORT', 2525, 'the SMTP outbox (SMTP)'],
-    ['smtpApi', 'GOODY_SMTP_API_PORT', 8025, 'the SMTP outbox (HTTP control)'],
-    ['hub', 'GOODY_HUB_PORT', 4400, 'the Firebase emulator hub'],
-    ['logging', 'GOODY_LOGGING_PORT', 4500, 'the Firebase emulator logging service'],
-  ] as const
-).map(([key, env, defaultPort, purpose]) => ({ key, env, defaultPort, purpose }));
+export type PortKey = (typeof PORT_TABLE)[number][0];
+export const PORT_SPECS = PORT_TABLE.map(([key, env, defaultPort, purpose]) => ({
+  key,
+  env,
+  defaultPort,
+  purpose,
+}));
 
 export type Ports = Record<PortKey, number>;
 
@@ -70,6 +55,8 @@ export interface LauncherConfig {
   mailerLiteApiKey: string;
   /** How long firebase-tools may take to report its emulators ready. */
   emulatorStartTimeoutMs: number;
+  /** The task queues' rates for the functions, when a benchmark compresses MailerLite's minute. */
+  queueRates: Record<string, string>;
 }
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -92,13 +79,19 @@ export function resolvePorts(env: NodeJS.ProcessEnv): Ports {
   return ports;
 }
 
-function resolveTimeout(raw: string | undefined): number {
-  if (raw === undefined || raw.trim() === '') return 120_000;
-  const ms = Number(raw);
-  if (!Number.isFinite(ms) || ms <= 0) {
-    throw new LauncherError(`GOODY_EMULATOR_START_TIMEOUT_MS must be a positive number, got "${raw}".`, 2);
-  }
-  return ms;
+function positiveNumber(name: string, raw: string): string {
+  if (!(Number(raw) > 0)) throw new LauncherError(`${name} must be a positive number, got "${raw}".`, 2);
+  return raw;
+}
+
+/** GOODY_MAILERLITE_TASKS_PER_MINUTE and GOODY_MAIL_TASKS_PER_SECOND; unset, the functions keep their defaults. */
+export function queueRates(env: NodeJS.ProcessEnv): Record<string, string> {
+  const set = ['MAILERLITE_TASKS_PER_MINUTE', 'MAIL_TASKS_PER_SECOND'].filter((name) =>
+    env[`GOODY_${name}`]?.trim(),
+  );
+  return Object.fromEntries(
+    set.map((name) => [name, positiveNumber(`GOODY_${name}`, env[`GOODY_${name}`]?.trim() ?? '')]),
+  );
 }
 
 export const USAGE = `Usage: npm start            build the site and the functions, then run the whole stack offline
@@ -153,6 +146,12 @@ export function resolveLauncherConfig(
     // directory upwards, and this directory's parents lead to the repository's node_modules.
     stackDir: path.join(root, '.dev-data', `stack-${ports.hosting}`),
     mailerLiteApiKey: 'dev-mailerlite-key',
-    emulatorStartTimeoutMs: resolveTimeout(env.GOODY_EMULATOR_START_TIMEOUT_MS),
+    emulatorStartTimeoutMs: Number(
+      positiveNumber(
+        'GOODY_EMULATOR_START_TIMEOUT_MS',
+        env.GOODY_EMULATOR_START_TIMEOUT_MS?.trim() || '120000',
+      ),
+    ),
+    queueRates: queueRates(env),
   };
 }

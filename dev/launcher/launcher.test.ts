@@ -3,8 +3,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { GoogleEmulators } from '../emulators/find.ts';
+import { queueRates } from './config.ts';
 import { LauncherError } from './errors.ts';
-import { firebaseBin, firebaseToolsEnv, persistenceArgs, queueRates } from './launcher.ts';
+import { firebaseBin, firebaseToolsEnv, persistenceArgs } from './launcher.ts';
 
 const FOUND: GoogleEmulators = {
   java: { home: '/opt/jdk-25', major: 25 },

@@ -5,6 +5,7 @@
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import {
   emulatorEnv,
@@ -22,7 +23,7 @@ import {
   viteEnv,
   webBuildArgs,
 } from './builds.ts';
-import type { LauncherConfig, PortKey } from './config.ts';
+import { type LauncherConfig, PORT_SPECS } from './config.ts';
 import { LauncherError } from './errors.ts';
 import { assertPortsFree, type PortClaim, portClaims, probePort } from './ports.ts';
 import { prepareStackDir, writeStackFiles } from './stack-files.ts';
@@ -193,8 +194,11 @@ export class Launcher {
   }
 
   private claimsFor(): PortClaim[] {
-    const keys: PortKey[] = ['hosting', 'functions', 'hub', 'logging', 'firestore', 'pubsub', 'tasks'];
-    return portClaims(this.config.ports, this.config.host, [...keys, 'mailerlite', 'smtp', 'smtpApi']);
+    return portClaims(
+      this.config.ports,
+      this.config.host,
+      PORT_SPECS.map((spec) => spec.key),
+    );
   }
 
   private async startUp(): Promise<void> {
@@ -219,26 +223,23 @@ export class Launcher {
     let siteDir = builtSiteDir(repoRoot);
     if (config.build) {
       siteDir = stackSiteDir(config.stackDir);
-      await this.supervisor.runTask({
-        name: 'The web build (npm run build -w web)',
-        label: 'web build',
-        command: 'npm',
-        args: webBuildArgs(siteDir),
-        cwd: repoRoot,
-        // A production build, as deployed, whatever NODE_ENV the launcher inherited (vitest sets "test",
-        // which would make Vite bundle React's development build).
-        env: { ...process.env, ...vite, NODE_ENV: 'production' },
-      });
-      this.checkpoint();
-      await this.supervisor.runTask({
-        name: 'The functions build (npm run build -w functions)',
-        label: 'functions build',
-        command: 'npm',
-        args: ['run', 'build', '-w', 'functions'],
-        cwd: repoRoot,
-        env: process.env,
-      });
-      this.checkpoint();
+      // The web build is a production build, as deployed, whatever NODE_ENV the launcher inherited (vitest
+      // sets "test", which would make Vite bundle React's development build).
+      for (const [what, args, env] of [
+        ['web', webBuildArgs(siteDir), { ...process.env, ...vite, NODE_ENV: 'production' }],
+        ['functions', ['run', 'build', '-w', 'functions'], process.env],
+      ] as const) {
+        const name = `The ${what} build (npm run build -w ${what})`;
+        await this.supervisor.runTask({
+          name,
+          label: `${what} build`,
+          command: 'npm',
+          args,
+          cwd: repoRoot,
+          env,
+        });
+        this.checkpoint();
+      }
     } else {
       const mismatch = defaultBuildMismatch(vite);
       if (mismatch) io.err(`[launcher] WARNING: ${mismatch}`);
@@ -273,7 +274,7 @@ export class Launcher {
       ports: config.ports,
       functionsEnv: {
         ...functionsParams(standIns),
-        ...queueRates(process.env),
+        ...config.queueRates,
         // The link in the thank-you mail: this stack's unsubscribe function in the Functions emulator.
         UNSUBSCRIBE_URL: `${this.functionsBaseUrl()}/unsubscribe`,
       },
@@ -331,15 +332,11 @@ export class Launcher {
     });
 
     const timeoutMs = config.emulatorStartTimeoutMs;
-    let timer: NodeJS.Timeout | undefined;
     const outcome = await Promise.race([
       ready.then(() => 'ready' as const),
       firebase.exited.then(() => 'exited' as const),
-      new Promise<'timeout'>((resolve) => {
-        timer = setTimeout(() => resolve('timeout'), timeoutMs);
-      }),
+      delay(timeoutMs, 'timeout' as const, { ref: false }),
     ]);
-    clearTimeout(timer);
     // An early exit is reported by the supervisor, which stops everything.
     if (outcome === 'exited') throw new StartAborted();
     this.checkpoint();
@@ -388,24 +385,6 @@ export function functionsParams(standIns: RunningStandIns): Record<string, strin
     // A demo- project cannot mint App Check tokens, so the local stack never enforces them.
     ENFORCE_APP_CHECK: 'false',
   };
-}
-
-/**
- * The task queues' rates, when a benchmark compresses MailerLite's minute (GOODY_MAILERLITE_TASKS_PER_MINUTE,
- * GOODY_MAIL_TASKS_PER_SECOND); unset, the functions keep their production defaults.
- */
-export function queueRates(env: NodeJS.ProcessEnv): Record<string, string> {
-  const rates: Record<string, string> = {};
-  for (const [from, to] of [
-    ['GOODY_MAILERLITE_TASKS_PER_MINUTE', 'MAILERLITE_TASKS_PER_MINUTE'],
-    ['GOODY_MAIL_TASKS_PER_SECOND', 'MAIL_TASKS_PER_SECOND'],
-  ] as const) {
-    const raw = env[from]?.trim();
-    if (!raw) continue;
-    if (!(Number(raw) > 0)) throw new LauncherError(`${from} must be a positive number, got "${raw}".`, 2);
-    rates[to] = raw;
-  }
-  return rates;
 }
 
 async function assertSiteServes(siteUrl: string): Promise<void> {

@@ -121,23 +121,22 @@ export function buildEmulatorConfig(base: JsonObject, options: EmulatorConfigOpt
     }
   }
 
-  const emulators: JsonObject = {
+  config.emulators = {
     singleProjectMode: true,
     hub: { host, port: ports.hub },
     logging: { host, port: ports.logging },
-    // The Emulator UI would be downloaded from the internet on first use.
+    // The Emulator UI would be downloaded from the internet on first use; the Firestore emulator's websocket
+    // port serves only that UI, so firebase-tools picks a free one.
     ui: { enabled: false },
     hosting: { host, port: ports.hosting },
+    firestore: { host, port: ports.firestore },
+    // Pub/Sub carries the scheduled functions' triggers (topic firebase-schedule-<name>).
+    pubsub: { host, port: ports.pubsub },
+    functions: { host, port: ports.functions },
+    // The task queues the functions enqueue to (firebase-admin reads CLOUD_TASKS_EMULATOR_HOST, which the
+    // Functions emulator sets when this one runs).
+    tasks: { host, port: ports.tasks },
   };
-  // Its websocket port serves only the Emulator UI, which is off: firebase-tools picks a free one.
-  emulators.firestore = { host, port: ports.firestore };
-  // Pub/Sub carries the scheduled functions' triggers (topic firebase-schedule-<name>).
-  emulators.pubsub = { host, port: ports.pubsub };
-  emulators.functions = { host, port: ports.functions };
-  // The task queues the functions enqueue to (firebase-admin reads CLOUD_TASKS_EMULATOR_HOST, which the
-  // Functions emulator sets when this one runs).
-  emulators.tasks = { host, port: ports.tasks };
-  config.emulators = emulators;
   return config;
 }
 

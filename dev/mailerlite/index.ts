@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { CONTROL_PREFIX, close, listen, parseWith, readBody, sendJson, serveControl } from '../http.ts';
 import { defaultFaultBody, MailerLiteFaults } from './faults.ts';
@@ -68,26 +69,8 @@ export interface RequestLogEntry {
 /** What GET /__control/state answers (and `state` returns). */
 export type MailerLiteState = ReturnType<typeof stateOf>;
 
-export interface MailerLiteStandIn {
-  readonly host: string;
-  readonly port: number;
-  /** "http://127.0.0.1:<port>" */
-  readonly url: string;
-  /** "http://127.0.0.1:<port>/api": the value for MAILERLITE_BASE_URL. */
-  readonly baseUrl: string;
-  readonly apiKey: string;
-  /** A fresh snapshot on every read. */
-  readonly state: MailerLiteState;
-  readonly faults: MailerLiteFaults;
-  readonly limits: MailerLiteLimits;
-  /** Changes limits and starts fresh rate-limit windows. */
-  setLimits(limits: Partial<MailerLiteLimits>): void;
-  /** Creates a group directly (no request, no rate limit) and returns its id. */
-  addGroup(name: string): string;
-  /** Clears subscribers, groups, the request log, rate-limit windows and faults. */
-  reset(): void;
-  stop(): Promise<void>;
-}
+/** The running stand-in; `state` is a fresh snapshot on every read, `baseUrl` the value for MAILERLITE_BASE_URL. */
+export type MailerLiteStandIn = Awaited<ReturnType<typeof startMailerLiteStandIn>>;
 
 const REQUEST_LOG_LIMIT = 10_000;
 const BODY_LIMIT_BYTES = 20 * 1024 * 1024;
@@ -111,9 +94,7 @@ function decodeURIComponentSafe(value: string): string {
   }
 }
 
-export async function startMailerLiteStandIn(
-  options: MailerLiteStandInOptions = {},
-): Promise<MailerLiteStandIn> {
+export async function startMailerLiteStandIn(options: MailerLiteStandInOptions = {}) {
   const host = options.host ?? '127.0.0.1';
   const apiKey = options.apiKey ?? 'dev-mailerlite-key';
   const now = options.now ?? Date.now;
@@ -328,7 +309,9 @@ export async function startMailerLiteStandIn(
     get limits() {
       return { ...limits };
     },
+    /** Changes limits and starts fresh rate-limit windows. */
     setLimits,
+    /** Creates a group directly (no request, no rate limit) and returns its id. */
     addGroup: (name: string) => store.createGroup(name, now()).id,
     reset,
     async stop() {
@@ -421,8 +404,4 @@ function parseJsonObject(raw: Buffer): Record<string, unknown> {
   } catch {
     return {};
   }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { SMTPServer } from 'smtp-server';
 import { CONTROL_PREFIX, close, listen, sendJson, serveControl } from '../http.ts';
 import { SmtpFaults, smtpError } from './faults.ts';
-import { Mailbox, type OutboxMessage } from './mailbox.ts';
+import { Mailbox } from './mailbox.ts';
 
 export type { RejectRule, SmtpFaultsSnapshot, SmtpStage } from './faults.ts';
 export { SmtpFaults } from './faults.ts';
@@ -29,24 +29,10 @@ export interface SmtpOutboxOptions {
   log?: (line: string) => void;
 }
 
-export interface SmtpOutbox {
-  readonly host: string;
-  readonly port: number;
-  readonly apiPort: number;
-  /** "smtp://127.0.0.1:<port>": usable as an SMTP_URL (credentials, if added, are accepted whatever they are). */
-  readonly url: string;
-  /** "http://127.0.0.1:<apiPort>" */
-  readonly apiUrl: string;
-  readonly dir: string;
-  /** Every stored message, parsed, oldest first. */
-  messages(): Promise<OutboxMessage[]>;
-  /** Deletes every stored message. */
-  clear(): Promise<void>;
-  readonly faults: SmtpFaults;
-  stop(): Promise<void>;
-}
+/** The running outbox: `url` works as an SMTP_URL (any credentials are accepted), `apiUrl` is its HTTP control. */
+export type SmtpOutbox = Awaited<ReturnType<typeof startSmtpOutbox>>;
 
-export async function startSmtpOutbox(options: SmtpOutboxOptions = {}): Promise<SmtpOutbox> {
+export async function startSmtpOutbox(options: SmtpOutboxOptions = {}) {
   const host = options.host ?? '127.0.0.1';
   const log = options.quiet ? () => {} : (options.log ?? ((line: string) => console.log(line)));
   const dir = resolve(options.dir ?? (await mkdtemp(join(tmpdir(), 'goody-outbox-'))));
@@ -125,9 +111,7 @@ export async function startSmtpOutbox(options: SmtpOutboxOptions = {}): Promise<
       await listen(listener, smtpPort, host);
     } else {
       const closed = new Promise<void>((done) => listener.close(() => done()));
-      for (const connection of smtp.connections) {
-        connection.close();
-      }
+      for (const connection of smtp.connections) connection.close();
       await closed;
     }
   });
@@ -169,7 +153,9 @@ export async function startSmtpOutbox(options: SmtpOutboxOptions = {}): Promise<
     url: `smtp://${host}:${smtpPort}`,
     apiUrl: `http://${host}:${apiPort}`,
     dir,
+    /** Every stored message, parsed, oldest first. */
     messages: () => mailbox.messages(),
+    /** Deletes every stored message. */
     clear: () => mailbox.clear(),
     faults,
     async stop() {

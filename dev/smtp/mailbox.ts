@@ -12,28 +12,8 @@ export interface Envelope {
   to: string[];
 }
 
-export interface OutboxMessage {
-  /** Sorts in arrival order. */
-  id: string;
-  /** Absolute path of the .eml file. */
-  file: string;
-  /** Address of the From header. */
-  from: string | null;
-  /** Addresses of the To header. */
-  to: string[];
-  cc: string[];
-  subject: string;
-  text: string;
-  html: string | null;
-  /** Header names in lower case; repeated headers joined with "\n". */
-  headers: Record<string, string>;
-  /** The Date header, as ISO. */
-  date: string | null;
-  messageId: string | null;
-  envelope: Envelope;
-  size: number;
-  receivedAt: string;
-}
+/** One stored message, parsed: header names in lower case (repeated headers joined with "\n"), dates as ISO. */
+export type OutboxMessage = Awaited<ReturnType<typeof parseMessage>>;
 
 interface EnvelopeFile {
   envelope: Envelope;
@@ -96,29 +76,7 @@ export class Mailbox {
     if (cached) return cached;
     const raw = await this.raw(id);
     if (!raw) return undefined;
-    const meta = await this.readEnvelope(id);
-    const mail = await simpleParser(raw, { skipImageLinks: true });
-    const headers: Record<string, string> = {};
-    for (const { key, line } of mail.headerLines) {
-      const value = line.slice(line.indexOf(':') + 1).trim();
-      headers[key] = headers[key] === undefined ? value : `${headers[key]}\n${value}`;
-    }
-    const message: OutboxMessage = {
-      id,
-      file: join(this.dir, `${id}.eml`),
-      from: mail.from?.value[0]?.address ?? null,
-      to: addresses(mail.to),
-      cc: addresses(mail.cc),
-      subject: mail.subject ?? '',
-      text: mail.text ?? '',
-      html: mail.html === false ? null : mail.html,
-      headers,
-      date: mail.date ? mail.date.toISOString() : null,
-      messageId: mail.messageId ?? null,
-      envelope: meta.envelope,
-      size: raw.length,
-      receivedAt: meta.receivedAt,
-    };
+    const message = await parseMessage(id, join(this.dir, `${id}.eml`), raw, await this.readEnvelope(id));
     this.parsed.set(id, message);
     return message;
   }
@@ -154,6 +112,31 @@ export class Mailbox {
       };
     }
   }
+}
+
+async function parseMessage(id: string, file: string, raw: Buffer, meta: EnvelopeFile) {
+  const mail = await simpleParser(raw, { skipImageLinks: true });
+  const headers: Record<string, string> = {};
+  for (const { key, line } of mail.headerLines) {
+    const value = line.slice(line.indexOf(':') + 1).trim();
+    headers[key] = headers[key] === undefined ? value : `${headers[key]}\n${value}`;
+  }
+  return {
+    id,
+    file,
+    from: mail.from?.value[0]?.address ?? null,
+    to: addresses(mail.to),
+    cc: addresses(mail.cc),
+    subject: mail.subject ?? '',
+    text: mail.text ?? '',
+    html: mail.html === false ? null : mail.html,
+    headers,
+    date: mail.date ? mail.date.toISOString() : null,
+    messageId: mail.messageId ?? null,
+    envelope: meta.envelope,
+    size: raw.length,
+    receivedAt: meta.receivedAt,
+  };
 }
 
 function addresses(field: AddressObject | AddressObject[] | undefined): string[] {
