@@ -21,7 +21,8 @@ export default defineConfig(({ mode }) => ({
       // docs/architecture.md, Web: the Firestore and Functions SDKs load lazily, never with the first paint.
       forbiddenModules: [/[\\/]node_modules[\\/]@firebase[\\/](firestore|functions)[\\/]/],
     }),
-    // The landing page is served as HTML that paints without JavaScript, then hydrates; every other
+    // The landing page is served as HTML that paints without JavaScript, then hydrates its forms and toasts
+    // (src/app/islands.tsx); every other
     // route renders on the client from the app shell (firebase.json's rewrite).
     // Its entry script is started by an inline bootstrap that firebase.json's policy allows by hash.
     // The policy this build serves (firebase.json's, plus App Check's sources when built with a site key),
@@ -33,6 +34,7 @@ export default defineConfig(({ mode }) => ({
       shellFile: 'shell.html',
       policyFile: '../firebase.json',
       backendModule: 'src/lib/firebase.ts',
+      islandsModule: 'src/app/islands.tsx',
     }),
   ],
   resolve: {

@@ -95,8 +95,14 @@ describe('withBootstrap', () => {
 
   it('finds the chunks of the Firebase module, less those the app already loads', () => {
     const chunks = [
-      { fileName: 'assets/index.js', isEntry: true, imports: [], dynamicImports: ['assets/client.js'] },
-      { fileName: 'assets/client.js', isEntry: false, imports: ['assets/shared.js'], dynamicImports: [] },
+      { fileName: 'assets/index.js', isEntry: true, imports: [], dynamicImports: ['assets/islands.js'] },
+      {
+        fileName: 'assets/islands.js',
+        isEntry: false,
+        imports: ['assets/shared.js'],
+        dynamicImports: [],
+        facadeModuleId: '/web/src/app/islands.tsx',
+      },
       {
         fileName: 'assets/firebase.js',
         isEntry: false,
@@ -107,14 +113,13 @@ describe('withBootstrap', () => {
       { fileName: 'assets/shared.js', isEntry: false, imports: [], dynamicImports: [] },
       { fileName: 'assets/sdk.js', isEntry: false, imports: [], dynamicImports: [] },
     ];
-    expect(chunksOfModule(chunks, '/web/src/lib/firebase.ts', chunksLoadedBy(chunks))).toEqual([
-      '/assets/firebase.js',
-      '/assets/sdk.js',
-    ]);
+    expect(
+      chunksOfModule(chunks, '/web/src/lib/firebase.ts', chunksLoadedBy(chunks, '/web/src/app/islands.tsx')),
+    ).toEqual(['/assets/firebase.js', '/assets/sdk.js']);
     expect(() => chunksOfModule(chunks, '/web/src/lib/missing.ts')).toThrow(/no chunk/);
   });
 
-  it('preloads on start what the entry always loads: its imports, dynamic or not, and their static imports; not lazy routes', () => {
+  it('preloads on start what the entry loads on the landing page: its static imports and the islands, with theirs; not the whole app, not lazy routes', () => {
     const chunk = (
       fileName: string,
       imports: string[] = [],
@@ -125,15 +130,18 @@ describe('withBootstrap', () => {
       isEntry,
       imports,
       dynamicImports,
+      facadeModuleId: `/web/src/${fileName.slice('assets/'.length, -'.js'.length)}`,
     });
     const chunks = [
       chunk(
         'assets/index.js',
         ['assets/preload-helper.js'],
-        ['assets/client.js', 'assets/react-dom.js'],
+        ['assets/client.js', 'assets/react-dom.js', 'assets/islands.js'],
         true,
       ),
       chunk('assets/preload-helper.js'),
+      chunk('assets/islands.js', ['assets/react.js', 'assets/react-dom.js', 'assets/SignupForm.js']),
+      chunk('assets/SignupForm.js', ['assets/react.js'], ['assets/firebase.js']),
       chunk(
         'assets/client.js',
         ['assets/react.js', 'assets/Button.js'],
@@ -145,9 +153,9 @@ describe('withBootstrap', () => {
       chunk('assets/AdminPage.js', ['assets/Button.js']),
       chunk('assets/firebase.js'),
     ];
-    expect(chunksLoadedBy(chunks)).toEqual([
-      '/assets/Button.js',
-      '/assets/client.js',
+    expect(chunksLoadedBy(chunks, '/web/src/islands')).toEqual([
+      '/assets/SignupForm.js',
+      '/assets/islands.js',
       '/assets/preload-helper.js',
       '/assets/react-dom.js',
       '/assets/react.js',
@@ -279,7 +287,6 @@ describe('the bootstrap script', () => {
     });
     expect(hero.element.getAttribute('aria-busy')).toBe('true');
     expect(hero.button.disabled).toBe(true);
-    expect(hero.button.classList.contains('Mui-disabled')).toBe(true);
     expect(page.entries()).toEqual(['/assets/index-abc.js']);
     // The sign-up will need the Firebase module right after hydration: it is requested with the app.
     expect(page.preloaded()).toEqual(['/assets/client-1.js', '/assets/firebase-1.js']);
@@ -351,7 +358,6 @@ describe('the bootstrap script', () => {
     expect(hero.field.value).toBe('teen@example.com');
     expect(hero.element.getAttribute('aria-busy')).toBe('false');
     expect(hero.button.disabled).toBe(false);
-    expect(hero.button.classList.contains('Mui-disabled')).toBe(false);
     expect(page.capture().pending).toEqual([]);
     expect(takeOverSignupForm('hero_form', page.window).captured).toBeUndefined();
     page.window.close();

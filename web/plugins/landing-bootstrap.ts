@@ -86,7 +86,6 @@ export const BOOTSTRAP_SCRIPT = [
   '    capture.pending.push(signup);',
   "    form.setAttribute('aria-busy', 'true');",
   '    button.disabled = true;',
-  "    button.classList.add('Mui-disabled');",
   "    notice.textContent = '';",
   '    start();',
   '    requestBackend();',
@@ -96,7 +95,6 @@ export const BOOTSTRAP_SCRIPT = [
   '      capture.pending.splice(index, 1);',
   "      form.setAttribute('aria-busy', 'false');",
   '      button.disabled = false;',
-  "      button.classList.remove('Mui-disabled');",
   `      notice.textContent = ${JSON.stringify(CAPTURE_UNAVAILABLE_MESSAGE)};`,
   `    }, ${CAPTURE_TIMEOUT_MS});`,
   '  }, true);',
@@ -174,15 +172,20 @@ export function chunksOfModule(
 }
 
 /**
- * The chunks the entry always loads once it runs, as URLs under `base`: what the entry imports (it
- * imports the app dynamically, on purpose) and their static imports, transitively. Dynamic imports
- * further down (lazy routes, the Firebase module) are left out: they are not always needed.
+ * The chunks the entry loads on the prerendered page, as URLs under `base`: its static imports and the
+ * module it imports dynamically there (`loaded`, an absolute module id: the islands), with their static
+ * imports, transitively. The whole app, lazy routes and the Firebase module are left out: the landing
+ * page does not need them to work.
  */
-export function chunksLoadedBy(chunks: BundleChunk[], base = '/'): string[] {
+export function chunksLoadedBy(chunks: BundleChunk[], loaded: string, base = '/'): string[] {
   const byName = new Map(chunks.map((chunk) => [chunk.fileName, chunk]));
-  const entries = chunks.filter((chunk) => chunk.isEntry);
+  const target = chunks.find((chunk) => chunk.facadeModuleId === loaded);
+  if (!target) throw new Error(`no chunk is the facade of ${loaded}: is it still imported dynamically?`);
   const found = new Set<string>();
-  const pending = entries.flatMap((entry) => [...entry.imports, ...entry.dynamicImports]);
+  const pending = [
+    ...chunks.filter((chunk) => chunk.isEntry).flatMap((entry) => entry.imports),
+    target.fileName,
+  ];
   for (let name = pending.pop(); name !== undefined; name = pending.pop()) {
     const chunk = byName.get(name);
     if (!chunk || found.has(name) || chunk.isEntry) continue;

@@ -33,6 +33,11 @@ export interface PrerenderOptions {
    * are requested together with the app when a submit is captured before the app has arrived.
    */
   backendModule: string;
+  /**
+   * The module the entry loads on the prerendered page (the islands: the parts that hydrate), relative to
+   * the Vite root: its chunks are modulepreloaded when the visitor engages, all in one round trip.
+   */
+  islandsModule: string;
 }
 
 export interface PrerenderedPage {
@@ -109,7 +114,11 @@ export function prerender(options: PrerenderOptions): Plugin {
           const chunks = Object.values(bundle).flatMap((output) =>
             output.type === 'chunk' ? [output as BundleChunk] : [],
           );
-          const preload = chunksLoadedBy(chunks, config.base);
+          const preload = chunksLoadedBy(
+            chunks,
+            path.resolve(config.root, options.islandsModule),
+            config.base,
+          );
           const backend = chunksOfModule(
             chunks,
             path.resolve(config.root, options.backendModule),

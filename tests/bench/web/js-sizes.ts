@@ -37,8 +37,9 @@ function figures(dir: string, names: string[]): JsFigures & { names: string[] } 
 
 /**
  * The initial JavaScript: what the HTML loads and all its static imports, plus, with `entryDefersApp`,
- * what the entry chunk imports dynamically and their static imports. That is our build: its entry chunk
- * is main.tsx alone, which imports the app at once when it runs (the build's budget counts the same,
+ * what the entry chunk loads when it runs and their static imports. That is our build: its entry chunk
+ * is main.tsx alone, which on the landing page imports the islands (the chunks the bootstrap lists in
+ * data-preload), elsewhere the whole app (the build's budget counts every route's at once,
  * web/plugins/initial-chunk-report.ts). In a classic build (the naive reference) the entry chunk is the
  * app, and its dynamic imports are lazy routes. Everything else is lazy.
  */
@@ -51,11 +52,19 @@ export function measureJs(distDir: string, options: { entryDefersApp: boolean })
 
   const initial = new Set<string>();
   const entries = [...html.matchAll(HTML_REFERENCE)].map((match) => path.basename(match[1] as string));
-  const deferred = options.entryDefersApp
-    ? entries.flatMap((name) =>
-        [...read(name).matchAll(DYNAMIC_IMPORT)].map((match) => path.basename(match[1] as string)),
-      )
-    : [];
+  // The landing page's bootstrap names what the entry loads there (the islands, data-preload); a page
+  // without it loads whatever its entry imports dynamically.
+  const preload = /\bdata-preload="([^"]*)"/.exec(html)?.[1];
+  const deferred = !options.entryDefersApp
+    ? []
+    : preload !== undefined
+      ? preload
+          .split(' ')
+          .filter(Boolean)
+          .map((url) => path.basename(url))
+      : entries.flatMap((name) =>
+          [...read(name).matchAll(DYNAMIC_IMPORT)].map((match) => path.basename(match[1] as string)),
+        );
   const pending = [...entries, ...deferred];
   for (let name = pending.pop(); name !== undefined; name = pending.pop()) {
     if (initial.has(name)) continue;

@@ -76,3 +76,20 @@ describe('initial module graph', () => {
     expect(files).not.toContain(resolve(srcDir, 'pages/not-found/NotFoundPage.tsx'));
   });
 });
+
+describe("the landing page's islands (what a visitor's first focus waits for)", () => {
+  const { files, packages } = initialGraph(resolve(srcDir, 'app/islands.tsx'));
+
+  it('hydrate the sign-up form and the toast layer', () => {
+    expect(files).toContain(resolve(srcDir, 'features/signup/SignupForm.tsx'));
+    expect(files).toContain(resolve(srcDir, 'lib/toast/ToastProvider.tsx'));
+    expect(packages.has('react-dom/client')).toBe(true);
+  });
+
+  it('carry no MUI, no Emotion, no router and not the rest of the page', () => {
+    const heavy = [...packages.keys()].filter((name) => /^(@mui\/|@emotion\/|react-router)/.test(name));
+    expect(heavy).toEqual([]);
+    expect(files).not.toContain(resolve(srcDir, 'pages/landing/LandingPage.tsx'));
+    expect(files).not.toContain(resolve(srcDir, 'app/App.tsx'));
+  });
+});

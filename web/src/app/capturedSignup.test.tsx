@@ -1,6 +1,6 @@
 /**
  * A sign-up submitted before the app arrived, end to end in the page: the prerendered markup, the page's
- * real inline script (web/plugins/landing-bootstrap.ts) capturing the submit, then client.tsx hydrating
+ * real inline script (web/plugins/landing-bootstrap.ts) capturing the submit, then islands.tsx hydrating
  * and the form taking the captured submission over. It must run the spec's flow exactly once, with the
  * spec's toasts, and hydration must still find exactly the markup it rendered.
  */
@@ -16,8 +16,8 @@ import { calls, failNext, firebaseMock, resetFirebaseMock } from '@/test/firebas
 import { expectToast } from '@/test/renderApp';
 import { BOOTSTRAP_SCRIPT } from '../../plugins/landing-bootstrap';
 import { App } from './App';
-import { start } from './client';
 import { createEmotionCache } from './emotionCache';
+import { start } from './islands';
 
 vi.mock('@/lib/firebase', () => firebaseMock);
 
@@ -59,7 +59,7 @@ beforeAll(() => {
 
 beforeEach(() => {
   resetFirebaseMock();
-  // A fresh page: nothing pending, no form live (a previous case's roots are detached, not unmounted).
+  // A fresh page: nothing pending, no form live.
   const capture = signupCapture();
   capture.pending.length = 0;
   capture.live.length = 0;
@@ -72,8 +72,13 @@ beforeEach(() => {
   document.body.append(container);
 });
 
-afterEach(() => {
+let unmount: (() => void) | undefined;
+
+afterEach(async () => {
   window.removeEventListener('error', onError);
+  // Async, so React's scheduled work (a form settling after its toast) finishes while the page exists.
+  await act(async () => unmount?.());
+  unmount = undefined;
   container.remove();
 });
 
@@ -98,7 +103,9 @@ function submitBeforeTheApp(email = EMAIL) {
 }
 
 async function appArrives() {
-  await act(async () => start(container));
+  await act(async () => {
+    unmount = start(container);
+  });
 }
 
 describe('a sign-up captured before the app arrived', () => {

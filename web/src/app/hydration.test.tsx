@@ -1,8 +1,8 @@
 /**
  * The browser half meeting the server half: the markup the prerender produces, parsed by an HTML parser
- * as the browser parses index.html, then hydrated by client.tsx's start(). Hydration must match that
- * markup exactly (React reports any difference as an error), adopt the parts wrapped in StaticMarkup as
- * they are (same DOM nodes, never rendered again), and leave the sign-up forms working.
+ * as the browser parses index.html, then hydrated by islands.tsx's start(). Hydration must match that
+ * markup exactly (React reports any difference as an error), leave everything but the forms and the
+ * toast layer as it is (same DOM nodes, never touched by React), and leave the sign-up forms working.
  */
 import { CacheProvider } from '@emotion/react';
 import { act, screen, waitFor, within } from '@testing-library/react';
@@ -13,8 +13,8 @@ import { StaticRouter } from 'react-router-dom';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { calls, firebaseMock, resetFirebaseMock } from '@/test/firebaseMock';
 import { App } from './App';
-import { start } from './client';
 import { createEmotionCache } from './emotionCache';
+import { start } from './islands';
 
 vi.mock('@/lib/firebase', () => firebaseMock);
 
@@ -51,14 +51,21 @@ beforeEach(() => {
   document.body.append(container);
 });
 
-afterEach(() => {
+let unmount: (() => void) | undefined;
+
+afterEach(async () => {
   window.removeEventListener('error', onError);
+  // Async, so React's scheduled work (a form settling after its toast) finishes while the page exists.
+  await act(async () => unmount?.());
+  unmount = undefined;
   container.remove();
 });
 
 async function hydrate() {
   const submit = within(container).getByRole('button', { name: 'Get Early Access' });
-  await act(async () => start(container));
+  await act(async () => {
+    unmount = start(container);
+  });
   await waitFor(() => expect(ownedByReact(submit)).toBe(true));
 }
 

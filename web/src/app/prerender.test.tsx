@@ -21,12 +21,16 @@ describe('render("/")', () => {
     expect(html.match(/type="email"/g)).toHaveLength(2);
   });
 
-  it('returns only <style> elements for the head, with the shared Emotion key', () => {
+  it("returns only <style> elements for the head: Emotion's, with the shared key, and the islands' sheets", () => {
     const elements = head.match(/<style[^>]*>/g) ?? [];
     expect(elements.length).toBeGreaterThan(0);
     for (const element of elements) {
-      expect(element).toMatch(new RegExp(`^<style data-emotion="${EMOTION_KEY}(-global)? [^"]*">$`));
+      expect(element).toMatch(
+        new RegExp(`^<style (data-emotion="${EMOTION_KEY}(-global)? [^"]*"|data-goody-sheet="[a-z-]+")>$`),
+      );
     }
+    expect(head).toContain('<style data-goody-sheet="signup-form">');
+    expect(head).toContain('<style data-goody-sheet="toast">');
     expect(head.replace(/<style[^>]*>[^<]*<\/style>/g, '')).toBe('');
   });
 
@@ -36,6 +40,13 @@ describe('render("/")', () => {
     classes.delete(`${EMOTION_KEY}-0`);
     expect(classes.size).toBeGreaterThan(20);
     const missing = [...classes].filter((name) => !head.includes(`.${name}`));
+    expect(missing).toEqual([]);
+  });
+
+  it("has a rule for every class of the islands' plain markup (the forms, the toast layer)", () => {
+    const classes = new Set(html.match(/\bgoody-(signup|visually)[a-z_-]*/g));
+    expect(classes.size).toBeGreaterThan(5);
+    const missing = [...classes].filter((name) => !head.includes(`.${name}{`) && !head.includes(`.${name}[`));
     expect(missing).toEqual([]);
   });
 

@@ -209,3 +209,6 @@ export const footer = {
   legalNote: 'This page is coming soon.',
   copyright: '© 2024 GOODY. All rights reserved.',
 } as const;
+
+/** The two sign-up forms' words, by the source each one sends. */
+export const signupForms = { hero_form: hero.form, final_cta: finalCta.form } as const;

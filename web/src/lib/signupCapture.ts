@@ -85,10 +85,7 @@ export function restorePrerenderedForms(container: ParentNode): void {
   container.querySelectorAll<HTMLFormElement>(`form[${CAPTURE_SOURCE_ATTRIBUTE}]`).forEach((form) => {
     form.setAttribute('aria-busy', 'false');
     const button = form.querySelector<HTMLButtonElement>('button[type="submit"]');
-    if (button) {
-      button.disabled = false;
-      button.classList.remove('Mui-disabled');
-    }
+    if (button) button.disabled = false;
     const notice = form.querySelector(`[${CAPTURE_NOTICE_ATTRIBUTE}]`);
     if (notice) notice.textContent = '';
   });

@@ -4,9 +4,11 @@ import type { ThemeOptions } from '@mui/material/styles';
  * System fonts only: no web-font request, no swap, so text never reflows after first paint (CLS 0).
  * Heading sizes scale with the viewport between a 320px phone and a desktop.
  */
+export const fontFamily =
+  'system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, "Noto Sans", sans-serif, "Apple Color Emoji", "Segoe UI Emoji"';
+
 export const typography: ThemeOptions['typography'] = {
-  fontFamily:
-    'system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, "Noto Sans", sans-serif, "Apple Color Emoji", "Segoe UI Emoji"',
+  fontFamily,
   h1: {
     fontSize: 'clamp(2.25rem, 1.6rem + 3.2vw, 4rem)',
     fontWeight: 800,

@@ -1,21 +1,24 @@
 import type { SignupSource } from '@goody/contract';
-import Box from '@mui/material/Box';
-import Button from '@mui/material/Button';
-import OutlinedInput from '@mui/material/OutlinedInput';
-import { type FormEvent, useEffect, useEffectEvent, useId, useRef, useState } from 'react';
+import { type FormEvent, useEffect, useEffectEvent, useRef, useState } from 'react';
+import { signupForms } from '@/content/landing';
 import { loadBackend, preloadBackendWhenIdle } from '@/lib/backend';
 import { CAPTURE_NOTICE_ATTRIBUTE, CAPTURE_SOURCE_ATTRIBUTE, takeOverSignupForm } from '@/lib/signupCapture';
+import { useStyleSheet } from '@/lib/styleSheet';
 import { useToast } from '@/lib/toast/ToastProvider';
-import { colors } from '@/theme/tokens';
 import { runSignup } from './runSignup';
+import { SIGNUP_FORM_CSS } from './signupFormStyles';
 import { signupMessages } from './signupMessages';
+
+/** The attribute of the element around each form, where the landing page hydrates it on its own. */
+export const SIGNUP_ISLAND_ATTRIBUTE = 'data-signup-island';
 
 export interface SignupFormProps {
   /** Which form this is; decides the subscription type, the payloads and the success toast. */
   source: SignupSource;
   label: string;
   placeholder: string;
-  submitLabel: string;
+  /** The button's words. */
+  submit: string;
   /** A line under the field, read with it by screen readers. */
   hint?: string;
   /** `onDark` when the form sits on the dark gradient. */
@@ -24,25 +27,12 @@ export interface SignupFormProps {
 
 const logError = (message: string, details: Record<string, unknown>) => console.error(message, details);
 
-/** Read by screen readers, not shown (the button shows the same words). */
-const VISUALLY_HIDDEN = {
-  position: 'absolute',
-  width: 1,
-  height: 1,
-  m: -0.125,
-  p: 0,
-  overflow: 'hidden',
-  clip: 'rect(0 0 0 0)',
-  whiteSpace: 'nowrap',
-  border: 0,
-} as const;
-
 /** The e-mail sign-up form; the hero and the final call to action both use it. */
 export function SignupForm({
   source,
   label,
   placeholder,
-  submitLabel,
+  submit: submitLabel,
   hint,
   tone = 'onLight',
 }: SignupFormProps) {
@@ -53,8 +43,11 @@ export function SignupForm({
   const [busy, setBusy] = useState(false);
   const toast = useToast();
   const field = useRef<HTMLInputElement>(null);
-  const inputId = useId();
-  const hintId = useId();
+  // Ids from the source, not useId: the form hydrates on its own root, where useId would differ from the
+  // prerender's.
+  const inputId = `${source}-email`;
+  const hintId = `${source}-hint`;
+  useStyleSheet('signup-form', SIGNUP_FORM_CSS);
 
   async function signUp(address: string) {
     setBusy(true);
@@ -91,83 +84,65 @@ export function SignupForm({
     void signUp(email);
   }
 
-  const onDark = tone === 'onDark';
   return (
-    <Box
-      component="form"
+    <form
+      className="goody-signup"
+      data-tone={tone}
       onSubmit={handleSubmit}
       aria-busy={busy}
       {...{ [CAPTURE_SOURCE_ATTRIBUTE]: source }}
-      sx={{ width: '100%', maxWidth: 520 }}
     >
-      <Box
-        component="label"
-        htmlFor={inputId}
-        sx={{
-          display: 'block',
-          mb: 1,
-          fontWeight: 700,
-          color: onDark ? colors.onNight : colors.ink,
-        }}
-      >
+      <label className="goody-signup__label" htmlFor={inputId}>
         {label}
-      </Box>
-      <Box sx={{ display: 'flex', flexDirection: { xs: 'column', sm: 'row' }, gap: 1.5 }}>
+      </label>
+      <div className="goody-signup__row">
         {/* No name: before the app has hydrated, the prerendered form would be submitted by the browser
             itself, and a named field would put the address in the URL (/?email=...), in the history and
             in server logs. Without one nothing is sent. Autofill goes by autocomplete="email". */}
-        <OutlinedInput
+        <input
+          className="goody-signup__field"
           id={inputId}
           type="email"
           autoComplete="email"
           required
-          fullWidth
+          spellCheck={false}
           placeholder={placeholder}
           value={email}
-          inputRef={field}
+          ref={field}
           onChange={(event) => setEmail(event.target.value)}
-          slotProps={{ input: { 'aria-describedby': hint ? hintId : undefined, spellCheck: false } }}
-          sx={{ flex: 1 }}
+          aria-describedby={hint ? hintId : undefined}
         />
-        <Button
-          type="submit"
-          variant="contained"
-          color={onDark ? 'secondary' : 'primary'}
-          size="large"
-          loading={busy}
-          loadingPosition="start"
-          sx={{ flexShrink: 0, whiteSpace: 'nowrap' }}
-        >
+        <button className="goody-signup__button" type="submit" disabled={busy}>
+          {busy ? <span className="goody-signup__spinner" aria-hidden="true" /> : null}
           {busy ? signupMessages.inFlight : submitLabel}
-        </Button>
-      </Box>
+        </button>
+      </div>
       {/* Says in words that the sign-up is on its way, for those who cannot see the button change. */}
-      <Box component="p" aria-live="polite" sx={VISUALLY_HIDDEN}>
+      <p className="goody-visually-hidden" aria-live="polite">
         {busy ? signupMessages.inFlight : ''}
-      </Box>
+      </p>
       {/* Written by the page's inline script only, when the app could not be loaded in time: a live region
           that exists from the first paint, so the words are announced when they appear. */}
-      <Box
-        component="p"
-        aria-live="polite"
-        {...{ [CAPTURE_NOTICE_ATTRIBUTE]: '' }}
-        sx={{
-          m: 0,
-          mt: 1.25,
-          fontWeight: 700,
-          color: onDark ? colors.onNight : colors.ink,
-          '&:empty': { mt: 0 },
-        }}
-      />
+      <p className="goody-signup__notice" aria-live="polite" {...{ [CAPTURE_NOTICE_ATTRIBUTE]: '' }} />
       {hint ? (
-        <Box
-          component="p"
-          id={hintId}
-          sx={{ m: 0, mt: 1.25, fontSize: '0.875rem', color: onDark ? colors.onNightMuted : colors.inkMuted }}
-        >
+        <p className="goody-signup__hint" id={hintId}>
           {hint}
-        </Box>
+        </p>
       ) : null}
-    </Box>
+    </form>
+  );
+}
+
+/** One of the landing page's two forms, with its words from the page's content. */
+export function LandingSignupForm({ source }: { source: SignupSource }) {
+  return <SignupForm source={source} tone="onDark" {...signupForms[source]} />;
+}
+
+/** A landing-page form inside the element where the prerendered page hydrates it on its own (app/islands.tsx). */
+export function SignupIsland({ source }: { source: SignupSource }) {
+  return (
+    <div {...{ [SIGNUP_ISLAND_ATTRIBUTE]: source }} style={{ width: '100%', maxWidth: 520 }}>
+      <LandingSignupForm source={source} />
+    </div>
   );
 }

@@ -1,9 +1,11 @@
-import Box from '@mui/material/Box';
-
-import { SnackbarProvider, useSnackbar } from 'notistack';
-import { createContext, type ReactNode, useCallback, useContext, useMemo, useState } from 'react';
-import { visuallyHidden } from '@/theme/tokens';
+import { enqueueSnackbar, SnackbarProvider } from 'notistack';
+import { type ReactNode, useEffect, useState } from 'react';
+import { useStyleSheet } from '@/lib/styleSheet';
 import { Toast } from './Toast';
+import { TOAST_CSS } from './toastStyles';
+
+/** The attribute of the element around the toast layer, where the landing page hydrates it on its own. */
+export const TOAST_ISLAND_ATTRIBUTE = 'data-toast-island';
 
 export type ToastVariant = 'success' | 'error';
 
@@ -18,24 +20,34 @@ interface Announcement extends ToastMessage {
   serial: number;
 }
 
-const AnnounceContext = createContext<(message: ToastMessage) => void>(() => {});
+/** The mounted toast layer's announcer (one per page). */
+const announcers = new Set<(message: ToastMessage) => void>();
 
 /**
  * Toasts: notistack draws them; two live regions, present from the first render, announce them.
  * A live region that is inserted together with its text is not reliably read by every screen reader,
  * and notistack only mounts its container once a toast exists, so announcing lives here instead.
  * Errors are assertive (role="alert"), successes polite (role="status").
+ *
+ * A root of its own on the prerendered landing page (app/islands.tsx), so the forms and this layer share
+ * no React context: a toast goes through notistack's global enqueueSnackbar and the announcer set.
  */
-export function ToastProvider({ children }: { children: ReactNode }) {
+export function ToastLayer() {
+  useStyleSheet('toast', TOAST_CSS);
   const [latest, setLatest] = useState<Record<ToastVariant, Announcement | null>>({
     success: null,
     error: null,
   });
-  const announce = useCallback((message: ToastMessage) => {
-    setLatest((previous) => {
-      const serial = Math.max(previous.success?.serial ?? 0, previous.error?.serial ?? 0) + 1;
-      return { ...previous, [message.variant]: { ...message, serial } };
-    });
+  useEffect(() => {
+    const announce = (message: ToastMessage) =>
+      setLatest((previous) => {
+        const serial = Math.max(previous.success?.serial ?? 0, previous.error?.serial ?? 0) + 1;
+        return { ...previous, [message.variant]: { ...message, serial } };
+      });
+    announcers.add(announce);
+    return () => {
+      announcers.delete(announce);
+    };
   }, []);
 
   // The toasts render into this landmark (once it exists in the DOM), so no content sits outside
@@ -50,18 +62,29 @@ export function ToastProvider({ children }: { children: ReactNode }) {
       anchorOrigin={{ vertical: 'bottom', horizontal: 'center' }}
       Components={{ success: Toast, error: Toast }}
     >
-      <AnnounceContext.Provider value={announce}>{children}</AnnounceContext.Provider>
-      <Box component="section" aria-label="Notifications">
+      <section aria-label="Notifications">
         {/* React owns the children of the section; notistack gets a node of its own to portal into. */}
         <div ref={setRegion} />
-        <Box role="status" sx={visuallyHidden}>
+        <div role="status" className="goody-visually-hidden">
           <LiveText announcement={latest.success} />
-        </Box>
-        <Box role="alert" sx={visuallyHidden}>
+        </div>
+        <div role="alert" className="goody-visually-hidden">
           <LiveText announcement={latest.error} />
-        </Box>
-      </Box>
+        </div>
+      </section>
     </SnackbarProvider>
+  );
+}
+
+/** The page, then the toast layer in the element the landing page hydrates on its own. */
+export function ToastProvider({ children }: { children: ReactNode }) {
+  return (
+    <>
+      {children}
+      <div {...{ [TOAST_ISLAND_ATTRIBUTE]: '' }}>
+        <ToastLayer />
+      </div>
+    </>
   );
 }
 
@@ -75,19 +98,17 @@ function LiveText({ announcement }: { announcement: Announcement | null }) {
 }
 
 /** Shows a toast: the visible snackbar and the screen-reader announcement together. */
+export function showToast(message: ToastMessage): void {
+  enqueueSnackbar(message.title, {
+    variant: message.variant,
+    description: message.description,
+    // Errors stay a little longer: they ask the visitor to act.
+    autoHideDuration: message.variant === 'error' ? 9000 : 7000,
+  });
+  for (const announce of announcers) announce(message);
+}
+
+/** The function that shows a toast (a hook, so components read as before). */
 export function useToast(): (message: ToastMessage) => void {
-  const { enqueueSnackbar } = useSnackbar();
-  const announce = useContext(AnnounceContext);
-  return useMemo(
-    () => (message: ToastMessage) => {
-      enqueueSnackbar(message.title, {
-        variant: message.variant,
-        description: message.description,
-        // Errors stay a little longer: they ask the visitor to act.
-        autoHideDuration: message.variant === 'error' ? 9000 : 7000,
-      });
-      announce(message);
-    },
-    [enqueueSnackbar, announce],
-  );
+  return showToast;
 }

@@ -1,5 +1,4 @@
 import Box from '@mui/material/Box';
-import { StaticMarkup } from '@/lib/StaticMarkup';
 import { BenefitsSection } from './sections/BenefitsSection';
 import { FinalCtaSection } from './sections/FinalCtaSection';
 import { FinanceSection } from './sections/FinanceSection';
@@ -20,17 +19,12 @@ export function LandingPage() {
         sx={{ position: 'relative', '&:focus': { outline: 'none' } }}
       >
         <HeroSection />
-        {/* Sections with nothing interactive keep their prerendered HTML: hydration skips them. */}
-        <StaticMarkup>
-          <BenefitsSection />
-          <FinanceSection />
-          <SocialProofSection />
-        </StaticMarkup>
+        <BenefitsSection />
+        <FinanceSection />
+        <SocialProofSection />
         <FinalCtaSection />
       </Box>
-      <StaticMarkup>
-        <SiteFooter />
-      </StaticMarkup>
+      <SiteFooter />
     </>
   );
 }

@@ -1,8 +1,7 @@
 import Box from '@mui/material/Box';
 import Container from '@mui/material/Container';
 import { finalCta } from '@/content/landing';
-import { SignupForm } from '@/features/signup/SignupForm';
-import { StaticMarkup } from '@/lib/StaticMarkup';
+import { SignupIsland } from '@/features/signup/SignupForm';
 import { colors, nightGradient, radii } from '@/theme/tokens';
 import { PillList } from '../components/PillList';
 import { SectionHeading } from '../components/SectionHeading';
@@ -28,27 +27,15 @@ export function FinalCtaSection() {
             alignItems: 'center',
           }}
         >
-          {/* Text only: hydration adopts it as prerendered (the form is the interactive part). */}
-          <StaticMarkup>
-            <SectionHeading
-              id="final-cta-title"
-              tone="onDark"
-              eyebrow={finalCta.eyebrow}
-              title={finalCta.title}
-              lead={finalCta.lead}
-            />
-          </StaticMarkup>
-          <SignupForm
-            source="final_cta"
+          <SectionHeading
+            id="final-cta-title"
             tone="onDark"
-            label={finalCta.form.label}
-            placeholder={finalCta.form.placeholder}
-            submitLabel={finalCta.form.submit}
-            hint={finalCta.form.hint}
+            eyebrow={finalCta.eyebrow}
+            title={finalCta.title}
+            lead={finalCta.lead}
           />
-          <StaticMarkup>
-            <PillList tone="onDark" pills={finalCta.platforms} mt={4} />
-          </StaticMarkup>
+          <SignupIsland source="final_cta" />
+          <PillList tone="onDark" pills={finalCta.platforms} mt={4} />
         </Box>
       </Container>
     </Box>
