@@ -43,12 +43,13 @@ export interface Figures {
   targets: Target[];
 }
 
-export const INITIAL_JS_BUDGET_BYTES = 160 * 1024;
+/** Issue 18: no larger than the landing page shipped before its islands (148.5 kB gzip). */
+export const INITIAL_JS_BUDGET_BYTES = 148.5 * 1024;
 export const LCP_TO_STATIC_MAX = 1.05;
 export const PERFORMANCE_MIN = 99;
 /** Our TBT may exceed the static snapshot's (no JavaScript at all) by at most this much. */
 export const TBT_OVER_STATIC_MAX_MS = 50;
-export const FIRST_ENGAGEMENT_MAX_MS = 300;
+export const FIRST_ENGAGEMENT_MAX_MS = 250;
 
 const kB = (bytes: number) => `${(bytes / 1024).toFixed(1)} kB`;
 const ms = (value: number) => `${Math.round(value)} ms`;

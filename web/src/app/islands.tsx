@@ -6,11 +6,13 @@
  * whole app, client.tsx.
  */
 import { type SignupSource, SOURCES } from '@goody/contract';
-import { StrictMode, startTransition } from 'react';
+import { type ReactNode, StrictMode, startTransition } from 'react';
 import { hydrateRoot, type Root } from 'react-dom/client';
 import { LandingSignupForm, SIGNUP_ISLAND_ATTRIBUTE } from '@/features/signup/SignupForm';
 import { restorePrerenderedForms } from '@/lib/signupCapture';
 import { TOAST_ISLAND_ATTRIBUTE, ToastLayer } from '@/lib/toast/ToastProvider';
+
+const strict = (node: ReactNode) => <StrictMode>{node}</StrictMode>;
 
 /** Hydrates the islands; returns what unmounts them (the tests' clean-up: a page never does). */
 export function start(container: HTMLElement): () => void {
@@ -23,22 +25,14 @@ export function start(container: HTMLElement): () => void {
   // As a transition, hydration yields to the browser between slices instead of blocking input.
   startTransition(() => {
     // The toast layer first: a captured sign-up's toast needs it.
-    if (toasts)
-      hydrateRoot(
-        toasts,
-        <StrictMode>
-          <ToastLayer />
-        </StrictMode>,
-      );
+    if (toasts) roots.push(hydrateRoot(toasts, strict(<ToastLayer />)));
     for (const island of forms) {
       const source = island.getAttribute(SIGNUP_ISLAND_ATTRIBUTE) as SignupSource;
       if (!SOURCES.includes(source)) throw new Error(`Unknown sign-up form: ${source}`);
-      hydrateRoot(
-        island,
-        <StrictMode>
-          <LandingSignupForm source={source} />
-        </StrictMode>,
-      );
+      roots.push(hydrateRoot(island, strict(<LandingSignupForm source={source} />)));
     }
   });
+  return () => {
+    for (const root of roots) root.unmount();
+  };
 }
