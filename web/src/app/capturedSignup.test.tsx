@@ -104,7 +104,7 @@ function submitBeforeTheApp(email = EMAIL) {
 
 async function appArrives() {
   await act(async () => {
-    unmount = start(container);
+    unmount = await start(container);
   });
 }
 

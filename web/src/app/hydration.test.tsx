@@ -64,7 +64,7 @@ afterEach(async () => {
 async function hydrate() {
   const submit = within(container).getByRole('button', { name: 'Get Early Access' });
   await act(async () => {
-    unmount = start(container);
+    unmount = await start(container);
   });
   await waitFor(() => expect(ownedByReact(submit)).toBe(true));
 }

@@ -5,7 +5,7 @@ import CardContent from '@mui/material/CardContent';
 import Typography from '@mui/material/Typography';
 import { useState } from 'react';
 import { loadBackend } from '@/lib/backend';
-import { useToast } from '@/lib/toast/ToastProvider';
+import { useToast } from '@/lib/toast/toast';
 import { adminSyncMessages } from './adminSyncMessages';
 import { runAdminSync } from './runAdminSync';
 

@@ -1,6 +1,6 @@
 import type { SyncReply } from '@goody/contract';
 import type { Backend } from '@/lib/backend';
-import type { ToastMessage } from '@/lib/toast/ToastProvider';
+import type { ToastMessage } from '@/lib/toast/toast';
 import { adminSyncMessages } from './adminSyncMessages';
 
 const text = (value: unknown): string | undefined =>

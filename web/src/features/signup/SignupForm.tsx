@@ -4,7 +4,7 @@ import { signupForms } from '@/content/landing';
 import { loadBackend, preloadBackendWhenIdle } from '@/lib/backend';
 import { CAPTURE_NOTICE_ATTRIBUTE, CAPTURE_SOURCE_ATTRIBUTE, takeOverSignupForm } from '@/lib/signupCapture';
 import { useStyleSheet } from '@/lib/styleSheet';
-import { useToast } from '@/lib/toast/ToastProvider';
+import { useToast } from '@/lib/toast/toast';
 import { runSignup } from './runSignup';
 import { SIGNUP_FORM_CSS } from './signupFormStyles';
 import { signupMessages } from './signupMessages';

@@ -1,6 +1,6 @@
 import { addContactRequest, type SignupSource, subscriptionTypeOf } from '@goody/contract';
 import type { Backend } from '@/lib/backend';
-import type { ToastMessage } from '@/lib/toast/ToastProvider';
+import type { ToastMessage } from '@/lib/toast/toast';
 import { signupMessages } from './signupMessages';
 
 export interface SignupOutcome {

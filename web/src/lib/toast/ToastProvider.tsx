@@ -2,26 +2,13 @@ import { enqueueSnackbar, SnackbarProvider } from 'notistack';
 import { type ReactNode, useEffect, useState } from 'react';
 import { useStyleSheet } from '@/lib/styleSheet';
 import { Toast } from './Toast';
+import { registerToastLayer, TOAST_ISLAND_ATTRIBUTE, type ToastMessage, type ToastVariant } from './toast';
 import { TOAST_CSS } from './toastStyles';
-
-/** The attribute of the element around the toast layer, where the landing page hydrates it on its own. */
-export const TOAST_ISLAND_ATTRIBUTE = 'data-toast-island';
-
-export type ToastVariant = 'success' | 'error';
-
-export interface ToastMessage {
-  variant: ToastVariant;
-  title: string;
-  description: string;
-}
 
 interface Announcement extends ToastMessage {
   /** Changes on every toast, so the same words twice in a row are still announced twice. */
   serial: number;
 }
-
-/** The mounted toast layer's announcer (one per page). */
-const announcers = new Set<(message: ToastMessage) => void>();
 
 /**
  * Toasts: notistack draws them; two live regions, present from the first render, announce them.
@@ -30,7 +17,7 @@ const announcers = new Set<(message: ToastMessage) => void>();
  * Errors are assertive (role="alert"), successes polite (role="status").
  *
  * A root of its own on the prerendered landing page (app/islands.tsx), so the forms and this layer share
- * no React context: a toast goes through notistack's global enqueueSnackbar and the announcer set.
+ * no React context: a toast reaches it through ./toast.ts and notistack's global enqueueSnackbar.
  */
 export function ToastLayer() {
   useStyleSheet('toast', TOAST_CSS);
@@ -44,10 +31,15 @@ export function ToastLayer() {
         const serial = Math.max(previous.success?.serial ?? 0, previous.error?.serial ?? 0) + 1;
         return { ...previous, [message.variant]: { ...message, serial } };
       });
-    announcers.add(announce);
-    return () => {
-      announcers.delete(announce);
-    };
+    return registerToastLayer((message) => {
+      enqueueSnackbar(message.title, {
+        variant: message.variant,
+        description: message.description,
+        // Errors stay a little longer: they ask the visitor to act.
+        autoHideDuration: message.variant === 'error' ? 9000 : 7000,
+      });
+      announce(message);
+    });
   }, []);
 
   // The toasts render into this landmark (once it exists in the DOM), so no content sits outside
@@ -95,20 +87,4 @@ function LiveText({ announcement }: { announcement: Announcement | null }) {
       <span>{announcement.title}</span> <span>{announcement.description}</span>
     </span>
   );
-}
-
-/** Shows a toast: the visible snackbar and the screen-reader announcement together. */
-export function showToast(message: ToastMessage): void {
-  enqueueSnackbar(message.title, {
-    variant: message.variant,
-    description: message.description,
-    // Errors stay a little longer: they ask the visitor to act.
-    autoHideDuration: message.variant === 'error' ? 9000 : 7000,
-  });
-  for (const announce of announcers) announce(message);
-}
-
-/** The function that shows a toast (a hook, so components read as before). */
-export function useToast(): (message: ToastMessage) => void {
-  return showToast;
 }
