@@ -36,7 +36,7 @@ export const Toast = forwardRef<HTMLDivElement, ToastProps>(function Toast(
   const look = variant === 'error' ? looks.error : looks.success;
   return (
     <SnackbarContent ref={ref} style={style} className={className} data-variant={variant}>
-      <div className="goody-toast" data-variant={variant === 'error' ? 'error' : 'success'}>
+      <div className={`goody-toast goody-toast--${variant === 'error' ? 'error' : 'success'}`}>
         <svg className="goody-toast__icon" role="img" aria-label={look.label} viewBox="0 0 24 24">
           <path d={look.path} />
         </svg>

@@ -5,8 +5,8 @@ export const TOAST_CSS = `
 .goody-toast{display:flex;align-items:flex-start;gap:12px;width:100%;max-width:420px;box-sizing:border-box;
 padding:12px 8px 12px 16px;border-radius:${radii.control}px;color:${colors.white};line-height:1.6;
 box-shadow:0 12px 32px rgba(26,16,51,0.28)}
-.goody-toast[data-variant=success]{background:${colors.successSurface}}
-.goody-toast[data-variant=error]{background:${colors.errorSurface}}
+.goody-toast--success{background:${colors.successSurface}}
+.goody-toast--error{background:${colors.errorSurface}}
 .goody-toast__icon{width:22px;height:22px;flex-shrink:0;margin-top:1px;fill:currentColor}
 .goody-toast__text{flex:1;min-width:0}
 .goody-toast__title{margin:0;font-weight:700;line-height:1.4}
