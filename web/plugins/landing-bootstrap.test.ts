@@ -119,7 +119,7 @@ describe('withBootstrap', () => {
     expect(() => chunksOfModule(chunks, '/web/src/lib/missing.ts')).toThrow(/no chunk/);
   });
 
-  it('preloads on start what the entry loads on the landing page: its static imports and the islands, with theirs; not the whole app, not lazy routes', () => {
+  it('preloads on start what the entry loads on the landing page: its static imports, the islands and the toast layer they import, with theirs; not the whole app, not lazy routes', () => {
     const chunk = (
       fileName: string,
       imports: string[] = [],
@@ -140,7 +140,12 @@ describe('withBootstrap', () => {
         true,
       ),
       chunk('assets/preload-helper.js'),
-      chunk('assets/islands.js', ['assets/react.js', 'assets/react-dom.js', 'assets/SignupForm.js']),
+      chunk(
+        'assets/islands.js',
+        ['assets/react.js', 'assets/react-dom.js', 'assets/SignupForm.js'],
+        ['assets/ToastLayer.js'],
+      ),
+      chunk('assets/ToastLayer.js', ['assets/react.js']),
       chunk('assets/SignupForm.js', ['assets/react.js'], ['assets/firebase.js']),
       chunk(
         'assets/client.js',
@@ -155,6 +160,7 @@ describe('withBootstrap', () => {
     ];
     expect(chunksLoadedBy(chunks, '/web/src/islands')).toEqual([
       '/assets/SignupForm.js',
+      '/assets/ToastLayer.js',
       '/assets/islands.js',
       '/assets/preload-helper.js',
       '/assets/react-dom.js',

@@ -172,10 +172,11 @@ export function chunksOfModule(
 }
 
 /**
- * The chunks the entry loads on the prerendered page, as URLs under `base`: its static imports and the
- * module it imports dynamically there (`loaded`, an absolute module id: the islands), with their static
- * imports, transitively. The whole app, lazy routes and the Firebase module are left out: the landing
- * page does not need them to work.
+ * The chunks the entry loads on the prerendered page, as URLs under `base`: its static imports, the module
+ * it imports dynamically there (`loaded`, an absolute module id: the islands) and what that module itself
+ * imports dynamically (the toast layer, loaded right after the forms), with their static imports,
+ * transitively. The whole app, lazy routes and the Firebase module are left out: the landing page does
+ * not need them to work.
  */
 export function chunksLoadedBy(chunks: BundleChunk[], loaded: string, base = '/'): string[] {
   const byName = new Map(chunks.map((chunk) => [chunk.fileName, chunk]));
@@ -185,6 +186,7 @@ export function chunksLoadedBy(chunks: BundleChunk[], loaded: string, base = '/'
   const pending = [
     ...chunks.filter((chunk) => chunk.isEntry).flatMap((entry) => entry.imports),
     target.fileName,
+    ...target.dynamicImports,
   ];
   for (let name = pending.pop(); name !== undefined; name = pending.pop()) {
     const chunk = byName.get(name);
