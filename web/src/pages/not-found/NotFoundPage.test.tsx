@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { firebaseMock } from '@/test/firebaseMock';
-import { renderApp, screen } from '@/test/renderApp';
+import { renderApp, screen, waitFor } from '@/test/renderApp';
 
 vi.mock('@/lib/firebase', () => firebaseMock);
 
@@ -13,9 +13,12 @@ describe('not-found page (any other path)', () => {
       await screen.findByRole('heading', { level: 1, name: 'Oops! Page not found.' }),
     ).toBeInTheDocument();
     expect(screen.getByRole('link', { name: 'Return to Home' })).toHaveAttribute('href', '/');
-    expect(consoleError).toHaveBeenCalledWith(
-      '404 Error: User attempted to access non-existent route:',
-      '/no/such/page',
+    // Logged from an effect, after the page has painted.
+    await waitFor(() =>
+      expect(consoleError).toHaveBeenCalledWith(
+        '404 Error: User attempted to access non-existent route:',
+        '/no/such/page',
+      ),
     );
     expect(document.head.querySelector('meta[name="robots"]')).toHaveAttribute('content', 'noindex');
   });
