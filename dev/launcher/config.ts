@@ -86,12 +86,12 @@ function positiveNumber(name: string, raw: string): string {
 
 /** GOODY_MAILERLITE_TASKS_PER_MINUTE and GOODY_MAIL_TASKS_PER_SECOND; unset, the functions keep their defaults. */
 export function queueRates(env: NodeJS.ProcessEnv): Record<string, string> {
-  const set = ['MAILERLITE_TASKS_PER_MINUTE', 'MAIL_TASKS_PER_SECOND'].filter((name) =>
-    env[`GOODY_${name}`]?.trim(),
-  );
-  return Object.fromEntries(
-    set.map((name) => [name, positiveNumber(`GOODY_${name}`, env[`GOODY_${name}`]?.trim() ?? '')]),
-  );
+  const rates: Record<string, string> = {};
+  for (const name of ['MAILERLITE_TASKS_PER_MINUTE', 'MAIL_TASKS_PER_SECOND']) {
+    const raw = env[`GOODY_${name}`]?.trim();
+    if (raw) rates[name] = positiveNumber(`GOODY_${name}`, raw);
+  }
+  return rates;
 }
 
 export const USAGE = `Usage: npm start            build the site and the functions, then run the whole stack offline

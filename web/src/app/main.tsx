@@ -16,6 +16,7 @@ function wholeApp() {
   return import('./client');
 }
 
+// SignupForm's SIGNUP_ISLAND_ATTRIBUTE, spelled out: importing it would pull the form into this entry.
 (container.querySelector('[data-signup-island]') ? import('./islands') : wholeApp())
   .then(({ start }) => start(container))
   // The prerendered page stays readable; a captured sign-up tells the visitor when the app never comes.

@@ -1,4 +1,5 @@
 import { useInsertionEffect } from 'react';
+import { visuallyHidden } from '@/theme/tokens';
 
 /**
  * Plain style sheets for the parts of the landing page that hydrate on their own (the sign-up forms, the
@@ -23,3 +24,8 @@ export function useStyleSheet(id: string, css: string): void {
     document.head.append(style);
   }, [id, css]);
 }
+
+/** The theme's screen-reader-only rule as a class, for the sheets that need it (each stands alone). */
+export const VISUALLY_HIDDEN_RULE = `.goody-visually-hidden{${Object.entries(visuallyHidden)
+  .map(([key, value]) => `${key.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}:${value}`)
+  .join(';')}}`;

@@ -1,3 +1,4 @@
+import { VISUALLY_HIDDEN_RULE } from '@/lib/styleSheet';
 import { colors, focusRing, radii } from '@/theme/tokens';
 import { fontFamily } from '@/theme/typography';
 
@@ -34,5 +35,5 @@ border-radius:50%;animation:goody-spin 0.8s linear infinite}
 .goody-signup__notice:empty{margin-top:0}
 .goody-signup__hint{margin:10px 0 0;font-size:0.875rem;color:${colors.inkMuted}}
 .goody-signup[data-tone=onDark] .goody-signup__hint{color:${colors.onNightMuted}}
-.goody-visually-hidden{position:absolute;width:1px;height:1px;margin:-1px;padding:0;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap;border:0}
+${VISUALLY_HIDDEN_RULE}
 `.replace(/\n/g, '');

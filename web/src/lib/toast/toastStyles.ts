@@ -1,3 +1,4 @@
+import { VISUALLY_HIDDEN_RULE } from '@/lib/styleSheet';
 import { colors, focusRing, radii } from '@/theme/tokens';
 
 /** The toasts' look in plain CSS from the theme's tokens, so the toast layer hydrates without MUI. */
@@ -16,5 +17,5 @@ margin:-4px 0 0;padding:0;border:0;border-radius:50%;background:transparent;colo
 .goody-toast__close:hover{background:rgba(255,255,255,0.12)}
 .goody-toast__close:focus-visible{outline:${focusRing.outline};outline-offset:${focusRing.outlineOffset};box-shadow:${focusRing.boxShadow}}
 .goody-toast__close svg{width:18px;height:18px;fill:currentColor}
-.goody-visually-hidden{position:absolute;width:1px;height:1px;margin:-1px;padding:0;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap;border:0}
+${VISUALLY_HIDDEN_RULE}
 `.replace(/\n/g, '');
