@@ -8,6 +8,8 @@
  * rules allow exactly the pairs below.
  */
 
+export * from './email';
+
 /** The two sign-up forms of the landing page (their `source`) and the list each one joins. */
 export const SIGNUP_FORMS = {
   hero_form: { subscription_type: 'updates' },

@@ -1,6 +1,10 @@
 import { HttpsError } from 'firebase-functions/v2/https';
 import {
   type CallableName,
+  EMAIL_MAX_LENGTH,
+  type EmailProblem,
+  emailProblem,
+  normaliseEmail,
   type SignupSource,
   SOURCES,
   SUBSCRIPTION_TYPES,
@@ -12,49 +16,17 @@ import type { Logger } from './logs';
 // Input is checked here, at the boundary, before anything reaches MailerLite, SMTP or Firestore.
 // Every refusal is `invalid-argument` with a message that names the field.
 
-export { SOURCES, SUBSCRIPTION_TYPES, type SubscriptionType };
+export {
+  EMAIL_MAX_LENGTH,
+  type EmailProblem,
+  emailProblem,
+  normaliseEmail,
+  SOURCES,
+  SUBSCRIPTION_TYPES,
+  type SubscriptionType,
+};
 /** Which form a sign-up came from (the contract's pairing gives the list it joins). */
 export type Source = SignupSource;
-
-export const EMAIL_MAX_LENGTH = 254;
-const LOCAL_PART_MAX_LENGTH = 64;
-
-/**
- * The WHATWG "valid e-mail address" grammar, which is exactly what the page's `<input type="email">`
- * lets through: ASCII only, with an internationalised domain submitted by the browser in its `xn--`
- * form. Addresses with a Unicode local part (RFC 6531) are refused on purpose: browsers do not submit
- * them, MailerLite and most SMTP relays cannot deliver them, and accepting them would let two
- * visually identical addresses be two people.
- */
-const WHATWG_EMAIL =
-  /^[a-zA-Z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$/;
-// C0, DEL, C1, and the Unicode line/paragraph separators that break log lines and mail headers.
-// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is this pattern's job.
-const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
-// biome-ignore lint/suspicious/noControlCharactersInRegex: the point of this pattern is to match anything outside printable ASCII.
-const NON_ASCII = /[^\u0000-\u007f]/;
-
-export type EmailProblem = 'type' | 'length' | 'control' | 'unicode' | 'format';
-
-/** Why `value` is not an address the product accepts, or null when it is one. */
-export function emailProblem(value: unknown): EmailProblem | null {
-  if (typeof value !== 'string') return 'type';
-  if (value.length > EMAIL_MAX_LENGTH) return 'length';
-  if (CONTROL_CHARACTERS.test(value)) return 'control';
-  const email = value.trim();
-  if (NON_ASCII.test(email)) return 'unicode';
-  if (!WHATWG_EMAIL.test(email)) return 'format';
-  const at = email.lastIndexOf('@');
-  const local = email.slice(0, at);
-  const labels = email.slice(at + 1).split('.');
-  // Stricter than the browser where the browser lets through what no mailbox can be: a dot at either
-  // end of the local part or two in a row (RFC 5321 dot-atom), a domain without a dot, an all-numeric
-  // top-level label.
-  if (local.length > LOCAL_PART_MAX_LENGTH) return 'format';
-  if (local.startsWith('.') || local.endsWith('.') || local.includes('..')) return 'format';
-  if (labels.length < 2 || /^[0-9]+$/.test(labels[labels.length - 1] ?? '')) return 'format';
-  return null;
-}
 
 const EMAIL_PROBLEM_MESSAGES: Record<EmailProblem, string> = {
   type: 'must be a string',
@@ -63,14 +35,6 @@ const EMAIL_PROBLEM_MESSAGES: Record<EmailProblem, string> = {
   unicode: 'must use ASCII characters only (an internationalised domain goes in its xn-- form)',
   format: 'must be an e-mail address like name@example.com',
 };
-
-/**
- * The one form of an address used for deduplication, hashing and MailerLite: trimmed and
- * lower-cased. Mail providers treat the local part case-insensitively, and so does MailerLite.
- */
-export function normaliseEmail(email: string): string {
-  return email.trim().toLowerCase();
-}
 
 function invalid(message: string): HttpsError {
   return new HttpsError('invalid-argument', message);
@@ -97,7 +61,11 @@ function rejectUnknownFields(data: Record<string, unknown>, allowed: readonly st
 
 function parseEmail(data: Record<string, unknown>): string {
   if (!('email' in data) || data.email === undefined) throw invalid('email is required.');
-  const problem = emailProblem(data.email);
+  // Surrounding spaces are trimmed first, as the browser trims an email field's value; a control
+  // character anywhere is refused.
+  const raw = data.email;
+  const problem =
+    emailProblem(raw) === 'control' ? 'control' : emailProblem(typeof raw === 'string' ? raw.trim() : raw);
   if (problem) throw invalid(`email ${EMAIL_PROBLEM_MESSAGES[problem]}.`);
   return normaliseEmail(data.email as string);
 }

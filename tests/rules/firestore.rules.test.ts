@@ -8,7 +8,7 @@ import {
 } from '@firebase/rules-unit-testing';
 import { afterAll, beforeAll, beforeEach, describe, inject, it } from 'vitest';
 import type {} from '../support/firestore-emulator.setup.ts';
-import { addressesTheFormAccepts, malformedAddresses } from './email-cases.ts';
+import { addressesTheFormAccepts, addressOfLength, malformedAddresses } from './email-cases.ts';
 import {
   addDoc,
   collection,
@@ -86,11 +86,6 @@ function without(fields: SignupFields, key: string): SignupFields {
   return rest;
 }
 
-function addressOfLength(length: number): string {
-  const domain = '@example.com';
-  return 'a'.repeat(length - domain.length) + domain;
-}
-
 const STORED_SIGNUP = {
   email: 'stored@example.com',
   subscription_type: 'updates',
@@ -127,8 +122,8 @@ describe.each(callers)('Firestore rules for $kind', ({ context }) => {
       await assertSucceeds(addDoc(signups(), finalSignup()));
     });
 
-    it('accepts the shortest address (3 characters) and the longest (254 characters)', async () => {
-      await assertSucceeds(addDoc(signups(), { ...heroSignup(), email: 'a@b' }));
+    it('accepts a short address (a@b.c) and the longest (254 characters)', async () => {
+      await assertSucceeds(addDoc(signups(), { ...heroSignup(), email: 'a@b.c' }));
       await assertSucceeds(addDoc(signups(), { ...heroSignup(), email: addressOfLength(254) }));
     });
 
@@ -192,10 +187,6 @@ describe.each(callers)('Firestore rules for $kind', ({ context }) => {
 
     it('refuses an address of 255 characters, one past the limit', async () => {
       await assertFails(addDoc(signups(), { ...heroSignup(), email: addressOfLength(255) }));
-    });
-
-    it.each(['', 'a@'])('refuses an address shorter than 3 characters (%j)', async (email) => {
-      await assertFails(addDoc(signups(), { ...heroSignup(), email }));
     });
 
     it.each(malformedAddresses)('refuses %j, which is not shaped like an address', async (email) => {
