@@ -56,7 +56,7 @@ export interface LauncherConfig {
   /** How long firebase-tools may take to report its emulators ready. */
   emulatorStartTimeoutMs: number;
   /** The task queues' rates for the functions, when a benchmark compresses MailerLite's minute. */
-  queueRates: Record<string, string>;
+  functionsOverrides: Record<string, string>;
 }
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -84,9 +84,23 @@ function positiveNumber(name: string, raw: string): string {
   return raw;
 }
 
-/** GOODY_MAILERLITE_TASKS_PER_MINUTE and GOODY_MAIL_TASKS_PER_SECOND; unset, the functions keep their defaults. */
-export function queueRates(env: NodeJS.ProcessEnv): Record<string, string> {
+/**
+ * What a benchmark or a test suite may change in the functions' pace: GOODY_MAILERLITE_TASKS_PER_MINUTE,
+ * GOODY_MAIL_TASKS_PER_SECOND, GOODY_MAIL_PER_HOUR (the mail budget) and GOODY_SYNC_MIN_INTERVAL_SECONDS;
+ * unset, the functions keep their defaults.
+ */
+export function functionsOverrides(env: NodeJS.ProcessEnv): Record<string, string> {
   const rates: Record<string, string> = {};
+  for (const [name, smallest] of [
+    ['MAIL_PER_HOUR', 1],
+    ['SYNC_MIN_INTERVAL_SECONDS', 0],
+  ] as const) {
+    const raw = env[`GOODY_${name}`]?.trim();
+    if (!raw) continue;
+    if (!/^[0-9]+$/.test(raw) || Number(raw) < smallest)
+      throw new LauncherError(`GOODY_${name} must be a whole number, at least ${smallest}, got "${raw}".`, 2);
+    rates[name] = raw;
+  }
   for (const name of ['MAILERLITE_TASKS_PER_MINUTE', 'MAIL_TASKS_PER_SECOND']) {
     const raw = env[`GOODY_${name}`]?.trim();
     if (raw) rates[name] = positiveNumber(`GOODY_${name}`, raw);
@@ -113,6 +127,8 @@ Environment:
 ${PORT_SPECS.map((spec) => `  ${spec.env.padEnd(26)} ${String(spec.defaultPort).padEnd(5)} ${spec.purpose}`).join('\n')}
   GOODY_MAILERLITE_TASKS_PER_MINUTE  the contact queue's rate (default 115; benchmarks compress MailerLite's minute)
   GOODY_MAIL_TASKS_PER_SECOND      the thank-you queue's rate (default 20)
+  GOODY_MAIL_PER_HOUR              the mail budget: thank-you mails an hour (default 500)
+  GOODY_SYNC_MIN_INTERVAL_SECONDS  the wait between two syncs (default 60; the e2e suite sets 0)
   GOODY_DATA_DIR                   what survives a restart (default .dev-data): firestore-export/, mailerlite/, mail/
   GOODY_EMULATOR_START_TIMEOUT_MS  how long firebase-tools may take to start (default 120000)
 `;
@@ -152,6 +168,6 @@ export function resolveLauncherConfig(
         env.GOODY_EMULATOR_START_TIMEOUT_MS?.trim() || '120000',
       ),
     ),
-    queueRates: queueRates(env),
+    functionsOverrides: functionsOverrides(env),
   };
 }

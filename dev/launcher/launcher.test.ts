@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { GoogleEmulators } from '../emulators/find.ts';
-import { queueRates } from './config.ts';
+import { functionsOverrides } from './config.ts';
 import { LauncherError } from './errors.ts';
 import { firebaseBin, firebaseToolsEnv, persistenceArgs } from './launcher.ts';
 
@@ -61,13 +61,19 @@ describe('how firebase-tools is run', () => {
   });
 
   it("passes a benchmark's queue rates to the functions, and refuses one that is not a positive number", () => {
-    expect(queueRates({})).toEqual({});
+    expect(functionsOverrides({})).toEqual({});
     expect(
-      queueRates({ GOODY_MAILERLITE_TASKS_PER_MINUTE: '1100', GOODY_MAIL_TASKS_PER_SECOND: '50' }),
+      functionsOverrides({ GOODY_MAILERLITE_TASKS_PER_MINUTE: '1100', GOODY_MAIL_TASKS_PER_SECOND: '50' }),
     ).toEqual({
       MAILERLITE_TASKS_PER_MINUTE: '1100',
       MAIL_TASKS_PER_SECOND: '50',
     });
-    expect(() => queueRates({ GOODY_MAIL_TASKS_PER_SECOND: 'fast' })).toThrow(LauncherError);
+    expect(() => functionsOverrides({ GOODY_MAIL_TASKS_PER_SECOND: 'fast' })).toThrow(LauncherError);
+    expect(functionsOverrides({ GOODY_MAIL_PER_HOUR: '20' })).toEqual({ MAIL_PER_HOUR: '20' });
+    expect(() => functionsOverrides({ GOODY_MAIL_PER_HOUR: '2.5' })).toThrow(LauncherError);
+    expect(() => functionsOverrides({ GOODY_MAIL_PER_HOUR: '0' })).toThrow(LauncherError);
+    expect(functionsOverrides({ GOODY_SYNC_MIN_INTERVAL_SECONDS: '0' })).toEqual({
+      SYNC_MIN_INTERVAL_SECONDS: '0',
+    });
   });
 });

@@ -36,6 +36,11 @@ import {
 } from './stand-ins.ts';
 import { describeExit, type SupervisedChild, Supervisor } from './supervisor.ts';
 
+/** The local stack's two keys (dummies; a deploy uses Secret Manager secrets). Benchmarks that prepare
+ * state or drive the functions' code in-process use them. */
+export const DEV_MAILBOX_KEY_SECRET = 'dev-mailbox-key-secret-not-for-production';
+export const DEV_UNSUBSCRIBE_SECRET = 'dev-unsubscribe-secret-not-for-production';
+
 /** Thrown inside start-up when a stop was requested meanwhile: not an error, just the end of start-up. */
 class StartAborted extends Error {}
 
@@ -274,7 +279,7 @@ export class Launcher {
       ports: config.ports,
       functionsEnv: {
         ...functionsParams(standIns),
-        ...config.queueRates,
+        ...config.functionsOverrides,
         // The link in the thank-you mail: this stack's unsubscribe function in the Functions emulator.
         UNSUBSCRIBE_URL: `${this.functionsBaseUrl()}/unsubscribe`,
       },
@@ -282,7 +287,8 @@ export class Launcher {
         MAILERLITE_API_KEY: config.mailerLiteApiKey,
         SMTP_URL: standIns.smtp.url,
         // A fixed dummy for the local stack only; a deploy uses a Secret Manager secret.
-        UNSUBSCRIBE_SECRET: 'dev-unsubscribe-secret-not-for-production',
+        UNSUBSCRIBE_SECRET: DEV_UNSUBSCRIBE_SECRET,
+        MAILBOX_KEY_SECRET: DEV_MAILBOX_KEY_SECRET,
       },
     });
 

@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { deleteApp, initializeApp } from 'firebase-admin/app';
 import { getFirestore } from 'firebase-admin/firestore';
+import { loopbackOnlyEnv } from '../../dev/loopback-env.ts';
 import { type RequestLogEntry, startMailerLiteStandIn } from '../../dev/mailerlite/index.ts';
 import { startFirestoreEmulator } from '../../tests/support/firestore-emulator.ts';
 import { handleSyncEmailsToMailerlite } from '../src/callables/sync-emails-to-mailerlite';
@@ -107,6 +108,8 @@ async function main(): Promise<void> {
     fractionalRetryAfter: true,
   });
   process.env.FIRESTORE_EMULATOR_HOST = firestore.hostPort;
+  // Loopback only: firebase-admin would otherwise ask the GCE metadata server whether it runs on Google Cloud.
+  Object.assign(process.env, loopbackOnlyEnv);
   const app = initializeApp({ projectId: 'demo-goody' }, `bench-${randomUUID()}`);
   const db = getFirestore(app);
   try {
@@ -144,6 +147,7 @@ async function main(): Promise<void> {
         logger: silent,
         deadline: Date.now() + 540_000,
         unsubscribeSecret: 'bench-unsubscribe-secret',
+        mailboxSecret: 'bench-mailbox-key-secret',
       });
       replies.push(reply);
       if (!reply.success) throw new Error(`sync failed: ${reply.error}`);

@@ -8,7 +8,7 @@ export * from '../../contract/src/index';
 
 /** One document per sign-up, written by the page (append-only; no client reads it). */
 export const SIGNUPS = COLLECTIONS.signups;
-/** `thank_you_mails/{sha256 of the normalised address}`: one thank-you mail per address, ever. */
+/** `thank_you_mails/{mailbox key}`: one thank-you mail per mailbox, ever (privacy/mailbox-key.ts). */
 export const THANK_YOU_MAILS = 'thank_you_mails';
-/** `erasures/{sha256 of the normalised address}`: tombstones of unsubscribed addresses (privacy/erasure.ts). */
-export const ERASURES = 'erasures';
+/** `suppressed_mailboxes/{mailbox key}`: the mailboxes that unsubscribed, for good (privacy/suppression.ts). */
+export const SUPPRESSIONS = 'suppressed_mailboxes';

@@ -67,13 +67,14 @@ function callable(id: string): Callable {
 }
 
 describe('the functions module', () => {
-  it("exports the contract's three callables under their names, their two task queues, the unsubscribe endpoint and the two jobs", () => {
+  it("exports the contract's three callables under their names, their two task queues, the unsubscribe endpoint, the two jobs and the sign-up trigger", () => {
     expect([...discovered.keys()].sort()).toEqual(
       [
         ...Object.values(CALLABLES),
         ...Object.values(QUEUES),
+        'finish-erasures',
+        'index-signup',
         'retention',
-        'retry-forgets',
         'unsubscribe',
       ].sort(),
     );
@@ -97,12 +98,22 @@ describe('the functions module', () => {
     for (const id of Object.values(CALLABLES)) {
       expect(endpoint(id)).toMatchObject({ platform: 'gcfv2', region: ['us-central1'], callableTrigger: {} });
     }
-    // The two sign-up callables only enqueue: the task id's key is all they need.
-    expect(secrets('add-contact-to-mailerlite')).toEqual(['UNSUBSCRIBE_SECRET']);
-    expect(secrets('send-thank-you-email')).toEqual(['UNSUBSCRIBE_SECRET']);
-    expect(secrets('sync-emails-to-mailerlite')).toEqual(['MAILERLITE_API_KEY', 'UNSUBSCRIBE_SECRET']);
-    expect(secrets('deliver-contact')).toEqual(['MAILERLITE_API_KEY', 'UNSUBSCRIBE_SECRET']);
-    expect(secrets('deliver-thank-you')).toEqual(['SMTP_URL', 'UNSUBSCRIBE_SECRET']);
+    // The two sign-up callables only enqueue: the task id's key, and the logs' handle key.
+    const KEYS = ['UNSUBSCRIBE_SECRET', 'MAILBOX_KEY_SECRET'];
+    expect(secrets('add-contact-to-mailerlite')).toEqual(KEYS);
+    expect(secrets('send-thank-you-email')).toEqual(KEYS);
+    expect(secrets('sync-emails-to-mailerlite')).toEqual(['MAILERLITE_API_KEY', ...KEYS]);
+    expect(secrets('deliver-contact')).toEqual(['MAILERLITE_API_KEY', ...KEYS]);
+    expect(secrets('deliver-thank-you')).toEqual(['SMTP_URL', ...KEYS]);
+    expect(secrets('index-signup')).toEqual(['MAILBOX_KEY_SECRET']);
+    expect(endpoint('index-signup')).toMatchObject({
+      platform: 'gcfv2',
+      eventTrigger: {
+        eventType: 'google.cloud.firestore.document.v1.created',
+        eventFilterPathPatterns: { document: 'email_subscriptions/{signupId}' },
+        retry: true,
+      },
+    });
     for (const id of Object.values(QUEUES)) {
       expect(endpoint(id)).toMatchObject({
         platform: 'gcfv2',
@@ -120,16 +131,16 @@ describe('the functions module', () => {
       region: ['us-central1'],
       httpsTrigger: {},
     });
-    expect(secrets('unsubscribe')).toEqual(['MAILERLITE_API_KEY', 'UNSUBSCRIBE_SECRET']);
+    expect(secrets('unsubscribe')).toEqual(['MAILERLITE_API_KEY', ...KEYS]);
     expect(endpoint('retention')).toMatchObject({
       platform: 'gcfv2',
       scheduleTrigger: { schedule: 'every day 03:17', timeZone: 'Etc/UTC' },
     });
-    expect(endpoint('retry-forgets')).toMatchObject({
+    expect(endpoint('finish-erasures')).toMatchObject({
       platform: 'gcfv2',
       scheduleTrigger: { schedule: 'every 30 minutes', timeZone: 'Etc/UTC' },
     });
-    expect(secrets('retry-forgets')).toEqual(['MAILERLITE_API_KEY', 'UNSUBSCRIBE_SECRET']);
+    expect(secrets('finish-erasures')).toEqual(['MAILERLITE_API_KEY', ...KEYS]);
     expect(endpoint('sync-emails-to-mailerlite').timeoutSeconds).toBe(540);
   });
 });

@@ -6,7 +6,8 @@
 import { addContactToMailerlite } from './callables/add-contact-to-mailerlite';
 import { sendThankYouEmail } from './callables/send-thank-you-email';
 import { syncEmailsToMailerlite } from './callables/sync-emails-to-mailerlite';
-import { retryPendingForgets } from './privacy/pending-forgets';
+import { finishErasures } from './privacy/pending-erasures';
+import { indexSignupOnCreate } from './signups/index-signup';
 import { deliverContact } from './tasks/deliver-contact';
 import { deliverThankYou } from './tasks/deliver-thank-you';
 
@@ -23,5 +24,9 @@ export const deliver = { contact: deliverContact, thank: { you: deliverThankYou 
 export { unsubscribe } from './http/unsubscribe';
 export { eraseExpiredSignups as retention } from './scheduled/retention';
 
-// retry-forgets: every 30 minutes, finishes the erasures MailerLite failed (privacy/pending-forgets.ts).
-export const retry = { forgets: retryPendingForgets };
+// finish-erasures: every 30 minutes, finishes the erasures an outage or a crash left pending
+// (privacy/pending-erasures.ts).
+export const finish = { erasures: finishErasures };
+
+// index-signup: writes each new sign-up's mailbox key on it, for lookups by key (signups/index-signup.ts).
+export const index = { signup: indexSignupOnCreate };

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import * as functionsLogger from 'firebase-functions/logger';
+import { logKeySecret, mailboxKey } from './privacy/mailbox-key';
 
 /**
  * Every log line the functions write is one of these named events, so a log query can count them
@@ -12,16 +13,22 @@ export type LogEvent =
   | 'add_contact.erased_during_call'
   | 'add_contact.enqueue_failed'
   | 'add_contact.task_malformed'
+  | 'add_contact.suppressed'
+  | 'signup.not_indexed'
   | 'unsubscribe.erased'
+  | 'unsubscribe.repeated'
+  | 'unsubscribe.rate_limited'
   | 'unsubscribe.refused_token'
   | 'unsubscribe.failed'
   | 'unsubscribe.forget_pending'
-  | 'forget_pending.run'
-  | 'forget_pending.failed'
+  | 'unsubscribe.erasure_pending'
+  | 'pending_erasures.run'
+  | 'pending_erasures.failed'
   | 'retention.erased'
   | 'retention.failed'
   | 'thank_you.sent'
   | 'thank_you.skipped'
+  | 'thank_you.budget_reached'
   | 'thank_you.refused_unknown_address'
   | 'thank_you.failed'
   | 'thank_you.enqueue_failed'
@@ -33,6 +40,7 @@ export type LogEvent =
   | 'mailerlite.group_re_resolved'
   | 'sync.started'
   | 'sync.refused_running'
+  | 'sync.refused_too_soon'
   | 'sync.lease_taken_over'
   | 'sync.batch_confirmed'
   | 'sync.contact_rejected'
@@ -63,12 +71,13 @@ export const cloudLogger: Logger = {
 };
 
 /**
- * A stable, non-reversible handle for an address (of a minor, often): the first 12 hex digits of the
- * SHA-256 of its normalised form. The same handle names the thank-you record, so a log line can be
- * matched to it without the address ever being written down.
+ * A stable handle for an address (of a minor, often) that no list of candidate addresses can confirm: the
+ * first 12 characters of its mailbox key (privacy/mailbox-key.ts, an HMAC with MAILBOX_KEY_SECRET). The
+ * same key names the thank-you record and the suppression entry, so an operator can match a log line to
+ * them without the address ever being written down; every spelling of one mailbox has one handle.
  */
 export function emailHash(normalisedEmail: string): string {
-  return sha256Hex(normalisedEmail).slice(0, 12);
+  return mailboxKey(logKeySecret(), normalisedEmail).slice(0, 12);
 }
 
 export function sha256Hex(value: string): string {

@@ -15,7 +15,15 @@ export const DEFAULTS = {
   MAILERLITE_BASE_URL: 'https://connect.mailerlite.com/api',
   MAILERLITE_GROUP_UPDATES: 'GOODY launch updates',
   MAILERLITE_GROUP_CLUB: 'GOODY Club',
+  MAIL_PER_HOUR: 500,
+  SYNC_MIN_INTERVAL_SECONDS: 60,
 } as const;
+
+/** An int param's value, or its default where no CLI wrote one into the environment. */
+export function intParam(param: { name: string; value(): number }, fallback: number): number {
+  const raw = process.env[param.name];
+  return raw === undefined || raw.trim() === '' ? fallback : param.value();
+}
 
 export const MAILERLITE_BASE_URL = defineString('MAILERLITE_BASE_URL', {
   default: DEFAULTS.MAILERLITE_BASE_URL,
@@ -59,13 +67,30 @@ export const UNSUBSCRIBE_SECRET = defineSecret('UNSUBSCRIBE_SECRET', {
     'Key of the one-click unsubscribe links in the thank-you mail: a random string of at least 32 bytes (e.g. `openssl rand -base64 48`). Rotating it invalidates every link already sent.',
 });
 
+export const MAILBOX_KEY_SECRET = defineSecret('MAILBOX_KEY_SECRET', {
+  description:
+    'Key of the mailbox keys (privacy/mailbox-key.ts) that name the thank-you records, the suppression list of unsubscribed mailboxes and the address handles in the logs: a random string of at least 32 bytes (e.g. `openssl rand -base64 48`). Never rotate it: a new key forgets every unsubscribe.',
+});
+
 export const UNSUBSCRIBE_URL = defineString('UNSUBSCRIBE_URL', {
   description:
     'Public https URL of the unsubscribe function, e.g. https://us-central1-<project>.cloudfunctions.net/unsubscribe (printed by the first deploy). The thank-you mail links to it.',
 });
 
+export const MAIL_PER_HOUR = defineInt('MAIL_PER_HOUR', {
+  default: DEFAULTS.MAIL_PER_HOUR,
+  description:
+    'The mail budget: at most this many thank-you mails an hour (mail/budget.ts). Mails over it wait for a later hour; none is dropped. Raise it once the sending domain has a reputation.',
+});
+
+export const SYNC_MIN_INTERVAL_SECONDS = defineInt('SYNC_MIN_INTERVAL_SECONDS', {
+  default: DEFAULTS.SYNC_MIN_INTERVAL_SECONDS,
+  description:
+    'How long after a sync ended the next may start (unless it stopped at its deadline with work left): /admin is public, and this keeps a script from making it a stream of MailerLite requests.',
+});
+
 export const RETENTION_DAYS = defineInt('RETENTION_DAYS', {
   default: 730,
   description:
-    'Sign-ups older than this many days are erased by the daily retention job (email_subscriptions and the thank-you records).',
+    'Sign-ups older than this many days are erased by the daily retention job (email_subscriptions).',
 });

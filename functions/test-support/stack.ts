@@ -6,7 +6,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { deleteApp, initializeApp } from 'firebase-admin/app';
-import type { Firestore } from 'firebase-admin/firestore';
+import type { DocumentReference, Firestore } from 'firebase-admin/firestore';
 import { getFirestore } from 'firebase-admin/firestore';
 import { HttpsError } from 'firebase-functions/v2/https';
 import { expect, inject } from 'vitest';
@@ -19,7 +19,7 @@ import { type SmtpOutbox, startSmtpOutbox } from '../../dev/smtp/index.ts';
 import type {} from '../../tests/support/firestore-emulator.setup.ts';
 import { clearFirestoreEmulator, setFirestoreRules } from '../../tests/support/firestore-emulator.ts';
 import { type Clock, systemClock } from '../src/clock';
-import { SIGNUPS, subscriptionTypeOf } from '../src/contract';
+import { emailProblem, SIGNUPS, SUPPRESSIONS, subscriptionTypeOf } from '../src/contract';
 import type { LogEvent, LogFields, Logger } from '../src/logs';
 import {
   type BatchRequest,
@@ -30,7 +30,9 @@ import {
   type MailerLiteResponse,
   type RequestOptions,
 } from '../src/mailerlite/client';
+import { mailboxKey } from '../src/privacy/mailbox-key';
 import type { Source, SubscriptionType } from '../src/schemas';
+import { MAILBOX_KEY_FIELD } from '../src/signups/lookup';
 
 export const PROJECT_ID = 'demo-goody';
 
@@ -168,6 +170,7 @@ export function setLauncherParams(standIns: {
     MAIL_FROM: 'GOODY <hello@goody.example>',
     UNSUBSCRIBE_URL: 'http://127.0.0.1:5001/demo-goody/us-central1/unsubscribe',
     UNSUBSCRIBE_SECRET: 'test-unsubscribe-secret',
+    MAILBOX_KEY_SECRET: MAILBOX_SECRET,
   });
 }
 
@@ -300,20 +303,37 @@ export interface Signup {
 export const HERO = { subscription_type: subscriptionTypeOf('hero_form'), source: 'hero_form' } as const;
 export const FINAL = { subscription_type: subscriptionTypeOf('final_cta'), source: 'final_cta' } as const;
 
+/** MAILBOX_KEY_SECRET in the tests (vitest.config.mts gives the logs the same). */
+export const MAILBOX_SECRET = 'test-mailbox-key-secret';
+
+/** Puts the address's mailbox on the suppression list, as a finished erasure leaves it. */
+export async function suppressMailbox(db: Firestore, email: string): Promise<DocumentReference> {
+  const ref = db.collection(SUPPRESSIONS).doc(mailboxKey(MAILBOX_SECRET, email));
+  await ref.set({ erased_at: new Date() });
+  return ref;
+}
+
 /**
  * Stores sign-ups as the page does (auto ids, the four fields), with created_at one millisecond
- * apart in the order given so that "the order they were made in" is known to the test.
+ * apart in the order given so that "the order they were made in" is known to the test. Each row of a
+ * valid address also gets its `mailbox_key`, as the index-signup trigger writes it a moment later;
+ * `keyed: false` leaves it out (the moment before the trigger ran).
  */
 export async function seedSignups(
   db: Firestore,
   signups: Array<Signup | Record<string, unknown>>,
   start = Date.now(),
+  { keyed = true }: { keyed?: boolean } = {},
 ) {
   const collection = db.collection(SIGNUPS);
   for (let offset = 0; offset < signups.length; offset += 400) {
     const batch = db.batch();
     signups.slice(offset, offset + 400).forEach((signup, index) => {
-      batch.create(collection.doc(), { created_at: new Date(start + offset + index), ...signup });
+      const key =
+        keyed && emailProblem(signup.email) === null
+          ? { [MAILBOX_KEY_FIELD]: mailboxKey(MAILBOX_SECRET, signup.email as string) }
+          : {};
+      batch.create(collection.doc(), { created_at: new Date(start + offset + index), ...signup, ...key });
     });
     await batch.commit();
   }

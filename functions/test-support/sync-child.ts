@@ -24,8 +24,9 @@ async function main(): Promise<void> {
     clock: systemClock,
     logger: silent,
     deadline: Date.now() + 540_000,
-    options: { leaseMs: Number(env('LEASE_MS')) },
+    options: { leaseMs: Number(env('LEASE_MS')), minIntervalMs: 0 },
     unsubscribeSecret: 'test-unsubscribe-secret',
+    mailboxSecret: 'test-mailbox-key-secret',
   });
   process.stdout.write(`${JSON.stringify(reply)}\n`);
   await deleteApp(app);

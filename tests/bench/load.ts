@@ -427,7 +427,11 @@ try {
   stack = await startStack({
     logFile: path.join(repoRoot, 'tests', '.artifacts', 'bench-load-stack.log'),
     // The contact queue's share of MailerLite's minute, compressed as the stand-in's window is.
-    env: { GOODY_MAILERLITE_TASKS_PER_MINUTE: String(QUEUE_PER_MINUTE * COMPRESS) },
+    // Every sign-up's thank-you is counted, so the mail budget is lifted out of the way.
+    env: {
+      GOODY_MAILERLITE_TASKS_PER_MINUTE: String(QUEUE_PER_MINUTE * COMPRESS),
+      GOODY_MAIL_PER_HOUR: '1000000',
+    },
   });
   const info = stack.info;
   const services = new Services(info);

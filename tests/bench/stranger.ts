@@ -7,11 +7,12 @@
 //
 //   npm run bench:stranger [-- --calls 50]
 
-import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { CALLABLES } from '@goody/contract';
+import { DEV_MAILBOX_KEY_SECRET } from '../../dev/launcher/launcher.ts';
+import { mailboxKey } from '../../functions/src/privacy/mailbox-key.ts';
 import { startStack } from '../e2e/support/stack.ts';
 import { repoRoot, resultsDir } from './paths.ts';
 import { median, timestamp } from './stats.ts';
@@ -22,7 +23,7 @@ if (!Number.isInteger(CALLS) || CALLS < 1) throw new Error('--calls must be a po
 const TARGET_MS = 15;
 
 const OWNER = { authorization: 'Bearer owner', 'content-type': 'application/json' };
-const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
+const keyOf = (email: string) => mailboxKey(DEV_MAILBOX_KEY_SECRET, email);
 
 const stack = await startStack({
   logFile: path.join(repoRoot, 'tests', '.artifacts', 'bench-stranger-stack.log'),
@@ -56,9 +57,9 @@ try {
   } as const;
   await put('email_subscriptions', 'stored', signup(STATES.stored));
   await put('email_subscriptions', 'thanked', signup(STATES.thanked));
-  await put('thank_you_mails', sha256(STATES.thanked), { state: { stringValue: 'sent' }, sent_at: now });
-  // What the unsubscribe link leaves: no sign-up, a tombstone keyed by the address's hash.
-  await put('erasures', sha256(STATES.erased), { erased_at: now });
+  await put('thank_you_mails', keyOf(STATES.thanked), { state: { stringValue: 'sent' }, sent_at: now });
+  // What the unsubscribe link leaves: no sign-up, the mailbox on the suppression list.
+  await put('suppressed_mailboxes', keyOf(STATES.erased), { erased_at: now });
 
   const call = async (name: string, data: unknown): Promise<number> => {
     const started = performance.now();

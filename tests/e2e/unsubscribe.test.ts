@@ -88,7 +88,14 @@ describe('the unsubscribe link in the thank-you mail', () => {
     expect(donePage.violations).toEqual([]);
 
     expect(await e2e.services.firestore.documents('email_subscriptions')).toEqual([]);
-    expect(await e2e.services.firestore.documents('thank_you_mails')).toEqual([]);
+    // What stays holds no address: the one thank-you record, and the mailbox on the suppression list.
+    const kept = [
+      ...(await e2e.services.firestore.documents('thank_you_mails')),
+      ...(await e2e.services.firestore.documents('suppressed_mailboxes')),
+    ];
+    expect(kept).toHaveLength(2);
+    expect(JSON.stringify(kept).toLowerCase()).not.toContain(email.toLowerCase());
+    expect(await page.getByText('Changed your mind? Write to').count()).toBe(1);
     expect(await e2e.services.mailerLite.groupsOf(email)).toBeUndefined();
     expect((await e2e.services.mailerLite.state()).subscribers.map((s) => s.email)).not.toContain(email);
   });

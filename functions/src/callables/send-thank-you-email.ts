@@ -4,7 +4,7 @@ import { withAppCheck } from '../app-check';
 import { type Clock, systemClock } from '../clock';
 import { CALLABLES } from '../contract';
 import { cloudLogger, emailFields, type Logger } from '../logs';
-import { UNSUBSCRIBE_SECRET } from '../params';
+import { MAILBOX_KEY_SECRET, UNSUBSCRIBE_SECRET } from '../params';
 import { parseThankYouInput, validated } from '../schemas';
 import { cloudTasksEnqueue, type Enqueue, QUEUES, taskId } from '../tasks/queue';
 import { ACCEPTED, type Accepted } from './accepted';
@@ -39,7 +39,7 @@ export async function handleSendThankYouEmail(data: unknown, deps: SendThankYouD
 }
 
 export const sendThankYouEmail = onCall(
-  { secrets: [UNSUBSCRIBE_SECRET], timeoutSeconds: 30 },
+  { secrets: [UNSUBSCRIBE_SECRET, MAILBOX_KEY_SECRET], timeoutSeconds: 30 },
   withAppCheck(CALLABLES.sendThankYou, (request) =>
     handleSendThankYouEmail(request.data, {
       enqueue: cloudTasksEnqueue,

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import type { Firestore } from 'firebase-admin/firestore';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Firestore, Query } from 'firebase-admin/firestore';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { MailerLiteStandIn } from '../../../dev/mailerlite/index.ts';
 import {
   type ConfirmedUpsert,
@@ -12,6 +12,7 @@ import {
   type FirestoreHarness,
   groupRequests,
   HERO,
+  MAILBOX_SECRET,
   type RecordingLogger,
   recordingLogger,
   recordingMailerLiteClient,
@@ -24,8 +25,10 @@ import {
   startMailerLite,
 } from '../../test-support/stack';
 import { systemClock } from '../clock';
+import type { SyncReply } from '../contract';
 import type { MailerLiteClientOptions } from '../mailerlite/client';
 import { clearGroupCache } from '../mailerlite/groups';
+import { MAX_SKIP_PAGE, PAGES_PER_STEP } from '../sync/pages';
 import { SYNC_STATE_COLLECTION, SYNC_STATE_DOC, type SyncStateDoc } from '../sync/state';
 import { handleSyncEmailsToMailerlite, type SyncDeps } from './sync-emails-to-mailerlite';
 
@@ -71,7 +74,10 @@ function deps(client: Partial<MailerLiteClientOptions> = {}, extra: Partial<Sync
     logger,
     deadline: Date.now() + 540_000,
     unsubscribeSecret: 'test-unsubscribe-secret',
+    mailboxSecret: MAILBOX_SECRET,
     ...extra,
+    // Runs follow one another at once here; the wait between syncs has its own tests.
+    options: { minIntervalMs: 0, ...extra.options },
   };
 }
 
@@ -88,7 +94,7 @@ function thousandSignups({ repeats = true } = {}): Signup[] {
   for (let i = 0; i < 700; i += 1) {
     if (i < 600) signups.push({ email: `kid${i}@example.com`, ...HERO });
     if (i >= 400) signups.push({ email: `kid${i}@example.com`, ...FINAL });
-    if (i < 100 && repeats) signups.push({ email: `  KID${i}@Example.COM`, ...HERO });
+    if (i < 100 && repeats) signups.push({ email: `KID${i}@Example.COM`, ...HERO });
   }
   // A deterministic shuffle, so both forms and the repeats are spread through the log.
   const n = signups.length;
@@ -484,13 +490,17 @@ describe('sync-emails-to-mailerlite', () => {
       expect(ml.state.subscribers).toHaveLength(700);
     });
 
-    it('a configured id that does not exist: stops saying which param to fix; nothing passed, nothing created', async () => {
+    it('a configured id that does not exist: stops, the logs saying which param to fix and the public reply naming none; nothing passed, nothing created', async () => {
       await seedSignups(db, thousandSignups());
       const club = ml.addGroup(GROUPS.club);
       const reply = await sync({ groups: { updates: '404', club } });
       expect(reply.success).toBe(false);
       expect(reply.error).toMatch(
-        /^MAILERLITE_GROUP_UPDATES is set to the group id 404, and MailerLite has no group with that id\. Set it to the id of an existing group, or to a group name \(looked up, and created if missing\)\. \d+ emails? synced before it stopped\./,
+        /^MailerLite refused the group or field configuration the server uses\. The functions' logs \(sync\.failed\) say what to fix\. \d+ emails? synced before it stopped\./,
+      );
+      expect(JSON.stringify(reply)).not.toMatch(/MAILERLITE_GROUP|404|group id/);
+      expect(logger.entries.find((entry) => entry.event === 'sync.failed')?.fields.detail).toMatch(
+        /^MAILERLITE_GROUP_UPDATES is set to the group id 404, and MailerLite has no group with that id\./,
       );
       expect(groupRequests(ml)).toEqual({ lookups: 0, creations: 0 });
       expect(ml.state.groups.map((group) => group.id)).toEqual([club]);
@@ -502,6 +512,96 @@ describe('sync-emails-to-mailerlite', () => {
       // Only the batch the first run stopped in: its club entries were confirmed, but the cursor
       // could not pass the refused ones among them.
       expect(repeatedUpserts(confirmed)).toBeLessThanOrEqual(50);
+    });
+  });
+
+  describe('the wait between syncs', () => {
+    it('refuses a sync within the interval after one that finished, saying when to try again; then runs', async () => {
+      await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
+      const interval = { options: { minIntervalMs: 60_000 } };
+      expect(await sync(interval)).toMatchObject({ success: true, synced: 1 });
+      const requests = ml.state.requests.length;
+      const refused = await sync(interval);
+      expect(refused).toMatchObject({ success: false, synced: 0 });
+      expect(refused.error).toMatch(/^A sync finished moments ago\. Try again in (60|59|58) seconds\.$/);
+      expect(ml.state.requests.length).toBe(requests);
+      expect(logger.events()).toContain('sync.refused_too_soon');
+      // A minute later it runs.
+      expect(await sync({ ...interval, clock: clockAhead(61_000) })).toMatchObject({ success: true });
+    });
+
+    it('lets a run that stopped at its deadline with work left be continued at once', async () => {
+      await seedSignups(db, thousandSignups());
+      const first = await sync({
+        deadline: Date.now() + 16_000,
+        stopMarginMs: 15_000,
+        options: { minIntervalMs: 60_000 },
+      });
+      expect(first.remaining).toBeGreaterThan(0);
+      expect(await sync({ options: { minIntervalMs: 60_000 } })).toMatchObject({
+        success: true,
+        remaining: 0,
+      });
+    });
+  });
+
+  describe('junk in the way', () => {
+    it('gets past thousands of repeats of a few addresses to the real sign-ups behind them, in the same run', async () => {
+      const junk = Array.from({ length: 3_000 }, (_, i) => ({ email: `bot${i % 10}@example.com`, ...HERO }));
+      const real = ['kid@example.com', 'friend@example.com', 'parent@example.com'].map((email) => ({
+        email,
+        ...FINAL,
+      }));
+      await seedSignups(db, [...junk, ...real], Date.now() - 60_000);
+      const checkpoints: number[] = [];
+      // The length of every page the run asks Firestore for.
+      const queries = Object.getPrototypeOf(Object.getPrototypeOf(db.collection('c'))) as Query;
+      const limit = vi.spyOn(queries, 'limit');
+      let pageLimits: number[] = [];
+      let reply: SyncReply;
+      try {
+        reply = await sync({
+          options: { pageSize: 100 },
+          onProgress: (event) => {
+            if (event.type === 'checkpoint') checkpoints.push(event.synced);
+          },
+        });
+      } finally {
+        pageLimits = limit.mock.calls.map(([n]) => n);
+        limit.mockRestore();
+      }
+      expect(reply).toMatchObject({ success: true, synced: 13, remaining: 0 });
+      // At most PAGES_PER_STEP pages a step (longer while they hold only repeats), each step a checkpoint
+      // (the cursor written, the lease renewed): never one unbounded read before the first.
+      expect(checkpoints.length).toBeGreaterThanOrEqual(2);
+      expect(pageLimits.length).toBeLessThanOrEqual(PAGES_PER_STEP * checkpoints.length);
+      expect(pageLimits.slice(0, 4)).toEqual([100, 100, 400, 1_600]);
+      expect(Math.max(...pageLimits)).toBeLessThanOrEqual(MAX_SKIP_PAGE);
+      expect(logger.entries.find((entry) => entry.event === 'sync.finished')?.fields).toMatchObject({
+        read: 3_003,
+        duplicates: 2_990,
+      });
+      // One upsert per address: the repeats cost no request.
+      expect(new Set(confirmed.map((upsert) => upsert.email)).size).toBe(13);
+      expect(confirmed).toHaveLength(13);
+    });
+
+    it('a run stopped after its first step has moved its cursor past the junk it read', async () => {
+      const junk = Array.from({ length: 2_000 }, (_, i) => ({ email: `bot${i % 5}@example.com`, ...HERO }));
+      await seedSignups(db, [...junk, { email: 'kid@example.com', ...HERO }], Date.now() - 60_000);
+      let steps = 0;
+      const first = await sync({
+        options: { pageSize: 100 },
+        onProgress: (event) => {
+          if (event.type === 'checkpoint' && ++steps === 1) throw new Error('stopped here');
+        },
+      }).catch((error: Error) => error);
+      expect(first).toBeInstanceOf(Error);
+      const next = await sync({ options: { pageSize: 100 } });
+      expect(next).toMatchObject({ success: true, remaining: 0 });
+      expect(
+        logger.entries.filter((entry) => entry.event === 'sync.finished').at(-1)?.fields.read,
+      ).toBeLessThan(100);
     });
   });
 
@@ -581,7 +681,7 @@ describe('sync-emails-to-mailerlite', () => {
       await seedSignups(db, thousandSignups());
       const reply = await sync({}, { apiKey: 'revoked' });
       expect(reply).toMatchObject({ success: false, synced: 0 });
-      expect(reply.error).toBe('The server is not allowed into MailerLite: its API key was refused.');
+      expect(reply.error).toBe('MailerLite refused the API key the server uses.');
     });
 
     it('500 that persists: success false, nothing passed; the next run delivers everything', async () => {

@@ -7,11 +7,20 @@ import { CALLABLES, type SyncReply } from '../contract';
 import { adminFirestore, firestoreSdk } from '../firestore';
 import { cloudLogger, type Logger } from '../logs';
 import type { MailerLiteClient } from '../mailerlite/client';
+import { MailerLiteError } from '../mailerlite/errors';
 import { mailerLiteFromParams } from '../mailerlite/from-params';
 import type { GroupConfig } from '../mailerlite/groups';
 import { mailerLiteHttpsError } from '../mailerlite/https-error';
-import { MAILERLITE_API_KEY, UNSUBSCRIBE_SECRET } from '../params';
-import { forgetPending } from '../privacy/pending-forgets';
+import { classify } from '../mailerlite/meaning';
+import {
+  DEFAULTS,
+  intParam,
+  MAILBOX_KEY_SECRET,
+  MAILERLITE_API_KEY,
+  SYNC_MIN_INTERVAL_SECONDS,
+  UNSUBSCRIBE_SECRET,
+} from '../params';
+import { finishPendingErasures } from '../privacy/pending-erasures';
 import { parseSyncInput, validated } from '../schemas';
 import {
   DEFAULT_SYNC_OPTIONS,
@@ -42,17 +51,42 @@ export interface SyncDeps {
   documentId?: FieldPath;
   /** UNSUBSCRIBE_SECRET: opens and seals the addresses of erasures whose MailerLite forget is pending. */
   unsubscribeSecret: string;
+  /** MAILBOX_KEY_SECRET: finds the suppression list's entries (privacy/suppression.ts). */
+  mailboxSecret: string;
 }
 
 const RUNNING_MESSAGE = 'A sync is already running. Try again when it has finished.';
+const tooSoonMessage = (waitMs: number) => {
+  const seconds = Math.max(1, Math.ceil(waitMs / 1000));
+  return `A sync finished moments ago. Try again in ${seconds} ${seconds === 1 ? 'second' : 'seconds'}.`;
+};
 
+/**
+ * What the reply says of a failure. /admin is public, so it names no param, group id or MailerLite
+ * message: those go to the functions' logs (`sync.failed`, with `detail`), which only the operator reads.
+ */
+const LOGS = "The functions' logs (sync.failed) say what to fix.";
 const FAILURE_MESSAGES: Record<SyncFailure, string> = {
   mailerlite_unavailable: 'MailerLite is unavailable right now.',
   mailerlite_auth: 'MailerLite refused the API key the server uses.',
-  mailerlite_config: 'MailerLite refused the group or field configuration the server uses.',
+  mailerlite_config: `MailerLite refused the group or field configuration the server uses. ${LOGS}`,
   lease_lost: 'Another sync took over while this one was running.',
   database: 'The database is unavailable right now.',
 };
+
+/** The failure a group that could not be resolved stands for. */
+function groupsFailure(error: unknown): SyncFailure {
+  switch (mailerLiteHttpsError(error).code) {
+    case 'failed-precondition':
+      return error instanceof MailerLiteError && classify(error) === 'auth'
+        ? 'mailerlite_auth'
+        : 'mailerlite_config';
+    case 'invalid-argument':
+      return 'mailerlite_config';
+    default:
+      return 'mailerlite_unavailable';
+  }
+}
 
 const count = (n: number) => new Intl.NumberFormat('en-US').format(n);
 const emails = (n: number) => `${count(n)} ${n === 1 ? 'email' : 'emails'}`;
@@ -75,15 +109,20 @@ export async function handleSyncEmailsToMailerlite(data: unknown, deps: SyncDeps
     options: { ...DEFAULT_SYNC_OPTIONS, ...deps.options },
     onProgress: deps.onProgress,
     unsubscribeSecret: deps.unsubscribeSecret,
+    mailboxSecret: deps.mailboxSecret,
   });
-  if (result.kind === 'ran' && result.stop.kind !== 'failed') await finishPendingForgets(deps);
+  if (result.kind === 'ran' && result.stop.kind !== 'failed') await finishErasures(deps);
 
   if (result.kind === 'database_unavailable') {
     throw new HttpsError('unavailable', 'The database is unavailable right now. Please try again later.');
   }
   if (result.kind === 'running') return reply(false, RUNNING_MESSAGE, 0, RUNNING_MESSAGE, null, 0, 0);
+  if (result.kind === 'too_soon') {
+    const message = tooSoonMessage(result.waitMs);
+    return reply(false, message, 0, message, null, 0, 0);
+  }
   if (result.kind === 'groups_failed') {
-    const message = mailerLiteHttpsError(result.error).message;
+    const message = FAILURE_MESSAGES[groupsFailure(result.error)];
     return reply(false, `Sync failed: ${message}`, 0, message, null, 0, 0);
   }
 
@@ -103,7 +142,7 @@ export async function handleSyncEmailsToMailerlite(data: unknown, deps: SyncDeps
         ? ' Some sign-ups remain: run the sync again to continue.'
         : ` ${count(remaining)} ${remaining === 1 ? 'sign-up remains' : 'sign-ups remain'}: run the sync again to continue.`;
   if (stop.kind === 'failed') {
-    const error = `${stop.detail ?? FAILURE_MESSAGES[stop.reason]} ${emails(synced)} synced before it stopped.${left || ' Run the sync again later.'}`;
+    const error = `${FAILURE_MESSAGES[stop.reason]} ${emails(synced)} synced before it stopped.${left || ' Run the sync again later.'}`;
     return reply(false, error, synced, error, remaining, rejected, skipped);
   }
   const message = [`Synced ${emails(synced)} to MailerLite.${left}`, ...notes].join(' ');
@@ -111,20 +150,24 @@ export async function handleSyncEmailsToMailerlite(data: unknown, deps: SyncDeps
 }
 
 /**
- * After a run that found MailerLite working: the erasures MailerLite failed earlier are finished now
- * rather than at the next half-hourly job (privacy/pending-forgets.ts). Never changes the reply.
+ * After a run that found MailerLite working: the erasures an outage left pending are finished now rather
+ * than at the next half-hourly job (privacy/pending-erasures.ts). Never changes the reply.
  */
-async function finishPendingForgets(deps: SyncDeps): Promise<void> {
+async function finishErasures(deps: SyncDeps): Promise<void> {
+  const stopAt = deps.deadline - (deps.stopMarginMs ?? SYNC_STOP_MARGIN_MS);
   try {
-    await forgetPending({
+    await finishPendingErasures({
       db: deps.db,
       client: deps.client,
+      clock: deps.clock,
       secret: deps.unsubscribeSecret,
+      mailboxSecret: deps.mailboxSecret,
       logger: deps.logger,
-      request: { deadline: deps.deadline - (deps.stopMarginMs ?? SYNC_STOP_MARGIN_MS) },
+      request: { deadline: stopAt },
+      deadline: stopAt,
     });
   } catch (error) {
-    deps.logger.warn('forget_pending.failed', { error: error instanceof Error ? error.name : 'unknown' });
+    deps.logger.warn('pending_erasures.failed', { error: error instanceof Error ? error.name : 'unknown' });
   }
 }
 
@@ -144,7 +187,7 @@ export const syncEmailsToMailerlite = onCall(
   // One instance is plenty (the lease admits one run at a time); the longest timeout an HTTPS
   // function has, so a run delivers as much as MailerLite's limits allow before it stops.
   {
-    secrets: [MAILERLITE_API_KEY, UNSUBSCRIBE_SECRET],
+    secrets: [MAILERLITE_API_KEY, UNSUBSCRIBE_SECRET, MAILBOX_KEY_SECRET],
     timeoutSeconds: SYNC_TIMEOUT_SECONDS,
     maxInstances: 1,
   },
@@ -159,6 +202,10 @@ export const syncEmailsToMailerlite = onCall(
       logger: cloudLogger,
       deadline,
       unsubscribeSecret: UNSUBSCRIBE_SECRET.value(),
+      mailboxSecret: MAILBOX_KEY_SECRET.value(),
+      options: {
+        minIntervalMs: intParam(SYNC_MIN_INTERVAL_SECONDS, DEFAULTS.SYNC_MIN_INTERVAL_SECONDS) * 1000,
+      },
     });
   }),
 );

@@ -6,7 +6,7 @@ import { adminFirestore } from '../firestore';
 import { cloudLogger, emailFields, type Logger } from '../logs';
 import { senderAddress } from '../mail/thank-you-message';
 import { mailerLiteFromParams } from '../mailerlite/from-params';
-import { MAIL_FROM, MAILERLITE_API_KEY, UNSUBSCRIBE_SECRET } from '../params';
+import { MAIL_FROM, MAILBOX_KEY_SECRET, MAILERLITE_API_KEY, UNSUBSCRIBE_SECRET } from '../params';
 import { type ErasureReport, eraseAddress } from '../privacy/erasure';
 import { openUnsubscribeToken } from '../privacy/unsubscribe-token';
 
@@ -32,6 +32,45 @@ export interface UnsubscribeDeps {
   contact: string;
   erase: (emailAsTyped: string) => Promise<Pick<ErasureReport, 'mailerLite'>>;
   logger: Logger;
+  /** Counts each link's POSTs; beyond its limit the POST answers 429 and erases nothing. */
+  limiter: LinkLimiter;
+  now: () => number;
+}
+
+/** A link's POSTs allowed per window, in one instance: a person needs one, a mail provider one or two. */
+export const LINK_POSTS_PER_WINDOW = 5;
+export const LINK_WINDOW_MS = 60_000;
+
+/**
+ * Each link's recent POSTs, kept in the instance's memory (at most `maxLinks` links, the oldest forgotten
+ * first): a replayed link costs no read beyond its limit. Per instance, so the bound is per instance too;
+ * the erasure itself makes a replay cheap (two reads, no MailerLite request) whatever gets through.
+ */
+export class LinkLimiter {
+  private readonly posts = new Map<string, number[]>();
+
+  constructor(
+    private readonly limit = LINK_POSTS_PER_WINDOW,
+    private readonly windowMs = LINK_WINDOW_MS,
+    private readonly maxLinks = 10_000,
+  ) {}
+
+  /** Counts a POST of this link; false when it is over the limit (then it is not counted). */
+  allow(link: string, now: number): boolean {
+    const recent = (this.posts.get(link) ?? []).filter((time) => now - time < this.windowMs);
+    this.posts.delete(link);
+    if (recent.length >= this.limit) {
+      this.posts.set(link, recent);
+      return false;
+    }
+    recent.push(now);
+    this.posts.set(link, recent);
+    if (this.posts.size > this.maxLinks) {
+      const oldest = this.posts.keys().next().value;
+      if (oldest !== undefined) this.posts.delete(oldest);
+    }
+    return true;
+  }
 }
 
 const STYLE = `
@@ -104,7 +143,8 @@ function confirmPage(): UnsubscribeHttpResponse {
   );
 }
 
-function donePage(mailerLite: ErasureReport['mailerLite']): UnsubscribeHttpResponse {
+function donePage(mailerLite: ErasureReport['mailerLite'], contact: string): UnsubscribeHttpResponse {
+  const c = escapeHtml(contact);
   const deleted =
     mailerLite === 'pending'
       ? 'We’ve deleted this e-mail address from the GOODY list. Our mailing service didn’t answer just now, so we’ll delete it there as soon as it does (we try again every half hour); you don’t need to do anything.'
@@ -112,8 +152,17 @@ function donePage(mailerLite: ErasureReport['mailerLite']): UnsubscribeHttpRespo
   return page(
     200,
     'You’re unsubscribed',
-    `<p>${deleted} You won’t hear from us again unless you sign up again.</p>`,
+    `<p>${deleted} You won’t hear from us again, even if this address is signed up again.</p>\n<p>Changed your mind? Write to <a href="mailto:${c}">${c}</a> and we’ll put you back on the list.</p>`,
   );
+}
+
+function tooManyPage(): UnsubscribeHttpResponse {
+  const response = page(
+    429,
+    'Unsubscribe from GOODY',
+    `<p>This link was used many times in the last minute. If you pressed the button before, you’re already unsubscribed; otherwise, please try again in a minute.</p>\n${FORM}`,
+  );
+  return { ...response, headers: { ...response.headers, 'Retry-After': String(LINK_WINDOW_MS / 1000) } };
 }
 
 function badLinkPage(contact: string): UnsubscribeHttpResponse {
@@ -173,7 +222,7 @@ export function bodyTooLarge(request: Pick<UnsubscribeHttpRequest, 'rawBody'>): 
  * links) only shows a page with the button; POST with `List-Unsubscribe=One-Click` (the button, or a
  * mail provider's own unsubscribe button, RFC 8058) erases the address everywhere and says so; a
  * second POST finds nothing and says the same. If MailerLite fails, its part is retried later
- * (privacy/pending-forgets.ts) and the page says so: the click is enough. Only a failing database
+ * (privacy/pending-erasures.ts) and the page says so: the click is enough. Only a failing database
  * answers 503, to try again. A link that does not open with the secret erases nothing and answers 400.
  */
 export async function handleUnsubscribe(
@@ -199,6 +248,10 @@ export async function handleUnsubscribe(
     deps.logger.warn('unsubscribe.refused_token', { method, reason: 'no_one_click_body' });
     return page(400, 'Unsubscribe from GOODY', `<p>Press the button to leave the GOODY list.</p>\n${FORM}`);
   }
+  if (!deps.limiter.allow(String(request.query.t), deps.now())) {
+    deps.logger.warn('unsubscribe.rate_limited', emailFields(token.email));
+    return tooManyPage();
+  }
   let erased: Pick<ErasureReport, 'mailerLite'>;
   try {
     erased = await deps.erase(token.emailAsTyped);
@@ -209,12 +262,19 @@ export async function handleUnsubscribe(
     });
     return failedPage();
   }
-  return donePage(erased.mailerLite);
+  return donePage(erased.mailerLite, deps.contact);
 }
+
+const limiter = new LinkLimiter();
 
 export const unsubscribe = onRequest(
   // Public: mail providers and people call it without any Google identity.
-  { secrets: [MAILERLITE_API_KEY, UNSUBSCRIBE_SECRET], timeoutSeconds: 60, cors: false, invoker: 'public' },
+  {
+    secrets: [MAILERLITE_API_KEY, UNSUBSCRIBE_SECRET, MAILBOX_KEY_SECRET],
+    timeoutSeconds: 60,
+    cors: false,
+    invoker: 'public',
+  },
   async (req, res) => {
     const response = await handleUnsubscribe(
       {
@@ -227,15 +287,20 @@ export const unsubscribe = onRequest(
         secret: UNSUBSCRIBE_SECRET.value(),
         contact: senderAddress(MAIL_FROM.value() || 'hello@goody.invalid'),
         logger: cloudLogger,
+        limiter,
+        now: () => systemClock.now(),
         erase: async (email) => {
           const { client } = mailerLiteFromParams({ timeoutMs: 10_000 });
+          const deadline = Date.now() + 40_000;
           return eraseAddress(email, {
             db: await adminFirestore(),
             client,
             clock: systemClock,
             logger: cloudLogger,
-            request: { deadline: Date.now() + 40_000 },
+            request: { deadline },
+            deadline,
             secret: UNSUBSCRIBE_SECRET.value(),
+            mailboxSecret: MAILBOX_KEY_SECRET.value(),
           });
         },
       },

@@ -4,10 +4,12 @@
 import type { Firestore } from 'firebase-admin/firestore';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { MailerLiteStandIn } from '../../../dev/mailerlite/index.ts';
+import { countReads } from '../../test-support/reads';
 import {
   FINAL,
   type FirestoreHarness,
   HERO,
+  MAILBOX_SECRET,
   mailerLiteClient,
   type RecordingLogger,
   recordingLogger,
@@ -18,14 +20,15 @@ import {
 } from '../../test-support/stack';
 import { handleSyncEmailsToMailerlite } from '../callables/sync-emails-to-mailerlite';
 import { systemClock } from '../clock';
-import { ERASURES, SIGNUPS, THANK_YOU_MAILS } from '../contract';
+import { SIGNUPS, SUPPRESSIONS, THANK_YOU_MAILS } from '../contract';
 import {
   handleUnsubscribe,
   isOneClick,
+  LINK_POSTS_PER_WINDOW,
+  LinkLimiter,
   ONE_CLICK_BODY_LIMIT_BYTES,
   type UnsubscribeHttpRequest,
 } from '../http/unsubscribe';
-import { sha256Hex } from '../logs';
 import {
   MailerLiteClient,
   type MailerLiteMethod,
@@ -33,14 +36,16 @@ import {
   type RequestOptions,
 } from '../mailerlite/client';
 import { clearGroupCache } from '../mailerlite/groups';
-import { eraseAddress } from './erasure';
-import { forgetPending } from './pending-forgets';
+import { type EraseDeps, type ErasureStep, eraseAddress } from './erasure';
+import { mailboxKey } from './mailbox-key';
+import { finishPendingErasures } from './pending-erasures';
 import { unsubscribeToken } from './unsubscribe-token';
 
 let firestore: FirestoreHarness;
 let db: Firestore;
 let ml: MailerLiteStandIn;
 let logger: RecordingLogger;
+let limiter: LinkLimiter;
 
 const SECRET = 'test-unsubscribe-secret';
 const GROUPS = { updates: 'GOODY launch updates', club: 'GOODY Club' };
@@ -57,10 +62,30 @@ beforeEach(async () => {
   resetMailerLite(ml);
   clearGroupCache();
   logger = recordingLogger();
+  limiter = new LinkLimiter();
 });
 
-function eraseDeps() {
-  return { db, client: mailerLiteClient(ml), clock: systemClock, logger, secret: SECRET };
+function eraseDeps(extra: Partial<EraseDeps> = {}): EraseDeps {
+  return {
+    db,
+    client: mailerLiteClient(ml),
+    clock: systemClock,
+    logger,
+    secret: SECRET,
+    mailboxSecret: MAILBOX_SECRET,
+    ...extra,
+  };
+}
+
+/** The suppression entry of kid's mailbox (every spelling of kid@example.com has this one). */
+async function entryOfKid(): Promise<Record<string, unknown>> {
+  return (
+    (await db.collection(SUPPRESSIONS).doc(mailboxKey(MAILBOX_SECRET, 'kid@example.com')).get()).data() ?? {}
+  );
+}
+
+function finishPending() {
+  return finishPendingErasures(eraseDeps());
 }
 
 function unsubscribe(request: Partial<UnsubscribeHttpRequest> & { method: string }) {
@@ -70,6 +95,8 @@ function unsubscribe(request: Partial<UnsubscribeHttpRequest> & { method: string
       secret: SECRET,
       contact: 'hello@goody.example',
       logger,
+      limiter,
+      now: () => Date.now(),
       erase: (email) => eraseAddress(email, eraseDeps()),
     },
   );
@@ -95,7 +122,10 @@ async function seedKidAndFriend(): Promise<void> {
   for (const email of ['kid@example.com', 'friend@example.com']) {
     await mailerLiteClient(ml).upsertSubscriber({ email });
   }
-  await db.collection(THANK_YOU_MAILS).doc(sha256Hex('kid@example.com')).set({ state: 'sent' });
+  await db
+    .collection(THANK_YOU_MAILS)
+    .doc(mailboxKey(MAILBOX_SECRET, 'kid@example.com'))
+    .set({ state: 'sent' });
 }
 
 describe('the unsubscribe link', () => {
@@ -133,7 +163,7 @@ describe('the unsubscribe link', () => {
     expect(ml.state.requests.filter((r) => r.path.startsWith('/api/'))).toHaveLength(2);
   });
 
-  it('POST List-Unsubscribe=One-Click erases both forms of the address, the thank-you record and the MailerLite subscriber; a second POST answers the same', async () => {
+  it('POST List-Unsubscribe=One-Click erases both forms of the address and the MailerLite subscriber, and suppresses the mailbox; a second POST answers the same and asks MailerLite nothing', async () => {
     await seedKidAndFriend();
     const query = { ...unsubscribeToken(SECRET, 'Kid@Example.com') };
     const first = await unsubscribe({ method: 'POST', query, body: ONE_CLICK });
@@ -141,7 +171,13 @@ describe('the unsubscribe link', () => {
     expect(first.body).toContain('<h1>You’re unsubscribed</h1>');
     expect(await emailsStored()).toEqual(['friend@example.com']);
     expect(ml.state.subscribers.map((s) => s.email)).toEqual(['friend@example.com']);
-    expect((await db.collection(THANK_YOU_MAILS).doc(sha256Hex('kid@example.com')).get()).exists).toBe(false);
+    // The thank-you record (no address in it) stays, so the mailbox is never thanked again; the
+    // suppression entry holds no address either.
+    expect(
+      (await db.collection(THANK_YOU_MAILS).doc(mailboxKey(MAILBOX_SECRET, 'kid@example.com')).get()).exists,
+    ).toBe(true);
+    const entry = await entryOfKid();
+    expect(Object.keys(entry)).toEqual(['erased_at']);
     expect(
       ml.state.requests.map((r) => `${r.method} ${r.path.split('/').slice(0, 3).join('/')} ${r.status}`),
     ).toContain('POST /api/subscribers 200');
@@ -149,13 +185,17 @@ describe('the unsubscribe link', () => {
       email_masked: 'k***@e***.com',
       signups: 2,
       mailerlite: 'forgotten',
-      thank_you_record: true,
     });
     expect(logger.text()).not.toMatch(/kid@example\.com/i);
 
+    const requestsBefore = ml.state.requests.length;
     const second = await unsubscribe({ method: 'POST', query, body: ONE_CLICK });
     expect(second).toEqual(first);
+    expect(second.body).toContain('even if this address is signed up again');
+    expect(second.body).toContain('<a href="mailto:hello@goody.example">');
     expect(await emailsStored()).toEqual(['friend@example.com']);
+    expect(ml.state.requests.length).toBe(requestsBefore);
+    expect(logger.events().at(-1)).toBe('unsubscribe.repeated');
   });
 
   it('takes the one-click body as mail providers send it: raw urlencoded, or multipart', async () => {
@@ -265,6 +305,8 @@ describe('the unsubscribe link', () => {
         secret: SECRET,
         contact: 'hello@goody.example',
         logger,
+        limiter,
+        now: () => Date.now(),
         erase: () => Promise.reject(new Error('Firestore unavailable')),
       },
     );
@@ -275,14 +317,6 @@ describe('the unsubscribe link', () => {
 });
 
 describe('MailerLite down during an erasure', () => {
-  function pendingForgets() {
-    return forgetPending({ db, client: mailerLiteClient(ml), secret: SECRET, logger });
-  }
-
-  async function tombstoneOfKid() {
-    return (await db.collection(ERASURES).doc(sha256Hex('kid@example.com')).get()).data() ?? {};
-  }
-
   it('the click is enough: Firestore is erased at once, and the forget is retried until MailerLite answers', async () => {
     await seedKidAndFriend();
     const query = { ...unsubscribeToken(SECRET, 'Kid@Example.com') };
@@ -293,28 +327,26 @@ describe('MailerLite down during an erasure', () => {
     expect(response.body).toContain('we’ll delete it there as soon as it does');
     expect(await emailsStored()).toEqual(['friend@example.com']);
 
-    // The tombstone holds the address sealed, never in clear.
-    const tombstone = await tombstoneOfKid();
-    expect(tombstone.forget_pending).toBe(true);
-    expect(JSON.stringify(tombstone)).not.toMatch(/kid@example\.com/i);
+    // The entry holds the address sealed, never in clear.
+    const entry = await entryOfKid();
+    expect(entry.pending).toBe(true);
+    expect(JSON.stringify(entry)).not.toMatch(/kid@example\.com/i);
 
     // Still down: nothing changes, it stays pending.
-    expect(await pendingForgets()).toEqual({ forgotten: 0, superseded: 0, stillPending: 1, unopenable: 0 });
-    expect((await tombstoneOfKid()).forget_pending).toBe(true);
+    expect(await finishPending()).toEqual({ finished: 0, stillPending: 1, unopenable: 0 });
+    expect((await entryOfKid()).pending).toBe(true);
 
     ml.faults.down = false;
-    expect(await pendingForgets()).toEqual({ forgotten: 1, superseded: 0, stillPending: 0, unopenable: 0 });
+    expect(await finishPending()).toEqual({ finished: 1, stillPending: 0, unopenable: 0 });
     expect(ml.state.subscribers.map((s) => s.email)).toEqual(['friend@example.com']);
-    const done = await tombstoneOfKid();
-    expect(done.forget_pending).toBeUndefined();
-    expect(done.forget_token).toBeUndefined();
-    expect(done.erased_at).toBeDefined();
+    const done = await entryOfKid();
+    expect(Object.keys(done)).toEqual(['erased_at']);
     // Nothing left to do on the next run.
-    expect(await pendingForgets()).toEqual({ forgotten: 0, superseded: 0, stillPending: 0, unopenable: 0 });
+    expect(await finishPending()).toEqual({ finished: 0, stillPending: 0, unopenable: 0 });
     expect(logger.text()).not.toMatch(/kid@example\.com/i);
   });
 
-  it('a sign-up made again after the erasure is a new consent: the old forget is dropped', async () => {
+  it('a sign-up made again meanwhile stays off MailerLite, and the forget is still done', async () => {
     await seedKidAndFriend();
     ml.faults.down = true;
     await unsubscribe({
@@ -325,27 +357,181 @@ describe('MailerLite down during an erasure', () => {
     ml.faults.down = false;
     await seedSignups(db, [{ email: 'kid@example.com', ...HERO }], Date.now() + 1_000);
 
-    expect(await pendingForgets()).toEqual({ forgotten: 0, superseded: 1, stillPending: 0, unopenable: 0 });
-    expect(ml.state.subscribers.map((s) => s.email).sort()).toEqual([
-      'friend@example.com',
-      'kid@example.com',
-    ]);
-    expect((await tombstoneOfKid()).forget_pending).toBeUndefined();
+    expect(await finishPending()).toEqual({ finished: 1, stillPending: 0, unopenable: 0 });
+    expect(ml.state.subscribers.map((s) => s.email)).toEqual(['friend@example.com']);
+    expect((await entryOfKid()).pending).toBeUndefined();
   });
 
   it('a token sealed with another secret stays pending and is reported, erasing nothing', async () => {
     await db
-      .collection(ERASURES)
-      .doc(sha256Hex('kid@example.com'))
+      .collection(SUPPRESSIONS)
+      .doc(mailboxKey(MAILBOX_SECRET, 'kid@example.com'))
       .set({
         erased_at: new Date(),
-        forget_pending: true,
-        forget_token: unsubscribeToken('a-rotated-secret', 'kid@example.com'),
+        pending: true,
+        pending_id: 'an-attempt',
+        sealed: unsubscribeToken('a-rotated-secret', 'kid@example.com'),
       });
     await seedKidAndFriend();
-    expect(await pendingForgets()).toEqual({ forgotten: 0, superseded: 0, stillPending: 0, unopenable: 1 });
+    expect(await finishPending()).toEqual({ finished: 0, stillPending: 0, unopenable: 1 });
     expect(ml.state.subscribers).toHaveLength(2);
-    expect(logger.entries.at(-1)).toMatchObject({ severity: 'error', event: 'forget_pending.run' });
+    expect(logger.entries.at(-1)).toMatchObject({ severity: 'error', event: 'pending_erasures.run' });
+  });
+});
+
+describe('an erasure written ahead', () => {
+  class Crash extends Error {}
+
+  it.each<ErasureStep>(['marked', 'rows_deleted', 'forgotten'])(
+    'stopped after "%s": the mark stays with the address sealed, and the next run finishes it',
+    async (step) => {
+      await seedKidAndFriend();
+      const crash = eraseDeps({
+        afterStep: (at) => {
+          if (at === step) throw new Crash(at);
+        },
+      });
+      await expect(eraseAddress('Kid@Example.com', crash)).rejects.toBeInstanceOf(Crash);
+      const entry = await entryOfKid();
+      expect(entry.pending).toBe(true);
+      expect(JSON.stringify(entry)).not.toMatch(/kid@example\.com/i);
+      if (step === 'marked') expect(await emailsStored()).toHaveLength(3);
+      else expect(await emailsStored()).toEqual(['friend@example.com']);
+
+      expect(await finishPending()).toEqual({ finished: 1, stillPending: 0, unopenable: 0 });
+      expect(await emailsStored()).toEqual(['friend@example.com']);
+      expect(ml.state.subscribers.map((s) => s.email)).toEqual(['friend@example.com']);
+      expect(Object.keys(await entryOfKid())).toEqual(['erased_at']);
+    },
+  );
+
+  it.each<ErasureStep>(['marked', 'rows_deleted', 'forgotten'])(
+    'stopped after "%s": a second click finishes it too',
+    async (step) => {
+      await seedKidAndFriend();
+      const crash = eraseDeps({
+        afterStep: (at) => {
+          if (at === step) throw new Crash(at);
+        },
+      });
+      await expect(eraseAddress('kid@example.com', crash)).rejects.toBeInstanceOf(Crash);
+      expect(await eraseAddress('kid@example.com', eraseDeps())).toMatchObject({
+        mailerLite: step === 'forgotten' ? 'absent' : 'forgotten',
+      });
+      expect(await emailsStored()).toEqual(['friend@example.com']);
+      expect(ml.state.subscribers.map((s) => s.email)).toEqual(['friend@example.com']);
+      expect(Object.keys(await entryOfKid())).toEqual(['erased_at']);
+    },
+  );
+
+  it('a second click while the first waits for MailerLite keeps the mark until one of them is done', async () => {
+    await seedKidAndFriend();
+    ml.faults.down = true;
+    expect((await eraseAddress('kid@example.com', eraseDeps())).mailerLite).toBe('pending');
+    expect((await eraseAddress('kid@example.com', eraseDeps())).mailerLite).toBe('pending');
+    expect((await entryOfKid()).pending).toBe(true);
+    ml.faults.down = false;
+    expect((await eraseAddress('kid@example.com', eraseDeps())).mailerLite).toBe('forgotten');
+    expect(Object.keys(await entryOfKid())).toEqual(['erased_at']);
+  });
+
+  it('past its deadline, leaves the rest pending for the next run instead of running on', async () => {
+    await seedKidAndFriend();
+    const report = await eraseAddress('kid@example.com', eraseDeps({ deadline: Date.now() - 1 }));
+    expect(report).toEqual({ signups: 0, mailerLite: 'pending' });
+    expect(await emailsStored()).toHaveLength(3);
+    expect((await entryOfKid()).pending).toBe(true);
+    expect(await finishPending()).toEqual({ finished: 1, stillPending: 0, unopenable: 0 });
+    expect(await emailsStored()).toEqual(['friend@example.com']);
+  });
+});
+
+describe('one mailbox, many spellings', () => {
+  it('erases every spelling of a Gmail mailbox, and MailerLite forgets each of them', async () => {
+    const spellings = ['Kid.Teen@gmail.com', 'kidteen+goody@googlemail.com', 'k.i.d.t.e.e.n@gmail.com'];
+    await seedSignups(db, [
+      ...spellings.map((email) => ({ email, ...HERO })),
+      { email: 'friend@example.com', ...HERO },
+    ]);
+    for (const email of [...spellings, 'friend@example.com']) {
+      await mailerLiteClient(ml).upsertSubscriber({ email: email.toLowerCase() });
+    }
+    const link = { ...unsubscribeToken(SECRET, 'kidteen+goody@googlemail.com') };
+    expect((await unsubscribe({ method: 'POST', query: link, body: ONE_CLICK })).status).toBe(200);
+    expect(await emailsStored()).toEqual(['friend@example.com']);
+    expect(ml.state.subscribers.map((s) => s.email)).toEqual(['friend@example.com']);
+    expect(logger.entries.find((entry) => entry.event === 'unsubscribe.erased')?.fields).toMatchObject({
+      signups: 3,
+      aliases: 2,
+    });
+  });
+
+  it('finds a row the trigger has not keyed yet by the spelling the link names', async () => {
+    await seedSignups(db, [{ email: 'Kid@Example.com', ...HERO }], Date.now(), { keyed: false });
+    await eraseAddress('Kid@Example.com', eraseDeps());
+    expect(await emailsStored()).toEqual([]);
+  });
+});
+
+describe('a replayed link', () => {
+  it(`answers 429 beyond ${LINK_POSTS_PER_WINDOW} POSTs a minute, erasing nothing more`, async () => {
+    await seedKidAndFriend();
+    const query = { ...unsubscribeToken(SECRET, 'kid@example.com') };
+    const statuses: number[] = [];
+    for (let i = 0; i < LINK_POSTS_PER_WINDOW + 3; i += 1) {
+      statuses.push((await unsubscribe({ method: 'POST', query, body: ONE_CLICK })).status);
+    }
+    expect(statuses).toEqual([...Array.from({ length: LINK_POSTS_PER_WINDOW }, () => 200), 429, 429, 429]);
+    const limited = await unsubscribe({ method: 'POST', query, body: ONE_CLICK });
+    expect(limited.headers['Retry-After']).toBe('60');
+    // Another link is not held back by this one's replays.
+    const friend = { ...unsubscribeToken(SECRET, 'friend@example.com') };
+    expect((await unsubscribe({ method: 'POST', query: friend, body: ONE_CLICK })).status).toBe(200);
+    // One request to MailerLite for kid's whole replay: the first click's forget (a look-up and the forget).
+    const kidForgets = ml.state.requests.filter((r) => r.path.includes('/forget'));
+    expect(kidForgets).toHaveLength(2);
+  });
+
+  it('costs two Firestore reads and no MailerLite request once the erasure is done', async () => {
+    await seedKidAndFriend();
+    await eraseAddress('kid@example.com', eraseDeps());
+    const requests = ml.state.requests.length;
+    const counter = countReads(db);
+    try {
+      for (let i = 0; i < 10; i += 1) {
+        expect(await eraseAddress('kid@example.com', eraseDeps())).toEqual({
+          signups: 0,
+          mailerLite: 'unchanged',
+        });
+      }
+    } finally {
+      counter.stop();
+    }
+    expect(counter.reads / 10).toBe(2);
+    expect(ml.state.requests.length).toBe(requests);
+  });
+
+  it('counts reads as Firestore bills them (the counter this relies on)', async () => {
+    await seedKidAndFriend();
+    const counter = countReads(db);
+    try {
+      await db.collection(SIGNUPS).doc('none').get();
+      await db.collection(SIGNUPS).where('email', '==', 'nobody@example.com').get();
+      await db.collection(SIGNUPS).get();
+    } finally {
+      counter.stop();
+    }
+    expect(counter.reads).toBe(1 + 1 + 3);
+  });
+
+  it('a link limiter forgets a window once it has passed', () => {
+    const limiter = new LinkLimiter(2, 1_000);
+    expect([limiter.allow('t', 0), limiter.allow('t', 10), limiter.allow('t', 20)]).toEqual([
+      true,
+      true,
+      false,
+    ]);
+    expect(limiter.allow('t', 1_011)).toBe(true);
   });
 });
 
@@ -378,6 +564,8 @@ describe('an erasure while a sync runs', () => {
       logger,
       deadline: Date.now() + 540_000,
       unsubscribeSecret: SECRET,
+      mailboxSecret: MAILBOX_SECRET,
+      options: { minIntervalMs: 0 },
     });
 
   const hookedClient = () =>
@@ -398,7 +586,7 @@ describe('an erasure while a sync runs', () => {
     expect(logger.events()).toContain('sync.erased_contact_forgotten');
   });
 
-  it('when MailerLite refuses that second forget, leaves it pending on the tombstone, and the job finishes it', async () => {
+  it('when MailerLite refuses that second forget, leaves it pending on the suppression entry, and the job finishes it', async () => {
     await seedKidAndFriend();
     const client = hookedClient();
     client.beforeBatch = async () => {
@@ -411,14 +599,12 @@ describe('an erasure while a sync runs', () => {
       'friend@example.com',
       'kid@example.com',
     ]);
-    const tombstone = (await db.collection(ERASURES).doc(sha256Hex('kid@example.com')).get()).data() ?? {};
-    expect(tombstone.forget_pending).toBe(true);
-    expect(JSON.stringify(tombstone)).not.toMatch(/kid@example\.com/i);
+    const entry = await entryOfKid();
+    expect(entry.pending).toBe(true);
+    expect(JSON.stringify(entry)).not.toMatch(/kid@example\.com/i);
 
     ml.faults.clear();
-    expect(await forgetPending({ db, client: mailerLiteClient(ml), secret: SECRET, logger })).toMatchObject({
-      forgotten: 1,
-    });
+    expect(await finishPending()).toMatchObject({ finished: 1 });
     expect(ml.state.subscribers.map((s) => s.email)).toEqual(['friend@example.com']);
   });
 
@@ -434,11 +620,9 @@ describe('an erasure while a sync runs', () => {
 
     expect(await syncWith(hookedClient())).toMatchObject({ success: true, synced: 1 });
     expect(ml.state.subscribers.map((s) => s.email)).toEqual(['friend@example.com']);
-    expect(
-      (await db.collection(ERASURES).doc(sha256Hex('kid@example.com')).get()).get('forget_pending'),
-    ).toBe(undefined);
-    expect(logger.entries.find((entry) => entry.event === 'forget_pending.run')?.fields).toMatchObject({
-      forgotten: 1,
+    expect((await entryOfKid()).pending).toBe(undefined);
+    expect(logger.entries.find((entry) => entry.event === 'pending_erasures.run')?.fields).toMatchObject({
+      finished: 1,
     });
   });
 
@@ -456,20 +640,19 @@ describe('an erasure while a sync runs', () => {
     expect(logger.events()).not.toContain('sync.erased_contact_forgotten');
   });
 
-  it('does not hold back a sign-up made again after the erasure', async () => {
+  it('keeps an unsubscribed mailbox off MailerLite when it is signed up again, in any spelling', async () => {
     await seedSignups(db, [{ email: 'kid@example.com', ...HERO }], Date.now() - 60_000);
     await eraseAddress('kid@example.com', eraseDeps());
     await seedSignups(db, [
       { email: 'kid@example.com', ...FINAL },
+      { email: 'KID@example.com', ...HERO },
       { email: 'friend@example.com', ...HERO },
     ]);
     const reply = await syncWith(hookedClient());
-    expect(reply).toMatchObject({ success: true, synced: 2 });
-    expect(ml.state.subscribers.map((s) => s.email).sort()).toEqual([
-      'friend@example.com',
-      'kid@example.com',
-    ]);
-    expect((await db.collection(ERASURES).get()).size).toBe(1);
+    expect(reply).toMatchObject({ success: true, synced: 1 });
+    expect(ml.state.subscribers.map((s) => s.email)).toEqual(['friend@example.com']);
+    expect(await emailsStored()).toEqual(['KID@example.com', 'friend@example.com', 'kid@example.com']);
+    expect((await db.collection(SUPPRESSIONS).get()).size).toBe(1);
   });
 
   it('sends each new subscriber with its first sign-up time as opted_in_at', async () => {

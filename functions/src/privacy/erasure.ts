@@ -1,135 +1,34 @@
-import type { DocumentSnapshot, Firestore, QueryDocumentSnapshot, Timestamp } from 'firebase-admin/firestore';
+import { createHmac } from 'node:crypto';
+import type { DocumentReference, Firestore } from 'firebase-admin/firestore';
 import type { Clock } from '../clock';
-import { ERASURES, SIGNUPS, THANK_YOU_MAILS } from '../contract';
-import { emailFields, type Logger, sha256Hex } from '../logs';
+import { normaliseEmail } from '../contract';
+import { emailFields, type Logger } from '../logs';
 import type { MailerLiteClient, RequestOptions } from '../mailerlite/client';
 import { MailerLiteError } from '../mailerlite/errors';
-import { normaliseEmail } from '../schemas';
-import { unsubscribeToken } from './unsubscribe-token';
+import { mailboxSignups, ROWS_PER_QUERY, storedSignups } from '../signups/lookup';
+import { ALIASES, clearPending, isPending, markPending, SEALED, suppressionRef } from './suppression';
+import { openUnsubscribeToken, type UnsubscribeToken, unsubscribeToken } from './unsubscribe-token';
 
 /**
- * An erasure's tombstone, `erasures/{sha256 of the normalised address}`: `{ erased_at }`, no address.
- * Written before anything is erased, so a sync or an add-contact call that read the sign-up earlier
- * and pushes it to MailerLite after the erasure sees it and forgets the subscriber again (see
- * erasedSince). Kept this long, far longer than such a call can run, then swept by the retention job.
+ * Erasing a mailbox (the one-click unsubscribe), written ahead so that a crash or an outage at any step
+ * leaves the work to finish, never a person half-erased:
  *
- * When MailerLite could not forget the subscriber, the tombstone also holds `forget_pending: true` and
- * `forget_token`, the address sealed as in the unsubscribe link (never in clear), until
- * pending-forgets.ts has forgotten it; the retention job keeps such a tombstone until then.
+ * 1. The suppression entry (suppression.ts) is created or merged with the pending mark and the address
+ *    sealed. From here on nothing mails the mailbox or puts it back into MailerLite.
+ * 2. Every sign-up of the mailbox is deleted, found by its key and by the link's own spellings, a bounded
+ *    page at a time; the other spellings found on the way are sealed into the entry first (`aliases`), so
+ *    their MailerLite subscribers are forgotten too.
+ * 3. MailerLite forgets each of those addresses.
+ * 4. The mark is cleared, only by the attempt that set it.
+ *
+ * A second click, or pending-erasures.ts every half hour, finishes what an earlier attempt left. A click on
+ * an erasure already finished costs two reads (the entry, one query) and no MailerLite request: only rows
+ * stored since (a suppressed mailbox signed up again, which mails nobody) are deleted. The thank-you record
+ * stays (it holds no address): one thank-you per mailbox, ever.
  */
-export const ERASURE_TOMBSTONE_MS = 2 * 24 * 60 * 60_000;
 
-/** The tombstone's fields while a forget waits (pending-forgets.ts reads and clears them). */
-export const FORGET_PENDING = 'forget_pending';
-export const FORGET_TOKEN = 'forget_token';
-
-/** Whether a tombstone still holds a MailerLite forget that has not gone through. */
-export function isForgetPending(tombstone: DocumentSnapshot): boolean {
-  return tombstone.get(FORGET_PENDING) === true;
-}
-
-export type ForgetOutcome = { kind: 'forgotten' | 'absent' } | { kind: 'pending'; error: MailerLiteError };
-
-/**
- * Forgets the MailerLite subscriber of an erased address (its tombstone exists), now or, when MailerLite
- * fails, later: the tombstone is marked and given the address sealed with UNSUBSCRIBE_SECRET, as in the
- * unsubscribe link (never in clear), for pending-forgets.ts. The erasure, the sync and add-contact all
- * forget through here, so a person who left is never left on the list by an outage. Only a Firestore
- * failure is thrown.
- */
-export async function forgetNowOrLater(
-  deps: { db: Firestore; client: MailerLiteClient; secret: string },
-  email: string,
-  request?: RequestOptions,
-): Promise<ForgetOutcome> {
-  try {
-    return { kind: (await deps.client.forgetSubscriber(email, request)) ? 'forgotten' : 'absent' };
-  } catch (error) {
-    if (!(error instanceof MailerLiteError)) throw error;
-    await deps.db
-      .collection(ERASURES)
-      .doc(sha256Hex(normaliseEmail(email)))
-      .update({ [FORGET_PENDING]: true, [FORGET_TOKEN]: unsubscribeToken(deps.secret, email) });
-    return { kind: 'pending', error };
-  }
-}
-
-/** The forms an address is queried by: sign-ups are stored as typed, MailerLite keeps it normalised. */
-export function addressForms(emailAsTyped: string): string[] {
-  const typed = emailAsTyped.trim();
-  const normalised = normaliseEmail(typed);
-  return typed === normalised ? [normalised] : [typed, normalised];
-}
-
-/**
- * Every stored sign-up of the address, in any case: Firestore compares strings exactly, and the page
- * stores the address as typed, so `Kid@x.com` and `KID@x.com` are two rows of one person. The rules
- * let only an address starting with a letter, digit or one of a few symbols in, so its rows all lie
- * in the ranges of its first character in lower and upper case: those (a small part of the
- * collection) are read and compared normalised.
- */
-export async function everySignupOf(db: Firestore, email: string): Promise<QueryDocumentSnapshot[]> {
-  const normalised = normaliseEmail(email);
-  const first = normalised[0] ?? '';
-  const found: QueryDocumentSnapshot[] = [];
-  for (const start of new Set([first, first.toUpperCase()])) {
-    const end = String.fromCharCode(start.charCodeAt(0) + 1);
-    let last: QueryDocumentSnapshot | undefined;
-    for (;;) {
-      let query = db
-        .collection(SIGNUPS)
-        .where('email', '>=', start)
-        .where('email', '<', end)
-        .orderBy('email')
-        .limit(500);
-      if (last) query = query.startAfter(last);
-      const page = await query.get();
-      for (const doc of page.docs) {
-        const stored = doc.get('email');
-        if (typeof stored === 'string' && normaliseEmail(stored) === normalised) found.push(doc);
-      }
-      if (page.size < 500) break;
-      last = page.docs[page.docs.length - 1];
-    }
-  }
-  return found;
-}
-
-/** The stored sign-ups of the address as typed or normalised: the two forms a caller can name. */
-export async function storedSignups(db: Firestore, emailAsTyped: string): Promise<QueryDocumentSnapshot[]> {
-  const docs: QueryDocumentSnapshot[] = [];
-  for (const email of addressForms(emailAsTyped)) {
-    docs.push(...(await db.collection(SIGNUPS).where('email', '==', email).get()).docs);
-  }
-  return docs;
-}
-
-export function millisOf(value: unknown): number {
-  if (value instanceof Date) return value.getTime();
-  if (value && typeof (value as Timestamp).toMillis === 'function') return (value as Timestamp).toMillis();
-  return 0;
-}
-
-/**
- * For each normalised address whose erasure happened at or after the given time, that erasure's time.
- * `signedUpAt` is the latest sign-up the caller acted on: an erasure before it is older than that
- * sign-up (the person signed up again, which is a new consent) and does not count.
- */
-export async function erasedSince(
-  db: Firestore,
-  contacts: ReadonlyArray<{ email: string; signedUpAt: number }>,
-): Promise<Set<string>> {
-  const erased = new Set<string>();
-  if (contacts.length === 0) return erased;
-  const refs = contacts.map((contact) => db.collection(ERASURES).doc(sha256Hex(contact.email)));
-  const snapshots = await db.getAll(...refs);
-  snapshots.forEach((snapshot, index) => {
-    const contact = contacts[index];
-    if (!contact || !snapshot.exists) return;
-    if (millisOf(snapshot.get('erased_at')) >= contact.signedUpAt) erased.add(contact.email);
-  });
-  return erased;
-}
+/** Other spellings of one mailbox sealed for MailerLite's forget; a bot's further spellings are only deleted. */
+export const MAX_ALIASES = 50;
 
 export interface EraseDeps {
   db: Firestore;
@@ -137,57 +36,170 @@ export interface EraseDeps {
   clock: Clock;
   logger: Logger;
   request?: RequestOptions;
-  /** UNSUBSCRIBE_SECRET: seals the address in the tombstone when MailerLite's forget must be retried. */
+  /** When the erasure must stop and leave the rest to pending-erasures.ts. */
+  deadline?: number;
+  /** UNSUBSCRIBE_SECRET: seals the addresses in the entry until MailerLite has forgotten them. */
   secret: string;
+  /** MAILBOX_KEY_SECRET: names the suppression entry and finds the rows. */
+  mailboxSecret: string;
+  /** Tests stop the erasure here, as a crash would. */
+  afterStep?: (step: ErasureStep) => Promise<void> | void;
 }
+
+export type ErasureStep = 'marked' | 'rows_deleted' | 'forgotten';
 
 export interface ErasureReport {
   signups: number;
-  /** Forgotten now, not a subscriber, or left for pending-forgets.ts because MailerLite failed. */
-  mailerLite: 'forgotten' | 'absent' | 'pending';
-  thankYouRecord: boolean;
+  /**
+   * What MailerLite was asked: forgotten now, not a subscriber, left pending (it failed, or the deadline
+   * came first), or nothing to ask (the mailbox was erased before and has been on the list since).
+   */
+  mailerLite: 'forgotten' | 'absent' | 'pending' | 'unchanged';
+}
+
+/** Erases the mailbox of the address a link was made for (see above). Only a Firestore failure is thrown. */
+export async function eraseAddress(emailAsTyped: string, deps: EraseDeps): Promise<ErasureReport> {
+  const email = normaliseEmail(emailAsTyped);
+  const ref = suppressionRef(deps, email);
+  const entry = await ref.get();
+  if (entry.exists && !isPending(entry)) {
+    const signups = await deleteRows(ref.id, [], deps);
+    deps.logger.info('unsubscribe.repeated', { ...emailFields(email), signups: signups.deleted });
+    return { signups: signups.deleted, mailerLite: 'unchanged' };
+  }
+  // An earlier attempt that did not finish: its addresses are this one's too (the mark below replaces its seal).
+  const earlier = entry.exists ? (sealedAddresses(entry, deps.secret) ?? []) : [];
+  const others = [...new Set(earlier.map(normaliseEmail))].filter((address) => address !== email);
+  const attempt = await markPending(
+    { ...deps, unsubscribeSecret: deps.secret },
+    emailAsTyped,
+    deps.clock.now(),
+  );
+  if (others.length > 0) await sealAliases(ref, others, deps);
+  await deps.afterStep?.('marked');
+  return finishErasure(ref, attempt, [emailAsTyped, ...others], deps);
 }
 
 /**
- * Erases everything the product keeps about an address: the tombstone first (so a sync running now
- * undoes its own push), then every sign-up in either form, the thank-you record, and the MailerLite
- * subscriber (forgotten, not just unsubscribed). Sign-ups go in every spelling of the address. Idempotent: a second run finds nothing and succeeds.
- * Firestore goes before MailerLite, so if MailerLite fails nothing is left for a sync to push back, and
- * the forget is recorded on the tombstone for pending-forgets.ts to retry: the person's click is
- * enough, whatever MailerLite was doing. Only a Firestore failure is thrown.
+ * Steps 2 to 4 for an entry whose mark `attempt` set: the rows, MailerLite, the mark. `addresses` are the
+ * sealed ones (the link's, then the aliases found before). Used by the click and by pending-erasures.ts.
  */
-export async function eraseAddress(emailAsTyped: string, deps: EraseDeps): Promise<ErasureReport> {
-  const email = normaliseEmail(emailAsTyped);
-  const id = sha256Hex(email);
-  const now = deps.clock.now();
-  await deps.db
-    .collection(ERASURES)
-    .doc(id)
-    .set({ erased_at: new Date(now) });
-
-  let signups = 0;
-  for (;;) {
-    const docs = await everySignupOf(deps.db, emailAsTyped);
-    if (docs.length === 0) break;
-    const batch = deps.db.batch();
-    for (const doc of docs.slice(0, 400)) batch.delete(doc.ref);
-    await batch.commit();
-    signups += Math.min(docs.length, 400);
+export async function finishErasure(
+  ref: DocumentReference,
+  attempt: string,
+  addresses: readonly string[],
+  deps: EraseDeps,
+): Promise<ErasureReport> {
+  const email = normaliseEmail(addresses[0] ?? '');
+  // Other spellings are sealed before their rows go, so a crash cannot lose them.
+  const rows = await deleteRows(ref.id, addresses, deps, (aliases) => sealAliases(ref, aliases, deps));
+  if (!rows.finished) {
+    deps.logger.warn('unsubscribe.erasure_pending', {
+      ...emailFields(email),
+      reason: 'deadline',
+      signups: rows.deleted,
+    });
+    return { signups: rows.deleted, mailerLite: 'pending' };
   }
-  const thankYou = deps.db.collection(THANK_YOU_MAILS).doc(id);
-  const thankYouRecord = (await thankYou.get()).exists;
-  if (thankYouRecord) await thankYou.delete();
+  await deps.afterStep?.('rows_deleted');
 
-  const forget = await forgetNowOrLater(deps, email, deps.request);
-  const mailerLite = forget.kind;
-  if (forget.kind === 'pending') {
-    deps.logger.warn('unsubscribe.forget_pending', { ...emailFields(email), error: forget.error.name });
+  let outcome: ErasureReport['mailerLite'] = 'absent';
+  for (const address of rows.addresses) {
+    try {
+      if (await deps.client.forgetSubscriber(address, deps.request)) outcome = 'forgotten';
+    } catch (error) {
+      if (!(error instanceof MailerLiteError)) throw error;
+      deps.logger.warn('unsubscribe.forget_pending', { ...emailFields(email), error: error.name });
+      return { signups: rows.deleted, mailerLite: 'pending' };
+    }
   }
+  await deps.afterStep?.('forgotten');
+  await clearPending(ref, attempt);
   deps.logger.info('unsubscribe.erased', {
     ...emailFields(email),
-    signups,
-    mailerlite: mailerLite,
-    thank_you_record: thankYouRecord,
+    signups: rows.deleted,
+    mailerlite: outcome,
+    aliases: rows.addresses.length - 1,
   });
-  return { signups, mailerLite, thankYouRecord };
+  return { signups: rows.deleted, mailerLite: outcome };
+}
+
+/** The addresses an entry's mark holds sealed: the link's first, then the aliases. Null if they do not open. */
+export function sealedAddresses(entry: { get(field: string): unknown }, secret: string): string[] | null {
+  const sealed = entry.get(SEALED) as Partial<UnsubscribeToken> | undefined;
+  const opened = openUnsubscribeToken(secret, sealed?.a, sealed?.t);
+  if (!opened) return null;
+  const addresses = [opened.emailAsTyped];
+  const aliases = (entry.get(ALIASES) ?? {}) as Record<string, Partial<UnsubscribeToken>>;
+  for (const token of Object.values(aliases)) {
+    const alias = openUnsubscribeToken(secret, token?.a, token?.t);
+    if (alias) addresses.push(alias.email);
+  }
+  return addresses;
+}
+
+/** Adds addresses to the entry's sealed aliases, each under a keyed name, so the entry shows no address. */
+async function sealAliases(
+  ref: DocumentReference,
+  aliases: readonly string[],
+  deps: EraseDeps,
+): Promise<void> {
+  const fields: Record<string, UnsubscribeToken> = {};
+  for (const alias of aliases) {
+    fields[`${ALIASES}.${aliasField(deps.mailboxSecret, alias)}`] = unsubscribeToken(deps.secret, alias);
+  }
+  await ref.update(fields);
+}
+
+/** A field name for one alias inside the entry: keyed, so the entry shows no address. */
+function aliasField(mailboxSecret: string, email: string): string {
+  return createHmac('sha256', mailboxSecret)
+    .update(`alias\n${normaliseEmail(email)}`)
+    .digest('base64url')
+    .slice(0, 16);
+}
+
+/**
+ * Deletes the mailbox's rows page by page until none is left or the deadline comes. `addresses` are the
+ * spellings the caller knows (their rows are found even before the trigger keyed them); each other spelling
+ * found is handed to `sealAliases` before its rows are deleted. Returns every distinct address, normalised.
+ */
+async function deleteRows(
+  key: string,
+  addresses: readonly string[],
+  deps: EraseDeps,
+  sealAliases?: (aliases: string[]) => Promise<void>,
+): Promise<{ deleted: number; finished: boolean; addresses: string[] }> {
+  const known = new Set(addresses.map(normaliseEmail));
+  let deleted = 0;
+  for (;;) {
+    if (deps.deadline !== undefined && deps.clock.now() >= deps.deadline) {
+      return { deleted, finished: false, addresses: [...known] };
+    }
+    const page = await mailboxSignups(deps.db, key, ROWS_PER_QUERY);
+    for (const address of addresses) {
+      if (page.length >= ROWS_PER_QUERY) break;
+      for (const row of await storedSignups(deps.db, address, ROWS_PER_QUERY - page.length)) {
+        if (!page.some((doc) => doc.id === row.id)) page.push(row);
+      }
+    }
+    if (page.length === 0) return { deleted, finished: true, addresses: [...known] };
+    const found = new Set(
+      page
+        .map((row) => row.get('email'))
+        .filter((value): value is string => typeof value === 'string')
+        .map(normaliseEmail),
+    );
+    const aliases = [...found]
+      .filter((address) => !known.has(address))
+      .slice(0, Math.max(0, MAX_ALIASES + 1 - known.size));
+    if (aliases.length > 0 && sealAliases) {
+      await sealAliases(aliases);
+      for (const alias of aliases) known.add(alias);
+    }
+    const batch = deps.db.batch();
+    for (const row of page) batch.delete(row.ref);
+    await batch.commit();
+    deleted += page.length;
+  }
 }

@@ -9,8 +9,7 @@ import {
   startFirestore,
 } from '../../test-support/stack';
 import { systemClock } from '../clock';
-import { ERASURES, SIGNUPS, THANK_YOU_MAILS } from '../contract';
-import { ERASURE_TOMBSTONE_MS } from '../privacy/erasure';
+import { SIGNUPS, SUPPRESSIONS, THANK_YOU_MAILS } from '../contract';
 import { handleRetention } from './retention';
 
 let firestore: FirestoreHarness;
@@ -34,7 +33,7 @@ async function ids(collection: string): Promise<string[]> {
 }
 
 describe('the retention job', () => {
-  it('erases only what is older than RETENTION_DAYS, page by page, and logs counts only', async () => {
+  it('erases only sign-ups older than RETENTION_DAYS, page by page, keeps thank-you records and the suppression list, and logs counts only', async () => {
     const now = Date.now();
     // 7 sign-ups just past the limit (more than two pages of 3), 2 just inside it.
     await seedSignups(
@@ -58,35 +57,30 @@ describe('the retention job', () => {
       .collection(THANK_YOU_MAILS)
       .doc('new')
       .set({ state: 'sent', claimed_at: new Date(now - DAY) });
-    // Stale tombstones, one of them still waiting for MailerLite to forget its address: that one stays,
-    // and paging goes on past it (the pages are of 3).
-    for (const [id, ageMs] of [
-      ['stale-1', 5_000],
-      ['pending', 4_000],
-      ['stale-2', 3_000],
-      ['stale-3', 2_000],
-      ['stale-4', 1_000],
-    ] as const) {
-      await db
-        .collection(ERASURES)
-        .doc(id)
-        .set({
-          erased_at: new Date(now - ERASURE_TOMBSTONE_MS - ageMs),
-          ...(id === 'pending' ? { forget_pending: true, forget_token: { a: 'sealed', t: 'mac' } } : {}),
-        });
-    }
+    // The suppression list is kept however old: it is what keeps an unsubscribed mailbox unmailed.
     await db
-      .collection(ERASURES)
-      .doc('fresh')
-      .set({ erased_at: new Date(now - 60_000) });
+      .collection(SUPPRESSIONS)
+      .doc('old')
+      .set({ erased_at: new Date(now - 800 * DAY) });
+
+    // The mail budget's counters: yesterday's go, this hour's stays.
+    await db
+      .collection('_mail_budget')
+      .doc('old-0')
+      .set({ sent: 3, hour_start: new Date(now - 2 * DAY) });
+    await db
+      .collection('_mail_budget')
+      .doc('now-0')
+      .set({ sent: 1, hour_start: new Date(now - 60_000) });
 
     const report = await handleRetention({ db, clock: systemClock, logger, retentionDays: 730, pageSize: 3 });
 
-    expect(report).toEqual({ signups: 7, thankYouRecords: 1, tombstones: 4 });
+    expect(report).toEqual({ signups: 7, mailBudgets: 1 });
+    expect(await ids('_mail_budget')).toEqual(['now-0']);
     const left = (await db.collection(SIGNUPS).get()).docs.map((doc) => doc.get('email')).sort();
     expect(left).toEqual(['recent@example.com', 'yesterday@example.com']);
-    expect(await ids(THANK_YOU_MAILS)).toEqual(['new']);
-    expect(await ids(ERASURES)).toEqual(['fresh', 'pending']);
+    expect(await ids(THANK_YOU_MAILS)).toEqual(['new', 'old']);
+    expect(await ids(SUPPRESSIONS)).toEqual(['old']);
     expect(logger.entries).toEqual([
       {
         severity: 'info',
@@ -94,8 +88,6 @@ describe('the retention job', () => {
         fields: expect.objectContaining({
           retention_days: 730,
           signups: 7,
-          thank_you_records: 1,
-          tombstones: 4,
         }),
       },
     ]);
@@ -106,8 +98,7 @@ describe('the retention job', () => {
     await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
     expect(await handleRetention({ db, clock: systemClock, logger, retentionDays: 1 })).toEqual({
       signups: 0,
-      thankYouRecords: 0,
-      tombstones: 0,
+      mailBudgets: 0,
     });
     expect(await ids(SIGNUPS)).toHaveLength(1);
   });

@@ -2,11 +2,11 @@ import '../global-options';
 import type { Firestore, Query, QueryDocumentSnapshot } from 'firebase-admin/firestore';
 import { onSchedule } from 'firebase-functions/v2/scheduler';
 import { type Clock, systemClock } from '../clock';
-import { ERASURES, SIGNUPS, THANK_YOU_MAILS } from '../contract';
+import { SIGNUPS } from '../contract';
 import { adminFirestore } from '../firestore';
 import { cloudLogger, type Logger } from '../logs';
+import { MAIL_BUDGETS } from '../mail/budget';
 import { RETENTION_DAYS } from '../params';
-import { ERASURE_TOMBSTONE_MS, isForgetPending } from '../privacy/erasure';
 
 const DAY_MS = 24 * 60 * 60_000;
 export const RETENTION_PAGE_SIZE = 400;
@@ -21,15 +21,17 @@ export interface RetentionDeps {
 
 export interface RetentionReport {
   signups: number;
-  thankYouRecords: number;
-  tombstones: number;
+  /** The mail budget's counters of hours more than a day past. */
+  mailBudgets: number;
 }
 
 /**
- * Erases what is older than the retention period: sign-ups by `created_at`, thank-you records by when
- * they were claimed, and erasure tombstones once no sync or call can still be holding the address
- * they guard (ERASURE_TOMBSTONE_MS). Page by page, each page one batched write, so a large backlog
- * never needs one huge read or write; logged as counts only.
+ * Erases the sign-ups older than the retention period, by `created_at`. Page by page, each page one
+ * batched write, so a large backlog never needs one huge read or write; logged as counts only.
+ *
+ * The thank-you records and the suppression list are kept: they hold no address, only a mailbox key
+ * (privacy/mailbox-key.ts), and they are what keeps a mailbox from being thanked twice or mailed after
+ * it unsubscribed, however long after.
  */
 export async function handleRetention(deps: RetentionDeps): Promise<RetentionReport> {
   if (!Number.isInteger(deps.retentionDays) || deps.retentionDays < 1) {
@@ -42,46 +44,32 @@ export async function handleRetention(deps: RetentionDeps): Promise<RetentionRep
   const pageSize = deps.pageSize ?? RETENTION_PAGE_SIZE;
   const report: RetentionReport = {
     signups: await deleteAll(deps.db, deps.db.collection(SIGNUPS).where('created_at', '<', cutoff), pageSize),
-    thankYouRecords: await deleteAll(
+    mailBudgets: await deleteAll(
       deps.db,
-      deps.db.collection(THANK_YOU_MAILS).where('claimed_at', '<', cutoff),
+      deps.db.collection(MAIL_BUDGETS).where('hour_start', '<', new Date(now - DAY_MS)),
       pageSize,
-    ),
-    // A tombstone still holding a forget MailerLite has not done yet stays until it is done.
-    tombstones: await deleteAll(
-      deps.db,
-      deps.db.collection(ERASURES).where('erased_at', '<', new Date(now - ERASURE_TOMBSTONE_MS)),
-      pageSize,
-      isForgetPending,
     ),
   };
   deps.logger.info('retention.erased', {
     retention_days: deps.retentionDays,
     cutoff: cutoff.toISOString(),
     signups: report.signups,
-    thank_you_records: report.thankYouRecords,
-    tombstones: report.tombstones,
+    mail_budgets: report.mailBudgets,
   });
   return report;
 }
 
-/** Deletes what the query finds but `keep`, page by page after the last document read. */
-async function deleteAll(
-  db: Firestore,
-  query: Query,
-  pageSize: number,
-  keep: (doc: QueryDocumentSnapshot) => boolean = () => false,
-): Promise<number> {
+/** Deletes what the query finds, page by page after the last document read. */
+async function deleteAll(db: Firestore, query: Query, pageSize: number): Promise<number> {
   let deleted = 0;
   let last: QueryDocumentSnapshot | undefined;
   for (;;) {
     const page = await (last ? query.startAfter(last) : query).limit(pageSize).get();
-    const doomed = page.docs.filter((doc) => !keep(doc));
-    if (doomed.length > 0) {
+    if (page.size > 0) {
       const batch = db.batch();
-      for (const doc of doomed) batch.delete(doc.ref);
+      for (const doc of page.docs) batch.delete(doc.ref);
       await batch.commit();
-      deleted += doomed.length;
+      deleted += page.size;
     }
     if (page.size < pageSize) return deleted;
     last = page.docs[page.docs.length - 1];

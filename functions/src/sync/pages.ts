@@ -1,8 +1,8 @@
 import type { FieldPath, Firestore, Query, QueryDocumentSnapshot } from 'firebase-admin/firestore';
 import { SIGNUPS } from '../contract';
 import type { Logger } from '../logs';
-import { millisOf } from '../privacy/erasure';
 import { parseStoredSignup, type Source, type StoredSignup, type SubscriptionType } from '../schemas';
+import { millisOf } from '../signups/lookup';
 import type { SyncCursor } from './state';
 
 /** One address in a step, with every group its sign-ups in that step ask for. */
@@ -13,13 +13,17 @@ export interface Contact {
   source: Source;
   /** Its first sign-up in the step (ms): sent as MailerLite's consent time, opted_in_at. */
   optedInAt: number;
-  /** Its latest sign-up in the step (ms): an erasure at or after it erased every one of them. */
-  signedUpAt: number;
 }
 
-/** A sign-up read from Firestore: its place in the order, and what it asks for (null: not a sign-up). */
+/**
+ * A sign-up read from Firestore that asks for something no earlier one kept here does: its place in the
+ * order, and what it asks for. `through` is the last of the documents after it folded into it: settled
+ * whenever it is (repeats of its pair or of an earlier one, documents that are not sign-ups), so the
+ * cursor passes them together.
+ */
 interface ReadSignup {
   cursor: SyncCursor;
+  through?: SyncCursor;
   signup: StoredSignup | null;
 }
 
@@ -27,6 +31,17 @@ interface ReadSignup {
 const READ_AHEAD = 200;
 // Settled sign-ups kept in memory before they are dropped (the cursor has passed them).
 const KEEP_SETTLED = 5_000;
+/**
+ * Pages read before a step, at most: a run of repeats or junk in the way (a bot storing one address a
+ * hundred thousand times) costs steps, each followed by a checkpoint that moves the cursor and renews the
+ * lease, never one unbounded read before the first.
+ */
+export const PAGES_PER_STEP = 4;
+/**
+ * A page that held nothing to keep (all repeats or junk) makes the next one four times longer, up to this:
+ * folded documents cost no memory, and fewer, longer queries get through junk sooner.
+ */
+export const MAX_SKIP_PAGE = 5_000;
 
 /**
  * The sign-ups after the cursor, in (created_at, id) order, read a page at a time, and what this
@@ -39,14 +54,22 @@ export class Backlog {
   read = 0;
   /** Stored documents that are not sign-ups. */
   skipped = 0;
+  /** Sign-ups that repeat a pair (address, list) read or settled before: folded, never kept. */
+  duplicates = 0;
 
   private readonly signups: ReadSignup[] = [];
   /** Index in `signups` of the first sign-up not yet settled: the cursor sits just before it. */
   private frontier = 0;
   private readonly confirmedPairs = new Set<string>();
-  /** Per address passed without delivery: its sign-ups created up to this time (ms) are settled. */
-  private readonly passedUpTo = new Map<string, number>();
+  /** Addresses passed without delivery: all their sign-ups are settled. */
+  private readonly passed = new Set<string>();
+  /** The pairs of the sign-ups kept here and not yet settled: a repeat of one is folded, not kept. */
+  private readonly pendingPairs = new Set<string>();
   private lastRead: SyncCursor | null;
+  /** The cursor moved over folded documents while nothing unsettled was kept. */
+  private movedByFolding = false;
+  /** The next page's length: pageSize, or longer while pages hold nothing to keep. */
+  private pageLimit: number;
   private exhausted = false;
   private cursorAt: SyncCursor | null;
 
@@ -56,6 +79,7 @@ export class Backlog {
   ) {
     this.lastRead = start;
     this.cursorAt = start;
+    this.pageLimit = deps.pageSize;
   }
 
   /** Where the cursor stands: everything up to it is settled. */
@@ -74,16 +98,22 @@ export class Backlog {
   }
 
   /**
-   * Reads pages until a full step lies ahead: far enough past runs of settled sign-ups (repeats of
-   * an address already confirmed), which need no request, for a batch of `stepMax` addresses.
-   * Throws what Firestore throws.
+   * Reads pages until a full step lies ahead (a batch of `stepMax` addresses, past what needs no
+   * request), or PAGES_PER_STEP pages were read, whichever comes first. Throws what Firestore throws.
    */
   async readAhead(stepMax: number): Promise<void> {
-    while (!this.exhausted && (this.unsettled < READ_AHEAD || this.nextContacts(stepMax).length < stepMax)) {
-      const { pageSize } = this.deps;
-      const docs = (await this.after(this.lastRead).limit(pageSize).get()).docs;
+    for (let pages = 0; pages < PAGES_PER_STEP; pages += 1) {
+      if (this.exhausted) return;
+      if (this.unsettled >= READ_AHEAD && this.nextContacts(stepMax).length >= stepMax) return;
+      const limit = this.pageLimit;
+      const docs = (await this.after(this.lastRead).limit(limit).get()).docs;
+      const kept = this.signups.length;
       for (const doc of docs) this.accept(doc);
-      if (docs.length < pageSize) this.exhausted = true;
+      if (docs.length < limit) this.exhausted = true;
+      this.pageLimit =
+        this.signups.length === kept
+          ? Math.min(limit * 4, Math.max(MAX_SKIP_PAGE, this.deps.pageSize))
+          : this.deps.pageSize;
     }
   }
 
@@ -106,14 +136,12 @@ export class Backlog {
           types: new Set(),
           source: signup.source,
           optedInAt: createdAt,
-          signedUpAt: createdAt,
         };
         contacts.set(signup.email, contact);
       }
       contact.types.add(signup.subscriptionType);
       contact.source = signup.source;
       contact.optedInAt = Math.min(contact.optedInAt, createdAt);
-      contact.signedUpAt = Math.max(contact.signedUpAt, createdAt);
     }
     return [...contacts.values()];
   }
@@ -124,20 +152,26 @@ export class Backlog {
   }
 
   /**
-   * The sign-ups of `email` created up to `upTo` (ms; by default all of them) are passed without
-   * delivery: MailerLite refused the address as invalid, or the person unsubscribed meanwhile (then
-   * a sign-up made again after the erasure is a new consent and still goes).
+   * Every sign-up of `email` is passed without delivery: MailerLite refused the address as invalid, or
+   * its mailbox is on the suppression list.
    */
-  pass(email: string, upTo = Number.POSITIVE_INFINITY): void {
-    this.passedUpTo.set(email, Math.max(upTo, this.passedUpTo.get(email) ?? Number.NEGATIVE_INFINITY));
+  pass(email: string): void {
+    this.passed.add(email);
   }
 
   /** Moves the cursor over every settled sign-up, up to the first that is not; true if it moved. */
   advance(): boolean {
+    const folded = this.movedByFolding;
+    this.movedByFolding = false;
     let index = this.frontier;
     while (index < this.signups.length && this.settled(this.signups[index] as ReadSignup)) index += 1;
-    if (index === this.frontier) return false;
-    this.cursorAt = (this.signups[index - 1] as ReadSignup).cursor;
+    if (index === this.frontier) return folded;
+    const last = this.signups[index - 1] as ReadSignup;
+    this.cursorAt = last.through ?? last.cursor;
+    for (let passed = this.frontier; passed < index; passed += 1) {
+      const { signup } = this.signups[passed] as ReadSignup;
+      if (signup) this.pendingPairs.delete(pair(signup.email, signup.subscriptionType));
+    }
     this.frontier = index;
     if (this.frontier > KEEP_SETTLED) {
       this.signups.splice(0, this.frontier);
@@ -162,6 +196,11 @@ export class Backlog {
     return query;
   }
 
+  /**
+   * Keeps a read sign-up, or folds it into the last one kept when it needs nothing of its own: not a
+   * sign-up, a pair settled already, or a pair a sign-up kept earlier asks for (settled with it). The
+   * cursor can pass it only with that earlier one, so a run of junk or repeats costs no memory.
+   */
   private accept(doc: QueryDocumentSnapshot): void {
     this.read += 1;
     const cursor: SyncCursor = { created_at: doc.get('created_at'), id: doc.id };
@@ -170,16 +209,30 @@ export class Backlog {
     if (!signup) {
       // Not something the rules let a client write: nothing to deliver, and no address to log.
       this.skipped += 1;
-      this.deps.logger.warn('sync.signup_skipped', { doc_id: doc.id });
+      if (this.skipped <= 20) this.deps.logger.warn('sync.signup_skipped', { doc_id: doc.id });
     }
+    const key = signup ? pair(signup.email, signup.subscriptionType) : null;
+    const folds = signup === null || this.settled({ signup }) || (key !== null && this.pendingPairs.has(key));
+    if (folds) {
+      if (signup) this.duplicates += 1;
+      if (this.frontier === this.signups.length) {
+        // Nothing unsettled is kept before it: the cursor may pass it now.
+        this.cursorAt = cursor;
+        this.movedByFolding = true;
+      } else {
+        (this.signups[this.signups.length - 1] as ReadSignup).through = cursor;
+      }
+      return;
+    }
+    if (key) this.pendingPairs.add(key);
     this.signups.push({ cursor, signup });
   }
 
-  private settled({ signup, cursor }: ReadSignup): boolean {
+  private settled({ signup }: Pick<ReadSignup, 'signup'>): boolean {
     return (
       signup === null ||
       this.confirmedPairs.has(pair(signup.email, signup.subscriptionType)) ||
-      millisOf(cursor.created_at) <= (this.passedUpTo.get(signup.email) ?? Number.NEGATIVE_INFINITY)
+      this.passed.has(signup.email)
     );
   }
 }

@@ -10,8 +10,9 @@ import {
   MailerLiteTimeoutError,
 } from '../mailerlite/errors';
 import { type GroupConfig, reResolveGroupId, resolveGroupId } from '../mailerlite/groups';
+import { mailerLiteHttpsError } from '../mailerlite/https-error';
 import { classify } from '../mailerlite/meaning';
-import { erasedSince, type ForgetOutcome, forgetNowOrLater } from '../privacy/erasure';
+import { type ForgetOutcome, forgetNowOrLater, suppressedAmong } from '../privacy/suppression';
 import type { SubscriptionType } from '../schemas';
 import { Pacing } from './pacing';
 import { Backlog, type Contact } from './pages';
@@ -43,6 +44,8 @@ export interface SyncOptions {
   importReserve: number;
   /** Times one contact may fail transiently (inside batches) before the run gives up on MailerLite. */
   maxContactFailures: number;
+  /** How long after a run ended (but at its deadline) the next may start. */
+  minIntervalMs: number;
 }
 
 export const DEFAULT_SYNC_OPTIONS: SyncOptions = {
@@ -53,6 +56,7 @@ export const DEFAULT_SYNC_OPTIONS: SyncOptions = {
   singleConcurrency: 8,
   importReserve: 5,
   maxContactFailures: 5,
+  minIntervalMs: 60_000,
 };
 
 export type SyncProgressEvent =
@@ -70,7 +74,7 @@ export type SyncFailure =
 export type SyncStop =
   | { kind: 'done' }
   | { kind: 'deadline' }
-  /** `detail`: what to tell the operator instead of the reason's general message. */
+  /** `detail`: what an operator must fix, for the logs (the reply gives the reason's general message). */
   | { kind: 'failed'; reason: SyncFailure; detail?: string };
 
 export interface SyncRunDeps {
@@ -83,14 +87,18 @@ export interface SyncRunDeps {
   /** Clock ms after which no request starts and no wait lasts. */
   stopAt: number;
   options: SyncOptions;
-  /** UNSUBSCRIBE_SECRET: a forget MailerLite refused is left sealed on the tombstone (forgetNowOrLater). */
+  /** UNSUBSCRIBE_SECRET: a forget MailerLite refused is left sealed on the suppression entry (forgetNowOrLater). */
   unsubscribeSecret: string;
+  /** MAILBOX_KEY_SECRET: finds the suppression list's entries (privacy/suppression.ts). */
+  mailboxSecret: string;
   onProgress?: (event: SyncProgressEvent) => void | Promise<void>;
 }
 
 export type SyncResult =
   /** Another run holds the lease. */
   | { kind: 'running' }
+  /** The last run ended less than the minimum interval ago. */
+  | { kind: 'too_soon'; waitMs: number }
   /** The lease could not be read or written: nothing was done. */
   | { kind: 'database_unavailable' }
   /** The groups could not be resolved: nothing was sent. */
@@ -110,11 +118,20 @@ export async function runSync(deps: SyncRunDeps): Promise<SyncResult> {
   const { clock, logger } = deps;
   let acquired: Awaited<ReturnType<typeof acquireSyncState>>;
   try {
-    acquired = await acquireSyncState(deps.db, { owner: randomUUID(), clock, leaseMs: deps.options.leaseMs });
+    acquired = await acquireSyncState(deps.db, {
+      owner: randomUUID(),
+      clock,
+      leaseMs: deps.options.leaseMs,
+      minIntervalMs: deps.options.minIntervalMs,
+    });
   } catch {
     return { kind: 'database_unavailable' };
   }
   if (!acquired.acquired) {
+    if ('tooSoonUntil' in acquired) {
+      logger.info('sync.refused_too_soon', { wait_ms: acquired.tooSoonUntil - clock.now() });
+      return { kind: 'too_soon', waitMs: acquired.tooSoonUntil - clock.now() };
+    }
     logger.info('sync.refused_running', { lease_expires_in_ms: acquired.leaseExpiresAt - clock.now() });
     return { kind: 'running' };
   }
@@ -137,6 +154,8 @@ export async function runSync(deps: SyncRunDeps): Promise<SyncResult> {
       logger.error('sync.failed', {
         reason: 'groups',
         error: error instanceof Error ? error.name : 'unknown',
+        // What to fix (a param, a group id, MailerLite's words): for the operator's logs, not the reply.
+        detail: mailerLiteHttpsError(error).message,
       });
       return { kind: 'groups_failed', error };
     }
@@ -152,6 +171,7 @@ export async function runSync(deps: SyncRunDeps): Promise<SyncResult> {
       ...counts,
       erased: run.erased,
       read: backlog.read,
+      duplicates: backlog.duplicates,
       remaining,
       requests: deps.client.requestCount,
     });
@@ -216,6 +236,8 @@ class Run {
       if (this.failure) break;
       if (this.backlog.unsettled === 0) {
         if (this.backlog.done) break;
+        // Only repeats or junk read so far: the cursor moves over them and the lease is renewed.
+        await this.checkpoint(false);
         continue;
       }
       const now = clock.now();
@@ -247,14 +269,14 @@ class Run {
   }
 
   /**
-   * The contacts of a step whose person has not unsubscribed since their sign-ups were read: what
-   * keeps a contact out of MailerLite is decided here, once per step. The others are passed without
-   * a request: their sign-ups are already deleted, and pushing them would put an erased address back.
+   * The contacts of a step whose mailbox is not on the suppression list: what keeps a contact out of
+   * MailerLite is decided here, once per step. The others are passed without a request: the person
+   * unsubscribed, and no later sign-up of that mailbox puts it back.
    */
   private async withoutErased(contacts: Contact[]): Promise<Contact[]> {
     let erased: Set<string>;
     try {
-      erased = await erasedSince(this.deps.db, contacts);
+      erased = await this.suppressed(contacts);
     } catch {
       this.fail('database');
       return [];
@@ -262,7 +284,7 @@ class Run {
     if (erased.size === 0) return contacts;
     for (const contact of contacts) {
       if (!erased.has(contact.email)) continue;
-      this.backlog.pass(contact.email, contact.signedUpAt);
+      this.backlog.pass(contact.email);
       this.erased += 1;
       this.deps.logger.info('sync.erased_contact_skipped', emailFields(contact.email));
     }
@@ -271,14 +293,15 @@ class Run {
 
   /**
    * After a step: a person who unsubscribed while MailerLite was taking their address (after the check
-   * above) has just been put back. The erasure writes its tombstone before it forgets the subscriber,
-   * so either it forgot after our push, or the tombstone is visible here and the run forgets it again.
+   * above) has just been put back. The erasure writes the suppression entry before it forgets the
+   * subscriber, so either it forgot after our push, or the entry is visible here and the run forgets
+   * it again.
    */
   private async forgetErased(confirmed: Contact[]): Promise<void> {
     if (confirmed.length === 0 || this.failure?.reason === 'lease_lost') return;
     let erased: Set<string>;
     try {
-      erased = await erasedSince(this.deps.db, confirmed);
+      erased = await this.suppressed(confirmed);
     } catch {
       this.fail('database');
       return;
@@ -288,7 +311,13 @@ class Run {
       let forget: ForgetOutcome;
       try {
         forget = await forgetNowOrLater(
-          { db: this.deps.db, client: this.deps.client, secret: this.deps.unsubscribeSecret },
+          {
+            db: this.deps.db,
+            client: this.deps.client,
+            unsubscribeSecret: this.deps.unsubscribeSecret,
+            mailboxSecret: this.deps.mailboxSecret,
+            now: this.deps.clock.now(),
+          },
           contact.email,
           { deadline: this.deps.stopAt },
         );
@@ -297,7 +326,7 @@ class Run {
         return;
       }
       if (forget.kind === 'pending') {
-        // The person asked to be gone: the forget waits on the tombstone for pending-forgets.ts.
+        // The person asked to be gone: the forget waits on the suppression entry for pending-erasures.ts.
         this.deps.logger.error('sync.failed', {
           reason: 'forget_erased',
           forget_pending: true,
@@ -306,11 +335,18 @@ class Run {
         this.requestFailed({ error: forget.error, at: this.deps.clock.now() });
         continue;
       }
-      this.backlog.pass(contact.email, contact.signedUpAt);
+      this.backlog.pass(contact.email);
       this.syncedEmails.delete(contact.email);
       this.erased += 1;
       this.deps.logger.warn('sync.erased_contact_forgotten', emailFields(contact.email));
     }
+  }
+
+  private suppressed(contacts: readonly Contact[]): Promise<Set<string>> {
+    return suppressedAmong(
+      { db: this.deps.db, mailboxSecret: this.deps.mailboxSecret },
+      contacts.map((contact) => contact.email),
+    );
   }
 
   private async readAhead(): Promise<void> {
@@ -406,6 +442,7 @@ class Run {
   private fail(reason: SyncFailure, detail?: string): void {
     if (this.failure) return;
     this.failure = detail === undefined ? { reason } : { reason, detail };
+    if (detail !== undefined) this.deps.logger.error('sync.failed', { reason, detail });
   }
 
   /**

@@ -34,22 +34,37 @@ const SYNC_LEASE: LeaseLayout = {
 
 export type AcquireResult =
   | { acquired: true; state: SyncState; cursor: SyncCursor | null; tookOverExpiredLease: boolean }
-  | { acquired: false; leaseExpiresAt: number };
+  | { acquired: false; leaseExpiresAt: number }
+  | { acquired: false; tooSoonUntil: number };
 
 /**
  * Claims the sync's lease for one run (see ../lease.ts): refused while another run's lease is live,
- * taken over once it has expired. The run then moves the cursor only through the lease it holds.
+ * taken over once it has expired, and refused until `minIntervalMs` after the last run ended unless that
+ * run stopped at its deadline with work left (pressing Sync again then continues it). The public /admin
+ * page can start a sync: the interval is what keeps a script from turning it into a stream of MailerLite
+ * requests. The run then moves the cursor only through the lease it holds.
  */
 export async function acquireSyncState(
   db: Firestore,
-  options: { owner: string; clock: Clock; leaseMs: number },
+  options: { owner: string; clock: Clock; leaseMs: number; minIntervalMs: number },
 ): Promise<AcquireResult> {
   const ref = db.collection(SYNC_STATE_COLLECTION).doc(SYNC_STATE_DOC);
-  const claim = await claimLease(ref, { ...options, layout: SYNC_LEASE }, (previous, now) => ({
-    write: previous ? { updated_at: new Date(now) } : { updated_at: new Date(now), cursor: null },
-  }));
+  const claim = await claimLease<{ acquired: false; tooSoonUntil: number }>(
+    ref,
+    { ...options, layout: SYNC_LEASE },
+    (previous, now) => {
+      const lastRun = (previous as Partial<SyncStateDoc> | undefined)?.last_run;
+      const endedAt = lastRun?.finished_at ? millis(lastRun.finished_at as Date | Timestamp) : null;
+      if (endedAt !== null && lastRun?.outcome !== 'deadline' && now < endedAt + options.minIntervalMs) {
+        return { refuse: { acquired: false, tooSoonUntil: endedAt + options.minIntervalMs } };
+      }
+      return {
+        write: previous ? { updated_at: new Date(now) } : { updated_at: new Date(now), cursor: null },
+      };
+    },
+  );
   if (claim.status === 'held') return { acquired: false, leaseExpiresAt: claim.expiresAt };
-  if (claim.status === 'refused') return claim.reason; // never: the sync's claim refuses nothing
+  if (claim.status === 'refused') return claim.reason;
   return {
     acquired: true,
     state: new SyncState(claim.lease, options.clock),

@@ -6,6 +6,7 @@ import {
   type FirestoreHarness,
   groupRequests,
   HERO,
+  MAILBOX_SECRET,
   mailerLiteClient,
   type RecordingLogger,
   recordingLogger,
@@ -14,14 +15,15 @@ import {
   seedSignups,
   startFirestore,
   startMailerLite,
+  suppressMailbox,
 } from '../../test-support/stack';
 import { systemClock } from '../clock';
-import { ERASURES } from '../contract';
-import { sha256Hex } from '../logs';
+import { SUPPRESSIONS } from '../contract';
 import type { MailerLiteClientOptions } from '../mailerlite/client';
 import { mailerLiteTime } from '../mailerlite/client';
 import { clearGroupCache } from '../mailerlite/groups';
-import { type DeliverContactDeps, handleDeliverContact } from './deliver-contact';
+import { mailboxKey } from '../privacy/mailbox-key';
+import { CONTACT_ROWS_READ, type DeliverContactDeps, handleDeliverContact } from './deliver-contact';
 import { RetryLater, STORED_GRACE_MS } from './queue';
 
 let ml: MailerLiteStandIn;
@@ -42,6 +44,7 @@ beforeEach(async () => {
 });
 
 const GROUPS = { updates: 'GOODY launch updates', club: 'GOODY Club' };
+const suppress = (email: string) => suppressMailbox(firestore.db, email);
 
 function deps(
   client: Partial<MailerLiteClientOptions> = {},
@@ -54,6 +57,7 @@ function deps(
     clock: systemClock,
     logger,
     unsubscribeSecret: 'test-unsubscribe-secret',
+    mailboxSecret: MAILBOX_SECRET,
     ...extra,
   };
 }
@@ -261,7 +265,10 @@ describe('deliver-contact (the task add-contact-to-mailerlite enqueues)', () => 
         }),
       },
     ]);
-    expect(logger.entries[0]?.fields.email_hash).toMatch(/^[0-9a-f]{12}$/);
+    // A keyed handle (the mailbox key's first 12 characters), not a hash anyone could recompute.
+    expect(logger.entries[0]?.fields.email_hash).toBe(
+      mailboxKey(MAILBOX_SECRET, 'kid.teen@example.com').slice(0, 12),
+    );
     expect(logger.text()).not.toContain('kid.teen@example.com');
   });
 
@@ -412,24 +419,48 @@ describe('deliver-contact (the task add-contact-to-mailerlite enqueues)', () => 
     it('an erasure between the enqueue and the dispatch: nothing is sent', async () => {
       await seedSignups(firestore.db, [{ email: 'kid@example.com', ...HERO }]);
       const enqueuedAt = Date.now() - STORED_GRACE_MS - 1;
-      // What the unsubscribe link does: the sign-ups go, a tombstone stays.
+      // What the unsubscribe link does: the sign-ups go, the mailbox goes on the suppression list.
       for (const doc of (await firestore.db.collection('email_subscriptions').get()).docs)
         await doc.ref.delete();
-      await firestore.db
-        .collection(ERASURES)
-        .doc(sha256Hex('kid@example.com'))
-        .set({ erased_at: new Date() });
+      await suppress('kid@example.com');
       expect(await deliver(hero('kid@example.com'), deps(), enqueuedAt)).toBe('not_stored');
       expect(ml.state.requests).toEqual([]);
       expect(ml.state.subscribers).toEqual([]);
     });
   });
 
+  describe('a mailbox on the suppression list', () => {
+    it.each([
+      ['the same address', 'kid@gmail.com'],
+      ['another spelling of the same Gmail mailbox', 'K.i.d+again@googlemail.com'],
+    ])('signed up again (%s): stored, but not put back into MailerLite', async (_label, again) => {
+      await suppress('kid@gmail.com');
+      await seedSignups(firestore.db, [{ email: again, ...HERO }]);
+      expect(await deliver(hero(again))).toBe('suppressed');
+      expect(ml.state.requests).toEqual([]);
+      expect(await firestore.db.collection('email_subscriptions').count().get()).toSatisfy(
+        (count: { data(): { count: number } }) => count.data().count === 1,
+      );
+      expect(logger.events()).toEqual(['add_contact.suppressed']);
+      expect(logger.text()).not.toMatch(/kid@|googlemail/i);
+    });
+
+    it('reads a bounded number of rows of an address, however many a bot stored', async () => {
+      await seedSignups(
+        firestore.db,
+        Array.from({ length: CONTACT_ROWS_READ + 30 }, () => ({ email: 'kid@example.com', ...HERO })),
+        Date.UTC(2026, 0, 1),
+      );
+      expect(await deliver(hero('kid@example.com'))).toBe('delivered');
+      expect(ml.state.subscribers.map((s) => s.email)).toEqual(['kid@example.com']);
+    });
+  });
+
   describe('only for a stored sign-up', () => {
     const documents = async () =>
-      (await Promise.all(['email_subscriptions', ERASURES].map((c) => firestore.db.collection(c).get()))).map(
-        (snapshot) => snapshot.size,
-      );
+      (
+        await Promise.all(['email_subscriptions', SUPPRESSIONS].map((c) => firestore.db.collection(c).get()))
+      ).map((snapshot) => snapshot.size);
 
     it("a stranger's guess: no MailerLite request, nothing written", async () => {
       const result = await deliver(hero('classmate@example.com'));
@@ -477,34 +508,30 @@ describe('deliver-contact (the task add-contact-to-mailerlite enqueues)', () => 
       ml.faults.latencyMs = 600;
       const call = deliver(hero('kid@example.com'), deps({}, { groups }));
       // The sign-up has been read and the upsert is on its way: the erasure happens now (its own
-      // forget found nothing yet in MailerLite), leaving its tombstone.
+      // forget found nothing yet in MailerLite), leaving the mailbox on the suppression list.
       await new Promise((resolve) => setTimeout(resolve, 200));
-      await firestore.db
-        .collection(ERASURES)
-        .doc(sha256Hex('kid@example.com'))
-        .set({ erased_at: new Date() });
+      await suppress('kid@example.com');
       expect(await call).toBe('delivered');
       ml.faults.latencyMs = 0;
       expect(ml.state.subscribers).toEqual([]);
       expect(logger.events()).toEqual(['add_contact.upserted', 'add_contact.erased_during_call']);
     });
 
-    it('when MailerLite refuses that forget, leaves it pending on the tombstone (address sealed)', async () => {
+    it('when MailerLite refuses that forget, leaves it pending on the suppression entry (address sealed)', async () => {
       const groups = { updates: ml.addGroup('Launch list'), club: ml.addGroup('Club list') };
       await seedSignups(firestore.db, [{ email: 'kid@example.com', ...HERO }], Date.now() - 1_000);
       ml.faults.latencyMs = 600;
       const call = deliver(hero('kid@example.com'), deps({}, { groups }));
       await new Promise((resolve) => setTimeout(resolve, 200));
-      const tombstone = firestore.db.collection(ERASURES).doc(sha256Hex('kid@example.com'));
-      await tombstone.set({ erased_at: new Date() });
+      const entry = await suppress('kid@example.com');
       // The upsert is answered; every look-up of a subscriber after it fails.
       ml.faults.failNext(10, 500, undefined, { method: 'GET', pathPrefix: '/api/subscribers/' });
       expect(await call).toBe('delivered');
       ml.faults.latencyMs = 0;
       ml.faults.clear();
       expect(ml.state.subscribers.map((s) => s.email)).toEqual(['kid@example.com']);
-      const left = (await tombstone.get()).data() ?? {};
-      expect(left.forget_pending).toBe(true);
+      const left = (await entry.get()).data() ?? {};
+      expect(left.pending).toBe(true);
       expect(JSON.stringify(left)).not.toMatch(/kid@example\.com/i);
       expect(logger.entries.at(-1)).toMatchObject({
         event: 'add_contact.erased_during_call',

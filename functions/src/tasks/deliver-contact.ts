@@ -9,9 +9,10 @@ import { MailerLiteError } from '../mailerlite/errors';
 import { mailerLiteFromParams } from '../mailerlite/from-params';
 import { type GroupConfig, groupIdsRefusedBy, reResolveGroupId, resolveGroupId } from '../mailerlite/groups';
 import { mailerLiteHttpsError } from '../mailerlite/https-error';
-import { MAILERLITE_API_KEY, UNSUBSCRIBE_SECRET } from '../params';
-import { erasedSince, forgetNowOrLater, millisOf, storedSignups } from '../privacy/erasure';
+import { MAILBOX_KEY_SECRET, MAILERLITE_API_KEY, UNSUBSCRIBE_SECRET } from '../params';
+import { forgetNowOrLater, suppressedAmong } from '../privacy/suppression';
 import { type AddContactInput, parseAddContactInput } from '../schemas';
+import { millisOf, storedSignups } from '../signups/lookup';
 import { type ContactTask, positiveNumber, RETRY, RetryLater, STORED_GRACE_MS } from './queue';
 
 /**
@@ -29,12 +30,17 @@ export interface DeliverContactDeps {
   logger: Logger;
   budgetMs?: number;
   requestTimeoutMs?: number;
-  /** UNSUBSCRIBE_SECRET: seals the address when undoing a push must wait for MailerLite (erasure.ts). */
+  /** UNSUBSCRIBE_SECRET: seals the address when undoing a push must wait for MailerLite (suppression.ts). */
   unsubscribeSecret: string;
+  /** MAILBOX_KEY_SECRET: finds the mailbox on the suppression list. */
+  mailboxSecret: string;
 }
 
+/** Sign-ups of one address read to deliver it: enough for its consent time, bounded whatever a bot stored. */
+export const CONTACT_ROWS_READ = 20;
+
 /** What a task came to; a failure Cloud Tasks should retry is thrown (RetryLater) instead. */
-export type ContactOutcome = 'delivered' | 'not_stored' | 'dropped';
+export type ContactOutcome = 'delivered' | 'not_stored' | 'suppressed' | 'dropped';
 
 /**
  * Upserts a stored sign-up into the group of its list, with its source as a field and its first sign-up
@@ -63,7 +69,7 @@ export async function handleDeliverContact(task: unknown, deps: DeliverContactDe
   };
   try {
     const delivered = await addStoredContact(input, deps, log);
-    if (delivered) return 'delivered';
+    if (delivered !== 'not_stored') return delivered;
   } catch (error) {
     if (!(error instanceof MailerLiteError)) {
       deps.logger.warn('add_contact.failed', { ...log, error: 'database', code: 'unavailable' });
@@ -89,19 +95,24 @@ export async function handleDeliverContact(task: unknown, deps: DeliverContactDe
   return 'not_stored';
 }
 
-/** False when no sign-up of this pairing is stored; throws what MailerLite or Firestore throw. */
+/** Throws what MailerLite or Firestore throw. */
 async function addStoredContact(
   input: AddContactInput,
   deps: DeliverContactDeps,
   log: LogFields,
-): Promise<boolean> {
-  const signups = (await storedSignups(deps.db, input.emailAsSent)).filter(
+): Promise<Exclude<ContactOutcome, 'dropped'>> {
+  const signups = (await storedSignups(deps.db, input.emailAsSent, CONTACT_ROWS_READ)).filter(
     (doc) => doc.get('subscription_type') === input.subscriptionType && doc.get('source') === input.source,
   );
-  if (signups.length === 0) return false;
+  if (signups.length === 0) return 'not_stored';
+  const suppression = { db: deps.db, mailboxSecret: deps.mailboxSecret };
+  if ((await suppressedAmong(suppression, [input.email])).size > 0) {
+    // The mailbox unsubscribed: a later sign-up of it, by anyone, does not put it back.
+    deps.logger.info('add_contact.suppressed', log);
+    return 'suppressed';
+  }
   const times = signups.map((doc) => millisOf(doc.get('created_at'))).filter((time) => time > 0);
-  const signedUpAt = times.length > 0 ? Math.max(...times) : 0;
-  // The first sign-up of this pairing is when the person opted in to this list.
+  // The first sign-up of this pairing read is when the person opted in to this list.
   const optedInAt = mailerLiteTime(times.length > 0 ? Math.min(...times) : deps.clock.now());
 
   const request = {
@@ -134,16 +145,21 @@ async function addStoredContact(
   }
   deps.logger.info('add_contact.upserted', { ...log, status: result.created ? 'created' : 'updated' });
 
-  // The person left (one-click unsubscribe) after this task read the sign-up: undo the push.
-  if ((await erasedSince(deps.db, [{ email: input.email, signedUpAt }])).size > 0) {
+  // The person left (one-click unsubscribe) while this task was pushing: undo the push.
+  if ((await suppressedAmong(suppression, [input.email])).size > 0) {
     const forget = await forgetNowOrLater(
-      { db: deps.db, client: deps.client, secret: deps.unsubscribeSecret },
+      {
+        ...suppression,
+        client: deps.client,
+        unsubscribeSecret: deps.unsubscribeSecret,
+        now: deps.clock.now(),
+      },
       input.email,
       request,
     );
     deps.logger.warn('add_contact.erased_during_call', { ...log, forget: forget.kind });
   }
-  return true;
+  return 'delivered';
 }
 
 /**
@@ -160,7 +176,7 @@ export const MAILERLITE_TASKS_PER_MINUTE = positiveNumber(process.env.MAILERLITE
 
 export const deliverContact = onTaskDispatched(
   {
-    secrets: [MAILERLITE_API_KEY, UNSUBSCRIBE_SECRET],
+    secrets: [MAILERLITE_API_KEY, UNSUBSCRIBE_SECRET, MAILBOX_KEY_SECRET],
     timeoutSeconds: 60,
     retryConfig: RETRY,
     rateLimits: {
@@ -177,6 +193,7 @@ export const deliverContact = onTaskDispatched(
       clock: systemClock,
       logger: cloudLogger,
       unsubscribeSecret: UNSUBSCRIBE_SECRET.value(),
+      mailboxSecret: MAILBOX_KEY_SECRET.value(),
     });
   },
 );

@@ -1,21 +1,24 @@
 import type { Firestore } from 'firebase-admin/firestore';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { SmtpOutbox } from '../../../dev/smtp/index.ts';
+import { ONE_MAILBOX_SPELLINGS } from '../../test-support/mailboxes';
 import {
   clockAhead,
   FINAL,
   type FirestoreHarness,
   HERO,
+  MAILBOX_SECRET,
   type RecordingLogger,
   recordingLogger,
   seedSignups,
   startFirestore,
   startOutbox,
+  suppressMailbox,
 } from '../../test-support/stack';
 import { type Clock, systemClock } from '../clock';
 import { THANK_YOU_MAILS } from '../contract';
-import { sha256Hex } from '../logs';
 import { type MailTransport, smtpTransport } from '../mail/transport';
+import { mailboxKey } from '../privacy/mailbox-key';
 import { openUnsubscribeToken, unsubscribeLink } from '../privacy/unsubscribe-token';
 import {
   type DeliverThankYouDeps,
@@ -62,6 +65,8 @@ function deps(extra: Partial<DeliverThankYouDeps> = {}): DeliverThankYouDeps {
     unsubscribeLink: (email) => unsubscribeLink(UNSUBSCRIBE_URL, SECRET, email),
     clock: systemClock,
     logger,
+    mailboxSecret: MAILBOX_SECRET,
+    mailPerHour: 1_000,
     ...extra,
   };
 }
@@ -82,7 +87,7 @@ function outcomeOf(
 }
 
 async function record(email: string): Promise<ThankYouRecord | undefined> {
-  const snapshot = await db.collection(THANK_YOU_MAILS).doc(sha256Hex(email)).get();
+  const snapshot = await db.collection(THANK_YOU_MAILS).doc(mailboxKey(MAILBOX_SECRET, email)).get();
   return snapshot.data() as ThankYouRecord | undefined;
 }
 
@@ -142,6 +147,91 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
       status: 'already_sent',
     });
     expect(await outbox.messages()).toHaveLength(1);
+  });
+
+  it('sends one message to a Gmail mailbox signed up under twelve spellings (dots, +tags, googlemail.com, case)', async () => {
+    const spellings = ONE_MAILBOX_SPELLINGS;
+    await seedSignups(
+      db,
+      spellings.map((email) => ({ email, ...HERO })),
+    );
+    const outcomes = [];
+    for (const email of spellings) outcomes.push((await outcomeOf({ email })).status);
+    expect(outcomes).toEqual(['sent', ...Array.from({ length: 11 }, () => 'already_sent')]);
+    expect(await outbox.messages()).toHaveLength(1);
+    expect(await thankYouRecords()).toBe(1);
+    // A different mailbox at a provider that does not fold dots is another person.
+    await seedSignups(db, [{ email: 'kid.teen@example.com', ...HERO }]);
+    expect(await outcomeOf({ email: 'kid.teen@example.com' })).toEqual({ status: 'sent' });
+  });
+
+  it('sends nothing to a mailbox on the suppression list, whoever signs it up again', async () => {
+    await suppressMailbox(db, 'kidteen@gmail.com');
+    await seedSignups(db, [{ email: 'Kid.Teen+again@googlemail.com', ...HERO }]);
+    expect(await outcomeOf({ email: 'Kid.Teen+again@googlemail.com' })).toEqual({ status: 'suppressed' });
+    expect(await outbox.messages()).toEqual([]);
+    expect(await thankYouRecords()).toBe(0);
+    expect(transportLoads).toBe(0);
+    expect(logger.entries.at(-1)).toMatchObject({
+      event: 'thank_you.skipped',
+      fields: { reason: 'suppressed' },
+    });
+  });
+
+  describe('the mail budget', () => {
+    const HOUR = 60 * 60_000;
+    // Ten minutes into an hour, so the hour does not end during the test.
+    const at = (hours: number) => {
+      const start = Math.floor(Date.now() / HOUR) * HOUR + 10 * 60_000;
+      return clockAhead(start + hours * HOUR - Date.now());
+    };
+
+    it('sends at most MAIL_PER_HOUR an hour; the rest wait for a later hour, none is dropped', async () => {
+      const addresses = Array.from({ length: 5 }, (_, i) => `new${i}@example.com`);
+      await seedSignups(
+        db,
+        addresses.map((email) => ({ email, ...HERO })),
+      );
+      const budget = { mailPerHour: 3, clock: at(0) };
+      const outcomes: string[] = [];
+      for (const email of addresses) {
+        outcomes.push(
+          await outcomeOf({ email }, deps(budget)).then(
+            (outcome) => outcome.status,
+            (error: Error) => error.name,
+          ),
+        );
+      }
+      expect(outcomes).toEqual(['sent', 'sent', 'sent', 'RetryLater', 'RetryLater']);
+      expect(await outbox.messages()).toHaveLength(3);
+      // Said once for the hour, however many tasks it holds back.
+      expect(logger.events().filter((event) => event === 'thank_you.budget_reached')).toHaveLength(1);
+      expect(
+        logger.entries.find((entry) => entry.event === 'thank_you.budget_reached')?.fields,
+      ).toMatchObject({
+        per_hour: 3,
+      });
+
+      // Cloud Tasks retries them; in the next hour they go out.
+      for (const email of addresses.slice(3)) {
+        expect(await outcomeOf({ email }, deps({ mailPerHour: 3, clock: at(1) }))).toEqual({
+          status: 'sent',
+        });
+      }
+      expect(await outbox.messages()).toHaveLength(5);
+    });
+
+    it('spends none of it on a mailbox already thanked', async () => {
+      await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
+      const budget = { mailPerHour: 1, clock: at(0) };
+      expect(await outcomeOf({ email: 'kid@example.com' }, deps(budget))).toEqual({ status: 'sent' });
+      for (let i = 0; i < 3; i += 1) {
+        expect(await outcomeOf({ email: 'Kid@Example.com' }, deps(budget))).toEqual({
+          status: 'already_sent',
+        });
+      }
+      expect(logger.events()).not.toContain('thank_you.budget_reached');
+    });
   });
 
   it('sends exactly one message when called several times at once', async () => {

@@ -12,10 +12,22 @@ import {
   LeaseLostError,
   millis,
 } from '../lease';
-import { cloudLogger, emailFields, type Logger, sha256Hex } from '../logs';
+import { cloudLogger, emailFields, type Logger } from '../logs';
+import { takeMailSlot } from '../mail/budget';
 import { buildThankYouMessage } from '../mail/thank-you-message';
 import { type MailTransport, smtpTransport } from '../mail/transport';
-import { MAIL_FROM, SMTP_URL, UNSUBSCRIBE_SECRET, UNSUBSCRIBE_URL } from '../params';
+import {
+  DEFAULTS,
+  intParam,
+  MAIL_FROM,
+  MAIL_PER_HOUR,
+  MAILBOX_KEY_SECRET,
+  SMTP_URL,
+  UNSUBSCRIBE_SECRET,
+  UNSUBSCRIBE_URL,
+} from '../params';
+import { mailboxKey } from '../privacy/mailbox-key';
+import { suppressedAmong } from '../privacy/suppression';
 import { unsubscribeLink } from '../privacy/unsubscribe-token';
 import {
   parseThankYouInput,
@@ -39,7 +51,7 @@ export const THANK_YOU_LEASE_MS = 5 * 60_000;
 
 export type ThankYouState = 'sending' | 'sent' | 'failed';
 
-/** `thank_you_mails/{sha256 of the normalised address}`. Holds no address. */
+/** `thank_you_mails/{mailbox key}` (privacy/mailbox-key.ts). Holds no address. */
 export interface ThankYouRecord {
   state: ThankYouState;
   attempts: number;
@@ -58,6 +70,8 @@ export type ThankYouOutcome =
   | { status: 'sent' }
   | { status: 'already_sent' }
   | { status: 'unknown_address' }
+  /** The mailbox unsubscribed: nothing is sent to it again, whoever signs it up. */
+  | { status: 'suppressed' }
   /** The relay refused for good (a 5xx, or our own setup): logged once, the task dropped. */
   | { status: 'failed' };
 type ThankYouResult = { status: 'already_sent' } | { status: 'in_progress' };
@@ -72,10 +86,15 @@ export interface DeliverThankYouDeps {
   clock: Clock;
   logger: Logger;
   leaseMs?: number;
+  /** MAILBOX_KEY_SECRET: names the record and finds the mailbox on the suppression list. */
+  mailboxSecret: string;
+  /** MAIL_PER_HOUR: the mail budget (mail/budget.ts). */
+  mailPerHour: number;
 }
 
 /**
- * One thank-you message per address, ever, and only for an address that signed up. The record is
+ * One thank-you message per mailbox (privacy/mailbox-key.ts: every spelling of one Gmail address is one),
+ * ever, only for an address that signed up, and never to a mailbox on the suppression list. The record is
  * claimed (lease.ts) before anything is sent; a second task (concurrent or later) sees the claim and
  * sends nothing. A sign-up not (yet) stored is looked for again until STORED_GRACE_MS after the enqueue
  * (queue.ts). A failure a retry can fix (the relay down or answering 4xx, the database, another task's
@@ -106,12 +125,29 @@ export async function handleDeliverThankYou(
 
 async function sendOnce(input: ThankYouInput, deps: DeliverThankYouDeps): Promise<ThankYouOutcome> {
   const log = emailFields(input.email);
-  const id = sha256Hex(input.email);
+  const id = mailboxKey(deps.mailboxSecret, input.email);
 
   const subscriptionType = await storedSubscriptionType(deps.db, input.emailAsSent, input.email);
   if (!subscriptionType) return { status: 'unknown_address' };
+  const suppressed = await withDatabase(() =>
+    suppressedAmong({ db: deps.db, mailboxSecret: deps.mailboxSecret }, [input.email]),
+  );
+  if (suppressed.size > 0) {
+    deps.logger.info('thank_you.skipped', { ...log, reason: 'suppressed' });
+    return { status: 'suppressed' };
+  }
+  const record = deps.db.collection(THANK_YOU_MAILS).doc(id);
+  // Sent already: said before the budget is asked, so repeated calls for a thanked mailbox spend none of it.
+  if ((await withDatabase(() => record.get())).get('state') === 'sent') {
+    deps.logger.info('thank_you.skipped', { ...log, reason: 'already_sent' });
+    return { status: 'already_sent' };
+  }
+  const slot = await withDatabase(() =>
+    takeMailSlot(deps.db, { now: deps.clock.now(), perHour: deps.mailPerHour, logger: deps.logger }),
+  );
+  if (!slot.granted) throw new RetryLater('Over the mail budget for this hour.');
 
-  const claim = await claimRecord(deps, deps.db.collection(THANK_YOU_MAILS).doc(id), subscriptionType);
+  const claim = await claimRecord(deps, record, subscriptionType);
   if (claim.status === 'in_progress') {
     // Another task holds the claim: it sends, or its lease runs out and this one does, later.
     deps.logger.info('thank_you.skipped', { ...log, reason: claim.status });
@@ -276,14 +312,15 @@ async function withDatabase<T>(operation: () => Promise<T>): Promise<T> {
 
 /**
  * The thank-you queue sends at most 20 mails a second (a burst of sign-ups does not become a burst at the
- * relay, which providers throttle and rate a sender by), retried for two days. MAIL_TASKS_PER_SECOND
- * overrides it, read when the functions load (functions/.env.<project>), as MAILERLITE_TASKS_PER_MINUTE is.
+ * relay, which providers throttle and rate a sender by), and at most MAIL_PER_HOUR an hour (the budget,
+ * mail/budget.ts), retried for two days. MAIL_TASKS_PER_SECOND overrides the rate, read when the functions
+ * load (functions/.env.<project>), as MAILERLITE_TASKS_PER_MINUTE is.
  */
 export const THANK_YOU_PER_SECOND = positiveNumber(process.env.MAIL_TASKS_PER_SECOND, 20);
 
 export const deliverThankYou = onTaskDispatched(
   {
-    secrets: [SMTP_URL, UNSUBSCRIBE_SECRET],
+    secrets: [SMTP_URL, UNSUBSCRIBE_SECRET, MAILBOX_KEY_SECRET],
     timeoutSeconds: THANK_YOU_TIMEOUT_SECONDS,
     retryConfig: RETRY,
     rateLimits: { maxDispatchesPerSecond: THANK_YOU_PER_SECOND, maxConcurrentDispatches: 10 },
@@ -303,6 +340,8 @@ export const deliverThankYou = onTaskDispatched(
       unsubscribeLink: (email) => unsubscribeLink(unsubscribeUrl, UNSUBSCRIBE_SECRET.value(), email),
       clock: systemClock,
       logger: cloudLogger,
+      mailboxSecret: MAILBOX_KEY_SECRET.value(),
+      mailPerHour: intParam(MAIL_PER_HOUR, DEFAULTS.MAIL_PER_HOUR),
     });
   },
 );

@@ -36,6 +36,8 @@ export interface StackInfo {
   mailerLiteUrl: string;
   /** The SMTP outbox's HTTP API root: http://127.0.0.1:<port> */
   smtpApiUrl: string;
+  /** firebase-tools' emulator hub (e.g. PUT /functions/disableBackgroundTriggers): http://127.0.0.1:<hub> */
+  hubUrl: string;
 }
 
 export interface RunningStack {
@@ -59,6 +61,7 @@ export function stackInfoFromPorts(ports: Pick<StackPorts, (typeof PORT_VARIABLE
     functionsEmulatorUrl: at(ports.GOODY_FUNCTIONS_PORT),
     mailerLiteUrl: at(ports.GOODY_MAILERLITE_PORT),
     smtpApiUrl: at(ports.GOODY_SMTP_API_PORT),
+    hubUrl: at(ports.GOODY_HUB_PORT),
   };
 }
 

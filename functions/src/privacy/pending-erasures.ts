@@ -1,0 +1,88 @@
+import '../global-options';
+import { onSchedule } from 'firebase-functions/v2/scheduler';
+import { systemClock } from '../clock';
+import { SUPPRESSIONS } from '../contract';
+import { adminFirestore } from '../firestore';
+import { cloudLogger } from '../logs';
+import { mailerLiteFromParams } from '../mailerlite/from-params';
+import { MAILBOX_KEY_SECRET, MAILERLITE_API_KEY, UNSUBSCRIBE_SECRET } from '../params';
+import { type EraseDeps, finishErasure, sealedAddresses } from './erasure';
+import { PENDING, PENDING_ID } from './suppression';
+
+/** Entries read per run; a backlog bigger than this is worked through over the next runs. */
+export const PENDING_ERASURES_PER_RUN = 200;
+
+export interface PendingErasuresReport {
+  /** Rows deleted and MailerLite's forgets done: the mark cleared. */
+  finished: number;
+  /** MailerLite failed, or the run's deadline came: tried on the next run. */
+  stillPending: number;
+  /** Sealed with another secret (UNSUBSCRIBE_SECRET was rotated): kept, and reported for an operator. */
+  unopenable: number;
+}
+
+/**
+ * Finishes the erasures an outage, a deadline or a crash left marked (erasure.ts): for each suppression entry
+ * still `pending`, opens the sealed addresses and runs the erasure's remaining steps (rows, MailerLite's
+ * forgets, the mark). Stops asking MailerLite at its first failure (it is likely down); the rest wait for the
+ * next run. Logged as counts only, and only when there was something to do.
+ */
+export async function finishPendingErasures(deps: EraseDeps): Promise<PendingErasuresReport> {
+  const report: PendingErasuresReport = { finished: 0, stillPending: 0, unopenable: 0 };
+  const pending = await deps.db
+    .collection(SUPPRESSIONS)
+    .where(PENDING, '==', true)
+    .limit(PENDING_ERASURES_PER_RUN)
+    .get();
+  if (pending.empty) return report;
+  let mailerLiteFailed = false;
+  for (const entry of pending.docs) {
+    const addresses = sealedAddresses(entry, deps.secret);
+    if (!addresses) {
+      report.unopenable += 1;
+      continue;
+    }
+    if (mailerLiteFailed) {
+      report.stillPending += 1;
+      continue;
+    }
+    const outcome = await finishErasure(entry.ref, String(entry.get(PENDING_ID)), addresses, deps);
+    if (outcome.mailerLite === 'pending') {
+      mailerLiteFailed = true;
+      report.stillPending += 1;
+    } else {
+      report.finished += 1;
+    }
+  }
+  deps.logger[report.unopenable > 0 ? 'error' : 'info']('pending_erasures.run', {
+    finished: report.finished,
+    still_pending: report.stillPending,
+    unopenable: report.unopenable,
+  });
+  return report;
+}
+
+export const finishErasures = onSchedule(
+  {
+    schedule: 'every 30 minutes',
+    timeZone: 'Etc/UTC',
+    secrets: [MAILERLITE_API_KEY, UNSUBSCRIBE_SECRET, MAILBOX_KEY_SECRET],
+    timeoutSeconds: 300,
+    maxInstances: 1,
+    retryCount: 0,
+  },
+  async () => {
+    const { client } = mailerLiteFromParams({ timeoutMs: 10_000 });
+    const deadline = Date.now() + 240_000;
+    await finishPendingErasures({
+      db: await adminFirestore(),
+      client,
+      clock: systemClock,
+      logger: cloudLogger,
+      secret: UNSUBSCRIBE_SECRET.value(),
+      mailboxSecret: MAILBOX_KEY_SECRET.value(),
+      request: { deadline },
+      deadline,
+    });
+  },
+);

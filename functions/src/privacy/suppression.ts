@@ -1,0 +1,127 @@
+import { randomUUID } from 'node:crypto';
+import type { DocumentReference, DocumentSnapshot, Firestore } from 'firebase-admin/firestore';
+import { normaliseEmail, SUPPRESSIONS } from '../contract';
+import type { MailerLiteClient, RequestOptions } from '../mailerlite/client';
+import { MailerLiteError } from '../mailerlite/errors';
+import { mailboxKey } from './mailbox-key';
+import { type UnsubscribeToken, unsubscribeToken } from './unsubscribe-token';
+
+/**
+ * The suppression list: `suppressed_mailboxes/{mailbox key}`, one entry per mailbox that unsubscribed,
+ * kept for good and holding no address. No later sign-up of that mailbox, by anyone and in any spelling,
+ * is mailed or put back into MailerLite (its row is still stored, as the page's insert requires, and the
+ * page shows the same success); a person who wants back in writes to the contact address, and an operator
+ * removes the entry (README, "Putting someone back on the list").
+ *
+ * While an erasure is not finished the entry also holds the write-ahead mark (erasure.ts): `pending`,
+ * `pending_id` (the attempt that set it) and `sealed`, the address sealed with UNSUBSCRIBE_SECRET as in the
+ * unsubscribe link (never in clear), so pending-erasures.ts can finish it after any crash or outage.
+ */
+export interface SuppressionEntry {
+  /** The latest unsubscribe click of this mailbox. */
+  erased_at: Date;
+  pending?: true;
+  pending_id?: string;
+  sealed?: UnsubscribeToken;
+  aliases?: Record<string, UnsubscribeToken>;
+}
+
+export const PENDING = 'pending';
+export const PENDING_ID = 'pending_id';
+export const SEALED = 'sealed';
+/** The mailbox's other spellings, sealed the same way, each under a keyed name (erasure.ts). */
+export const ALIASES = 'aliases';
+
+export interface SuppressionKeys {
+  db: Firestore;
+  /** MAILBOX_KEY_SECRET: names the entry (mailbox-key.ts). */
+  mailboxSecret: string;
+}
+
+export function suppressionRef(keys: SuppressionKeys, email: string): DocumentReference {
+  return keys.db.collection(SUPPRESSIONS).doc(mailboxKey(keys.mailboxSecret, email));
+}
+
+/** Whether an entry still holds an erasure that has not finished. */
+export function isPending(entry: DocumentSnapshot): boolean {
+  return entry.get(PENDING) === true;
+}
+
+/** The normalised addresses among these whose mailbox is on the suppression list: one batched read. */
+export async function suppressedAmong(
+  keys: SuppressionKeys,
+  emails: readonly string[],
+): Promise<Set<string>> {
+  const suppressed = new Set<string>();
+  const distinct = [...new Set(emails.map(normaliseEmail))];
+  if (distinct.length === 0) return suppressed;
+  const entries = await keys.db.getAll(...distinct.map((email) => suppressionRef(keys, email)));
+  entries.forEach((entry, index) => {
+    const email = distinct[index];
+    if (email !== undefined && entry.exists) suppressed.add(email);
+  });
+  return suppressed;
+}
+
+/**
+ * The write-ahead mark: the entry (created if new, merged if not) says an erasure of this mailbox is under
+ * way and holds the address sealed. Returns the attempt's id, which only this attempt may clear.
+ */
+export async function markPending(
+  keys: SuppressionKeys & { unsubscribeSecret: string },
+  emailAsTyped: string,
+  now: number,
+): Promise<string> {
+  const id = randomUUID();
+  await suppressionRef(keys, emailAsTyped).set(
+    {
+      erased_at: new Date(now),
+      [PENDING]: true,
+      [PENDING_ID]: id,
+      [SEALED]: unsubscribeToken(keys.unsubscribeSecret, emailAsTyped),
+    },
+    { merge: true },
+  );
+  return id;
+}
+
+/**
+ * Clears the mark once the erasure it stands for is done, unless another attempt has set it since (a second
+ * click, or a push that MailerLite would not undo): that attempt finishes and clears it.
+ */
+export async function clearPending(ref: DocumentReference, attempt: string): Promise<boolean> {
+  const { FieldValue } = await import('firebase-admin/firestore');
+  return ref.firestore.runTransaction(async (transaction) => {
+    const entry = await transaction.get(ref);
+    if (!entry.exists || entry.get(PENDING_ID) !== attempt) return false;
+    transaction.update(ref, {
+      [PENDING]: FieldValue.delete(),
+      [PENDING_ID]: FieldValue.delete(),
+      [SEALED]: FieldValue.delete(),
+      [ALIASES]: FieldValue.delete(),
+    });
+    return true;
+  });
+}
+
+export type ForgetOutcome = { kind: 'forgotten' | 'absent' } | { kind: 'pending'; error: MailerLiteError };
+
+/**
+ * Forgets the MailerLite subscriber of a suppressed mailbox's address now or, when MailerLite fails, later:
+ * the entry gets the write-ahead mark back, for pending-erasures.ts. The sync and the contact worker undo
+ * a push that raced an unsubscribe through here, so a person who left is never left on the list by an
+ * outage. Only a Firestore failure is thrown.
+ */
+export async function forgetNowOrLater(
+  deps: SuppressionKeys & { client: MailerLiteClient; unsubscribeSecret: string; now: number },
+  email: string,
+  request?: RequestOptions,
+): Promise<ForgetOutcome> {
+  try {
+    return { kind: (await deps.client.forgetSubscriber(email, request)) ? 'forgotten' : 'absent' };
+  } catch (error) {
+    if (!(error instanceof MailerLiteError)) throw error;
+    await markPending(deps, email, deps.now);
+    return { kind: 'pending', error };
+  }
+}

@@ -1,0 +1,80 @@
+import type { Firestore } from 'firebase-admin/firestore';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import {
+  type FirestoreHarness,
+  HERO,
+  MAILBOX_SECRET,
+  type RecordingLogger,
+  recordingLogger,
+  seedSignups,
+  startFirestore,
+} from '../../test-support/stack';
+import { SIGNUPS } from '../contract';
+import { mailboxKey } from '../privacy/mailbox-key';
+import { indexSignup } from './index-signup';
+import { MAILBOX_KEY_FIELD, mailboxSignups } from './lookup';
+
+let firestore: FirestoreHarness;
+let db: Firestore;
+let logger: RecordingLogger;
+
+beforeAll(async () => {
+  firestore = await startFirestore();
+  db = firestore.db;
+});
+afterAll(() => firestore.stop());
+beforeEach(async () => {
+  await firestore.reset();
+  logger = recordingLogger();
+});
+
+const index = async (email: string) => {
+  await seedSignups(db, [{ email, ...HERO }], Date.now(), { keyed: false });
+  const [row] = (await db.collection(SIGNUPS).where('email', '==', email).get()).docs;
+  if (!row) throw new Error('not stored');
+  return {
+    row,
+    result: await indexSignup({ ref: row.ref, email }, { mailboxSecret: MAILBOX_SECRET, logger }),
+  };
+};
+
+describe('index-signup (the trigger on each new sign-up)', () => {
+  it('writes the mailbox key, so every spelling of one mailbox is found by one equality query', async () => {
+    for (const email of ['Kid.Teen@gmail.com', 'kidteen+goody@googlemail.com', 'friend@example.com']) {
+      expect((await index(email)).result).toBe('indexed');
+    }
+    const rows = await mailboxSignups(db, mailboxKey(MAILBOX_SECRET, 'kidteen@gmail.com'), 10);
+    expect(rows.map((row) => row.get('email')).sort()).toEqual([
+      'Kid.Teen@gmail.com',
+      'kidteen+goody@googlemail.com',
+    ]);
+    // The row keeps the page's fields as written: the key is the only one added.
+    expect(Object.keys(rows[0]?.data() ?? {}).sort()).toEqual(
+      ['created_at', 'email', MAILBOX_KEY_FIELD, 'source', 'subscription_type'].sort(),
+    );
+  });
+
+  it('leaves a row erased before it ran erased', async () => {
+    await seedSignups(db, [{ email: 'kid@example.com', ...HERO }], Date.now(), { keyed: false });
+    const [row] = (await db.collection(SIGNUPS).get()).docs;
+    if (!row) throw new Error('not stored');
+    await row.ref.delete();
+    expect(
+      await indexSignup(
+        { ref: row.ref, email: 'kid@example.com' },
+        { mailboxSecret: MAILBOX_SECRET, logger },
+      ),
+    ).toBe('gone');
+    expect((await db.collection(SIGNUPS).get()).size).toBe(0);
+  });
+
+  it('gives no key to a row the grammar refuses, with one log line and no address', async () => {
+    const ref = db.collection(SIGNUPS).doc();
+    await ref.set({ email: 'kid@localhost', ...HERO, created_at: new Date() });
+    expect(
+      await indexSignup({ ref, email: 'kid@localhost' }, { mailboxSecret: MAILBOX_SECRET, logger }),
+    ).toBe('not_an_address');
+    expect((await ref.get()).get(MAILBOX_KEY_FIELD)).toBeUndefined();
+    expect(logger.events()).toEqual(['signup.not_indexed']);
+  });
+});

@@ -1,0 +1,51 @@
+import type { Firestore, QueryDocumentSnapshot, Timestamp } from 'firebase-admin/firestore';
+import { normaliseEmail, SIGNUPS } from '../contract';
+
+/**
+ * How the functions find sign-ups: by an exact key, never by a scan, and never more than a bounded number
+ * at a time, so what a bot stored costs it, not every later call.
+ *
+ * - `mailbox_key`, written on each new sign-up by index-signup.ts (the page's payload stays the spec's three
+ *   fields; the rules let no client write it): every row of one mailbox, whatever its spelling.
+ * - `email` as typed and normalised: the rows a call names, including one whose key the trigger has not
+ *   written yet (it runs a moment after the insert).
+ */
+export const MAILBOX_KEY_FIELD = 'mailbox_key';
+
+/** Rows read per query. */
+export const ROWS_PER_QUERY = 400;
+
+/** The forms an address is queried by: sign-ups are stored as typed, MailerLite keeps it normalised. */
+export function addressForms(emailAsTyped: string): string[] {
+  const typed = emailAsTyped.trim();
+  const normalised = normaliseEmail(typed);
+  return typed === normalised ? [normalised] : [typed, normalised];
+}
+
+/** Up to `limit` stored sign-ups of the address as typed or normalised, each form one query. */
+export async function storedSignups(
+  db: Firestore,
+  emailAsTyped: string,
+  limit: number,
+): Promise<QueryDocumentSnapshot[]> {
+  const docs: QueryDocumentSnapshot[] = [];
+  for (const email of addressForms(emailAsTyped)) {
+    docs.push(...(await db.collection(SIGNUPS).where('email', '==', email).limit(limit).get()).docs);
+  }
+  return docs;
+}
+
+/** Up to `limit` sign-ups of the mailbox, found by its key. */
+export async function mailboxSignups(
+  db: Firestore,
+  key: string,
+  limit: number,
+): Promise<QueryDocumentSnapshot[]> {
+  return (await db.collection(SIGNUPS).where(MAILBOX_KEY_FIELD, '==', key).limit(limit).get()).docs;
+}
+
+export function millisOf(value: unknown): number {
+  if (value instanceof Date) return value.getTime();
+  if (value && typeof (value as Timestamp).toMillis === 'function') return (value as Timestamp).toMillis();
+  return 0;
+}
