@@ -64,12 +64,7 @@ describe.each(cases)('the $form form ($source)', ({ form, title, subscriptionTyp
     expect(documents).toHaveLength(1);
     const [stored] = documents;
     const pageFields = Object.keys(stored?.fields ?? {}).filter((key) => key !== 'mailbox_key');
-    expect(pageFields.sort()).toEqual([
-      'created_at',
-      'email',
-      'source',
-      'subscription_type',
-    ]);
+    expect(pageFields.sort()).toEqual(['created_at', 'email', 'source', 'subscription_type']);
     expect(stored?.data).toMatchObject({ email, subscription_type: subscriptionType, source });
     expect(stored?.fields.created_at).toHaveProperty('timestampValue');
     const createdAt = Date.parse(String(stored?.data.created_at));
