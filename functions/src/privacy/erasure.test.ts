@@ -39,6 +39,7 @@ import { clearGroupCache } from '../mailerlite/groups';
 import { type EraseDeps, type ErasureStep, eraseAddress } from './erasure';
 import { mailboxKey } from './mailbox-key';
 import { finishPendingErasures } from './pending-erasures';
+import { forgetNowOrLater } from './suppression';
 import { unsubscribeToken } from './unsubscribe-token';
 
 let firestore: FirestoreHarness;
@@ -381,16 +382,19 @@ describe('MailerLite down during an erasure', () => {
 
 describe('an erasure written ahead', () => {
   class Crash extends Error {}
+  /** The erasure's deps, stopping it after `step` as a crash would. */
+  const stoppedAfter = (step: ErasureStep) =>
+    eraseDeps({
+      afterStep: (at) => {
+        if (at === step) throw new Crash(at);
+      },
+    });
 
   it.each<ErasureStep>(['marked', 'rows_deleted', 'forgotten'])(
     'stopped after "%s": the mark stays with the address sealed, and the next run finishes it',
     async (step) => {
       await seedKidAndFriend();
-      const crash = eraseDeps({
-        afterStep: (at) => {
-          if (at === step) throw new Crash(at);
-        },
-      });
+      const crash = stoppedAfter(step);
       await expect(eraseAddress('Kid@Example.com', crash)).rejects.toBeInstanceOf(Crash);
       const entry = await entryOfKid();
       expect(entry.pending).toBe(true);
@@ -409,11 +413,7 @@ describe('an erasure written ahead', () => {
     'stopped after "%s": a second click finishes it too',
     async (step) => {
       await seedKidAndFriend();
-      const crash = eraseDeps({
-        afterStep: (at) => {
-          if (at === step) throw new Crash(at);
-        },
-      });
+      const crash = stoppedAfter(step);
       await expect(eraseAddress('kid@example.com', crash)).rejects.toBeInstanceOf(Crash);
       expect(await eraseAddress('kid@example.com', eraseDeps())).toMatchObject({
         mailerLite: step === 'forgotten' ? 'absent' : 'forgotten',
@@ -433,6 +433,29 @@ describe('an erasure written ahead', () => {
     ml.faults.down = false;
     expect((await eraseAddress('kid@example.com', eraseDeps())).mailerLite).toBe('forgotten');
     expect(Object.keys(await entryOfKid())).toEqual(['erased_at']);
+  });
+
+  it('a push undone while an earlier erasure of another spelling waits keeps both addresses to forget', async () => {
+    for (const email of ['kid.teen@gmail.com', 'kidteen+x@gmail.com', 'friend@example.com']) {
+      await mailerLiteClient(ml).upsertSubscriber({ email });
+    }
+    ml.faults.down = true;
+    expect((await eraseAddress('kid.teen@gmail.com', eraseDeps())).mailerLite).toBe('pending');
+    // The sync pushed another spelling meanwhile and could not forget it either: the mark gets its seal too.
+    const push = await forgetNowOrLater(
+      {
+        db,
+        mailboxSecret: MAILBOX_SECRET,
+        client: mailerLiteClient(ml),
+        unsubscribeSecret: SECRET,
+        now: Date.now(),
+      },
+      'kidteen+x@gmail.com',
+    );
+    expect(push.kind).toBe('pending');
+    ml.faults.down = false;
+    expect(await finishPending()).toEqual({ finished: 1, stillPending: 0, unopenable: 0 });
+    expect(ml.state.subscribers.map((s) => s.email)).toEqual(['friend@example.com']);
   });
 
   it('past its deadline, leaves the rest pending for the next run instead of running on', async () => {

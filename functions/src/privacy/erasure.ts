@@ -1,4 +1,3 @@
-import { createHmac } from 'node:crypto';
 import type { DocumentReference, Firestore } from 'firebase-admin/firestore';
 import type { Clock } from '../clock';
 import { normaliseEmail } from '../contract';
@@ -6,8 +5,16 @@ import { emailFields, type Logger } from '../logs';
 import type { MailerLiteClient, RequestOptions } from '../mailerlite/client';
 import { MailerLiteError } from '../mailerlite/errors';
 import { mailboxSignups, ROWS_PER_QUERY, storedSignups } from '../signups/lookup';
-import { ALIASES, clearPending, isPending, markPending, SEALED, suppressionRef } from './suppression';
-import { openUnsubscribeToken, type UnsubscribeToken, unsubscribeToken } from './unsubscribe-token';
+import {
+  ALIASES,
+  clearPending,
+  isPending,
+  markPending,
+  SEALED,
+  sealAliases,
+  suppressionRef,
+} from './suppression';
+import { openUnsubscribeToken, type UnsubscribeToken } from './unsubscribe-token';
 
 /**
  * Erasing a mailbox (the one-click unsubscribe), written ahead so that a crash or an outage at any step
@@ -67,7 +74,7 @@ export async function eraseAddress(emailAsTyped: string, deps: EraseDeps): Promi
     deps.logger.info('unsubscribe.repeated', { ...emailFields(email), signups: signups.deleted });
     return { signups: signups.deleted, mailerLite: 'unchanged' };
   }
-  // An earlier attempt that did not finish: its addresses are this one's too (the mark below replaces its seal).
+  // An earlier attempt that did not finish: its addresses are this one's too (the mark keeps their seals).
   const earlier = entry.exists ? (sealedAddresses(entry, deps.secret) ?? []) : [];
   const others = [...new Set(earlier.map(normaliseEmail))].filter((address) => address !== email);
   const attempt = await markPending(
@@ -75,7 +82,6 @@ export async function eraseAddress(emailAsTyped: string, deps: EraseDeps): Promi
     emailAsTyped,
     deps.clock.now(),
   );
-  if (others.length > 0) await sealAliases(ref, others, deps);
   await deps.afterStep?.('marked');
   return finishErasure(ref, attempt, [emailAsTyped, ...others], deps);
 }
@@ -92,7 +98,7 @@ export async function finishErasure(
 ): Promise<ErasureReport> {
   const email = normaliseEmail(addresses[0] ?? '');
   // Other spellings are sealed before their rows go, so a crash cannot lose them.
-  const rows = await deleteRows(ref.id, addresses, deps, (aliases) => sealAliases(ref, aliases, deps));
+  const rows = await deleteRows(ref.id, addresses, deps, (aliases) => sealAliases(ref, aliases, deps.secret));
   if (!rows.finished) {
     deps.logger.warn('unsubscribe.erasure_pending', {
       ...emailFields(email),
@@ -136,27 +142,6 @@ export function sealedAddresses(entry: { get(field: string): unknown }, secret: 
     if (alias) addresses.push(alias.email);
   }
   return addresses;
-}
-
-/** Adds addresses to the entry's sealed aliases, each under a keyed name, so the entry shows no address. */
-async function sealAliases(
-  ref: DocumentReference,
-  aliases: readonly string[],
-  deps: EraseDeps,
-): Promise<void> {
-  const fields: Record<string, UnsubscribeToken> = {};
-  for (const alias of aliases) {
-    fields[`${ALIASES}.${aliasField(deps.mailboxSecret, alias)}`] = unsubscribeToken(deps.secret, alias);
-  }
-  await ref.update(fields);
-}
-
-/** A field name for one alias inside the entry: keyed, so the entry shows no address. */
-function aliasField(mailboxSecret: string, email: string): string {
-  return createHmac('sha256', mailboxSecret)
-    .update(`alias\n${normaliseEmail(email)}`)
-    .digest('base64url')
-    .slice(0, 16);
 }
 
 /**

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { DocumentReference, DocumentSnapshot, Firestore } from 'firebase-admin/firestore';
 import { normaliseEmail, SUPPRESSIONS } from '../contract';
+import { firestoreSdk } from '../firestore';
 import type { MailerLiteClient, RequestOptions } from '../mailerlite/client';
 import { MailerLiteError } from '../mailerlite/errors';
 import { mailboxKey } from './mailbox-key';
@@ -11,7 +12,7 @@ import { type UnsubscribeToken, unsubscribeToken } from './unsubscribe-token';
  * kept for good and holding no address. No later sign-up of that mailbox, by anyone and in any spelling,
  * is mailed or put back into MailerLite (its row is still stored, as the page's insert requires, and the
  * page shows the same success); a person who wants back in writes to the contact address, and an operator
- * removes the entry (README, "Putting someone back on the list").
+ * removes the entry (functions/README.md, "One mailbox").
  *
  * While an erasure is not finished the entry also holds the write-ahead mark (erasure.ts): `pending`,
  * `pending_id` (the attempt that set it) and `sealed`, the address sealed with UNSUBSCRIBE_SECRET as in the
@@ -29,8 +30,16 @@ export interface SuppressionEntry {
 export const PENDING = 'pending';
 export const PENDING_ID = 'pending_id';
 export const SEALED = 'sealed';
-/** The mailbox's other spellings, sealed the same way, each under a keyed name (erasure.ts). */
+/**
+ * The mailbox's other spellings, sealed the same way, each under its seal's `t` (a keyed MAC of the
+ * normalised address, unsubscribe-token.ts): one name per address, and none that shows it.
+ */
 export const ALIASES = 'aliases';
+
+/** The aliases field of these seals, to merge into an entry. */
+function aliasesOf(seals: readonly UnsubscribeToken[]): Record<string, UnsubscribeToken> {
+  return Object.fromEntries(seals.map((seal) => [seal.t, seal]));
+}
 
 export interface SuppressionKeys {
   db: Firestore;
@@ -65,24 +74,45 @@ export async function suppressedAmong(
 
 /**
  * The write-ahead mark: the entry (created if new, merged if not) says an erasure of this mailbox is under
- * way and holds the address sealed. Returns the attempt's id, which only this attempt may clear.
+ * way and holds the address sealed. An earlier mark's seal of another spelling moves to the aliases, so no
+ * attempt (a second click, a push the sync or the contact worker could not undo) loses another's address
+ * before MailerLite has forgotten it. Returns the attempt's id, which only this attempt may clear.
  */
 export async function markPending(
   keys: SuppressionKeys & { unsubscribeSecret: string },
   emailAsTyped: string,
   now: number,
 ): Promise<string> {
+  const ref = suppressionRef(keys, emailAsTyped);
   const id = randomUUID();
-  await suppressionRef(keys, emailAsTyped).set(
-    {
-      erased_at: new Date(now),
-      [PENDING]: true,
-      [PENDING_ID]: id,
-      [SEALED]: unsubscribeToken(keys.unsubscribeSecret, emailAsTyped),
-    },
-    { merge: true },
-  );
+  const seal = unsubscribeToken(keys.unsubscribeSecret, emailAsTyped);
+  await keys.db.runTransaction(async (transaction) => {
+    const entry = await transaction.get(ref);
+    const earlier = entry.get(SEALED) as UnsubscribeToken | undefined;
+    const keep = isPending(entry) && earlier && earlier.t !== seal.t ? [earlier] : [];
+    transaction.set(
+      ref,
+      {
+        erased_at: new Date(now),
+        [PENDING]: true,
+        [PENDING_ID]: id,
+        [SEALED]: seal,
+        ...(keep.length > 0 ? { [ALIASES]: aliasesOf(keep) } : {}),
+      },
+      { merge: true },
+    );
+  });
   return id;
+}
+
+/** Adds addresses to a marked entry's aliases, sealed, before their rows are deleted (erasure.ts). */
+export async function sealAliases(
+  ref: DocumentReference,
+  aliases: readonly string[],
+  unsubscribeSecret: string,
+): Promise<void> {
+  const seals = aliases.map((alias) => unsubscribeToken(unsubscribeSecret, alias));
+  await ref.set({ [ALIASES]: aliasesOf(seals) }, { merge: true });
 }
 
 /**
@@ -90,7 +120,7 @@ export async function markPending(
  * click, or a push that MailerLite would not undo): that attempt finishes and clears it.
  */
 export async function clearPending(ref: DocumentReference, attempt: string): Promise<boolean> {
-  const { FieldValue } = await import('firebase-admin/firestore');
+  const { FieldValue } = await firestoreSdk();
   return ref.firestore.runTransaction(async (transaction) => {
     const entry = await transaction.get(ref);
     if (!entry.exists || entry.get(PENDING_ID) !== attempt) return false;
