@@ -12,7 +12,7 @@ import {
 import { SIGNUPS } from '../contract';
 import { mailboxKey } from '../privacy/mailbox-key';
 import { indexSignup } from './index-signup';
-import { MAILBOX_KEY_FIELD, mailboxSignups } from './lookup';
+import { MAILBOX_KEY_FIELD, mailboxSignups, storedSignups } from './lookup';
 
 let firestore: FirestoreHarness;
 let db: Firestore;
@@ -76,5 +76,17 @@ describe('index-signup (the trigger on each new sign-up)', () => {
     ).toBe('not_an_address');
     expect((await ref.get()).get(MAILBOX_KEY_FIELD)).toBeUndefined();
     expect(logger.events()).toEqual(['signup.not_indexed']);
+  });
+});
+
+describe('the rows a call names (lookup.ts)', () => {
+  it('reads at most `limit` of them in all, over the spelling as typed and the normalised one', async () => {
+    await seedSignups(db, [
+      ...Array.from({ length: 3 }, () => ({ email: 'Kid@Example.com', ...HERO })),
+      ...Array.from({ length: 3 }, () => ({ email: 'kid@example.com', ...HERO })),
+    ]);
+    expect(await storedSignups(db, 'Kid@Example.com', 4)).toHaveLength(4);
+    expect(await storedSignups(db, 'Kid@Example.com', 10)).toHaveLength(6);
+    expect(await storedSignups(db, 'kid@example.com', 10)).toHaveLength(3);
   });
 });

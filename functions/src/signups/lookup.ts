@@ -22,7 +22,10 @@ export function addressForms(emailAsTyped: string): string[] {
   return typed === normalised ? [normalised] : [typed, normalised];
 }
 
-/** Up to `limit` stored sign-ups of the address as typed or normalised, each form one query. */
+/**
+ * Up to `limit` stored sign-ups of the address as typed or normalised, in all: each form one query, the
+ * second only for what the first left of the limit.
+ */
 export async function storedSignups(
   db: Firestore,
   emailAsTyped: string,
@@ -30,7 +33,12 @@ export async function storedSignups(
 ): Promise<QueryDocumentSnapshot[]> {
   const docs: QueryDocumentSnapshot[] = [];
   for (const email of addressForms(emailAsTyped)) {
-    docs.push(...(await db.collection(SIGNUPS).where('email', '==', email).limit(limit).get()).docs);
+    if (docs.length >= limit) break;
+    const query = db
+      .collection(SIGNUPS)
+      .where('email', '==', email)
+      .limit(limit - docs.length);
+    docs.push(...(await query.get()).docs);
   }
   return docs;
 }

@@ -2,7 +2,7 @@ import '../global-options';
 import type { DocumentReference, Firestore, Timestamp } from 'firebase-admin/firestore';
 import { onTaskDispatched } from 'firebase-functions/v2/tasks';
 import { type Clock, systemClock } from '../clock';
-import { SIGNUPS, THANK_YOU_MAILS } from '../contract';
+import { THANK_YOU_MAILS } from '../contract';
 import { adminFirestore } from '../firestore';
 import {
   claimLease,
@@ -35,6 +35,7 @@ import {
   type SubscriptionType,
   type ThankYouInput,
 } from '../schemas';
+import { storedSignups } from '../signups/lookup';
 import { positiveNumber, RETRY, RetryLater, STORED_GRACE_MS, type ThankYouTask } from './queue';
 
 /** How long the function may run; the lease below must outlive it. */
@@ -127,7 +128,7 @@ async function sendOnce(input: ThankYouInput, deps: DeliverThankYouDeps): Promis
   const log = emailFields(input.email);
   const id = mailboxKey(deps.mailboxSecret, input.email);
 
-  const subscriptionType = await storedSubscriptionType(deps.db, input.emailAsSent, input.email);
+  const subscriptionType = await storedSubscriptionType(deps.db, input.emailAsSent);
   if (!subscriptionType) return { status: 'unknown_address' };
   const suppressed = await withDatabase(() =>
     suppressedAmong({ db: deps.db, mailboxSecret: deps.mailboxSecret }, [input.email]),
@@ -262,25 +263,13 @@ async function claimRecord(
   return { status: 'claimed', lease: claim.lease, attempts: (previous?.attempts ?? 0) + 1 };
 }
 
-/** The type of the first stored sign-up for this address, or null when it never signed up. */
-async function storedSubscriptionType(
-  db: Firestore,
-  emailAsSent: string,
-  normalised: string,
-): Promise<SubscriptionType | null> {
+/** The type of a stored sign-up of this address, or null when it never signed up. */
+async function storedSubscriptionType(db: Firestore, emailAsSent: string): Promise<SubscriptionType | null> {
   // Sign-ups are stored as typed; the page sends the same string, so the first query normally hits.
-  for (const email of emailAsSent === normalised ? [normalised] : [emailAsSent, normalised]) {
-    const result = await withDatabase(() =>
-      db.collection(SIGNUPS).where('email', '==', email).limit(1).get(),
-    );
-    const type = result.docs[0]?.get('subscription_type');
-    if (result.docs.length > 0) {
-      return (SUBSCRIPTION_TYPES as readonly unknown[]).includes(type)
-        ? (type as SubscriptionType)
-        : 'updates';
-    }
-  }
-  return null;
+  const [signup] = await withDatabase(() => storedSignups(db, emailAsSent, 1));
+  if (!signup) return null;
+  const type = signup.get('subscription_type');
+  return (SUBSCRIPTION_TYPES as readonly unknown[]).includes(type) ? (type as SubscriptionType) : 'updates';
 }
 
 /** Moves the record on and ends the claim, unless another call has claimed it since (then that call owns it). */
