@@ -55,7 +55,7 @@ export interface LauncherConfig {
   mailerLiteApiKey: string;
   /** How long firebase-tools may take to report its emulators ready. */
   emulatorStartTimeoutMs: number;
-  /** The task queues' rates for the functions, when a benchmark compresses MailerLite's minute. */
+  /** The functions' pace overrides a benchmark or a test suite sets (functionsOverrides below). */
   functionsOverrides: Record<string, string>;
 }
 
@@ -90,7 +90,7 @@ function positiveNumber(name: string, raw: string): string {
  * unset, the functions keep their defaults.
  */
 export function functionsOverrides(env: NodeJS.ProcessEnv): Record<string, string> {
-  const rates: Record<string, string> = {};
+  const overrides: Record<string, string> = {};
   for (const [name, smallest] of [
     ['MAIL_PER_HOUR', 1],
     ['SYNC_MIN_INTERVAL_SECONDS', 0],
@@ -99,13 +99,13 @@ export function functionsOverrides(env: NodeJS.ProcessEnv): Record<string, strin
     if (!raw) continue;
     if (!/^[0-9]+$/.test(raw) || Number(raw) < smallest)
       throw new LauncherError(`GOODY_${name} must be a whole number, at least ${smallest}, got "${raw}".`, 2);
-    rates[name] = raw;
+    overrides[name] = raw;
   }
   for (const name of ['MAILERLITE_TASKS_PER_MINUTE', 'MAIL_TASKS_PER_SECOND']) {
     const raw = env[`GOODY_${name}`]?.trim();
-    if (raw) rates[name] = positiveNumber(`GOODY_${name}`, raw);
+    if (raw) overrides[name] = positiveNumber(`GOODY_${name}`, raw);
   }
-  return rates;
+  return overrides;
 }
 
 export const USAGE = `Usage: npm start            build the site and the functions, then run the whole stack offline
