@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { GoogleEmulators } from '../emulators/find.ts';
 import { functionsOverrides } from './config.ts';
 import { LauncherError } from './errors.ts';
-import { firebaseBin, firebaseToolsEnv, persistenceArgs } from './launcher.ts';
+import { firebaseBin, firebaseToolsEnv, functionsParallelism, persistenceArgs } from './launcher.ts';
 
 const FOUND: GoogleEmulators = {
   java: { home: '/opt/jdk-25', major: 25 },
@@ -33,7 +33,16 @@ describe('how firebase-tools is run', () => {
       npm_config_offline: 'true',
       METADATA_SERVER_DETECTION: 'none',
       GCE_METADATA_HOST: '127.0.0.1:9',
+      FUNCTIONS_EMULATOR_PARALLEL: String(functionsParallelism()),
     });
+  });
+
+  it("bounds the Functions emulator's parallel invocations by the cores, unless the shell sets it", () => {
+    expect(functionsParallelism(1)).toBe(8);
+    expect(functionsParallelism(2)).toBe(16);
+    expect(functionsParallelism(64)).toBe(50);
+    const env = firebaseToolsEnv({ FUNCTIONS_EMULATOR_PARALLEL: '3' }, FOUND);
+    expect(env.FUNCTIONS_EMULATOR_PARALLEL).toBe('3');
   });
 
   it('inherits no emulator address from the shell, which could point the stack at another one', () => {

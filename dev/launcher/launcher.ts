@@ -4,6 +4,7 @@
 
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -75,7 +76,22 @@ export function firebaseToolsEnv(base: NodeJS.ProcessEnv, emulators: GoogleEmula
   env.npm_config_offline = 'true';
   // The functions' firebase-admin would otherwise probe the GCE metadata server, off loopback.
   Object.assign(env, loopbackOnlyEnv);
+  env.FUNCTIONS_EMULATOR_PARALLEL =
+    base.FUNCTIONS_EMULATOR_PARALLEL?.trim() || String(functionsParallelism());
   return emulatorEnv(emulators, env);
+}
+
+/**
+ * How many function invocations the Functions emulator runs at once. Each runs in a Node process of its own
+ * (about 80 MB), and a process serves one function only: a function busy N times over keeps N processes, so
+ * the stack holds up to this many per function. firebase-tools' default, 50, let a launch-day rush (two
+ * callables, a trigger and two task queues, all busy at once) start over 400 processes and fill 24 GB on a
+ * 2-core machine. Eight a core is more than a core can serve, so nothing waits that a process would speed
+ * up; the invocations beyond it wait in the emulator's queue, in order. FUNCTIONS_EMULATOR_PARALLEL in the
+ * shell overrides it.
+ */
+export function functionsParallelism(cores = availableParallelism()): number {
+  return Math.min(50, Math.max(8, cores * 8));
 }
 
 /**

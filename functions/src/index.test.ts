@@ -125,6 +125,7 @@ describe('the functions module', () => {
     // MailerLite's 120 requests a minute, less what the sync and the forgets need.
     expect(endpoint('deliver-contact').taskQueueTrigger?.rateLimits).toMatchObject({
       maxDispatchesPerSecond: 115 / 60,
+      maxConcurrentDispatches: 6,
     });
     expect(endpoint('unsubscribe')).toMatchObject({
       platform: 'gcfv2',

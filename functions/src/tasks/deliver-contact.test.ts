@@ -23,7 +23,12 @@ import type { MailerLiteClientOptions } from '../mailerlite/client';
 import { mailerLiteTime } from '../mailerlite/client';
 import { clearGroupCache } from '../mailerlite/groups';
 import { mailboxKey } from '../privacy/mailbox-key';
-import { CONTACT_ROWS_READ, type DeliverContactDeps, handleDeliverContact } from './deliver-contact';
+import {
+  CONTACT_ROWS_READ,
+  contactConcurrency,
+  type DeliverContactDeps,
+  handleDeliverContact,
+} from './deliver-contact';
 import { RetryLater, STORED_GRACE_MS } from './queue';
 
 let ml: MailerLiteStandIn;
@@ -538,5 +543,15 @@ describe('deliver-contact (the task add-contact-to-mailerlite enqueues)', () => 
         fields: { forget: 'pending' },
       });
     });
+  });
+});
+
+describe("the contact queue's concurrency", () => {
+  it('keeps enough tasks in flight for its rate while each takes up to 3 s, and at least 6', () => {
+    expect(contactConcurrency(115)).toBe(6);
+    expect(contactConcurrency(60)).toBe(6);
+    // A benchmark's minute compressed 4 times: the same headroom per task.
+    expect(contactConcurrency(460)).toBe(23);
+    expect(contactConcurrency(1150)).toBe(58);
   });
 });
