@@ -32,9 +32,9 @@ export async function takeMailSlot(
   options: { now: number; perHour: number; logger: Logger; random?: () => number },
 ): Promise<MailSlot> {
   const hour = Math.floor(options.now / HOUR_MS);
-  const share = Math.ceil(options.perHour / SHARDS);
   // The shards' shares add up to perHour: the first ones take one more when it does not divide.
-  const shareOf = (shard: number) => Math.max(0, Math.min(share, options.perHour - shard * share));
+  const shareOf = (shard: number) =>
+    Math.floor(options.perHour / SHARDS) + (shard < options.perHour % SHARDS ? 1 : 0);
   const first = Math.floor((options.random ?? Math.random)() * SHARDS);
   const { FieldValue } = await firestoreSdk();
   const reached = db.collection(MAIL_BUDGETS).doc(`${hour}-reached`);
