@@ -1,4 +1,4 @@
-import type { Firestore } from 'firebase-admin/firestore';
+import type { Firestore, Timestamp } from 'firebase-admin/firestore';
 
 let sdk: Promise<typeof import('firebase-admin/firestore')> | undefined;
 let db: Promise<Firestore> | undefined;
@@ -30,4 +30,11 @@ export function adminFirestore(): Promise<Firestore> {
     db = undefined;
   });
   return db;
+}
+
+/** A stored time (a Timestamp as read, or a Date as written) in ms; 0 for anything else. */
+export function millisOf(value: unknown): number {
+  if (value instanceof Date) return value.getTime();
+  if (value && typeof (value as Timestamp).toMillis === 'function') return (value as Timestamp).toMillis();
+  return 0;
 }

@@ -130,8 +130,3 @@ function isPreconditionFailure(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return code === 6 || code === 9 || code === 10;
 }
-
-export function millis(value: Date | Timestamp | null | undefined): number {
-  if (!value) return 0;
-  return value instanceof Date ? value.getTime() : value.toMillis();
-}

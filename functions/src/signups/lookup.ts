@@ -1,4 +1,4 @@
-import type { Firestore, QueryDocumentSnapshot, Timestamp } from 'firebase-admin/firestore';
+import type { Firestore, QueryDocumentSnapshot } from 'firebase-admin/firestore';
 import { normaliseEmail, SIGNUPS } from '../contract';
 
 /**
@@ -50,10 +50,4 @@ export async function mailboxSignups(
   limit: number,
 ): Promise<QueryDocumentSnapshot[]> {
   return (await db.collection(SIGNUPS).where(MAILBOX_KEY_FIELD, '==', key).limit(limit).get()).docs;
-}
-
-export function millisOf(value: unknown): number {
-  if (value instanceof Date) return value.getTime();
-  if (value && typeof (value as Timestamp).toMillis === 'function') return (value as Timestamp).toMillis();
-  return 0;
 }

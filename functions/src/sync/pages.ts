@@ -1,8 +1,8 @@
 import type { FieldPath, Firestore, Query, QueryDocumentSnapshot } from 'firebase-admin/firestore';
 import { SIGNUPS } from '../contract';
+import { millisOf } from '../firestore';
 import type { Logger } from '../logs';
 import { parseStoredSignup, type Source, type StoredSignup, type SubscriptionType } from '../schemas';
-import { millisOf } from '../signups/lookup';
 import type { SyncCursor } from './state';
 
 /** One address in a step, with every group its sign-ups in that step ask for. */

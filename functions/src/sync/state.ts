@@ -1,6 +1,7 @@
 import type { Firestore, Timestamp } from 'firebase-admin/firestore';
 import type { Clock } from '../clock';
-import { claimLease, type Lease, type LeaseLayout, millis } from '../lease';
+import { millisOf } from '../firestore';
+import { claimLease, type Lease, type LeaseLayout } from '../lease';
 
 /** `_sync/mailerlite`: the sync's lease and cursor, in one document. Server-only (rules deny clients). */
 export const SYNC_STATE_COLLECTION = '_sync';
@@ -27,7 +28,7 @@ export interface SyncStateDoc {
 const SYNC_LEASE: LeaseLayout = {
   expiresAt: (data) => {
     const lease = (data as Partial<SyncStateDoc>).lease;
-    return lease ? millis(lease.expires_at) : null;
+    return lease ? millisOf(lease.expires_at) : null;
   },
   fields: (owner, expiresAt) => ({ lease: expiresAt ? { owner, expires_at: expiresAt } : null }),
 };
@@ -54,7 +55,7 @@ export async function acquireSyncState(
     { ...options, layout: SYNC_LEASE },
     (previous, now) => {
       const lastRun = (previous as Partial<SyncStateDoc> | undefined)?.last_run;
-      const endedAt = lastRun?.finished_at ? millis(lastRun.finished_at as Date | Timestamp) : null;
+      const endedAt = lastRun?.finished_at ? millisOf(lastRun.finished_at) : null;
       if (endedAt !== null && lastRun?.outcome !== 'deadline' && now < endedAt + options.minIntervalMs) {
         return { refuse: { acquired: false, tooSoonUntil: endedAt + options.minIntervalMs } };
       }

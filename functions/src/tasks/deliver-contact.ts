@@ -2,7 +2,7 @@ import '../global-options';
 import type { Firestore } from 'firebase-admin/firestore';
 import { onTaskDispatched } from 'firebase-functions/v2/tasks';
 import { type Clock, systemClock } from '../clock';
-import { adminFirestore } from '../firestore';
+import { adminFirestore, millisOf } from '../firestore';
 import { cloudLogger, emailFields, type LogFields, type Logger } from '../logs';
 import { type MailerLiteClient, mailerLiteTime } from '../mailerlite/client';
 import { MailerLiteError } from '../mailerlite/errors';
@@ -12,7 +12,7 @@ import { mailerLiteHttpsError } from '../mailerlite/https-error';
 import { MAILBOX_KEY_SECRET, MAILERLITE_API_KEY, UNSUBSCRIBE_SECRET } from '../params';
 import { forgetNowOrLater, suppressedAmong } from '../privacy/suppression';
 import { type AddContactInput, parseAddContactInput } from '../schemas';
-import { millisOf, storedSignups } from '../signups/lookup';
+import { storedSignups } from '../signups/lookup';
 import { type ContactTask, positiveNumber, RETRY, RetryLater, STORED_GRACE_MS } from './queue';
 
 /**

@@ -3,15 +3,8 @@ import type { DocumentReference, Firestore, Timestamp } from 'firebase-admin/fir
 import { onTaskDispatched } from 'firebase-functions/v2/tasks';
 import { type Clock, systemClock } from '../clock';
 import { THANK_YOU_MAILS } from '../contract';
-import { adminFirestore } from '../firestore';
-import {
-  claimLease,
-  type Lease,
-  type Claim as LeaseClaim,
-  type LeaseLayout,
-  LeaseLostError,
-  millis,
-} from '../lease';
+import { adminFirestore, millisOf } from '../firestore';
+import { claimLease, type Lease, type Claim as LeaseClaim, type LeaseLayout, LeaseLostError } from '../lease';
 import { cloudLogger, emailFields, type Logger } from '../logs';
 import { takeMailSlot } from '../mail/budget';
 import { buildThankYouMessage } from '../mail/thank-you-message';
@@ -216,7 +209,7 @@ type Claim = ThankYouResult | { status: 'claimed'; lease: Lease; attempts: numbe
 const THANK_YOU_LEASE: LeaseLayout = {
   expiresAt: (data) => {
     const record = data as Partial<ThankYouRecord>;
-    return record.state === 'sending' && record.lease_expires_at ? millis(record.lease_expires_at) : null;
+    return record.state === 'sending' && record.lease_expires_at ? millisOf(record.lease_expires_at) : null;
   },
   fields: (owner, expiresAt) => ({ attempt_id: owner, lease_expires_at: expiresAt }),
 };
