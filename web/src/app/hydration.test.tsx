@@ -11,6 +11,7 @@ import { StrictMode } from 'react';
 import { renderToString } from 'react-dom/server';
 import { StaticRouter } from 'react-router-dom';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { TOAST_ISLAND_ATTRIBUTE } from '@/lib/toast/toast';
 import { calls, firebaseMock, resetFirebaseMock } from '@/test/firebaseMock';
 import { App } from './App';
 import { createEmotionCache } from './emotionCache';
@@ -91,6 +92,32 @@ describe('hydrating the prerendered landing page', () => {
       expect(ownedByReact(part)).toBe(false);
     }
     expect(container.innerHTML).toBe(before);
+  });
+
+  it('hydrates the toast layer once the browser is idle, after the forms', async () => {
+    const idle: Array<() => void> = [];
+    vi.stubGlobal('requestIdleCallback', (callback: () => void) => idle.push(callback));
+    try {
+      const submit = within(container).getByRole('button', { name: 'Get Early Access' });
+      const layer = container.querySelector(`[${TOAST_ISLAND_ATTRIBUTE}]`) as HTMLElement;
+      let started: Promise<() => void> = Promise.resolve(() => {});
+      await act(async () => {
+        started = start(container);
+      });
+      await waitFor(() => expect(ownedByReact(submit)).toBe(true));
+      // The forms are live; the browser has not been idle yet, so the layer is still the prerendered markup.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect([layer, ...layer.querySelectorAll('*')].some(ownedByReact)).toBe(false);
+
+      await act(async () => {
+        for (const callback of idle.splice(0)) callback();
+        unmount = await started;
+      });
+      await waitFor(() => expect([layer, ...layer.querySelectorAll('*')].some(ownedByReact)).toBe(true));
+      expect(errors).toEqual([]);
+    } finally {
+      vi.unstubAllGlobals();
+    }
   });
 
   it('leaves the sign-up forms working', async () => {

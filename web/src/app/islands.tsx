@@ -2,9 +2,9 @@
  * The prerendered landing page's app: only the parts that act hydrate, each on a root of its own (the two
  * sign-up forms, then the toast layer), and the rest stays the prerendered markup, styled by the CSS in
  * the page's head. No MUI, no Emotion, no router: a visitor's first focus waits for React DOM and two small
- * forms only; notistack and the toast layer come in a chunk of their own right after (a toast shown before
- * waits for it, lib/toast/toast.ts). main.tsx loads it; every other page (and a client-side visit to the
- * landing page) is the whole app, client.tsx.
+ * forms only; notistack and the toast layer come in a chunk of their own, run once the browser is idle
+ * after the forms (a toast shown before waits for it, lib/toast/toast.ts). main.tsx loads it; every other
+ * page (and a client-side visit to the landing page) is the whole app, client.tsx.
  */
 import { type SignupSource, SOURCES } from '@goody/contract';
 import { type ReactNode, StrictMode } from 'react';
@@ -14,6 +14,20 @@ import { restorePrerenderedForms } from '@/lib/signupCapture';
 import { TOAST_ISLAND_ATTRIBUTE } from '@/lib/toast/toast';
 
 const strict = (node: ReactNode) => <StrictMode>{node}</StrictMode>;
+
+/** The longest the toast layer waits for an idle moment: a toast shown before it waits for the layer. */
+const TOAST_LAYER_WAIT_MS = 1_000;
+
+/** Resolves when the browser is next idle (after the work already scheduled), or after `timeoutMs`. */
+function whenIdle(timeoutMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    if (typeof window.requestIdleCallback === 'function') {
+      window.requestIdleCallback(() => resolve(), { timeout: timeoutMs });
+    } else {
+      setTimeout(resolve, 0);
+    }
+  });
+}
 
 /**
  * Hydrates the islands; resolves once the toast layer is hydrated too, with what unmounts them all (the
@@ -31,6 +45,10 @@ export async function start(container: HTMLElement): Promise<() => void> {
   }
   const toasts = container.querySelector(`[${TOAST_ISLAND_ATTRIBUTE}]`);
   if (toasts) {
+    // hydrateRoot only schedules the forms' hydration: evaluating notistack now would run before it, on the
+    // path from the visitor's first focus to a live form. The chunk is already fetched (preloaded on
+    // engagement); it runs once the forms are done and the browser is idle.
+    await whenIdle(TOAST_LAYER_WAIT_MS);
     const { ToastLayer } = await import('@/lib/toast/ToastProvider');
     roots.push(hydrateRoot(toasts, strict(<ToastLayer />)));
   }
