@@ -10,6 +10,7 @@ import { type SignupSource, SOURCES } from '@goody/contract';
 import { type ReactNode, StrictMode } from 'react';
 import { hydrateRoot, type Root } from 'react-dom/client';
 import { LandingSignupForm, SIGNUP_ISLAND_ATTRIBUTE } from '@/features/signup/SignupForm';
+import { onIdle } from '@/lib/idle';
 import { restorePrerenderedForms } from '@/lib/signupCapture';
 import { TOAST_ISLAND_ATTRIBUTE } from '@/lib/toast/toast';
 
@@ -17,17 +18,6 @@ const strict = (node: ReactNode) => <StrictMode>{node}</StrictMode>;
 
 /** The longest the toast layer waits for an idle moment: a toast shown before it waits for the layer. */
 const TOAST_LAYER_WAIT_MS = 1_000;
-
-/** Resolves when the browser is next idle (after the work already scheduled), or after `timeoutMs`. */
-function whenIdle(timeoutMs: number): Promise<void> {
-  return new Promise((resolve) => {
-    if (typeof window.requestIdleCallback === 'function') {
-      window.requestIdleCallback(() => resolve(), { timeout: timeoutMs });
-    } else {
-      setTimeout(resolve, 0);
-    }
-  });
-}
 
 /**
  * Hydrates the islands; resolves once the toast layer is hydrated too, with what unmounts them all (the
@@ -48,7 +38,7 @@ export async function start(container: HTMLElement): Promise<() => void> {
     // hydrateRoot only schedules the forms' hydration: evaluating notistack now would run before it, on the
     // path from the visitor's first focus to a live form. The chunk is already fetched (preloaded on
     // engagement); it runs once the forms are done and the browser is idle.
-    await whenIdle(TOAST_LAYER_WAIT_MS);
+    await new Promise<void>((resolve) => onIdle(resolve, { timeoutMs: TOAST_LAYER_WAIT_MS, fallbackMs: 0 }));
     const { ToastLayer } = await import('@/lib/toast/ToastProvider');
     roots.push(hydrateRoot(toasts, strict(<ToastLayer />)));
   }

@@ -2,6 +2,8 @@
  * The lazy door to `firebase.ts`. Nothing here imports Firebase statically, so pages and features
  * can depend on this module without pulling the SDKs into the initial JavaScript.
  */
+import { onIdle } from './idle';
+
 export type Backend = typeof import('./firebase');
 
 let loading: Promise<Backend> | null = null;
@@ -17,37 +19,23 @@ export function loadBackend(): Promise<Backend> {
   return loading;
 }
 
-type IdleWindow = Window & {
-  requestIdleCallback?: (callback: () => void, options?: { timeout: number }) => number;
-  cancelIdleCallback?: (handle: number) => void;
-};
-
 /**
  * Fetches the Firebase module once the page has loaded and the browser is idle, so the first submit
  * does not wait for it, without competing with the first paint. Call from an effect (never during
  * render); returns a cancel function for the effect's cleanup.
  */
-export function preloadBackendWhenIdle(target: IdleWindow = window): () => void {
-  let cancelled = false;
-  let idleHandle: number | undefined;
-  let timeoutHandle: ReturnType<typeof setTimeout> | undefined;
-
-  const preload = () => {
-    if (!cancelled) loadBackend().catch(() => {}); // the submit that needs it reports any failure
-  };
+export function preloadBackendWhenIdle(target: Window = window): () => void {
+  let cancelIdle: (() => void) | undefined;
   const scheduleIdle = () => {
-    if (cancelled) return;
-    if (target.requestIdleCallback) idleHandle = target.requestIdleCallback(preload, { timeout: 5000 });
-    else timeoutHandle = setTimeout(preload, 1500);
+    // The submit that needs the module reports any failure.
+    cancelIdle = onIdle(() => loadBackend().catch(() => {}), { timeoutMs: 5000, fallbackMs: 1500 }, target);
   };
 
   if (target.document.readyState === 'complete') scheduleIdle();
   else target.addEventListener('load', scheduleIdle, { once: true });
 
   return () => {
-    cancelled = true;
     target.removeEventListener('load', scheduleIdle);
-    if (idleHandle !== undefined) target.cancelIdleCallback?.(idleHandle);
-    if (timeoutHandle !== undefined) clearTimeout(timeoutHandle);
+    cancelIdle?.();
   };
 }
