@@ -6,6 +6,7 @@
 // - early submit: from Enter pressed before the app has arrived to the success toast, every app script
 //   delayed by a fixed 2 s (route interception), against a local stack (connection test, insert, callables).
 import { chromium, type Page } from 'playwright-core';
+import { untilChromiumSettles } from '../browser-settle.ts';
 import { median } from '../stats.ts';
 
 export interface EngagementFigures {
@@ -63,7 +64,10 @@ async function measureEngagementOnce(page: Page, url: string): Promise<number> {
   }
 }
 
-/** First focus on the hero field to the hero form hydrated, median of `runs`, each in a fresh context. */
+/**
+ * First focus on the hero field to the hero form hydrated, median of `runs`, each in a fresh context of one
+ * browser that has finished starting up.
+ */
 export async function measureFirstEngagement(options: {
   url: string;
   chromiumPath: string;
@@ -75,6 +79,7 @@ export async function measureFirstEngagement(options: {
   const browser = await chromium.launch({ executablePath: options.chromiumPath, args: options.chromiumArgs });
   const samplesMs: number[] = [];
   try {
+    await untilChromiumSettles();
     for (let run = 1; run <= runs; run += 1) {
       // A fresh context: an empty cache, but for the entry the page prefetches when idle.
       const context = await browser.newContext({ viewport: { width: 412, height: 823 } });
@@ -146,6 +151,7 @@ export async function measureEarlySubmit(options: {
   const samplesMs: number[] = [];
   let warmUpMs = Number.NaN;
   try {
+    await untilChromiumSettles();
     for (let run = 0; run <= runs; run += 1) {
       const context = await browser.newContext({ viewport: { width: 412, height: 823 } });
       try {

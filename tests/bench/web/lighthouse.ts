@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import * as chromeLauncher from 'chrome-launcher';
 import lighthouse, { type Result } from 'lighthouse';
+import { QUIET_DISABLED_FEATURES, withDisabledFeatures } from '../../e2e/chromium.ts';
 
 export const CATEGORIES = ['performance', 'accessibility', 'best-practices', 'seo'] as const;
 export type Category = (typeof CATEGORIES)[number];
@@ -46,13 +47,26 @@ export async function runLighthouse(
   }
 }
 
+/**
+ * The flags the Lighthouse runs launch Chromium with (chrome-launcher's defaults are turned off and passed
+ * here instead): chrome-launcher's own, ours, and one --disable-features holding both its list and
+ * QUIET_DISABLED_FEATURES, since Chromium keeps only the last such switch.
+ */
+export function lighthouseChromeFlags(chromiumArgs: readonly string[]): string[] {
+  return withDisabledFeatures(
+    [...chromeLauncher.Launcher.defaultFlags(), '--disable-setuid-sandbox', ...chromiumArgs],
+    QUIET_DISABLED_FEATURES,
+  );
+}
+
 class LighthouseRuntimeError extends Error {}
 
 async function runLighthouseOnce(url: string, chromiumPath: string, chromiumArgs: string[]) {
   const userDataDir = mkdtempSync(path.join(os.tmpdir(), 'goody-lighthouse-'));
   const chrome = await chromeLauncher.launch({
     chromePath: chromiumPath,
-    chromeFlags: chromiumArgs,
+    chromeFlags: lighthouseChromeFlags(chromiumArgs),
+    ignoreDefaultFlags: true,
     userDataDir,
     logLevel: 'silent',
   });

@@ -1,0 +1,109 @@
+// The Chromium the benchmarks measure in: Lighthouse's launch keeps chrome-launcher's own disabled features
+// and ours in one switch (Chromium keeps only the last --disable-features), and the browser it starts builds
+// no WebUI omnibox popup, whose renderer would share the CPU with the page under measurement.
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import * as chromeLauncher from 'chrome-launcher';
+import { describe, expect, it } from 'vitest';
+import { lighthouseChromeFlags } from '../bench/web/lighthouse.ts';
+import {
+  chromiumArgs,
+  findChromium,
+  QUIET_DISABLED_FEATURES,
+  withDisabledFeatures,
+} from '../e2e/chromium.ts';
+
+const DISABLE = '--disable-features=';
+
+describe('withDisabledFeatures', () => {
+  it('merges every --disable-features switch and the extra features into one, in order, without repeats', () => {
+    expect(withDisabledFeatures(['--a', `${DISABLE}X,Y`, '--b', `${DISABLE}Y,Z`], ['Z', 'W'])).toEqual([
+      '--a',
+      '--b',
+      `${DISABLE}X,Y,Z,W`,
+    ]);
+  });
+
+  it('adds the switch where there was none', () => {
+    expect(withDisabledFeatures(['--headless'], ['W'])).toEqual(['--headless', `${DISABLE}W`]);
+  });
+});
+
+describe('lighthouseChromeFlags', () => {
+  it("keeps chrome-launcher's defaults and disables both its features and ours in a single switch", () => {
+    const flags = lighthouseChromeFlags(chromiumArgs);
+    const switches = flags.filter((flag) => flag.startsWith(DISABLE));
+    expect(switches).toHaveLength(1);
+    const disabled = (switches[0] as string).slice(DISABLE.length).split(',');
+    const launcherDefault = chromeLauncher.Launcher.defaultFlags().find((flag) => flag.startsWith(DISABLE));
+    for (const feature of [
+      ...(launcherDefault as string).slice(DISABLE.length).split(','),
+      ...QUIET_DISABLED_FEATURES,
+    ])
+      expect(disabled).toContain(feature);
+    for (const flag of [...chromiumArgs, '--disable-extensions']) expect(flags).toContain(flag);
+  });
+});
+
+/**
+ * Command lines of `pid` and every process below it, each as one string (Chromium's zygote rewrites its
+ * children's argv into a single space-separated title).
+ */
+function processTree(pid: number): string[] {
+  const parents = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  const inTree = (candidate: number): boolean => {
+    for (let at: number | undefined = candidate; at !== undefined && at > 1; at = parents.get(at))
+      if (at === pid) return true;
+    return false;
+  };
+  const lines: string[] = [];
+  for (const candidate of parents.keys()) {
+    if (!inTree(candidate)) continue;
+    try {
+      lines.push(readFileSync(`/proc/${candidate}/cmdline`, 'utf8').split('\0').join(' '));
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  return lines;
+}
+
+const chromiumPath = findChromium();
+if (!chromiumPath) console.warn('bench-chromium: browser checks skipped: no Chromium found');
+
+describe.skipIf(!chromiumPath || process.platform !== 'linux')('the Chromium Lighthouse measures in', () => {
+  it('runs with one --disable-features and starts no top-chrome WebUI renderer', async () => {
+    const userDataDir = mkdtempSync(path.join(os.tmpdir(), 'goody-bench-chromium-'));
+    const chrome = await chromeLauncher.launch({
+      chromePath: chromiumPath,
+      chromeFlags: lighthouseChromeFlags(chromiumArgs),
+      ignoreDefaultFlags: true,
+      userDataDir,
+      logLevel: 'silent',
+    });
+    try {
+      const browserLine = readFileSync(`/proc/${chrome.pid}/cmdline`, 'utf8').split('\0');
+      expect(browserLine.filter((flag) => flag.startsWith(DISABLE))).toHaveLength(1);
+      // Without the quiet features the omnibox popup's renderer starts within about a second of launch.
+      const seen: string[] = [];
+      for (let tick = 0; tick < 8; tick += 1) {
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        seen.push(...processTree(chrome.pid).filter((line) => line.includes('--top-chrome-webui')));
+      }
+      expect(seen).toEqual([]);
+    } finally {
+      chrome.kill();
+      rmSync(userDataDir, { recursive: true, force: true });
+    }
+  });
+});
