@@ -109,3 +109,25 @@ it('lets the browser stop an empty or malformed address: nothing is sent, no toa
   ).toEqual([email]);
   expect(await visibleToasts(page)).toHaveLength(1);
 });
+
+it('connects ahead to the backend the sign-up calls once the visitor engages, and not for a reader', async () => {
+  const { page } = await e2e.page();
+  const preconnected = () =>
+    page.evaluate(() =>
+      Array.from(document.querySelectorAll('link[rel="preconnect"]'), (link) => ({
+        href: link.getAttribute('href'),
+        crossOrigin: link.getAttribute('crossorigin'),
+      })),
+    );
+  await openLanding(page, e2e.stack.siteUrl, { engage: false });
+  expect(await preconnected()).toEqual([]);
+  await signupForm(page, 'hero').email.focus();
+  // The page's own build names the stack it runs on: its Firestore and Functions emulators, anonymous like
+  // the SDKs' requests.
+  await expect.poll(preconnected).toEqual(
+    [e2e.stack.firestoreUrl, e2e.stack.functionsEmulatorUrl].map((url) => ({
+      href: new URL(url).origin,
+      crossOrigin: '',
+    })),
+  );
+});

@@ -93,6 +93,20 @@ describe('withBootstrap', () => {
     expect(() => withBootstrap(built, ['/assets/a b.js'])).toThrow(/unexpected characters/);
   });
 
+  it('carries the origins a sign-up calls, to preconnect to on start, and refuses anything but an origin', () => {
+    const origins = ['https://firestore.googleapis.com', 'http://[::1]:5001'];
+    expect(withBootstrap(built, [], [], origins)).toContain(
+      `<script data-entry="/assets/index-abc.js" data-preconnect="${origins.join(' ')}">`,
+    );
+    for (const bad of [
+      'https://x.test/path',
+      'javascript:alert(1)',
+      'https://a" onload="x',
+      'firestore.googleapis.com',
+    ])
+      expect(() => withBootstrap(built, [], [], [bad]), bad).toThrow(/not an origin/);
+  });
+
   it('finds the chunks of the Firebase module, less those the app already loads', () => {
     const chunks = [
       { fileName: 'assets/index.js', isEntry: true, imports: [], dynamicImports: ['assets/islands.js'] },
@@ -191,11 +205,13 @@ const { JSDOM } = createRequire(import.meta.url)('jsdom') as {
  * The script itself, run by jsdom (which has no modules and no rel=prefetch: it only inserts the elements).
  * Its timers are a queue the test runs by hand, so the 12 s bound takes no time.
  */
+const ORIGINS = ['https://firestore.googleapis.com', 'https://us-central1-goody-prod.cloudfunctions.net'];
+
 describe('the bootstrap script', () => {
   function load() {
     const timers: { at: number; run: () => void }[] = [];
     let now = 0;
-    const dom = new JSDOM(withBootstrap(built, ['/assets/client-1.js'], ['/assets/firebase-1.js']), {
+    const dom = new JSDOM(withBootstrap(built, ['/assets/client-1.js'], ['/assets/firebase-1.js'], ORIGINS), {
       runScripts: 'dangerously',
       pretendToBeVisual: true,
       beforeParse(window) {
@@ -222,6 +238,11 @@ describe('the bootstrap script', () => {
       Array.from(document.querySelectorAll(`link[rel="${rel}"]`), (link) => link.getAttribute('href'));
     const prefetched = () => links('prefetch');
     const preloaded = () => links('modulepreload');
+    const preconnected = () =>
+      Array.from(
+        document.querySelectorAll('link[rel="preconnect"]'),
+        (link) => `${link.getAttribute('href')} crossorigin=${link.getAttribute('crossorigin')}`,
+      );
     const capture = () =>
       (window as unknown as Record<string, SignupCapture>)[CAPTURE_GLOBAL] as SignupCapture;
     const form = (source: 'hero_form' | 'final_cta') => {
@@ -236,7 +257,7 @@ describe('the bootstrap script', () => {
     };
     const fire = (target: Element, type: string) =>
       target.dispatchEvent(new window.Event(type, { bubbles: true, cancelable: true }));
-    return { window, document, advance, entries, prefetched, preloaded, capture, form, fire };
+    return { window, document, advance, entries, prefetched, preloaded, preconnected, capture, form, fire };
   }
 
   it('runs no app code on load: the entry is not requested; once loaded and idle, only the entry is prefetched', () => {
@@ -251,6 +272,8 @@ describe('the bootstrap script', () => {
     expect(page.prefetched()).toEqual(['/assets/index-abc.js']);
     expect(page.preloaded()).toEqual([]);
     expect(page.entries()).toEqual([]);
+    // A reader opens no connection to the backend.
+    expect(page.preconnected()).toEqual([]);
     page.window.close();
   });
 
@@ -272,6 +295,8 @@ describe('the bootstrap script', () => {
       expect(page.entries(), `${type} on ${selector}`).toEqual(['/assets/index-abc.js']);
       // With the entry, everything it always loads, in parallel; not the Firebase module (no sign-up yet).
       expect(page.preloaded()).toEqual(['/assets/client-1.js']);
+      // The connections a sign-up needs, set up while the visitor types; anonymous, as the SDKs fetch.
+      expect(page.preconnected()).toEqual(ORIGINS.map((origin) => `${origin} crossorigin=`));
       page.window.close();
     }
   });

@@ -21,6 +21,10 @@ import {
  * - **All at once.** Starting the app modulepreloads every chunk it always loads (data-preload), and a captured
  *   submit the chunks of the Firebase module (data-backend), so on a slow link they arrive in one round
  *   trip instead of one per level of imports.
+ * - **Connections early.** Starting the app also preconnects to the origins a sign-up calls (data-preconnect:
+ *   Firestore, the callables, App Check when on; web/src/lib/config.ts, backendOrigins), anonymous like the
+ *   SDKs' fetches, so a phone sets up DNS, TCP and TLS (two or three round trips per origin) while the
+ *   visitor types instead of after the press. Not on load: a reader opens no connection to them.
  * - **Captured submits.** A submit on a sign-up form the app does not handle yet is stopped (no
  *   navigation; React never sees it), its value queued for the app, the form marked busy and the app
  *   requested; the contract with the app is web/src/lib/signupCapture.ts. The browser validates before it
@@ -33,7 +37,7 @@ import {
  */
 export const BOOTSTRAP_SCRIPT = [
   '(() => {',
-  '  const { entry, preload, backend } = document.currentScript.dataset;',
+  '  const { entry, preload, backend, preconnect } = document.currentScript.dataset;',
   "  const list = (urls) => (urls ?? '').split(' ').filter(Boolean);",
   `  const capture = (self.${CAPTURE_GLOBAL} ??= { pending: [], live: [] });`,
   '  const link = (rel, href) => {',
@@ -47,6 +51,7 @@ export const BOOTSTRAP_SCRIPT = [
   '  const start = () => {',
   '    if (started) return;',
   '    started = true;',
+  "    for (const href of list(preconnect)) link('preconnect', href);",
   "    for (const href of list(preload)) link('modulepreload', href);",
   "    const script = document.createElement('script');",
   "    script.type = 'module';",
@@ -115,9 +120,15 @@ const MODULE_PRELOAD = /\s*<link\b[^>]*\brel="modulepreload"[^>]*>/g;
  * Replaces the entry <script type="module" src> Vite wrote with the bootstrap, which inserts the same
  * script when the visitor engages, and drops any modulepreload link (a request before the paint, and a
  * parse on the main thread). `preload` lists the chunks the entry always loads, modulepreloaded on start;
- * `backend` the chunks of the Firebase module, requested with a captured submit.
+ * `backend` the chunks of the Firebase module, requested with a captured submit; `preconnect` the origins a
+ * sign-up calls, preconnected on start.
  */
-export function withBootstrap(html: string, preload: string[] = [], backend: string[] = []): string {
+export function withBootstrap(
+  html: string,
+  preload: string[] = [],
+  backend: string[] = [],
+  preconnect: string[] = [],
+): string {
   const scripts = [...html.matchAll(MODULE_SCRIPT)];
   if (scripts.length !== 1)
     throw new Error(
@@ -127,9 +138,14 @@ export function withBootstrap(html: string, preload: string[] = [], backend: str
   for (const url of [src, ...preload, ...backend]) {
     if (/["&<>\s]/.test(url)) throw new Error(`unexpected characters in a script's URL: ${url}`);
   }
+  for (const origin of preconnect) {
+    if (!/^https?:\/\/[^/"&<>\s]+$/.test(origin))
+      throw new Error(`not an origin to preconnect to: ${origin}`);
+  }
   const preloadAttribute =
     (preload.length > 0 ? ` data-preload="${preload.join(' ')}"` : '') +
-    (backend.length > 0 ? ` data-backend="${backend.join(' ')}"` : '');
+    (backend.length > 0 ? ` data-backend="${backend.join(' ')}"` : '') +
+    (preconnect.length > 0 ? ` data-preconnect="${preconnect.join(' ')}"` : '');
   return html
     .replace(MODULE_PRELOAD, '')
     .replace(tag, () => `<script data-entry="${src}"${preloadAttribute}>${BOOTSTRAP_SCRIPT}</script>`);

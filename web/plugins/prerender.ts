@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build, type Plugin, type ResolvedConfig } from 'vite';
+import { backendOrigins, readFirebaseSettings } from '../src/lib/config.ts';
 import {
   assertPolicyAllowsBootstrap,
   BOOTSTRAP_HASH_SOURCE,
@@ -128,7 +129,12 @@ export function prerender(options: PrerenderOptions): Plugin {
           writeFileSync(path.join(outDir, options.shellFile), template);
           writeFileSync(
             path.join(outDir, 'index.html'),
-            withBootstrap(injectPrerendered(template, page), preload, backend),
+            withBootstrap(
+              injectPrerendered(template, page),
+              preload,
+              backend,
+              backendOrigins(readFirebaseSettings(config.env)),
+            ),
           );
           config.logger.info(
             `[goody:prerender] ${options.route} prerendered into index.html ` +

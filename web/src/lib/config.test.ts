@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseHostPort, readFirebaseSettings } from './config';
+import { backendOrigins, parseHostPort, readFirebaseSettings } from './config';
 
 describe('readFirebaseSettings', () => {
   it('defaults to the demo-goody project on the local emulators, so no key or real project is needed', () => {
@@ -123,5 +123,47 @@ describe('parseHostPort', () => {
   it('rejects ports outside 1..65535', () => {
     expect(() => parseHostPort('X', 'localhost:0')).toThrow();
     expect(() => parseHostPort('X', 'localhost:70000')).toThrow();
+  });
+});
+
+describe('backendOrigins', () => {
+  it('names the emulators the page calls on the local stack (one origin when they share a host and port)', () => {
+    expect(backendOrigins(readFirebaseSettings({}))).toEqual([
+      'http://127.0.0.1:8080',
+      'http://127.0.0.1:5001',
+    ]);
+    expect(
+      backendOrigins(
+        readFirebaseSettings({
+          VITE_FIRESTORE_EMULATOR_HOST: '[::1]:9090',
+          VITE_FUNCTIONS_EMULATOR_HOST: '[::1]:9090',
+        }),
+      ),
+    ).toEqual(['http://[::1]:9090']);
+  });
+
+  it("names Firestore and the project's callables host for a real project, and App Check's exchange when on", () => {
+    const real = {
+      VITE_FIREBASE_PROJECT_ID: 'goody-prod',
+      VITE_FIREBASE_API_KEY: 'public-web-key',
+      VITE_FIREBASE_APP_ID: '1:42:web:abc',
+      VITE_FUNCTIONS_REGION: 'europe-west1',
+    };
+    expect(backendOrigins(readFirebaseSettings(real))).toEqual([
+      'https://firestore.googleapis.com',
+      'https://europe-west1-goody-prod.cloudfunctions.net',
+    ]);
+    expect(
+      backendOrigins(
+        readFirebaseSettings({
+          ...real,
+          VITE_APPCHECK_RECAPTCHA_ENTERPRISE_SITE_KEY: '6LdAbCdEfGhIjKlMnOpQrStUvWxYz-0123456_89',
+        }),
+      ),
+    ).toEqual([
+      'https://firestore.googleapis.com',
+      'https://europe-west1-goody-prod.cloudfunctions.net',
+      'https://content-firebaseappcheck.googleapis.com',
+    ]);
   });
 });

@@ -107,3 +107,25 @@ export function readFirebaseSettings(env: FirebaseEnv): FirebaseSettings {
     appCheck: readAppCheck(env, projectId),
   };
 }
+
+/**
+ * The origins a sign-up talks to: Firestore (the connection test and the insert), the callables, and App
+ * Check's token endpoint when it is on. The landing page preconnects to them when the visitor engages
+ * (web/plugins/landing-bootstrap.ts), so a phone's DNS, TCP and TLS set-up happens while the address is
+ * typed, not after the press. They are the hosts the Firebase SDKs address: Firestore Lite's
+ * firestore.googleapis.com and the callables' https://<region>-<project>.cloudfunctions.net, or the
+ * emulators.
+ */
+export function backendOrigins(settings: FirebaseSettings): string[] {
+  const origin = ({ host, port }: HostPort) => `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const { emulators } = settings;
+  const origins = emulators
+    ? [origin(emulators.firestore), origin(emulators.functions)]
+    : [
+        'https://firestore.googleapis.com',
+        `https://${settings.functionsRegion}-${settings.projectId}.cloudfunctions.net`,
+      ];
+  // App Check has no emulator: its token exchange always goes to Google.
+  if (settings.appCheck) origins.push('https://content-firebaseappcheck.googleapis.com');
+  return [...new Set(origins)];
+}
