@@ -91,7 +91,10 @@ describe('hydrating the prerendered landing page', () => {
       expect(part.isConnected).toBe(true);
       expect(ownedByReact(part)).toBe(false);
     }
-    expect(container.innerHTML).toBe(before);
+    // The one addition is the toast layer's type specimen, rendered after hydration (tested below).
+    const after = container.cloneNode(true) as HTMLElement;
+    after.querySelector('[data-toast-specimen]')?.remove();
+    expect(after.innerHTML).toBe(before);
   });
 
   it('hydrates the toast layer once the browser is idle, after the forms', async () => {
@@ -108,6 +111,8 @@ describe('hydrating the prerendered landing page', () => {
       // The forms are live; the browser has not been idle yet, so the layer is still the prerendered markup.
       await new Promise((resolve) => setTimeout(resolve, 50));
       expect([layer, ...layer.querySelectorAll('*')].some(ownedByReact)).toBe(false);
+      // The prerendered page carries no type specimen: the page's own first layout stays as it was.
+      expect(layer.querySelector('[data-toast-specimen]')).toBeNull();
 
       await act(async () => {
         for (const callback of idle.splice(0)) callback();
@@ -115,6 +120,17 @@ describe('hydrating the prerendered landing page', () => {
       });
       await waitFor(() => expect([layer, ...layer.querySelectorAll('*')].some(ownedByReact)).toBe(true));
       expect(errors).toEqual([]);
+      // Once hydrated, the toast's type is laid out ahead of the first toast (fonts and emoji resolved then,
+      // not in the toast's frame): clipped rather than display:none, and hidden from assistive technology.
+      const specimen = await waitFor(() => {
+        const found = layer.querySelector('[data-toast-specimen]');
+        expect(found).not.toBeNull();
+        return found as HTMLElement;
+      });
+      expect(specimen.getAttribute('aria-hidden')).toBe('true');
+      expect(specimen.classList.contains('goody-visually-hidden')).toBe(true);
+      for (const part of ['.goody-toast__title', '.goody-toast__description'])
+        expect(specimen.querySelector(part)?.textContent, part).toMatch(/\p{Extended_Pictographic}/u);
     } finally {
       vi.unstubAllGlobals();
     }
