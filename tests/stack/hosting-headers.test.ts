@@ -152,7 +152,7 @@ describe('firebase.json hosting headers: configuration', () => {
       'default-src': ["'self'"],
       // The one inline script allowed is the prerendered landing page's bootstrap, by the hash of its text
       // (web/plugins/landing-bootstrap.ts; the build and that file's test check the hash matches it).
-      'script-src': ["'self'", "'sha256-pIHf9xLhiIg6rGtfNKHmExTPEXWO7YK00acQDCn17Gk='"],
+      'script-src': ["'self'", "'sha256-8E/c/dYvOZZBIP9bx9SXLNnGfv+tGq7Xi3/9AGmyiNo='"],
       // Emotion (MUI's styling engine) writes <style> elements at run time; without 'unsafe-inline' the
       // browser refuses them and the page renders unstyled. Static hosting cannot mint per-response nonces.
       'style-src': ["'self'", "'unsafe-inline'"],

@@ -301,6 +301,20 @@ describe('the bootstrap script', () => {
     }
   });
 
+  it('fetches the Firebase chunks once the visitor types in a sign-up field, once, and not for typing elsewhere', () => {
+    const page = load();
+    const other = page.document.querySelector('#other input') as HTMLInputElement;
+    page.fire(other, 'input');
+    expect(page.preloaded()).toEqual([]);
+    const hero = page.form('hero_form');
+    page.fire(hero.field, 'focusin');
+    expect(page.preloaded()).toEqual(['/assets/client-1.js']);
+    for (const field of [hero.field, hero.field, page.form('final_cta').field]) page.fire(field, 'input');
+    expect(page.preloaded()).toEqual(['/assets/client-1.js', '/assets/firebase-1.js']);
+    expect(page.entries()).toEqual(['/assets/index-abc.js']);
+    page.window.close();
+  });
+
   it('captures a submit before the app: no navigation, React never sees it, the value queued, the form busy, the app requested', () => {
     const page = load();
     const hero = page.form('hero_form');
