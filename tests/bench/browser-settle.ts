@@ -8,8 +8,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 
 const CLOCK_TICKS_PER_S = 100;
 
-/** Processes below `root`, by parent pid, read from /proc. */
-function descendants(root: number): number[] {
+/** Processes below `root`, by parent pid, read from /proc (Linux). */
+export function descendants(root: number): number[] {
   const children = new Map<number, number[]>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;

@@ -1,12 +1,11 @@
 // The Chromium the benchmarks measure in: Lighthouse's launch keeps chrome-launcher's own disabled features
 // and ours in one switch (Chromium keeps only the last --disable-features), and the browser it starts builds
 // no WebUI omnibox popup, whose renderer would share the CPU with the page under measurement.
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
+import { readFileSync } from 'node:fs';
 import * as chromeLauncher from 'chrome-launcher';
 import { describe, expect, it } from 'vitest';
-import { lighthouseChromeFlags } from '../bench/web/lighthouse.ts';
+import { descendants } from '../bench/browser-settle.ts';
+import { launchLighthouseChrome, lighthouseChromeFlags } from '../bench/web/lighthouse.ts';
 import {
   chromiumArgs,
   findChromium,
@@ -47,35 +46,17 @@ describe('lighthouseChromeFlags', () => {
 });
 
 /**
- * Command lines of `pid` and every process below it, each as one string (Chromium's zygote rewrites its
- * children's argv into a single space-separated title).
+ * Command lines of the processes below `pid`, each as one string (Chromium's zygote rewrites its children's
+ * argv into a single space-separated title).
  */
 function processTree(pid: number): string[] {
-  const parents = new Map<number, number>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
+  return descendants(pid).flatMap((child) => {
     try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+      return [readFileSync(`/proc/${child}/cmdline`, 'utf8').split('\0').join(' ')];
     } catch {
-      // the process ended meanwhile
+      return []; // the process ended meanwhile
     }
-  }
-  const inTree = (candidate: number): boolean => {
-    for (let at: number | undefined = candidate; at !== undefined && at > 1; at = parents.get(at))
-      if (at === pid) return true;
-    return false;
-  };
-  const lines: string[] = [];
-  for (const candidate of parents.keys()) {
-    if (!inTree(candidate)) continue;
-    try {
-      lines.push(readFileSync(`/proc/${candidate}/cmdline`, 'utf8').split('\0').join(' '));
-    } catch {
-      // the process ended meanwhile
-    }
-  }
-  return lines;
+  });
 }
 
 const chromiumPath = findChromium();
@@ -83,14 +64,7 @@ if (!chromiumPath) console.warn('bench-chromium: browser checks skipped: no Chro
 
 describe.skipIf(!chromiumPath || process.platform !== 'linux')('the Chromium Lighthouse measures in', () => {
   it('runs with one --disable-features and starts no top-chrome WebUI renderer', async () => {
-    const userDataDir = mkdtempSync(path.join(os.tmpdir(), 'goody-bench-chromium-'));
-    const chrome = await chromeLauncher.launch({
-      chromePath: chromiumPath,
-      chromeFlags: lighthouseChromeFlags(chromiumArgs),
-      ignoreDefaultFlags: true,
-      userDataDir,
-      logLevel: 'silent',
-    });
+    const { chrome, close } = await launchLighthouseChrome(chromiumPath as string, chromiumArgs);
     try {
       const browserLine = readFileSync(`/proc/${chrome.pid}/cmdline`, 'utf8').split('\0');
       expect(browserLine.filter((flag) => flag.startsWith(DISABLE))).toHaveLength(1);
@@ -102,8 +76,7 @@ describe.skipIf(!chromiumPath || process.platform !== 'linux')('the Chromium Lig
       }
       expect(seen).toEqual([]);
     } finally {
-      chrome.kill();
-      rmSync(userDataDir, { recursive: true, force: true });
+      close();
     }
   });
 });

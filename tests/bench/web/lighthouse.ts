@@ -61,7 +61,11 @@ export function lighthouseChromeFlags(chromiumArgs: readonly string[]): string[]
 
 class LighthouseRuntimeError extends Error {}
 
-async function runLighthouseOnce(url: string, chromiumPath: string, chromiumArgs: string[]) {
+/** Chromium as a Lighthouse run gets it: fresh, with a user-data directory of its own, which `close` removes. */
+export async function launchLighthouseChrome(
+  chromiumPath: string,
+  chromiumArgs: string[],
+): Promise<{ chrome: chromeLauncher.LaunchedChrome; close(): void }> {
   const userDataDir = mkdtempSync(path.join(os.tmpdir(), 'goody-lighthouse-'));
   const chrome = await chromeLauncher.launch({
     chromePath: chromiumPath,
@@ -70,6 +74,17 @@ async function runLighthouseOnce(url: string, chromiumPath: string, chromiumArgs
     userDataDir,
     logLevel: 'silent',
   });
+  return {
+    chrome,
+    close() {
+      chrome.kill();
+      rmSync(userDataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function runLighthouseOnce(url: string, chromiumPath: string, chromiumArgs: string[]) {
+  const { chrome, close } = await launchLighthouseChrome(chromiumPath, chromiumArgs);
   try {
     const result = await lighthouse(url, {
       port: chrome.port,
@@ -98,7 +113,6 @@ async function runLighthouseOnce(url: string, chromiumPath: string, chromiumArgs
     );
     return { scores, metrics, failedAudits, lhr } satisfies LighthouseRun;
   } finally {
-    chrome.kill();
-    rmSync(userDataDir, { recursive: true, force: true });
+    close();
   }
 }
