@@ -4,44 +4,28 @@
 // --disable-features list, and Chromium keeps only the last such switch, so the Playwright-driven benches
 // cannot turn that WebUI off the way the Lighthouse runs do (tests/e2e/chromium.ts, QUIET_DISABLED_FEATURES);
 // they wait for it instead. Linux only (/proc); elsewhere a fixed pause.
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { commandLineOf, descendantsOf } from '../../dev/launcher/process-table.ts';
 
 const CLOCK_TICKS_PER_S = 100;
 
-/** Processes below `root`, by parent pid, read from /proc (Linux). */
-export function descendants(root: number): number[] {
-  const children = new Map<number, number[]>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      children.set(parent, [...(children.get(parent) ?? []), Number(entry)]);
-    } catch {
-      // the process ended meanwhile
-    }
+/** User plus system CPU time of one process, in clock ticks (0 once it has ended). */
+function cpuTicksOf(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // After the parenthesised command name: state is field 0, utime 11 and stime 12.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(fields[11]) + Number(fields[12]);
+  } catch {
+    return 0; // the process ended meanwhile
   }
-  const found: number[] = [];
-  for (let pending = [...(children.get(root) ?? [])]; pending.length > 0; ) {
-    const pid = pending.pop() as number;
-    found.push(pid);
-    pending.push(...(children.get(pid) ?? []));
-  }
-  return found;
 }
 
 /** CPU time (ms) used so far by the Chromium processes this Node process started. */
 function chromiumCpuMs(): number {
   let ticks = 0;
-  for (const pid of descendants(process.pid)) {
-    try {
-      if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('chromium')) continue;
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      ticks += Number(fields[11]) + Number(fields[12]);
-    } catch {
-      // the process ended meanwhile
-    }
+  for (const { pid } of descendantsOf([process.pid])) {
+    if (commandLineOf(pid)?.includes('chromium')) ticks += cpuTicksOf(pid);
   }
   return (ticks * 1000) / CLOCK_TICKS_PER_S;
 }

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import * as chromeLauncher from 'chrome-launcher';
 import { describe, expect, it } from 'vitest';
-import { descendants } from '../bench/browser-settle.ts';
+import { commandLineOf, descendantsOf } from '../../dev/launcher/process-table.ts';
 import { launchLighthouseChrome, lighthouseChromeFlags } from '../bench/web/lighthouse.ts';
 import {
   chromiumArgs,
@@ -45,20 +45,6 @@ describe('lighthouseChromeFlags', () => {
   });
 });
 
-/**
- * Command lines of the processes below `pid`, each as one string (Chromium's zygote rewrites its children's
- * argv into a single space-separated title).
- */
-function processTree(pid: number): string[] {
-  return descendants(pid).flatMap((child) => {
-    try {
-      return [readFileSync(`/proc/${child}/cmdline`, 'utf8').split('\0').join(' ')];
-    } catch {
-      return []; // the process ended meanwhile
-    }
-  });
-}
-
 const chromiumPath = findChromium();
 if (!chromiumPath) console.warn('bench-chromium: browser checks skipped: no Chromium found');
 
@@ -72,7 +58,11 @@ describe.skipIf(!chromiumPath || process.platform !== 'linux')('the Chromium Lig
       const seen: string[] = [];
       for (let tick = 0; tick < 8; tick += 1) {
         await new Promise((resolve) => setTimeout(resolve, 500));
-        seen.push(...processTree(chrome.pid).filter((line) => line.includes('--top-chrome-webui')));
+        // A zygote's children carry their argv as one space-separated title: commandLineOf reads either form.
+        for (const { pid } of descendantsOf([chrome.pid])) {
+          const line = commandLineOf(pid);
+          if (line?.includes('--top-chrome-webui')) seen.push(line);
+        }
       }
       expect(seen).toEqual([]);
     } finally {
