@@ -3,8 +3,9 @@ import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
 const require = createRequire(import.meta.url);
-const { correctPacing, pacedBucket } = require('./tasks-emulator-pacing.cjs') as {
+const { correctPacing, freeBackoffSlots, pacedBucket } = require('./tasks-emulator-pacing.cjs') as {
   correctPacing: (taskQueueClass: unknown) => boolean;
+  freeBackoffSlots: (taskQueueClass: unknown, taskStatus: unknown) => boolean;
   pacedBucket: (rate: number, emulatorBucket: number) => number;
 };
 
@@ -13,18 +14,24 @@ interface EmulatorTaskQueue {
   refillTokens(): void;
   dispatchTasks(): void;
   setDispatch(dispatches: unknown[]): void;
+  processDispatch(): void;
+  isActive(): boolean;
   queue: { size(): number };
 }
 type TaskQueueClass = new (key: string, config: unknown) => EmulatorTaskQueue;
 
-/** A fresh copy of firebase-tools' Cloud Tasks emulator queue, the class the launcher's preload corrects. */
-function freshTaskQueueClass(): TaskQueueClass {
+/** A fresh copy of firebase-tools' Cloud Tasks emulator module, whose queue class the launcher's preload corrects. */
+function freshTaskQueueModule(): { TaskQueue: TaskQueueClass; TaskStatus: unknown } {
   const file = path.join(
     path.dirname(require.resolve('firebase-tools/package.json')),
     'lib/emulator/taskQueue.js',
   );
   delete require.cache[file];
-  return (require(file) as { TaskQueue: TaskQueueClass }).TaskQueue;
+  return require(file) as { TaskQueue: TaskQueueClass; TaskStatus: unknown };
+}
+
+function freshTaskQueueClass(): TaskQueueClass {
+  return freshTaskQueueModule().TaskQueue;
 }
 
 /**
@@ -59,6 +66,172 @@ function dispatchedIn(TaskQueue: TaskQueueClass, rate: number, seconds: number):
 
 afterEach(() => {
   vi.useRealTimers();
+  vi.unstubAllGlobals();
+});
+
+/** One attempt the queue made: which task, its X-CloudTasks-TaskRetryCount, when it started and ended (ms). */
+interface Attempt {
+  name: string;
+  retry: number;
+  start: number;
+  end?: number;
+}
+
+/** How each task's attempts answer: its status and how long it takes (ms), from its name and retry count. */
+type Handler = (name: string, retry: number) => { status: number; ms: number };
+
+/**
+ * Runs one queue as the emulator's controller does (tasksEmulator.js: a refill a second; while the queue is
+ * active, dispatchTasks then processDispatch, here every 100 ms of a fake clock), its tasks answered by
+ * `handler` through a stubbed fetch. `enqueue` lists the tasks to enqueue and when (ms). Every attempt, and
+ * the most tasks ever in flight at once.
+ */
+async function runQueue(
+  TaskQueue: TaskQueueClass,
+  options: {
+    concurrent: number;
+    seconds: number;
+    enqueue: Array<{ at: number; names: string[] }>;
+    handler: Handler;
+  },
+): Promise<{ attempts: Attempt[]; mostInFlight: number }> {
+  const { concurrent, seconds, enqueue, handler } = options;
+  vi.useFakeTimers({ now: 0, toFake: ['Date'] });
+  const attempts: Attempt[] = [];
+  const inFlight: Array<{ attempt: Attempt; until: number; status: number; answer: (r: Response) => void }> =
+    [];
+  vi.stubGlobal('fetch', (_url: string, init: { headers: Record<string, string> }) => {
+    const name = init.headers['X-CloudTasks-TaskName'] ?? '';
+    const retry = Number(init.headers['X-CloudTasks-TaskRetryCount']);
+    const attempt: Attempt = { name, retry, start: Date.now() };
+    attempts.push(attempt);
+    const { status, ms } = handler(name, retry);
+    if (ms === 0) {
+      attempt.end = attempt.start;
+      return Promise.resolve(new Response(null, { status }));
+    }
+    return new Promise<Response>((answer) => {
+      inFlight.push({ attempt, until: Date.now() + ms, status, answer });
+    });
+  });
+  const queue = new TaskQueue('deliver-contact', {
+    rateLimits: { maxDispatchesPerSecond: 10, maxConcurrentDispatches: concurrent },
+    retryConfig: {
+      maxAttempts: 3,
+      maxRetrySeconds: null,
+      maxBackoffSeconds: 300,
+      maxDoublings: 4,
+      minBackoffSeconds: 10,
+    },
+    defaultUri: 'http://127.0.0.1:1/deliver-contact',
+  });
+  let mostInFlight = 0;
+  for (let now = 0; now <= seconds * 1000; now += 100) {
+    vi.setSystemTime(now);
+    for (const { at, names } of enqueue) {
+      if (at !== now) continue;
+      for (const name of names) {
+        queue.enqueue({
+          name: `queues/deliver-contact/tasks/${name}`,
+          httpRequest: { url: '', headers: {}, body: {} },
+        });
+      }
+    }
+    if (now % 1000 === 0) queue.refillTokens();
+    for (const call of inFlight.filter((c) => c.until <= now)) {
+      inFlight.splice(inFlight.indexOf(call), 1);
+      call.attempt.end = now;
+      call.answer(new Response(null, { status: call.status }));
+    }
+    await new Promise((settled) => setImmediate(settled));
+    if (queue.isActive()) {
+      queue.dispatchTasks();
+      queue.processDispatch();
+    }
+    await new Promise((settled) => setImmediate(settled));
+    mostInFlight = Math.max(mostInFlight, inFlight.length);
+  }
+  return { attempts, mostInFlight };
+}
+
+/**
+ * Three "guesses" fill a queue of three at once and fail their first attempt (retried after 10 s of backoff,
+ * then answered), and six fresh tasks of 6 s each are enqueued a second after those failures.
+ */
+const guessesThenFresh = {
+  concurrent: 3,
+  seconds: 40,
+  enqueue: [
+    { at: 0, names: ['guess-0', 'guess-1', 'guess-2'] },
+    { at: 2000, names: ['fresh-0', 'fresh-1', 'fresh-2', 'fresh-3', 'fresh-4', 'fresh-5'] },
+  ],
+  handler: (name: string, retry: number) =>
+    name.startsWith('guess') && retry === 0
+      ? { status: 503, ms: 0 }
+      : { status: 200, ms: name.startsWith('fresh') ? 6000 : 0 },
+};
+
+/** Attempts by start, then task, then retry count (which slot a task ran in is the emulator's business). */
+function inOrder(attempts: Attempt[]): Attempt[] {
+  return [...attempts].sort((a, b) => a.start - b.start || a.name.localeCompare(b.name) || a.retry - b.retry);
+}
+
+function startsOf(attempts: Attempt[], prefix: string, retry?: number): number[] {
+  return attempts
+    .filter((a) => a.name.startsWith(prefix) && (retry === undefined || a.retry === retry))
+    .map((a) => a.start);
+}
+
+describe('the Cloud Tasks emulator backoff preload', () => {
+  it('as the emulator ships, tasks waiting out their backoff hold every slot: fresh tasks wait for the backoffs to end', async () => {
+    const { attempts } = await runQueue(freshTaskQueueClass(), guessesThenFresh);
+    const failed = startsOf(attempts, 'guess', 0);
+    expect(failed).toEqual([1000, 1000, 1000]);
+    const retried = startsOf(attempts, 'guess', 1);
+    expect(retried).toEqual([11000, 11000, 11000]);
+    // Enqueued at 2 s with tokens to spare and nothing in flight, yet no fresh task starts before the retries.
+    expect(Math.min(...startsOf(attempts, 'fresh'))).toBeGreaterThanOrEqual(11000);
+  });
+
+  it('frees the slot of a task waiting out its backoff: fresh tasks run at once, the failed ones come back after their backoff with their retry count', async () => {
+    const { TaskQueue, TaskStatus } = freshTaskQueueModule();
+    expect(freeBackoffSlots(TaskQueue, TaskStatus)).toBe(true);
+    const { attempts, mostInFlight } = await runQueue(TaskQueue, guessesThenFresh);
+    expect(startsOf(attempts, 'guess', 0)).toEqual([1000, 1000, 1000]);
+    // The fresh tasks start when they are enqueued, three at once (the queue's concurrency), the rest as those end.
+    expect(startsOf(attempts, 'fresh')).toEqual([2000, 2000, 2000, 8100, 8100, 8100]);
+    // The guesses' backoff ends at 11 s, while fresh tasks hold all three slots (until 14.1 s): they come back
+    // with their retry count (1) on the first pass with free slots, so concurrency still bounds what runs.
+    const retried = startsOf(attempts, 'guess', 1);
+    expect(retried).toEqual([14200, 14200, 14200]);
+    expect(attempts.filter((a) => a.end === undefined)).toEqual([]);
+    expect(mostInFlight).toBe(3); // fresh tasks in flight at once (the guesses answer at once)
+  });
+
+  it('keeps the emulator retries and backoff: a task that always fails runs and gives up as it does as shipped', async () => {
+    const alwaysFails = {
+      concurrent: 2,
+      seconds: 200,
+      enqueue: [{ at: 0, names: ['guess-0', 'guess-1'] }],
+      handler: () => ({ status: 503, ms: 0 }),
+    };
+    const asShipped = await runQueue(freshTaskQueueClass(), alwaysFails);
+    const { TaskQueue, TaskStatus } = freshTaskQueueModule();
+    freeBackoffSlots(TaskQueue, TaskStatus);
+    const corrected = await runQueue(TaskQueue, alwaysFails);
+    // 10, 20, 40 s of backoff, then failed for good after the fourth attempt (maxAttempts 3 retries).
+    expect(startsOf(asShipped.attempts, 'guess-0')).toEqual([1000, 11000, 31000, 71000]);
+    expect(inOrder(corrected.attempts)).toEqual(inOrder(asShipped.attempts));
+  });
+
+  it('frees backoff slots once, and refuses a class that is not the emulator queue it was written for', () => {
+    const { TaskQueue, TaskStatus } = freshTaskQueueModule();
+    expect(freeBackoffSlots(TaskQueue, TaskStatus)).toBe(true);
+    expect(freeBackoffSlots(TaskQueue, TaskStatus)).toBe(false);
+    expect(freeBackoffSlots(undefined, TaskStatus)).toBe(false);
+    expect(freeBackoffSlots(class {}, TaskStatus)).toBe(false);
+    expect(freeBackoffSlots(freshTaskQueueClass(), undefined)).toBe(false);
+  });
 });
 
 describe('the Cloud Tasks emulator pacing preload', () => {
