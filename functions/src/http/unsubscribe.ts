@@ -32,7 +32,10 @@ export interface UnsubscribeDeps {
   contact: string;
   erase: (emailAsTyped: string) => Promise<Pick<ErasureReport, 'mailerLite'>>;
   logger: Logger;
-  /** Counts each link's POSTs; beyond its limit the POST answers 429 and erases nothing. */
+  /**
+   * Counts each link's POSTs (keyed by linkKey); beyond its limit the POST answers 429 and erases nothing.
+   * Refused tokens are counted together, under REFUSED_LINKS_KEY.
+   */
   limiter: LinkLimiter;
   now: () => number;
 }
@@ -42,9 +45,34 @@ export const LINK_POSTS_PER_WINDOW = 5;
 export const LINK_WINDOW_MS = 60_000;
 
 /**
+ * The limiter's key of a link that opened: its MAC `t` as decoded, in its one base64url spelling. A MAC
+ * of 32 bytes takes 43 characters whose last carries two bits the decoder ignores, so four strings open
+ * as one token; keyed on the bytes, they are one link. The MAC is made from the address alone
+ * (privacy/unsubscribe-token.ts), so every link made for one address, whatever its sealed `a`, is one key.
+ */
+export function linkKey(t: string): string {
+  return Buffer.from(t, 'base64url').toString('base64url');
+}
+
+/**
+ * Every token that does not open is counted in this one bucket, never under a key of its own: a stranger
+ * can make unlimited strings that do not open, and a key per string would let them fill the limiter and
+ * push real links' counts out. Never a linkKey (43 base64url characters).
+ */
+export const REFUSED_LINKS_KEY = 'refused tokens';
+/**
+ * Refused tokens logged per window, in one instance. Beyond it a refusal still answers 400 (it erases
+ * nothing and reads nothing: a few microseconds of crypto) but writes no log line, the one cost of a flood
+ * of made-up links that would otherwise grow with it.
+ */
+export const REFUSED_LINKS_LOGGED_PER_WINDOW = 20;
+
+/**
  * Each link's recent POSTs, kept in the instance's memory (at most `maxLinks` links, the oldest forgotten
- * first): a replayed link costs no read beyond its limit. Per instance, so the bound is per instance too;
- * the erasure itself makes a replay cheap (two reads, no MailerLite request) whatever gets through.
+ * first): a replayed link costs no read beyond its limit. Only links that opened have a key of their own
+ * (linkKey), and a stranger gets one only by a thank-you mail, which the mail budget bounds; refused
+ * tokens share one (REFUSED_LINKS_KEY). Per instance, so the bound is per instance too; the erasure
+ * itself makes a replay cheap (two reads, no MailerLite request) whatever gets through.
  */
 export class LinkLimiter {
   private readonly posts = new Map<string, number[]>();
@@ -55,11 +83,19 @@ export class LinkLimiter {
     private readonly maxLinks = 10_000,
   ) {}
 
-  /** Counts a POST of this link; false when it is over the limit (then it is not counted). */
-  allow(link: string, now: number): boolean {
+  /** Links (keys) counted now: at most `maxLinks`. */
+  get size(): number {
+    return this.posts.size;
+  }
+
+  /**
+   * Counts a POST of this link; false when it is over the limit (then it is not counted, so a key holds at
+   * most `limit` times).
+   */
+  allow(link: string, now: number, limit = this.limit): boolean {
     const recent = (this.posts.get(link) ?? []).filter((time) => now - time < this.windowMs);
     this.posts.delete(link);
-    if (recent.length >= this.limit) {
+    if (recent.length >= limit) {
       this.posts.set(link, recent);
       return false;
     }
@@ -236,7 +272,9 @@ export async function handleUnsubscribe(
   }
   const token = openUnsubscribeToken(deps.secret, request.query.a, request.query.t);
   if (!token) {
-    deps.logger.warn('unsubscribe.refused_token', { method });
+    if (deps.limiter.allow(REFUSED_LINKS_KEY, deps.now(), REFUSED_LINKS_LOGGED_PER_WINDOW)) {
+      deps.logger.warn('unsubscribe.refused_token', { method });
+    }
     return badLinkPage(deps.contact);
   }
   if (method !== 'POST') return confirmPage();
@@ -248,7 +286,8 @@ export async function handleUnsubscribe(
     deps.logger.warn('unsubscribe.refused_token', { method, reason: 'no_one_click_body' });
     return page(400, 'Unsubscribe from GOODY', `<p>Press the button to leave the GOODY list.</p>\n${FORM}`);
   }
-  if (!deps.limiter.allow(String(request.query.t), deps.now())) {
+  // The token opened, so `t` is a 43-character base64url string: keyed by the MAC it decodes to.
+  if (!deps.limiter.allow(linkKey(String(request.query.t)), deps.now())) {
     deps.logger.warn('unsubscribe.rate_limited', emailFields(token.email));
     return tooManyPage();
   }

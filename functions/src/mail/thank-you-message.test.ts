@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildThankYouMessage, senderAddress } from './thank-you-message';
+import { buildThankYouMessage, senderAddress, thankYouMessageToken } from './thank-you-message';
 
 const VOID_ELEMENTS = new Set(['meta', 'br', 'img', 'hr', 'link', 'input']);
 
@@ -83,6 +83,24 @@ describe('the thank-you message', () => {
   it('has a stable Message-ID per address, so a resend is recognisably the same message', () => {
     expect(buildThankYouMessage(input).messageId).toBe(`<thank-you.${'a'.repeat(32)}@goody.example>`);
     expect(buildThankYouMessage(input).messageId).toBe(buildThankYouMessage(input).messageId);
+  });
+
+  it('makes the Message-ID token from the mailbox key by its own derivation, stable per mailbox', () => {
+    const key = 'NJxSvnvns4LfQ_62Hc4IIP3z0Td1kzWQf9RORd75Gss';
+    const token = thankYouMessageToken(key);
+    // Pinned: a resend after a deploy carries the Message-ID the first mail had.
+    expect(token).toBe('LHf9UZvzdA8GuZbwvZwypLhgeHSd0v7X');
+    expect(thankYouMessageToken(key)).toBe(token);
+    expect(token).toMatch(/^[A-Za-z0-9_-]{32}$/);
+    expect(thankYouMessageToken(`${key.slice(0, -1)}A`)).not.toBe(token);
+    // Nothing of the key in it: not its prefix (the record's name, the logs' handle), no run of 6 of its characters.
+    for (let start = 0; start + 6 <= key.length; start += 1) {
+      expect(token).not.toContain(key.slice(start, start + 6));
+    }
+    const { messageId } = buildThankYouMessage({ ...input, recipientHash: token });
+    expect(messageId).toBe(`<thank-you.${token}@goody.example>`);
+    expect(messageId).not.toContain(key.slice(0, 12));
+    expect(() => thankYouMessageToken('')).toThrow(/mailbox key/);
   });
 
   it('escapes the contact address it shows', () => {

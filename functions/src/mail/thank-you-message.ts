@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import type { SubscriptionType } from '../schemas';
 
 /** A message as nodemailer's `sendMail` takes it. */
@@ -19,7 +20,10 @@ export interface ThankYouMessageInput {
   from: string;
   /** Which form the address came from: the greeting differs, the promises do not. */
   subscriptionType: SubscriptionType;
-  /** Hash of the normalised address: makes the Message-ID stable, so a resend is recognisable as one. */
+  /**
+   * The Message-ID's own token for the mailbox, thankYouMessageToken(mailbox key): stable, so a resend is
+   * recognisable as one. Never the key itself, nor part of it.
+   */
   recipientHash: string;
   /** The one-click unsubscribe link (https), which erases the address everywhere. */
   unsubscribeUrl: string;
@@ -56,6 +60,25 @@ const ABOUT =
 const PROMISE = 'Until launch we’ll only write when there’s real news. We never sell or share your address.';
 const PARENTS =
   'Parents: if your teen signed up and you have a question, just reply to this e-mail. A real person reads every message.';
+
+const MESSAGE_ID_PURPOSE = 'goody-thank-you-message-id-v1';
+
+/**
+ * The token of the thank-you's Message-ID for a mailbox: an HMAC-SHA256 keyed by the mailbox key
+ * (privacy/mailbox-key.ts) over this one purpose's name, 32 base64url characters. The Message-ID travels
+ * with the mail to the recipient's provider and stays in their mailbox; the mailbox key names the records
+ * (thank_you_mails, suppressed_mailboxes, each row's mailbox_key) and its first 12 characters are the logs'
+ * handle, so the Message-ID must carry none of it: from the token nothing of the key can be learned, nor
+ * can it be matched to a record without the key. The same key gives the same token, so a resend carries
+ * the same Message-ID. Changing the purpose's name changes every Message-ID.
+ */
+export function thankYouMessageToken(mailboxKey: string): string {
+  if (!mailboxKey) throw new Error('The mailbox key is empty.');
+  return createHmac('sha256', Buffer.from(mailboxKey, 'utf8'))
+    .update(MESSAGE_ID_PURPOSE, 'utf8')
+    .digest('base64url')
+    .slice(0, 32);
+}
 
 /** The bare address inside a `Name <address>` sender, or the sender itself. */
 export function senderAddress(from: string): string {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalMailbox, logKeySecret, mailboxKey } from './mailbox-key';
+import { canonicalMailbox, earlierMailboxKey, logKeySecret, mailboxKey } from './mailbox-key';
 
 describe('the mailbox of an address', () => {
   it.each([
@@ -9,11 +9,23 @@ describe('the mailbox of an address', () => {
     ['kid.teen+news@outlook.com', 'kid.teen@outlook.com'],
     ['kid+x@icloud.com', 'kid@icloud.com'],
     ['kid+x@proton.me', 'kid@proton.me'],
-    // Elsewhere dots and + tags may be different mailboxes: only the case is folded.
-    ['Kid.Teen+goody@Example.com', 'kid.teen+goody@example.com'],
+    // A +tag on any domain: Google Workspace and Microsoft 365 (a school's accounts) deliver it untagged.
+    ['kid+1@school-example.org', 'kid@school-example.org'],
+    ['kid+goody@school-example.org', 'kid@school-example.org'],
+    ['Kid+a+b@School-Example.org', 'kid@school-example.org'],
+    ['Kid.Teen+goody@Example.com', 'kid.teen@example.com'],
+    // Dots elsewhere name different mailboxes (j.smith and jsmith at one school are two people): kept.
     ['kid.teen@yahoo.com', 'kid.teen@yahoo.com'],
+    ['kid.teen@school-example.org', 'kid.teen@school-example.org'],
+    // A hyphen is part of many names (mary-jane): never a separator.
+    ['mary-jane@school-example.org', 'mary-jane@school-example.org'],
+    ['kid-goody@yahoo.com', 'kid-goody@yahoo.com'],
+    // Other domains are never folded into one another, nor a subdomain into its parent.
+    ['kid@hotmail.com', 'kid@hotmail.com'],
+    ['kid@students.school-example.org', 'kid@students.school-example.org'],
     // A local part that is all tag names no mailbox: kept as it is.
     ['+tag@gmail.com', '+tag@gmail.com'],
+    ['+goody@x.org', '+goody@x.org'],
   ])('%s is %s', (address, mailbox) => {
     expect(canonicalMailbox(address)).toBe(mailbox);
   });
@@ -27,6 +39,36 @@ describe('the mailbox key', () => {
     expect(mailboxKey('another secret', 'kidteen@gmail.com')).not.toBe(key);
     // A Firestore document id: base64url of an HMAC-SHA256.
     expect(key).toMatch(/^[A-Za-z0-9_-]{43}$/);
+  });
+
+  it('is one key for every +tag of a mailbox on any domain, and the untagged key is the one it always was', () => {
+    const key = mailboxKey('secret', 'kid@school-example.org');
+    // Made before +tags were folded on every domain: an entry stored under it is found by the same key.
+    expect(key).toBe('NJxSvnvns4LfQ_62Hc4IIP3z0Td1kzWQf9RORd75Gss');
+    for (const spelling of [
+      'kid+1@school-example.org',
+      'kid+goody@school-example.org',
+      'Kid@School-Example.org',
+    ]) {
+      expect(mailboxKey('secret', spelling)).toBe(key);
+    }
+    expect(mailboxKey('secret', '+goody@x.org')).not.toBe(mailboxKey('secret', 'goody@x.org'));
+    expect(mailboxKey('secret', 'kid2@school-example.org')).not.toBe(key);
+  });
+
+  it('gives back the key a +tag spelling had before, only where it was another', () => {
+    // The keys these addresses had before (their whole spelling, lower-cased), as that code made them.
+    expect(earlierMailboxKey('secret', 'kid+1@school-example.org')).toBe(
+      'cMcx1HxDOHFPzAM4Ikzl0b7Se3kJieh0ajc1lExV-0c',
+    );
+    expect(earlierMailboxKey('secret', 'Kid+Goody@School-Example.org')).toBe(
+      'mZHuCK62A0D43CmeN2JF1hyOrAU4TcIMx99uFwoOLSU',
+    );
+    // No +tag, a lone +tag, or a provider whose tags were folded before: the key has not changed.
+    expect(earlierMailboxKey('secret', 'kid@school-example.org')).toBeNull();
+    expect(earlierMailboxKey('secret', '+goody@x.org')).toBeNull();
+    expect(earlierMailboxKey('secret', 'kid.teen+x@googlemail.com')).toBeNull();
+    expect(earlierMailboxKey('secret', 'kid+x@outlook.com')).toBeNull();
   });
 
   it('is not the plain SHA-256 a list of candidate addresses would confirm', async () => {

@@ -3,10 +3,14 @@ import { normaliseEmail } from '../contract';
 
 /**
  * "The same person", as the product counts them: one mailbox, however its address is spelled. Every
- * address is lower-cased (providers and MailerLite ignore case), and at the providers below that deliver
- * `Kid.Teen+goody@googlemail.com` to `kidteen@gmail.com`, the dots and the `+tag` that the provider
- * ignores are dropped too. A bot that signs one mailbox up under twelve spellings is then one mailbox:
- * one thank-you, one suppression entry when it unsubscribes, one set of rows to erase.
+ * address is lower-cased (providers and MailerLite ignore case), a `+tag` is dropped on every domain
+ * (`kid+x@school.org` is `kid@school.org`: Google Workspace, Microsoft 365 unless its administrator turned
+ * it off, Gmail, Outlook.com, iCloud, Proton and Fastmail deliver it there; where a domain does not, the
+ * fold only means mailing less), and Gmail's dots and googlemail.com are folded too
+ * (`Kid.Teen+goody@googlemail.com` is `kidteen@gmail.com`). A bot that signs one mailbox up under twelve
+ * spellings is then one mailbox: one thank-you, one suppression entry when it unsubscribes, one set of
+ * rows to erase. What is folded and what is deliberately not, and why: docs/security/abuse.md ("Which
+ * spellings are one mailbox").
  *
  * The key is an HMAC of that canonical mailbox with MAILBOX_KEY_SECRET (HKDF-derived for this one
  * purpose), never a plain hash: a plain SHA-256 of an address is confirmed by anyone holding a list of
@@ -15,52 +19,45 @@ import { normaliseEmail } from '../contract';
  * in the logs. The secret must never be rotated: a new one would forget every suppression.
  */
 
-interface ProviderRules {
-  /** The domain its other domains deliver to. */
-  domain?: string;
-  /** `a.b@` and `ab@` are one mailbox. */
-  ignoresDots?: boolean;
-  /** `ab+anything@` is delivered to `ab@`. */
-  ignoresPlusTags?: boolean;
-}
+/** The domain Gmail's other domain delivers to; there alone dots are not part of the mailbox's name. */
+const GMAIL = 'gmail.com';
+const GMAIL_DOMAINS: ReadonlySet<string> = new Set([GMAIL, 'googlemail.com']);
 
-const GMAIL: ProviderRules = { domain: 'gmail.com', ignoresDots: true, ignoresPlusTags: true };
-const PLUS_TAGS: ProviderRules = { ignoresPlusTags: true };
-
-/** Providers whose aliasing is documented and stable; any other domain keeps its local part as is. */
-export const MAILBOX_PROVIDERS: Readonly<Record<string, ProviderRules>> = {
-  'gmail.com': GMAIL,
-  'googlemail.com': GMAIL,
-  'outlook.com': PLUS_TAGS,
-  'hotmail.com': PLUS_TAGS,
-  'live.com': PLUS_TAGS,
-  'msn.com': PLUS_TAGS,
-  'icloud.com': PLUS_TAGS,
-  'me.com': PLUS_TAGS,
-  'mac.com': PLUS_TAGS,
-  'proton.me': PLUS_TAGS,
-  'protonmail.com': PLUS_TAGS,
-  'pm.me': PLUS_TAGS,
-  'fastmail.com': PLUS_TAGS,
-};
-
-/** The mailbox an address delivers to, in one spelling (lower case, provider aliases folded). */
+/** The mailbox an address delivers to, in one spelling (lower case, `+tag` dropped, Gmail's aliases folded). */
 export function canonicalMailbox(email: string): string {
   const normalised = normaliseEmail(email);
   const at = normalised.lastIndexOf('@');
   let local = normalised.slice(0, at);
   let domain = normalised.slice(at + 1);
-  const rules = MAILBOX_PROVIDERS[domain];
-  if (!rules) return normalised;
-  if (rules.ignoresPlusTags) {
-    const plus = local.indexOf('+');
-    // `+tag` alone (an empty mailbox name) is not an alias of anything: keep it as it is.
-    if (plus > 0) local = local.slice(0, plus);
+  const plus = local.indexOf('+');
+  // `+tag` alone (an empty mailbox name) is not an alias of anything: keep it as it is.
+  if (plus > 0) local = local.slice(0, plus);
+  if (GMAIL_DOMAINS.has(domain)) {
+    local = local.replaceAll('.', '');
+    domain = GMAIL;
   }
-  if (rules.ignoresDots) local = local.replaceAll('.', '');
-  domain = rules.domain ?? domain;
   return `${local}@${domain}`;
 }
+
+/**
+ * The domains whose `+tags` the key folded before it folded them on every domain (issue 28). Elsewhere an
+ * address with a `+tag` had the key of its whole lower-cased spelling: earlierMailboxKey gives it back.
+ */
+const PLUS_TAGS_FOLDED_BEFORE: ReadonlySet<string> = new Set([
+  'gmail.com',
+  'googlemail.com',
+  'outlook.com',
+  'hotmail.com',
+  'live.com',
+  'msn.com',
+  'icloud.com',
+  'me.com',
+  'mac.com',
+  'proton.me',
+  'protonmail.com',
+  'pm.me',
+  'fastmail.com',
+]);
 
 const PURPOSE = 'goody-mailbox-key-v1';
 const derivedKeys = new Map<string, Buffer>();
@@ -76,8 +73,27 @@ function derivedKey(secret: string): Buffer {
 
 /** The mailbox's key: 43 base64url characters, a valid Firestore document id. */
 export function mailboxKey(secret: string, email: string): string {
+  return keyOf(secret, canonicalMailbox(email));
+}
+
+function keyOf(secret: string, mailbox: string): string {
   if (!secret) throw new Error('MAILBOX_KEY_SECRET is empty.');
-  return createHmac('sha256', derivedKey(secret)).update(canonicalMailbox(email), 'utf8').digest('base64url');
+  return createHmac('sha256', derivedKey(secret)).update(mailbox, 'utf8').digest('base64url');
+}
+
+/**
+ * The key this address had before `+tags` were folded on every domain, or null when it had the key it has
+ * now (no `+tag`, or a domain whose tags were folded already). Only `kid+x@school.org`-like spellings
+ * change key: `kid@school.org` keeps its own, and `kid+x@school.org` now shares it. A suppression entry
+ * written before the change for `kid+x@school.org` sits under this earlier key and holds no address, so
+ * it cannot be moved: whoever checks the suppression list of such an address reads this key too
+ * (docs/security/abuse.md, "Keys made before").
+ */
+export function earlierMailboxKey(secret: string, email: string): string | null {
+  const normalised = normaliseEmail(email);
+  const domain = normalised.slice(normalised.lastIndexOf('@') + 1);
+  if (PLUS_TAGS_FOLDED_BEFORE.has(domain) || canonicalMailbox(normalised) === normalised) return null;
+  return keyOf(secret, normalised);
 }
 
 /** The environment variable Cloud Functions fills with the secret for each function that declares it. */
