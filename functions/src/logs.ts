@@ -14,6 +14,8 @@ export type LogEvent =
   | 'add_contact.enqueue_failed'
   | 'add_contact.task_malformed'
   | 'add_contact.suppressed'
+  | 'add_contact.already_delivered'
+  | 'signup.enqueued'
   | 'signup.not_indexed'
   | 'unsubscribe.erased'
   | 'unsubscribe.repeated'

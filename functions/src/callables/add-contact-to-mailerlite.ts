@@ -19,7 +19,9 @@ export interface AddContactDeps {
 
 /**
  * Checks the body and hands the contact to the deliver-contact queue (tasks/deliver-contact.ts), which
- * upserts it into MailerLite if, and only if, a sign-up of that pairing is stored. It reads nothing and
+ * upserts it into MailerLite if, and only if, a sign-up of that pairing is stored. The stored row has
+ * already enqueued the same work itself (signups/index-signup.ts): this call can only hurry it, and the
+ * mailbox's contact record makes the two tasks one upsert. It reads nothing and
  * answers the same for every well-formed call, stored or not, erased, already a contact, or a stranger's
  * guess: neither the reply nor its timing says which. Bad input is `invalid-argument` and enqueues nothing.
  */
@@ -33,7 +35,6 @@ export async function handleAddContactToMailerlite(data: unknown, deps: AddConta
         email: input.emailAsSent,
         subscription_type: input.subscriptionType,
         source: input.source,
-        enqueued_at: now,
       },
       taskId(deps.secret, QUEUES.contact, input.email, input.subscriptionType, now),
     );

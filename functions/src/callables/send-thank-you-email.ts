@@ -19,7 +19,8 @@ export interface SendThankYouDeps {
 
 /**
  * Checks the body and hands the thank-you to the deliver-thank-you queue (tasks/deliver-thank-you.ts),
- * which sends it once per address, ever, and only for a stored sign-up. Reads nothing, answers the same
+ * which sends it once per mailbox, ever, and only for a stored sign-up; the stored row has enqueued the same
+ * work itself (signups/index-signup.ts), so this only hurries it. Reads nothing, answers the same
  * for every well-formed call (see add-contact-to-mailerlite.ts); bad input is `invalid-argument`.
  */
 export async function handleSendThankYouEmail(data: unknown, deps: SendThankYouDeps): Promise<Accepted> {
@@ -28,7 +29,7 @@ export async function handleSendThankYouEmail(data: unknown, deps: SendThankYouD
   try {
     await deps.enqueue(
       QUEUES.thankYou,
-      { email: input.emailAsSent, enqueued_at: now },
+      { email: input.emailAsSent },
       taskId(deps.secret, QUEUES.thankYou, input.email, '', now),
     );
   } catch {

@@ -45,7 +45,7 @@ function setup(now = NOW) {
 }
 
 describe('add-contact-to-mailerlite', () => {
-  it('enqueues one deliver-contact task with the pairing and the enqueue time, and answers accepted', async () => {
+  it('enqueues one deliver-contact task with the pairing, and answers accepted', async () => {
     const { enqueued, deps } = setup();
     expect(
       await handleAddContactToMailerlite(
@@ -60,7 +60,6 @@ describe('add-contact-to-mailerlite', () => {
           email: 'Kid@Example.com',
           subscription_type: 'club',
           source: 'final_cta',
-          enqueued_at: NOW,
         },
         id: taskId(SECRET, QUEUES.contact, 'kid@example.com', 'club', NOW),
       },
@@ -159,7 +158,7 @@ describe('send-thank-you-email', () => {
     expect(enqueued).toEqual([
       {
         queue: QUEUES.thankYou,
-        payload: { email: 'Kid@Example.com', enqueued_at: NOW },
+        payload: { email: 'Kid@Example.com' },
         id: taskId(SECRET, QUEUES.thankYou, 'kid@example.com', '', NOW),
       },
     ]);

@@ -30,6 +30,7 @@ import type { MailerLiteClientOptions } from '../mailerlite/client';
 import { clearGroupCache } from '../mailerlite/groups';
 import { MAX_SKIP_PAGE, PAGES_PER_STEP } from '../sync/pages';
 import { SYNC_STATE_COLLECTION, SYNC_STATE_DOC, type SyncStateDoc } from '../sync/state';
+import { handleDeliverContact } from '../tasks/deliver-contact';
 import { handleSyncEmailsToMailerlite, type SyncDeps } from './sync-emails-to-mailerlite';
 
 let firestore: FirestoreHarness;
@@ -224,6 +225,54 @@ describe('sync-emails-to-mailerlite', () => {
       message: 'Synced 2 emails to MailerLite.',
     });
     expect(ml.state.subscribers).toHaveLength(701);
+  });
+
+  describe("beside the rows' own tasks (tasks/deliver-contact.ts) and one contact per mailbox", () => {
+    it('settles what the tasks delivered without a request, and counts it as synced', async () => {
+      await seedSignups(db, [
+        { email: 'kid@example.com', ...HERO },
+        { email: 'friend@example.com', ...HERO },
+      ]);
+      const contactDeps = {
+        db,
+        client: recordingMailerLiteClient(ml, confirmed),
+        groups: GROUPS,
+        clock: systemClock,
+        logger,
+        unsubscribeSecret: 'test-unsubscribe-secret',
+        mailboxSecret: MAILBOX_SECRET,
+      };
+      expect(await handleDeliverContact({ email: 'kid@example.com', source: 'hero_form' }, contactDeps)).toBe(
+        'delivered',
+      );
+      const before = confirmed.length;
+      const reply = await sync();
+      expect(reply).toMatchObject({ success: true, synced: 2 });
+      // Only friend was sent; kid's row was delivered by its task.
+      expect(confirmed.slice(before).map((upsert) => upsert.email)).toEqual(['friend@example.com']);
+      // And a task that comes after the sync finds friend delivered too.
+      expect(
+        await handleDeliverContact({ email: 'friend@example.com', source: 'hero_form' }, contactDeps),
+      ).toBe('already_delivered');
+    });
+
+    it('sends spellings of one mailbox as one contact, in every group they asked for', async () => {
+      await seedSignups(db, [
+        { email: 'kid.teen@gmail.com', ...HERO },
+        { email: 'kidteen+1@gmail.com', ...HERO },
+        { email: 'Kid.Teen+goody@googlemail.com', ...FINAL },
+        { email: 'kidteen@gmail.com', ...HERO },
+        { email: 'kid+x@school-example.org', ...HERO },
+        { email: 'kid@school-example.org', ...FINAL },
+      ]);
+      const reply = await sync();
+      expect(reply).toMatchObject({ success: true });
+      const subscribers = ml.state.subscribers.map((s) => [s.email, s.groups.length]).sort();
+      expect(subscribers).toEqual([
+        ['kid+x@school-example.org', 2],
+        ['kid.teen@gmail.com', 2],
+      ]);
+    });
   });
 
   it('runs one sync at a time: of two started together, one runs and one is refused', async () => {

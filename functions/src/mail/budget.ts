@@ -1,4 +1,6 @@
+import { createHmac } from 'node:crypto';
 import type { Firestore } from 'firebase-admin/firestore';
+import { normaliseEmail } from '../contract';
 import { firestoreSdk } from '../firestore';
 import type { Logger } from '../logs';
 
@@ -25,13 +27,70 @@ export const MAIL_BUDGETS = '_mail_budget';
 export const SHARDS = 32;
 const HOUR_MS = 60 * 60_000;
 
+/**
+ * One domain's share of an hour's budget. A catch-all domain is the cheap bot: every `anything@its.domain`
+ * is a mailbox, so folding spellings (privacy/mailbox-key.ts) does not make its burst one mailbox. Its
+ * mails past the share wait for a later hour, and the rest of the budget stays for everyone else: a real
+ * sign-up waits behind such a burst at most until the next hour, never to the end of its retries.
+ */
+export const DOMAIN_SHARE = 0.1;
+/** A share no smaller than this, so a small budget still lets a school's sign-ups through in an hour. */
+export const DOMAIN_SHARE_MIN = 10;
+
+/**
+ * Mail providers where one address is one person's mailbox (no catch-all): their sign-ups count only
+ * against the whole budget. Anyone can get a mailbox there, but a burst of them costs a bot a real account
+ * each, and with their aliases folded a burst of spellings is one mailbox.
+ */
+const SHARED_PROVIDERS: ReadonlySet<string> = new Set([
+  'gmail.com',
+  'googlemail.com',
+  'outlook.com',
+  'hotmail.com',
+  'live.com',
+  'msn.com',
+  'icloud.com',
+  'me.com',
+  'mac.com',
+  'yahoo.com',
+  'aol.com',
+  'proton.me',
+  'protonmail.com',
+  'pm.me',
+  'fastmail.com',
+  'gmx.com',
+]);
+
+/**
+ * The key the domain's share is counted under (a keyed hash: the budget's documents hold no domain), or
+ * null for a shared provider, which has no share of its own.
+ */
+export function domainKey(mailboxSecret: string, email: string): string | null {
+  const domain = normaliseEmail(email).split('@').pop() ?? '';
+  if (SHARED_PROVIDERS.has(domain)) return null;
+  return createHmac('sha256', mailboxSecret)
+    .update(`mail-budget-domain\n${domain}`)
+    .digest('base64url')
+    .slice(0, 22);
+}
+
 export type MailSlot = { granted: true } | { granted: false; nextHourAt: number };
 
 export async function takeMailSlot(
   db: Firestore,
-  options: { now: number; perHour: number; logger: Logger; random?: () => number },
+  options: {
+    now: number;
+    perHour: number;
+    /** domainKey's answer: the mail also counts against that domain's share. */
+    domain?: string | null;
+    logger: Logger;
+    random?: () => number;
+  },
 ): Promise<MailSlot> {
   const hour = Math.floor(options.now / HOUR_MS);
+  if (options.domain && !(await takeDomainSlot(db, hour, options.domain, options.perHour))) {
+    return { granted: false, nextHourAt: (hour + 1) * HOUR_MS };
+  }
   // The shards' shares add up to perHour: the first ones take one more when it does not divide.
   const shareOf = (shard: number) =>
     Math.floor(options.perHour / SHARDS) + (shard < options.perHour % SHARDS ? 1 : 0);
@@ -67,4 +126,23 @@ export async function takeMailSlot(
     });
   }
   return spent;
+}
+
+/**
+ * A slot of the domain's share this hour: an increment and a read back, as a shard's (above). A domain
+ * whose share is spent costs a read, not a write.
+ */
+async function takeDomainSlot(
+  db: Firestore,
+  hour: number,
+  domain: string,
+  perHour: number,
+): Promise<boolean> {
+  const share = Math.max(DOMAIN_SHARE_MIN, Math.ceil(perHour * DOMAIN_SHARE));
+  const ref = db.collection(MAIL_BUDGETS).doc(`${hour}-domain-${domain}`);
+  const sentOf = async () => Number((await ref.get()).get('sent') ?? 0);
+  if ((await sentOf()) >= share) return false;
+  const { FieldValue } = await firestoreSdk();
+  await ref.set({ sent: FieldValue.increment(1), hour_start: new Date(hour * HOUR_MS) }, { merge: true });
+  return (await sentOf()) <= share;
 }

@@ -17,6 +17,7 @@ import {
   seedSignups,
   startFirestore,
   startMailerLite,
+  suppressMailbox,
 } from '../../test-support/stack';
 import { handleSyncEmailsToMailerlite } from '../callables/sync-emails-to-mailerlite';
 import { systemClock } from '../clock';
@@ -656,7 +657,8 @@ describe('an erasure while a sync runs', () => {
     const client = hookedClient();
     client.beforeBatch = () => eraseAddress('kid@example.com', eraseDeps()).then(() => undefined);
     const reply = await syncWith(client);
-    expect(reply).toMatchObject({ success: true, synced: 59 });
+    // Handled, all 60: the reply does not say that one of them unsubscribed (sync/run.ts, toSend).
+    expect(reply).toMatchObject({ success: true, synced: 60 });
     expect(ml.state.subscribers.map((s) => s.email)).not.toContain('kid@example.com');
     expect(ml.state.subscribers).toHaveLength(59);
     expect(logger.events()).toContain('sync.erased_contact_skipped');
@@ -672,10 +674,28 @@ describe('an erasure while a sync runs', () => {
       { email: 'friend@example.com', ...HERO },
     ]);
     const reply = await syncWith(hookedClient());
-    expect(reply).toMatchObject({ success: true, synced: 1 });
+    // Both addresses handled: the count is the same as if kid had never unsubscribed.
+    expect(reply).toMatchObject({ success: true, synced: 2 });
     expect(ml.state.subscribers.map((s) => s.email)).toEqual(['friend@example.com']);
     expect(await emailsStored()).toEqual(['KID@example.com', 'friend@example.com', 'kid@example.com']);
     expect((await db.collection(SUPPRESSIONS).get()).size).toBe(1);
+  });
+
+  it("answers the same synced whether or not an address among the rows unsubscribed: the reply tells no one's history", async () => {
+    const rows = [
+      { email: 'kid@example.com', ...HERO },
+      { email: 'control@example.com', ...HERO },
+    ];
+    await seedSignups(db, rows, Date.now() - 60_000);
+    const plain = await syncWith(hookedClient());
+    await firestore.reset();
+    resetMailerLite(ml);
+    await seedSignups(db, rows, Date.now() - 60_000);
+    await suppressMailbox(db, 'kid@example.com');
+    const withSuppressed = await syncWith(hookedClient());
+    expect(withSuppressed).toMatchObject({ success: true });
+    expect(withSuppressed.synced).toBe(plain.synced);
+    expect(ml.state.subscribers.map((s) => s.email)).toEqual(['control@example.com']);
   });
 
   it('sends each new subscriber with its first sign-up time as opted_in_at', async () => {

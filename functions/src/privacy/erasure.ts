@@ -3,6 +3,7 @@ import type { Clock } from '../clock';
 import { normaliseEmail } from '../contract';
 import { emailFields, type Logger } from '../logs';
 import type { MailerLiteClient, RequestOptions } from '../mailerlite/client';
+import { contactRecordRef } from '../mailerlite/contacts';
 import { MailerLiteError } from '../mailerlite/errors';
 import { mailboxSignups, ROWS_PER_QUERY, storedSignups } from '../signups/lookup';
 import {
@@ -25,7 +26,8 @@ import { openUnsubscribeToken, type UnsubscribeToken } from './unsubscribe-token
  * 2. Every sign-up of the mailbox is deleted, found by its key and by the link's own spellings, a bounded
  *    page at a time; the other spellings found on the way are sealed into the entry first (`aliases`), so
  *    their MailerLite subscribers are forgotten too.
- * 3. MailerLite forgets each of those addresses.
+ * 3. MailerLite forgets each of those addresses, and the spelling the mailbox's contact record names
+ *    (mailerlite/contacts.ts); then the record goes.
  * 4. The mark is cleared, only by the attempt that set it.
  *
  * A second click, or pending-erasures.ts every half hour, finishes what an earlier attempt left. A click on
@@ -109,8 +111,12 @@ export async function finishErasure(
   }
   await deps.afterStep?.('rows_deleted');
 
+  // The spelling MailerLite knows the mailbox by (mailerlite/contacts.ts), if no row names it any more.
+  const record = contactRecordRef(deps.db, deps.mailboxSecret, email);
+  const known = (await record.get()).get('email');
+  const forget = [...new Set([...rows.addresses, ...(typeof known === 'string' ? [known] : [])])];
   let outcome: ErasureReport['mailerLite'] = 'absent';
-  for (const address of rows.addresses) {
+  for (const address of forget) {
     try {
       if (await deps.client.forgetSubscriber(address, deps.request)) outcome = 'forgotten';
     } catch (error) {
@@ -120,6 +126,7 @@ export async function finishErasure(
     }
   }
   await deps.afterStep?.('forgotten');
+  await record.delete();
   await clearPending(ref, attempt);
   deps.logger.info('unsubscribe.erased', {
     ...emailFields(email),

@@ -3,8 +3,9 @@ import type { DocumentReference, DocumentSnapshot, Firestore } from 'firebase-ad
 import { normaliseEmail, SUPPRESSIONS } from '../contract';
 import { firestoreSdk } from '../firestore';
 import type { MailerLiteClient, RequestOptions } from '../mailerlite/client';
+import { contactRecordRef } from '../mailerlite/contacts';
 import { MailerLiteError } from '../mailerlite/errors';
-import { mailboxKey } from './mailbox-key';
+import { earlierMailboxKey, mailboxKey } from './mailbox-key';
 import { type UnsubscribeToken, unsubscribeToken } from './unsubscribe-token';
 
 /**
@@ -56,7 +57,11 @@ export function isPending(entry: DocumentSnapshot): boolean {
   return entry.get(PENDING) === true;
 }
 
-/** The normalised addresses among these whose mailbox is on the suppression list: one batched read. */
+/**
+ * The normalised addresses among these whose mailbox is on the suppression list: one batched read. A
+ * `+tag` spelling is also looked up under the key it had before tags were folded on every domain
+ * (mailbox-key.ts, earlierMailboxKey), where an entry written then still sits.
+ */
 export async function suppressedAmong(
   keys: SuppressionKeys,
   emails: readonly string[],
@@ -64,9 +69,15 @@ export async function suppressedAmong(
   const suppressed = new Set<string>();
   const distinct = [...new Set(emails.map(normaliseEmail))];
   if (distinct.length === 0) return suppressed;
-  const entries = await keys.db.getAll(...distinct.map((email) => suppressionRef(keys, email)));
+  const lookups = distinct.flatMap((email) => {
+    const earlier = earlierMailboxKey(keys.mailboxSecret, email);
+    const refs = [suppressionRef(keys, email)];
+    if (earlier) refs.push(keys.db.collection(SUPPRESSIONS).doc(earlier));
+    return refs.map((ref) => ({ email, ref }));
+  });
+  const entries = await keys.db.getAll(...lookups.map((lookup) => lookup.ref));
   entries.forEach((entry, index) => {
-    const email = distinct[index];
+    const email = lookups[index]?.email;
     if (email !== undefined && entry.exists) suppressed.add(email);
   });
   return suppressed;
@@ -137,21 +148,31 @@ export async function clearPending(ref: DocumentReference, attempt: string): Pro
 export type ForgetOutcome = { kind: 'forgotten' | 'absent' } | { kind: 'pending'; error: MailerLiteError };
 
 /**
- * Forgets the MailerLite subscriber of a suppressed mailbox's address now or, when MailerLite fails, later:
- * the entry gets the write-ahead mark back, for pending-erasures.ts. The sync and the contact worker undo
- * a push that raced an unsubscribe through here, so a person who left is never left on the list by an
- * outage. Only a Firestore failure is thrown.
+ * Forgets the MailerLite contact of a suppressed mailbox now or, when MailerLite fails, later: the address
+ * given and the spelling the mailbox's contact record names (mailerlite/contacts.ts), if another, then the
+ * record itself; when MailerLite fails the entry gets the write-ahead mark back, for pending-erasures.ts,
+ * and the record stays for it to find. The sync and the contact worker undo a push that raced an
+ * unsubscribe through here, so a person who left is never left on the list by an outage. Only a Firestore
+ * failure is thrown.
  */
 export async function forgetNowOrLater(
   deps: SuppressionKeys & { client: MailerLiteClient; unsubscribeSecret: string; now: number },
   email: string,
   request?: RequestOptions,
 ): Promise<ForgetOutcome> {
+  const record = contactRecordRef(deps.db, deps.mailboxSecret, email);
+  const known = (await record.get()).get('email');
+  const addresses = [...new Set([normaliseEmail(email), ...(typeof known === 'string' ? [known] : [])])];
+  let kind: 'forgotten' | 'absent' = 'absent';
   try {
-    return { kind: (await deps.client.forgetSubscriber(email, request)) ? 'forgotten' : 'absent' };
+    for (const address of addresses) {
+      if (await deps.client.forgetSubscriber(address, request)) kind = 'forgotten';
+    }
   } catch (error) {
     if (!(error instanceof MailerLiteError)) throw error;
     await markPending(deps, email, deps.now);
     return { kind: 'pending', error };
   }
+  await record.delete();
+  return { kind };
 }

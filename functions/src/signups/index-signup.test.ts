@@ -11,6 +11,7 @@ import {
 } from '../../test-support/stack';
 import { SIGNUPS } from '../contract';
 import { mailboxKey } from '../privacy/mailbox-key';
+import { type Enqueue, QUEUES, rowTaskId } from '../tasks/queue';
 import { indexSignup } from './index-signup';
 import { MAILBOX_KEY_FIELD, mailboxSignups, storedSignups } from './lookup';
 
@@ -28,20 +29,29 @@ beforeEach(async () => {
   logger = recordingLogger();
 });
 
+/** The tasks the trigger enqueued, as Cloud Tasks would hold them: one per id. */
+let enqueued: Map<string, { queue: string; payload: unknown }>;
+const enqueue: Enqueue = async (queue, payload, id) => {
+  if (enqueued.has(id)) return 'duplicate';
+  enqueued.set(id, { queue, payload });
+  return 'enqueued';
+};
+beforeEach(() => {
+  enqueued = new Map();
+});
+const triggerDeps = () => ({ mailboxSecret: MAILBOX_SECRET, enqueue, logger });
+
 const index = async (email: string) => {
   await seedSignups(db, [{ email, ...HERO }], Date.now(), { keyed: false });
   const [row] = (await db.collection(SIGNUPS).where('email', '==', email).get()).docs;
   if (!row) throw new Error('not stored');
-  return {
-    row,
-    result: await indexSignup({ ref: row.ref, email }, { mailboxSecret: MAILBOX_SECRET, logger }),
-  };
+  return { row, result: await indexSignup({ ref: row.ref, data: row.data() }, triggerDeps()) };
 };
 
 describe('index-signup (the trigger on each new sign-up)', () => {
   it('writes the mailbox key, so every spelling of one mailbox is found by one equality query', async () => {
     for (const email of ['Kid.Teen@gmail.com', 'kidteen+goody@googlemail.com', 'friend@example.com']) {
-      expect((await index(email)).result).toBe('indexed');
+      expect((await index(email)).result).toBe('delivery_enqueued');
     }
     const rows = await mailboxSignups(db, mailboxKey(MAILBOX_SECRET, 'kidteen@gmail.com'), 10);
     expect(rows.map((row) => row.get('email')).sort()).toEqual([
@@ -54,28 +64,58 @@ describe('index-signup (the trigger on each new sign-up)', () => {
     );
   });
 
-  it('leaves a row erased before it ran erased', async () => {
+  it("enqueues the row's own contact and thank-you, named after the row: a retried trigger enqueues nothing twice", async () => {
+    const { row } = await index('Kid@Example.com');
+    expect([...enqueued.entries()]).toEqual([
+      [
+        rowTaskId(QUEUES.contact, row.id),
+        {
+          queue: QUEUES.contact,
+          payload: { email: 'Kid@Example.com', subscription_type: 'updates', source: 'hero_form' },
+        },
+      ],
+      [rowTaskId(QUEUES.thankYou, row.id), { queue: QUEUES.thankYou, payload: { email: 'Kid@Example.com' } }],
+    ]);
+    expect(await indexSignup({ ref: row.ref, data: row.data() }, triggerDeps())).toBe('delivery_enqueued');
+    expect(enqueued.size).toBe(2);
+    // The log names the row's mailbox by its handle, never the address.
+    expect(JSON.stringify(logger.entries)).not.toMatch(/kid@example\.com/i);
+  });
+
+  it('throws when Cloud Tasks refuses, so the trigger is retried and the row is not left undelivered', async () => {
     await seedSignups(db, [{ email: 'kid@example.com', ...HERO }], Date.now(), { keyed: false });
     const [row] = (await db.collection(SIGNUPS).get()).docs;
     if (!row) throw new Error('not stored');
+    const refusing: Enqueue = async () => {
+      throw new Error('UNAVAILABLE');
+    };
+    await expect(
+      indexSignup({ ref: row.ref, data: row.data() }, { ...triggerDeps(), enqueue: refusing }),
+    ).rejects.toThrow('UNAVAILABLE');
+    expect(await indexSignup({ ref: row.ref, data: row.data() }, triggerDeps())).toBe('delivery_enqueued');
+    expect(enqueued.size).toBe(2);
+  });
+
+  it('leaves a row erased before it ran erased, and enqueues nothing for it', async () => {
+    await seedSignups(db, [{ email: 'kid@example.com', ...HERO }], Date.now(), { keyed: false });
+    const [row] = (await db.collection(SIGNUPS).get()).docs;
+    if (!row) throw new Error('not stored');
+    const data = row.data();
     await row.ref.delete();
-    expect(
-      await indexSignup(
-        { ref: row.ref, email: 'kid@example.com' },
-        { mailboxSecret: MAILBOX_SECRET, logger },
-      ),
-    ).toBe('gone');
+    expect(await indexSignup({ ref: row.ref, data }, triggerDeps())).toBe('gone');
     expect((await db.collection(SIGNUPS).get()).size).toBe(0);
+    expect(enqueued.size).toBe(0);
   });
 
   it('gives no key to a row the grammar refuses, with one log line and no address', async () => {
     const ref = db.collection(SIGNUPS).doc();
     await ref.set({ email: 'kid@localhost', ...HERO, created_at: new Date() });
-    expect(
-      await indexSignup({ ref, email: 'kid@localhost' }, { mailboxSecret: MAILBOX_SECRET, logger }),
-    ).toBe('not_an_address');
+    expect(await indexSignup({ ref, data: (await ref.get()).data() ?? {} }, triggerDeps())).toBe(
+      'not_an_address',
+    );
     expect((await ref.get()).get(MAILBOX_KEY_FIELD)).toBeUndefined();
     expect(logger.events()).toEqual(['signup.not_indexed']);
+    expect(enqueued.size).toBe(0);
   });
 });
 

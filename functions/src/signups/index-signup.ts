@@ -1,43 +1,69 @@
 import '../global-options';
 import type { DocumentReference } from 'firebase-admin/firestore';
 import { onDocumentCreated } from 'firebase-functions/v2/firestore';
-import { emailProblem, SIGNUPS } from '../contract';
-import { cloudLogger, type Logger } from '../logs';
+import { SIGNUPS } from '../contract';
+import { cloudLogger, emailFields, type Logger } from '../logs';
 import { MAILBOX_KEY_SECRET } from '../params';
 import { mailboxKey } from '../privacy/mailbox-key';
+import { parseAddContactInput } from '../schemas';
+import { cloudTasksEnqueue, type Enqueue, QUEUES, rowTaskId } from '../tasks/queue';
 import { MAILBOX_KEY_FIELD } from './lookup';
 
+export type IndexOutcome = 'delivery_enqueued' | 'not_an_address' | 'gone';
+
 /**
- * Writes the new sign-up's mailbox key on it (lookup.ts), so the erasure and the sync find every row of a
- * mailbox with one equality query. A row the grammar refuses (the rules let none in) gets no key; a row
- * erased before this runs is left erased.
+ * What makes a stored sign-up the guarantee of its delivery, whatever became of the page that stored it
+ * (a phone that lost its link after the insert, a tab closed before the two callables): each new row
+ *
+ * 1. gets its mailbox key written on it (lookup.ts), so the erasure, the sync and the workers find every
+ *    row of a mailbox with one equality query;
+ * 2. enqueues its contact (tasks/deliver-contact.ts) and its thank-you (tasks/deliver-thank-you.ts), as
+ *    tasks named after the row, so a retried trigger enqueues nothing twice. The callables the page calls
+ *    next may enqueue the same work sooner; the workers' records make the two one upsert and one mail.
+ *
+ * A row the grammar refuses (the rules let none in) gets neither; a row erased before this runs is left
+ * erased, and enqueues nothing. Enqueueing fails only with Cloud Tasks itself: then the trigger throws
+ * and is retried (`retry: true`), the key's write being idempotent.
  */
 export async function indexSignup(
-  row: { ref: DocumentReference; email: unknown },
-  deps: { mailboxSecret: string; logger: Logger },
-): Promise<'indexed' | 'not_an_address' | 'gone'> {
-  if (emailProblem(row.email) !== null) {
+  row: { ref: DocumentReference; data: Record<string, unknown> },
+  deps: { mailboxSecret: string; enqueue: Enqueue; logger: Logger },
+): Promise<IndexOutcome> {
+  const { email, subscription_type, source } = row.data;
+  let input: ReturnType<typeof parseAddContactInput>;
+  try {
+    input = parseAddContactInput({ email, subscription_type, source });
+  } catch {
     deps.logger.warn('signup.not_indexed', { reason: 'not_an_address' });
     return 'not_an_address';
   }
   try {
-    await row.ref.update({ [MAILBOX_KEY_FIELD]: mailboxKey(deps.mailboxSecret, row.email as string) });
+    await row.ref.update({ [MAILBOX_KEY_FIELD]: mailboxKey(deps.mailboxSecret, input.email) });
   } catch (error) {
     // 5 NOT_FOUND: the row was erased (one-click unsubscribe) before its key was written.
     if ((error as { code?: unknown }).code === 5) return 'gone';
     throw error;
   }
-  return 'indexed';
+  await Promise.all([
+    deps.enqueue(
+      QUEUES.contact,
+      { email: input.emailAsSent, subscription_type: input.subscriptionType, source: input.source },
+      rowTaskId(QUEUES.contact, row.ref.id),
+    ),
+    deps.enqueue(QUEUES.thankYou, { email: input.emailAsSent }, rowTaskId(QUEUES.thankYou, row.ref.id)),
+  ]);
+  deps.logger.info('signup.enqueued', emailFields(input.email));
+  return 'delivery_enqueued';
 }
 
 export const indexSignupOnCreate = onDocumentCreated(
-  // Retried on failure (the database briefly unavailable): the update is idempotent.
+  // Retried on failure (the database or Cloud Tasks briefly unavailable): every step is idempotent.
   { document: `${SIGNUPS}/{signupId}`, secrets: [MAILBOX_KEY_SECRET], retry: true },
   async (event) => {
     if (!event.data) return;
     await indexSignup(
-      { ref: event.data.ref, email: event.data.get('email') },
-      { mailboxSecret: MAILBOX_KEY_SECRET.value(), logger: cloudLogger },
+      { ref: event.data.ref, data: event.data.data() ?? {} },
+      { mailboxSecret: MAILBOX_KEY_SECRET.value(), enqueue: cloudTasksEnqueue, logger: cloudLogger },
     );
   },
 );

@@ -1,5 +1,6 @@
-import type { Firestore, QueryDocumentSnapshot } from 'firebase-admin/firestore';
+import type { Firestore, Query, QueryDocumentSnapshot } from 'firebase-admin/firestore';
 import { normaliseEmail, SIGNUPS } from '../contract';
+import type { SubscriptionType } from '../schemas';
 
 /**
  * How the functions find sign-ups: by an exact key, never by a scan, and never more than a bounded number
@@ -30,24 +31,32 @@ export async function storedSignups(
   db: Firestore,
   emailAsTyped: string,
   limit: number,
+  list?: SubscriptionType,
 ): Promise<QueryDocumentSnapshot[]> {
   const docs: QueryDocumentSnapshot[] = [];
   for (const email of addressForms(emailAsTyped)) {
     if (docs.length >= limit) break;
-    const query = db
-      .collection(SIGNUPS)
-      .where('email', '==', email)
-      .limit(limit - docs.length);
+    const query = ofList(db.collection(SIGNUPS).where('email', '==', email), list).limit(limit - docs.length);
     docs.push(...(await query.get()).docs);
   }
   return docs;
 }
 
-/** Up to `limit` sign-ups of the mailbox, found by its key. */
+/** Up to `limit` sign-ups of the mailbox (of one list, if given), found by its key. */
 export async function mailboxSignups(
   db: Firestore,
   key: string,
   limit: number,
+  list?: SubscriptionType,
 ): Promise<QueryDocumentSnapshot[]> {
-  return (await db.collection(SIGNUPS).where(MAILBOX_KEY_FIELD, '==', key).limit(limit).get()).docs;
+  return (
+    await ofList(db.collection(SIGNUPS).where(MAILBOX_KEY_FIELD, '==', key), list)
+      .limit(limit)
+      .get()
+  ).docs;
+}
+
+// Equality on two fields: Firestore serves it by merging the single-field indexes, no composite one.
+function ofList(query: Query, list: SubscriptionType | undefined): Query {
+  return list ? query.where('subscription_type', '==', list) : query;
 }

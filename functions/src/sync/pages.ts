@@ -1,4 +1,10 @@
-import type { FieldPath, Firestore, Query, QueryDocumentSnapshot } from 'firebase-admin/firestore';
+import type {
+  DocumentReference,
+  FieldPath,
+  Firestore,
+  Query,
+  QueryDocumentSnapshot,
+} from 'firebase-admin/firestore';
 import { SIGNUPS } from '../contract';
 import { millisOf } from '../firestore';
 import type { Logger } from '../logs';
@@ -13,6 +19,10 @@ export interface Contact {
   source: Source;
   /** Its first sign-up in the step (ms): sent as MailerLite's consent time, opted_in_at. */
   optedInAt: number;
+  /** The spelling MailerLite knows its mailbox by, when it is not `email` (mailerlite/contacts.ts). */
+  address?: string;
+  /** Its mailbox's contact record, where the groups MailerLite confirms are recorded. */
+  record?: DocumentReference;
 }
 
 /**

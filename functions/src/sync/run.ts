@@ -4,6 +4,7 @@ import type { Clock } from '../clock';
 import { LeaseLostError } from '../lease';
 import { emailFields, type Logger } from '../logs';
 import { BATCH_MAX_REQUESTS, type MailerLiteClient } from '../mailerlite/client';
+import { recordLists, spellingsFor } from '../mailerlite/contacts';
 import {
   MailerLiteConfiguredGroupError,
   MailerLiteError,
@@ -106,7 +107,7 @@ export type SyncResult =
   | {
       kind: 'ran';
       stop: SyncStop;
-      /** Distinct addresses MailerLite confirmed. */
+      /** Distinct addresses handled: confirmed, delivered before, or passed as unsubscribed (Run.toSend). */
       synced: number;
       rejected: number;
       skipped: number;
@@ -170,6 +171,7 @@ export async function runSync(deps: SyncRunDeps): Promise<SyncResult> {
       outcome,
       ...counts,
       erased: run.erased,
+      delivered_before: run.delivered,
       read: backlog.read,
       duplicates: backlog.duplicates,
       remaining,
@@ -193,9 +195,14 @@ type Outcome = 'confirmed' | 'rejected' | 'retry';
 
 /** The steps of one run, under a lease it holds. */
 class Run {
-  /** Distinct addresses MailerLite confirmed in this run. */
+  /**
+   * Distinct addresses this run handled: confirmed by MailerLite, found delivered already, or passed
+   * because their mailbox unsubscribed (toSend).
+   */
   readonly syncedEmails = new Set<string>();
   rejected = 0;
+  /** Contacts settled without a request: MailerLite had them in their groups already. */
+  delivered = 0;
   /** Contacts not sent, or forgotten again, because the person unsubscribed while the run held them. */
   erased = 0;
   readonly backlog: Backlog;
@@ -255,10 +262,11 @@ class Run {
         await this.waitUntil(pace.until);
         continue;
       }
-      const contacts = await this.withoutErased(pace.contacts);
+      const contacts = await this.toSend(pace.contacts);
       if (this.failure) break;
       if (contacts.length > 0) {
         const confirmed = await this.send({ kind: pace.kind, contacts });
+        await this.recordConfirmed(confirmed);
         await this.forgetErased(confirmed);
       }
       this.advanceCursor();
@@ -269,26 +277,63 @@ class Run {
   }
 
   /**
-   * The contacts of a step whose mailbox is not on the suppression list: what keeps a contact out of
-   * MailerLite is decided here, once per step. The others are passed without a request: the person
-   * unsubscribed, and no later sign-up of that mailbox puts it back.
+   * What a step sends, decided once per step:
+   * - a contact whose mailbox is on the suppression list is passed without a request: the person
+   *   unsubscribed, and no later sign-up of that mailbox puts it back;
+   * - a contact whose mailbox MailerLite already has in every group it asks for (its row's own task
+   *   delivered it, or an earlier run) is settled without a request;
+   * - the others go under their mailbox's one spelling (mailerlite/contacts.ts), so spellings of one
+   *   mailbox make one MailerLite contact.
+   * Each of these counts as handled (`synced`): the reply counts what the run went through, never what
+   * any one address's history made of it, so it cannot tell a stranger that an address unsubscribed.
    */
-  private async withoutErased(contacts: Contact[]): Promise<Contact[]> {
+  private async toSend(contacts: Contact[]): Promise<Contact[]> {
+    const { db, mailboxSecret, logger } = this.deps;
     let erased: Set<string>;
+    let spellings: Awaited<ReturnType<typeof spellingsFor>>;
     try {
       erased = await this.suppressed(contacts);
+      const rest = contacts.filter((contact) => !erased.has(contact.email));
+      spellings = await spellingsFor(
+        db,
+        mailboxSecret,
+        rest.map((contact) => contact.email),
+      );
     } catch {
       this.fail('database');
       return [];
     }
-    if (erased.size === 0) return contacts;
+    const send: Contact[] = [];
     for (const contact of contacts) {
-      if (!erased.has(contact.email)) continue;
-      this.backlog.pass(contact.email);
-      this.erased += 1;
-      this.deps.logger.info('sync.erased_contact_skipped', emailFields(contact.email));
+      if (erased.has(contact.email)) {
+        this.backlog.pass(contact.email);
+        this.syncedEmails.add(contact.email);
+        this.erased += 1;
+        logger.info('sync.erased_contact_skipped', emailFields(contact.email));
+        continue;
+      }
+      const record = spellings.get(contact.email);
+      if (record && [...contact.types].every((type) => record.lists.has(type))) {
+        this.backlog.confirm(contact);
+        this.syncedEmails.add(contact.email);
+        this.delivered += 1;
+        continue;
+      }
+      send.push(record ? { ...contact, address: record.email, record: record.ref } : contact);
     }
-    return contacts.filter((contact) => !erased.has(contact.email));
+    return send;
+  }
+
+  /** Records on each mailbox the groups MailerLite confirmed, so no later task or run sends them again. */
+  private async recordConfirmed(confirmed: Contact[]): Promise<void> {
+    const recorded = confirmed.flatMap((contact) =>
+      contact.record ? [{ ref: contact.record, lists: contact.types }] : [],
+    );
+    try {
+      await recordLists(this.deps.db, recorded, this.deps.clock.now());
+    } catch {
+      this.fail('database');
+    }
   }
 
   /**
@@ -318,7 +363,7 @@ class Run {
             mailboxSecret: this.deps.mailboxSecret,
             now: this.deps.clock.now(),
           },
-          contact.email,
+          contact.address ?? contact.email,
           { deadline: this.deps.stopAt },
         );
       } catch {
@@ -336,7 +381,6 @@ class Run {
         continue;
       }
       this.backlog.pass(contact.email);
-      this.syncedEmails.delete(contact.email);
       this.erased += 1;
       this.deps.logger.warn('sync.erased_contact_forgotten', emailFields(contact.email));
     }

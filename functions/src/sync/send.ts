@@ -102,7 +102,7 @@ function upsertFor(
   groupIds: Readonly<Record<SubscriptionType, string>>,
 ): UpsertSubscriberInput {
   return {
-    email: contact.email,
+    email: contact.address ?? contact.email,
     fields: { source: contact.source },
     groups: [...contact.types].map((type) => groupIds[type]),
     ...(contact.optedInAt > 0 ? { opted_in_at: mailerLiteTime(contact.optedInAt) } : {}),

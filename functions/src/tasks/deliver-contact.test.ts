@@ -29,7 +29,7 @@ import {
   type DeliverContactDeps,
   handleDeliverContact,
 } from './deliver-contact';
-import { RetryLater, STORED_GRACE_MS } from './queue';
+import { RetryLater } from './queue';
 
 let ml: MailerLiteStandIn;
 let firestore: FirestoreHarness;
@@ -69,12 +69,9 @@ function deps(
 
 type ContactBody = { email: string; source: string; subscription_type?: string };
 
-/**
- * Runs the task the callable enqueues for this body. `enqueuedAt` 0: long ago, so a sign-up not stored
- * is final; Date.now(): just enqueued, so the worker still waits for it (queue.ts, STORED_GRACE_MS).
- */
-function deliver(body: ContactBody, taskDeps: DeliverContactDeps = deps(), enqueuedAt = 0) {
-  return handleDeliverContact({ ...body, enqueued_at: enqueuedAt }, taskDeps);
+/** Runs the task the row's trigger (or the callable) enqueues for this body. */
+function deliver(body: ContactBody, taskDeps: DeliverContactDeps = deps()) {
+  return handleDeliverContact(body, taskDeps);
 }
 
 /** Stores the sign-up the body names, as the page does before it calls, then runs its task. */
@@ -407,30 +404,92 @@ describe('deliver-contact (the task add-contact-to-mailerlite enqueues)', () => 
       expect(logger.events()).toEqual(['add_contact.failed']);
     });
 
-    it('a sign-up not stored yet is waited for within the grace period, then delivered', async () => {
-      const enqueuedAt = Date.now();
-      await expect(deliver(hero('kid@example.com'), deps(), enqueuedAt)).rejects.toBeInstanceOf(RetryLater);
+    it('an address with no stored sign-up is dropped at its first look: no retry, no MailerLite request', async () => {
+      // The row, when it comes, enqueues its own task (signups/index-signup.ts): nothing waits for it.
+      expect(await deliver(hero('kid@example.com'))).toBe('not_stored');
       expect(ml.state.requests).toEqual([]);
-      await seedSignups(firestore.db, [{ email: 'kid@example.com', ...HERO }]);
-      expect(await deliver(hero('kid@example.com'), deps(), enqueuedAt)).toBe('delivered');
-    });
-
-    it('past the grace period, an address never stored is dropped', async () => {
-      const enqueuedAt = Date.now() - STORED_GRACE_MS - 1;
-      expect(await deliver(hero('kid@example.com'), deps(), enqueuedAt)).toBe('not_stored');
-      expect(ml.state.requests).toEqual([]);
+      expect(logger.events()).toEqual(['add_contact.refused_unknown_address']);
     });
 
     it('an erasure between the enqueue and the dispatch: nothing is sent', async () => {
       await seedSignups(firestore.db, [{ email: 'kid@example.com', ...HERO }]);
-      const enqueuedAt = Date.now() - STORED_GRACE_MS - 1;
       // What the unsubscribe link does: the sign-ups go, the mailbox goes on the suppression list.
       for (const doc of (await firestore.db.collection('email_subscriptions').get()).docs)
         await doc.ref.delete();
       await suppress('kid@example.com');
-      expect(await deliver(hero('kid@example.com'), deps(), enqueuedAt)).toBe('not_stored');
+      expect(await deliver(hero('kid@example.com'))).toBe('not_stored');
       expect(ml.state.requests).toEqual([]);
       expect(ml.state.subscribers).toEqual([]);
+    });
+
+    it('a retry after a push, once the person unsubscribed and the rows went, forgets the contact again', async () => {
+      // The first attempt pushed and died before its own check; the erasure's forget ran before the push landed.
+      await seedSignups(firestore.db, [{ email: 'kid@example.com', ...HERO }]);
+      expect(await deliver(hero('kid@example.com'))).toBe('delivered');
+      for (const doc of (await firestore.db.collection('email_subscriptions').get()).docs)
+        await doc.ref.delete();
+      await suppress('kid@example.com');
+      expect(ml.state.subscribers).toHaveLength(1);
+      expect(await deliver(hero('kid@example.com'), deps({}, { retryCount: 1 }))).toBe('not_stored');
+      expect(ml.state.subscribers).toEqual([]);
+      // A first attempt (a stranger's guess of that address) asks MailerLite nothing.
+      const requests = ml.state.requests.length;
+      expect(await deliver(hero('kid@example.com'))).toBe('not_stored');
+      expect(ml.state.requests).toHaveLength(requests);
+    });
+  });
+
+  describe('one MailerLite contact per mailbox (mailerlite/contacts.ts)', () => {
+    it("the row's task and the callable's task for one sign-up make exactly one upsert", async () => {
+      await seedSignups(firestore.db, [{ email: 'kid@example.com', ...HERO }]);
+      expect(await deliver(hero('kid@example.com'))).toBe('delivered');
+      expect(await deliver(hero('kid@example.com'))).toBe('already_delivered');
+      expect(
+        ml.state.requests.filter((r) => r.method === 'POST' && r.path === '/api/subscribers'),
+      ).toHaveLength(1);
+    });
+
+    it('two tasks at once for one mailbox: one pushes, the other comes back later and finds it delivered', async () => {
+      await seedSignups(firestore.db, [{ email: 'kid@example.com', ...HERO }]);
+      const outcomes = await Promise.allSettled([
+        deliver(hero('kid@example.com')),
+        deliver(hero('kid@example.com')),
+      ]);
+      expect(outcomes.filter((o) => o.status === 'fulfilled' && o.value === 'delivered')).toHaveLength(1);
+      const retried = outcomes.filter((o) => o.status === 'rejected');
+      for (const outcome of retried) expect(outcome.reason).toBeInstanceOf(RetryLater);
+      for (const _ of retried) expect(await deliver(hero('kid@example.com'))).toBe('already_delivered');
+      expect(ml.state.subscribers).toHaveLength(1);
+    });
+
+    it('four spellings of one Gmail mailbox are one contact, under the first spelling pushed, in both groups', async () => {
+      const spellings = ['kid.teen@gmail.com', 'kidteen+1@gmail.com', 'Kid.Teen+goody@googlemail.com'];
+      for (const email of spellings) {
+        await seedSignups(firestore.db, [{ email, ...HERO }]);
+        expect(await deliver(hero(email))).toMatch(/delivered/);
+      }
+      await seedSignups(firestore.db, [{ email: 'kidteen+club@gmail.com', ...FINAL }]);
+      expect(await deliver(final('kidteen+club@gmail.com'))).toBe('delivered');
+      expect(ml.state.subscribers.map((s) => s.email)).toEqual(['kid.teen@gmail.com']);
+      expect(ml.state.subscribers[0]?.groups).toHaveLength(2);
+    });
+
+    it('a +tag spelling on any domain is the same contact', async () => {
+      await seedSignups(firestore.db, [
+        { email: 'kid@school-example.org', ...HERO },
+        { email: 'kid+goody@school-example.org', ...HERO },
+      ]);
+      await deliver(hero('kid@school-example.org'));
+      expect(await deliver(hero('kid+goody@school-example.org'))).toBe('already_delivered');
+      expect(ml.state.subscribers.map((s) => s.email)).toEqual(['kid@school-example.org']);
+    });
+
+    it("rows a bot stored on the other list do not hide this list's sign-up", async () => {
+      await seedSignups(firestore.db, [
+        ...Array.from({ length: CONTACT_ROWS_READ + 5 }, () => ({ email: 'kid@example.com', ...FINAL })),
+        { email: 'kid@example.com', ...HERO },
+      ]);
+      expect(await deliver(hero('kid@example.com'))).toBe('delivered');
     });
   });
 

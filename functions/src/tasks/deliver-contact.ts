@@ -5,15 +5,17 @@ import { type Clock, systemClock } from '../clock';
 import { adminFirestore, millisOf } from '../firestore';
 import { cloudLogger, emailFields, type LogFields, type Logger } from '../logs';
 import { type MailerLiteClient, mailerLiteTime } from '../mailerlite/client';
+import { claimContact, contactRecordRef } from '../mailerlite/contacts';
 import { MailerLiteError } from '../mailerlite/errors';
 import { mailerLiteFromParams } from '../mailerlite/from-params';
 import { type GroupConfig, groupIdsRefusedBy, reResolveGroupId, resolveGroupId } from '../mailerlite/groups';
 import { mailerLiteHttpsError } from '../mailerlite/https-error';
 import { MAILBOX_KEY_SECRET, MAILERLITE_API_KEY, UNSUBSCRIBE_SECRET } from '../params';
+import { mailboxKey } from '../privacy/mailbox-key';
 import { forgetNowOrLater, suppressedAmong } from '../privacy/suppression';
 import { type AddContactInput, parseAddContactInput } from '../schemas';
-import { storedSignups } from '../signups/lookup';
-import { type ContactTask, positiveNumber, RETRY, RetryLater, STORED_GRACE_MS } from './queue';
+import { mailboxSignups, storedSignups } from '../signups/lookup';
+import { type ContactTask, positiveNumber, RETRY, RetryLater } from './queue';
 
 /**
  * One MailerLite request may take this long, and the client may try twice (waiting out a short
@@ -32,32 +34,37 @@ export interface DeliverContactDeps {
   requestTimeoutMs?: number;
   /** UNSUBSCRIBE_SECRET: seals the address when undoing a push must wait for MailerLite (suppression.ts). */
   unsubscribeSecret: string;
-  /** MAILBOX_KEY_SECRET: finds the mailbox on the suppression list. */
+  /** MAILBOX_KEY_SECRET: finds the mailbox on the suppression list and names its contact record. */
   mailboxSecret: string;
+  /** Cloud Tasks' retry count of this task (0 on its first attempt). */
+  retryCount?: number;
 }
 
-/** Sign-ups of one address read to deliver it: enough for its consent time, bounded whatever a bot stored. */
+/** Sign-ups of one address and list read to deliver it: enough for its consent time, bounded whatever a bot stored. */
 export const CONTACT_ROWS_READ = 20;
 
 /** What a task came to; a failure Cloud Tasks should retry is thrown (RetryLater) instead. */
-export type ContactOutcome = 'delivered' | 'not_stored' | 'suppressed' | 'dropped';
+export type ContactOutcome = 'delivered' | 'already_delivered' | 'not_stored' | 'suppressed' | 'dropped';
 
 /**
  * Upserts a stored sign-up into the group of its list, with its source as a field and its first sign-up
- * time as MailerLite's consent time. Only for an address with a stored sign-up of the pairing the task
- * names: anyone can call the callable that enqueued it. A sign-up not (yet) stored is looked for again
- * until STORED_GRACE_MS after the enqueue (see queue.ts), then the task is dropped.
+ * time as MailerLite's consent time. Every stored row enqueues one of these tasks itself
+ * (signups/index-signup.ts), and the page's add-contact callable may enqueue another (a fast path, anyone
+ * can call it): so the task delivers only a stored sign-up of the pairing it names, and a task for an
+ * address with none is dropped at its first look: the row, when it comes, brings its own task.
  *
- * MailerLite's upsert adds groups and keeps the ones the subscriber is already in, so someone who joined
- * through both forms ends up in both groups. A failure a retry can fix (429, 5xx, a timeout, the database)
- * throws RetryLater; one it cannot (the key refused, a group or field misconfigured, the address refused)
- * is logged once and the task dropped: the admin sync delivers the sign-up once the cause is fixed.
+ * One MailerLite contact per mailbox (mailerlite/contacts.ts): the mailbox's record, claimed for the push,
+ * names the spelling MailerLite knows and the lists it has; a list already there costs no request, so the
+ * row's task and the callable's together make one upsert. MailerLite's upsert adds groups and keeps the
+ * ones the subscriber is in, so someone who joined through both forms ends up in both groups. A failure a
+ * retry can fix (429, 5xx, a timeout, the database, another task pushing the same mailbox) throws
+ * RetryLater; one it cannot (the key refused, a group or field misconfigured, the address refused) is
+ * logged once and the task dropped: the admin sync delivers the sign-up once the cause is fixed.
  */
 export async function handleDeliverContact(task: unknown, deps: DeliverContactDeps): Promise<ContactOutcome> {
-  const { enqueued_at: enqueuedAt, ...body } = (task ?? {}) as Partial<ContactTask>;
   let input: AddContactInput;
   try {
-    input = parseAddContactInput(body);
+    input = parseAddContactInput(taskBody(task));
   } catch {
     deps.logger.error('add_contact.task_malformed', {});
     return 'dropped';
@@ -68,9 +75,11 @@ export async function handleDeliverContact(task: unknown, deps: DeliverContactDe
     source: input.source,
   };
   try {
-    const delivered = await addStoredContact(input, deps, log);
-    if (delivered !== 'not_stored') return delivered;
+    const outcome = await addStoredContact(input, deps, log);
+    if (outcome === 'not_stored') deps.logger.info('add_contact.refused_unknown_address', log);
+    return outcome;
   } catch (error) {
+    if (error instanceof RetryLater) throw error;
     if (!(error instanceof MailerLiteError)) {
       deps.logger.warn('add_contact.failed', { ...log, error: 'database', code: 'unavailable' });
       throw new RetryLater('The database is unavailable.');
@@ -88,33 +97,54 @@ export async function handleDeliverContact(task: unknown, deps: DeliverContactDe
     if (code === 'unavailable') throw new RetryLater('MailerLite is unavailable.');
     return 'dropped';
   }
-  if (deps.clock.now() - (typeof enqueuedAt === 'number' ? enqueuedAt : 0) < STORED_GRACE_MS) {
-    throw new RetryLater('No stored sign-up yet.');
-  }
-  deps.logger.warn('add_contact.refused_unknown_address', log);
-  return 'not_stored';
 }
 
-/** Throws what MailerLite or Firestore throw. */
+/** The task's body without what older tasks carried beside it (`enqueued_at`). */
+function taskBody(task: unknown): unknown {
+  const { enqueued_at: _enqueuedAt, ...body } = (task ?? {}) as Partial<ContactTask> & {
+    enqueued_at?: unknown;
+  };
+  return body;
+}
+
+/** Throws what MailerLite or Firestore throw, and RetryLater while another task pushes the mailbox. */
 async function addStoredContact(
   input: AddContactInput,
   deps: DeliverContactDeps,
   log: LogFields,
 ): Promise<Exclude<ContactOutcome, 'dropped'>> {
-  const signups = (await storedSignups(deps.db, input.emailAsSent, CONTACT_ROWS_READ)).filter(
-    (doc) => doc.get('subscription_type') === input.subscriptionType && doc.get('source') === input.source,
-  );
-  if (signups.length === 0) return 'not_stored';
+  const signups = await storedSignupsOfList(deps, input);
   const suppression = { db: deps.db, mailboxSecret: deps.mailboxSecret };
+  if (signups.length === 0) {
+    // A retry of a task that pushed and then died, after which the person unsubscribed and their rows
+    // went: the push may have landed after the erasure's forget, so forget again. A first attempt (a
+    // stranger's guess) costs one look and no MailerLite request.
+    if ((deps.retryCount ?? 0) > 0 && (await suppressedAmong(suppression, [input.email])).size > 0) {
+      await forgetErased(input.email, deps, log);
+    }
+    return 'not_stored';
+  }
   if ((await suppressedAmong(suppression, [input.email])).size > 0) {
     // The mailbox unsubscribed: a later sign-up of it, by anyone, does not put it back.
     deps.logger.info('add_contact.suppressed', log);
     return 'suppressed';
   }
+  const claim = await claimContact(contactRecordRef(deps.db, deps.mailboxSecret, input.email), {
+    emailAsFirstSeen: input.email,
+    list: input.subscriptionType,
+    clock: deps.clock,
+  });
+  if (claim.status === 'already') {
+    deps.logger.info('add_contact.already_delivered', log);
+    return 'already_delivered';
+  }
+  // Another task pushes this mailbox (perhaps for the other list, read before this row existed): look
+  // again once it is done.
+  if (claim.status === 'in_progress') throw new RetryLater('Another task is pushing this mailbox.');
+
   const times = signups.map((doc) => millisOf(doc.get('created_at'))).filter((time) => time > 0);
   // The first sign-up of this pairing read is when the person opted in to this list.
   const optedInAt = mailerLiteTime(times.length > 0 ? Math.min(...times) : deps.clock.now());
-
   const request = {
     deadline: deps.clock.now() + (deps.budgetMs ?? CONTACT_TASK_BUDGET_MS),
     timeoutMs: deps.requestTimeoutMs ?? CONTACT_REQUEST_TIMEOUT_MS,
@@ -122,44 +152,68 @@ async function addStoredContact(
   };
   const upsert = (groupId: string) =>
     deps.client.upsertSubscriber(
-      { email: input.email, fields: { source: input.source }, groups: [groupId], opted_in_at: optedInAt },
+      { email: claim.email, fields: { source: input.source }, groups: [groupId], opted_in_at: optedInAt },
       request,
     );
-  const groupId = await resolveGroupId(deps.client, deps.groups, input.subscriptionType, request);
   let result: Awaited<ReturnType<typeof upsert>>;
   try {
-    result = await upsert(groupId);
+    const groupId = await resolveGroupId(deps.client, deps.groups, input.subscriptionType, request);
+    try {
+      result = await upsert(groupId);
+    } catch (error) {
+      // The cached group is gone (deleted in MailerLite): resolve its name again and retry once,
+      // within the same budget. A second refusal is final.
+      if (groupIdsRefusedBy(error, [groupId]).length === 0) throw error;
+      const type = input.subscriptionType;
+      const fresh = await reResolveGroupId(deps.client, deps.groups, type, groupId, request);
+      if (fresh === groupId) throw error;
+      deps.logger.warn('mailerlite.group_re_resolved', {
+        subscription_type: type,
+        refused_group_id: groupId,
+        group_id: fresh,
+      });
+      result = await upsert(fresh);
+    }
   } catch (error) {
-    // The cached group is gone (deleted in MailerLite): resolve its name again and retry once,
-    // within the same budget. A second refusal is final.
-    if (groupIdsRefusedBy(error, [groupId]).length === 0) throw error;
-    const type = input.subscriptionType;
-    const fresh = await reResolveGroupId(deps.client, deps.groups, type, groupId, request);
-    if (fresh === groupId) throw error;
-    deps.logger.warn('mailerlite.group_re_resolved', {
-      subscription_type: type,
-      refused_group_id: groupId,
-      group_id: fresh,
-    });
-    result = await upsert(fresh);
+    await claim.abandon();
+    throw error;
   }
+  await claim.delivered();
   deps.logger.info('add_contact.upserted', { ...log, status: result.created ? 'created' : 'updated' });
 
   // The person left (one-click unsubscribe) while this task was pushing: undo the push.
   if ((await suppressedAmong(suppression, [input.email])).size > 0) {
-    const forget = await forgetNowOrLater(
-      {
-        ...suppression,
-        client: deps.client,
-        unsubscribeSecret: deps.unsubscribeSecret,
-        now: deps.clock.now(),
-      },
-      input.email,
-      request,
-    );
-    deps.logger.warn('add_contact.erased_during_call', { ...log, forget: forget.kind });
+    await forgetErased(claim.email, deps, log);
   }
   return 'delivered';
+}
+
+/**
+ * The stored sign-ups of the task's address and list: by the mailbox key the row's trigger writes, then
+ * by the address as typed (a row the trigger has not keyed yet). Filtered by list in the query, so rows a
+ * bot stored on the other list cannot hide this one.
+ */
+async function storedSignupsOfList(deps: DeliverContactDeps, input: AddContactInput) {
+  const key = mailboxKey(deps.mailboxSecret, input.email);
+  const byKey = await mailboxSignups(deps.db, key, CONTACT_ROWS_READ, input.subscriptionType);
+  if (byKey.length > 0) return byKey;
+  return storedSignups(deps.db, input.emailAsSent, CONTACT_ROWS_READ, input.subscriptionType);
+}
+
+/** Forgets the mailbox's contact of a person who unsubscribed, now or (MailerLite failing) later. */
+async function forgetErased(email: string, deps: DeliverContactDeps, log: LogFields): Promise<void> {
+  const forget = await forgetNowOrLater(
+    {
+      db: deps.db,
+      mailboxSecret: deps.mailboxSecret,
+      client: deps.client,
+      unsubscribeSecret: deps.unsubscribeSecret,
+      now: deps.clock.now(),
+    },
+    email,
+    { deadline: deps.clock.now() + (deps.budgetMs ?? CONTACT_TASK_BUDGET_MS) },
+  );
+  deps.logger.warn('add_contact.erased_during_call', { ...log, forget: forget.kind });
 }
 
 /**
@@ -203,6 +257,7 @@ export const deliverContact = onTaskDispatched(
   async (request) => {
     const { client, groups } = mailerLiteFromParams();
     await handleDeliverContact(request.data, {
+      retryCount: request.retryCount,
       db: await adminFirestore(),
       client,
       groups,

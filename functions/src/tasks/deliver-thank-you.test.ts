@@ -17,6 +17,7 @@ import {
 } from '../../test-support/stack';
 import { type Clock, systemClock } from '../clock';
 import { THANK_YOU_MAILS } from '../contract';
+import { DOMAIN_SHARE, DOMAIN_SHARE_MIN } from '../mail/budget';
 import { type MailTransport, smtpTransport } from '../mail/transport';
 import { mailboxKey } from '../privacy/mailbox-key';
 import { openUnsubscribeToken, unsubscribeLink } from '../privacy/unsubscribe-token';
@@ -29,7 +30,7 @@ import {
   type ThankYouOutcome,
   type ThankYouRecord,
 } from './deliver-thank-you';
-import { RetryLater, STORED_GRACE_MS } from './queue';
+import { RetryLater } from './queue';
 
 let firestore: FirestoreHarness;
 let db: Firestore;
@@ -74,16 +75,12 @@ function deps(extra: Partial<DeliverThankYouDeps> = {}): DeliverThankYouDeps {
 const UNSUBSCRIBE_URL = 'http://127.0.0.1:5001/demo-goody/us-central1/unsubscribe';
 const SECRET = 'test-unsubscribe-secret';
 
-/**
- * Runs the task send-thank-you-email enqueues for this body. `enqueuedAt` 0: long ago, so a sign-up not
- * stored is final; Date.now(): just enqueued, so the worker still waits for it (queue.ts).
- */
+/** Runs the task the row's trigger (or send-thank-you-email) enqueues for this body. */
 function outcomeOf(
   body: { email: string },
   taskDeps: DeliverThankYouDeps = deps(),
-  enqueuedAt = 0,
 ): Promise<ThankYouOutcome> {
-  return handleDeliverThankYou({ ...body, enqueued_at: enqueuedAt }, taskDeps);
+  return handleDeliverThankYou(body, taskDeps);
 }
 
 async function record(email: string): Promise<ThankYouRecord | undefined> {
@@ -221,6 +218,51 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
       expect(await outbox.messages()).toHaveLength(5);
     });
 
+    it('a burst of 20 spellings of one mailbox spends one slot: only the claim holder takes one', async () => {
+      const spellings = Array.from({ length: 20 }, (_, i) => `kid+${i}@school-example.org`);
+      await seedSignups(
+        db,
+        spellings.map((email) => ({ email, ...HERO })),
+      );
+      const budget = { mailPerHour: 2, clock: at(0) };
+      const results = await Promise.allSettled(spellings.map((email) => outcomeOf({ email }, deps(budget))));
+      const outcomes = results.map((r) =>
+        r.status === 'fulfilled' ? r.value.status : (r.reason as Error).name,
+      );
+      expect(outcomes.filter((o) => o === 'sent')).toHaveLength(1);
+      expect(await outbox.messages()).toHaveLength(1);
+      // The hour's second slot is still there for someone else.
+      await seedSignups(db, [{ email: 'friend@example.com', ...HERO }]);
+      expect(await outcomeOf({ email: 'friend@example.com' }, deps(budget))).toEqual({ status: 'sent' });
+    });
+
+    it("a catch-all domain's burst takes at most its share of the hour: a real sign-up still gets its thank-you", async () => {
+      const share = Math.max(DOMAIN_SHARE_MIN, Math.ceil(100 * DOMAIN_SHARE));
+      const bots = Array.from({ length: share + 5 }, (_, i) => `bot${i}@catch-all-example.net`);
+      await seedSignups(
+        db,
+        [...bots, 'kid@school-example.org'].map((email) => ({ email, ...HERO })),
+      );
+      const budget = { mailPerHour: 100, clock: at(0) };
+      const outcomes: string[] = [];
+      for (const email of bots) {
+        outcomes.push(
+          await outcomeOf({ email }, deps(budget)).then(
+            (o) => o.status,
+            (e: Error) => e.name,
+          ),
+        );
+      }
+      expect(outcomes.filter((o) => o === 'sent')).toHaveLength(share);
+      expect(outcomes.filter((o) => o === 'RetryLater')).toHaveLength(5);
+      expect(await outcomeOf({ email: 'kid@school-example.org' }, deps(budget))).toEqual({ status: 'sent' });
+      // The held-back ones are not dropped: the next hour sends them.
+      const later = { mailPerHour: 100, clock: at(1) };
+      for (const email of bots.slice(share)) {
+        expect(await outcomeOf({ email }, deps(later))).toEqual({ status: 'sent' });
+      }
+    });
+
     it('spends none of it on a mailbox already thanked', async () => {
       await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
       const budget = { mailPerHour: 1, clock: at(0) };
@@ -316,22 +358,17 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
   });
 
   describe('before it is sent', () => {
-    it('a sign-up not stored yet is waited for within the grace period, then sent', async () => {
-      const enqueuedAt = Date.now();
-      await expect(outcomeOf({ email: 'kid@example.com' }, deps(), enqueuedAt)).rejects.toBeInstanceOf(
-        RetryLater,
-      );
+    it('an address with no stored sign-up is dropped at its first look: no retry, nothing written', async () => {
+      // The row, when it comes, enqueues its own task (signups/index-signup.ts): nothing waits for it.
+      expect(await outcomeOf({ email: 'kid@example.com' })).toEqual({ status: 'unknown_address' });
       await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
-      expect(await outcomeOf({ email: 'kid@example.com' }, deps(), enqueuedAt)).toEqual({ status: 'sent' });
+      expect(await outcomeOf({ email: 'kid@example.com' })).toEqual({ status: 'sent' });
     });
 
     it('an erasure between the enqueue and the dispatch: nothing is sent', async () => {
       await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
       for (const doc of (await db.collection('email_subscriptions').get()).docs) await doc.ref.delete();
-      const enqueuedAt = Date.now() - STORED_GRACE_MS - 1;
-      expect(await outcomeOf({ email: 'kid@example.com' }, deps(), enqueuedAt)).toEqual({
-        status: 'unknown_address',
-      });
+      expect(await outcomeOf({ email: 'kid@example.com' })).toEqual({ status: 'unknown_address' });
       expect(await outbox.messages()).toEqual([]);
       expect(await thankYouRecords()).toBe(0);
     });

@@ -6,8 +6,8 @@ import { THANK_YOU_MAILS } from '../contract';
 import { adminFirestore, millisOf } from '../firestore';
 import { claimLease, type Lease, type Claim as LeaseClaim, type LeaseLayout, LeaseLostError } from '../lease';
 import { cloudLogger, emailFields, type Logger } from '../logs';
-import { takeMailSlot } from '../mail/budget';
-import { buildThankYouMessage } from '../mail/thank-you-message';
+import { domainKey, takeMailSlot } from '../mail/budget';
+import { buildThankYouMessage, thankYouMessageToken } from '../mail/thank-you-message';
 import { type MailTransport, smtpTransport } from '../mail/transport';
 import {
   DEFAULTS,
@@ -29,7 +29,7 @@ import {
   type ThankYouInput,
 } from '../schemas';
 import { storedSignups } from '../signups/lookup';
-import { positiveNumber, RETRY, RetryLater, STORED_GRACE_MS, type ThankYouTask } from './queue';
+import { positiveNumber, RETRY, RetryLater, type ThankYouTask } from './queue';
 
 /** How long the function may run; the lease below must outlive it. */
 export const THANK_YOU_TIMEOUT_SECONDS = 60;
@@ -43,7 +43,8 @@ export const THANK_YOU_TIMEOUT_SECONDS = 60;
  */
 export const THANK_YOU_LEASE_MS = 5 * 60_000;
 
-export type ThankYouState = 'sending' | 'sent' | 'failed';
+/** `waiting`: claimed once, then given back until the mail budget has a slot (mail/budget.ts). */
+export type ThankYouState = 'sending' | 'sent' | 'failed' | 'waiting';
 
 /** `thank_you_mails/{mailbox key}` (privacy/mailbox-key.ts). Holds no address. */
 export interface ThankYouRecord {
@@ -87,19 +88,24 @@ export interface DeliverThankYouDeps {
 }
 
 /**
- * One thank-you message per mailbox (privacy/mailbox-key.ts: every spelling of one Gmail address is one),
- * ever, only for an address that signed up, and never to a mailbox on the suppression list. The record is
- * claimed (lease.ts) before anything is sent; a second task (concurrent or later) sees the claim and
- * sends nothing. A sign-up not (yet) stored is looked for again until STORED_GRACE_MS after the enqueue
- * (queue.ts). A failure a retry can fix (the relay down or answering 4xx, the database, another task's
- * claim still held) throws RetryLater and Cloud Tasks sends it again later; a refusal for good (5xx, or
- * the relay refusing our login) is recorded, logged once, and the task dropped.
+ * One thank-you message per mailbox (privacy/mailbox-key.ts: every spelling of one mailbox is one), ever,
+ * only for an address that signed up, and never to a mailbox on the suppression list. Every stored row
+ * enqueues one of these tasks itself (signups/index-signup.ts), and the page's callable may enqueue another;
+ * a task for an address with no stored sign-up is dropped at its first look (the row, when it comes,
+ * brings its own task). The record is claimed (lease.ts) before anything else is spent: a second task
+ * (concurrent or later) sees the claim and sends nothing, and only the claim's holder takes a slot of the
+ * mail budget, so a burst of spellings of one mailbox spends one. A failure a retry can fix (the relay down
+ * or answering 4xx, the database, another task's claim still held, the budget spent for this hour) throws
+ * RetryLater and Cloud Tasks sends it again later; a refusal for good (5xx, or the relay refusing our
+ * login) is recorded, logged once, and the task dropped.
  */
 export async function handleDeliverThankYou(
   task: unknown,
   deps: DeliverThankYouDeps,
 ): Promise<ThankYouOutcome> {
-  const { enqueued_at: enqueuedAt, ...body } = (task ?? {}) as Partial<ThankYouTask>;
+  const { enqueued_at: _enqueuedAt, ...body } = (task ?? {}) as Partial<ThankYouTask> & {
+    enqueued_at?: unknown;
+  };
   let input: ThankYouInput;
   try {
     input = parseThankYouInput(body);
@@ -108,12 +114,8 @@ export async function handleDeliverThankYou(
     return { status: 'failed' };
   }
   const outcome = await sendOnce(input, deps);
-  if (outcome.status === 'unknown_address') {
-    if (deps.clock.now() - (typeof enqueuedAt === 'number' ? enqueuedAt : 0) < STORED_GRACE_MS) {
-      throw new RetryLater('No stored sign-up yet.');
-    }
-    deps.logger.warn('thank_you.refused_unknown_address', emailFields(input.email));
-  }
+  if (outcome.status === 'unknown_address')
+    deps.logger.info('thank_you.refused_unknown_address', emailFields(input.email));
   return outcome;
 }
 
@@ -131,16 +133,6 @@ async function sendOnce(input: ThankYouInput, deps: DeliverThankYouDeps): Promis
     return { status: 'suppressed' };
   }
   const record = deps.db.collection(THANK_YOU_MAILS).doc(id);
-  // Sent already: said before the budget is asked, so repeated calls for a thanked mailbox spend none of it.
-  if ((await withDatabase(() => record.get())).get('state') === 'sent') {
-    deps.logger.info('thank_you.skipped', { ...log, reason: 'already_sent' });
-    return { status: 'already_sent' };
-  }
-  const slot = await withDatabase(() =>
-    takeMailSlot(deps.db, { now: deps.clock.now(), perHour: deps.mailPerHour, logger: deps.logger }),
-  );
-  if (!slot.granted) throw new RetryLater('Over the mail budget for this hour.');
-
   const claim = await claimRecord(deps, record, subscriptionType);
   if (claim.status === 'in_progress') {
     // Another task holds the claim: it sends, or its lease runs out and this one does, later.
@@ -151,12 +143,30 @@ async function sendOnce(input: ThankYouInput, deps: DeliverThankYouDeps): Promis
     deps.logger.info('thank_you.skipped', { ...log, reason: claim.status });
     return claim;
   }
+  // Asked only by the claim's holder: a task that finds the mailbox thanked or in progress spends none.
+  let slot: Awaited<ReturnType<typeof takeMailSlot>>;
+  try {
+    slot = await takeMailSlot(deps.db, {
+      now: deps.clock.now(),
+      perHour: deps.mailPerHour,
+      domain: domainKey(deps.mailboxSecret, input.email),
+      logger: deps.logger,
+    });
+  } catch {
+    await finish(claim.lease, { state: 'waiting' }).catch(() => undefined);
+    throw new RetryLater('The database is unavailable.');
+  }
+  if (!slot.granted) {
+    // Given back, so the mailbox is not held "in progress" while it waits for a later hour.
+    await finish(claim.lease, { state: 'waiting' }).catch(() => undefined);
+    throw new RetryLater('Over the mail budget for this hour.');
+  }
 
   const message = buildThankYouMessage({
     to: input.email,
     from: deps.from,
     subscriptionType,
-    recipientHash: id.slice(0, 32),
+    recipientHash: thankYouMessageToken(id),
     unsubscribeUrl: deps.unsubscribeLink(input.emailAsSent),
   });
   try {

@@ -1,9 +1,10 @@
-import { createHmac } from 'node:crypto';
+import { createHmac, hkdfSync } from 'node:crypto';
 import type { SubscriptionType } from '../schemas';
 
 /**
- * The work the two sign-up callables hand to Cloud Tasks: each callable validates, enqueues one task and
- * answers; a task-queue function (deliver-contact.ts, deliver-thank-you.ts) does the work, and Cloud
+ * The delivery of a sign-up, handed to Cloud Tasks: every stored row enqueues its contact and its
+ * thank-you (signups/index-signup.ts), and the two sign-up callables may enqueue the same work sooner (they
+ * validate, enqueue one task and answer); a task-queue function (deliver-contact.ts, deliver-thank-you.ts) does the work, and Cloud
  * Tasks retries it with backoff, paces it (`rateLimits`) and drops a task whose id it has seen.
  *
  * Queue names are the worker functions' names (Firebase names a task-queue function's queue after it);
@@ -21,14 +22,11 @@ export interface ContactTask {
   email: string;
   subscription_type: SubscriptionType;
   source: string;
-  /** When the callable enqueued it (ms): the worker waits for the sign-up a little while past this. */
-  enqueued_at: number;
 }
 
-/** A thank-you mail to send, at most once per address ever. */
+/** A thank-you mail to send, at most once per mailbox ever. */
 export interface ThankYouTask {
   email: string;
-  enqueued_at: number;
 }
 
 /** Enqueues one task; a task with the same id already enqueued (or run) is not an error. */
@@ -39,18 +37,38 @@ export type Enqueue = <T extends ContactTask | ThankYouTask>(
 ) => Promise<'enqueued' | 'duplicate'>;
 
 /**
- * Task ids are kept by Cloud Tasks: a second enqueue with the same id within about an hour is refused,
- * which makes a second press or a client retry enqueue nothing. The id is keyed:
+ * Every stored sign-up enqueues its own two tasks (signups/index-signup.ts), named after its document: a
+ * retried trigger enqueues nothing twice. Document ids are random and never leave the server.
+ */
+export function rowTaskId(queue: QueueName, signupId: string): string {
+  return `${queue}-row-${signupId.replace(/[^A-Za-z0-9_-]/g, '_')}`;
+}
+
+/**
+ * The callables' tasks (the page's fast path) are named by address and time: Cloud Tasks refuses a second
+ * enqueue with the same id within about an hour, which makes a second press or a client retry enqueue
+ * nothing. The id is keyed:
  *
- * - by HMAC with UNSUBSCRIBE_SECRET, so a stranger cannot compute it from an address (nor learn from a
- *   refused enqueue whether one exists: the callable answers the same either way);
+ * - by HMAC with a key derived from UNSUBSCRIBE_SECRET for this one purpose, so a stranger cannot compute
+ *   it from an address (nor learn from a refused enqueue whether one exists: the callable answers the same
+ *   either way), and the secret that signs unsubscribe links is never used as is for anything else;
  * - by a time bucket of BUCKET_MS, so a stranger who calls with someone's address before that person signs
- *   up cannot block their task for longer than the bucket: and the worker keeps looking for the stored
- *   sign-up for STORED_GRACE_MS (longer than a bucket), so the stranger's task itself delivers the real
- *   sign-up made in its bucket. Either way the real sign-up is delivered.
+ *   up blocks nothing for longer than the bucket. Nothing depends on it anyway: the stored row enqueues
+ *   its own tasks, and a task that finds no stored sign-up is dropped at its first look.
  */
 export const BUCKET_MS = 60_000;
-export const STORED_GRACE_MS = 3 * BUCKET_MS;
+
+const TASK_ID_PURPOSE = 'goody-task-id-v1';
+const taskIdKeys = new Map<string, Buffer>();
+
+function taskIdKey(secret: string): Buffer {
+  let key = taskIdKeys.get(secret);
+  if (!key) {
+    key = Buffer.from(hkdfSync('sha256', secret, TASK_ID_PURPOSE, 'task-id', 32));
+    taskIdKeys.set(secret, key);
+  }
+  return key;
+}
 
 export function taskId(
   secret: string,
@@ -60,7 +78,7 @@ export function taskId(
   now: number,
 ): string {
   const bucket = Math.floor(now / BUCKET_MS);
-  const mac = createHmac('sha256', secret)
+  const mac = createHmac('sha256', taskIdKey(secret))
     .update(`${queue}\n${normalisedEmail}\n${list}\n${bucket}`, 'utf8')
     .digest('base64url');
   // Cloud Tasks ids: letters, digits, hyphens and underscores.

@@ -1,0 +1,166 @@
+import type { DocumentData, DocumentReference, Firestore } from 'firebase-admin/firestore';
+import type { Clock } from '../clock';
+import { millisOf } from '../firestore';
+import { claimLease, type Lease, type LeaseLayout, LeaseLostError } from '../lease';
+import { mailboxKey } from '../privacy/mailbox-key';
+import type { SubscriptionType } from '../schemas';
+
+/**
+ * One MailerLite contact per mailbox. `mailerlite_contacts/{mailbox key}` (privacy/mailbox-key.ts) holds
+ * the one spelling MailerLite knows the mailbox by, the first one pushed, and the lists it was added to.
+ * A later spelling of the same mailbox (`kid+1@`, a dotted Gmail) is sent as that spelling, so it adds a
+ * group to the one contact, never a second subscriber; an unsubscribe forgets that contact and deletes the
+ * record (privacy/erasure.ts). The record also makes delivery idempotent across the paths that can ask for
+ * it (the row's own task, the page's callable, the operator's sync): a list already recorded costs a read,
+ * not a MailerLite request.
+ *
+ * While the contact worker pushes, it holds the record's lease (lease.ts), so two tasks for one mailbox
+ * never push at once; the sync, which pushes in batches, only reads and merges.
+ */
+export const MAILERLITE_CONTACTS = 'mailerlite_contacts';
+
+export interface ContactRecord {
+  /** The spelling MailerLite knows, normalised. */
+  email: string;
+  /** When each list's group was confirmed by MailerLite. */
+  lists?: Partial<Record<SubscriptionType, Date>>;
+  push_owner?: string | null;
+  push_expires_at?: Date | null;
+}
+
+/** Longer than a contact task can run (deliver-contact.ts, 60 s), so an expired lease's holder is gone. */
+export const CONTACT_PUSH_LEASE_MS = 2 * 60_000;
+
+const PUSH_LEASE: LeaseLayout = {
+  expiresAt: (data) => {
+    const record = data as Partial<ContactRecord>;
+    return record.push_owner && record.push_expires_at ? millisOf(record.push_expires_at) : null;
+  },
+  fields: (owner, expiresAt) => ({ push_owner: expiresAt ? owner : null, push_expires_at: expiresAt }),
+};
+
+export function contactRecordRef(db: Firestore, mailboxSecret: string, email: string): DocumentReference {
+  return db.collection(MAILERLITE_CONTACTS).doc(mailboxKey(mailboxSecret, email));
+}
+
+/** Whether the record says MailerLite has the mailbox in this list's group. */
+export function hasList(record: DocumentData | undefined, list: SubscriptionType): boolean {
+  return Boolean((record as Partial<ContactRecord> | undefined)?.lists?.[list]);
+}
+
+export type ContactClaim =
+  /** Push `email` (the mailbox's one spelling) into the list's group, then `delivered` or `abandon`. */
+  | { status: 'claimed'; email: string; delivered: () => Promise<void>; abandon: () => Promise<void> }
+  /** MailerLite already has the mailbox in this list's group. */
+  | { status: 'already' }
+  /** Another task is pushing this mailbox now. */
+  | { status: 'in_progress' };
+
+/**
+ * Claims the mailbox's record to push it into `list`: refused when the list is recorded already, held
+ * while another task pushes. The spelling is fixed by the first claim (or the sync) and kept for good.
+ */
+export async function claimContact(
+  ref: DocumentReference,
+  options: { emailAsFirstSeen: string; list: SubscriptionType; clock: Clock },
+): Promise<ContactClaim> {
+  const claim = await claimLease<'already'>(
+    ref,
+    { owner: crypto.randomUUID(), clock: options.clock, leaseMs: CONTACT_PUSH_LEASE_MS, layout: PUSH_LEASE },
+    (previous) => {
+      if (hasList(previous, options.list)) return { refuse: 'already' };
+      const email = (previous as Partial<ContactRecord> | undefined)?.email;
+      return { write: email ? {} : { email: options.emailAsFirstSeen } };
+    },
+  );
+  if (claim.status === 'held') return { status: 'in_progress' };
+  if (claim.status === 'refused') return { status: 'already' };
+  const email = (claim.previous as Partial<ContactRecord> | undefined)?.email ?? options.emailAsFirstSeen;
+  const { lease } = claim;
+  return {
+    status: 'claimed',
+    email,
+    delivered: () => release(lease, { [`lists.${options.list}`]: new Date(options.clock.now()) }),
+    abandon: () => release(lease, {}).catch(() => undefined),
+  };
+}
+
+/** Ends the push, unless the record was erased or taken over meanwhile (then its new holder owns it). */
+async function release(lease: Lease, fields: DocumentData): Promise<void> {
+  try {
+    await lease.release(fields);
+  } catch (error) {
+    // 5 NOT_FOUND: an unsubscribe deleted the record while the push ran; the worker's own check after the
+    // push forgets the contact again.
+    if (error instanceof LeaseLostError || (error as { code?: unknown }).code === 5) return;
+    throw error;
+  }
+}
+
+/**
+ * The sync's view of a step's mailboxes: each one's spelling (recorded, or fixed now for those pushed for
+ * the first time) and the lists MailerLite already has. Two spellings of one mailbox in the step get one
+ * spelling. Records are created with `create`, so a worker or another run that fixed a spelling first wins.
+ */
+export async function spellingsFor(
+  db: Firestore,
+  mailboxSecret: string,
+  emails: readonly string[],
+): Promise<Map<string, { email: string; lists: Set<SubscriptionType>; ref: DocumentReference }>> {
+  const refs = new Map<string, DocumentReference>();
+  for (const email of emails) refs.set(email, contactRecordRef(db, mailboxSecret, email));
+  const byKey = new Map<string, { email: string; lists: Set<SubscriptionType>; ref: DocumentReference }>();
+  const unique = [...new Map([...refs.values()].map((ref) => [ref.id, ref])).values()];
+  const read = async (list: DocumentReference[]) => {
+    if (list.length === 0) return;
+    for (const snapshot of await db.getAll(...list)) {
+      const data = snapshot.data() as Partial<ContactRecord> | undefined;
+      if (!data?.email) continue;
+      const lists = new Set(Object.keys(data.lists ?? {}) as SubscriptionType[]);
+      byKey.set(snapshot.id, { email: data.email, lists, ref: snapshot.ref });
+    }
+  };
+  await read(unique);
+  // First push of these mailboxes: the first spelling in the step becomes the one MailerLite knows.
+  const created = await Promise.allSettled(
+    [...refs.entries()]
+      .filter(
+        ([, ref], index, all) => !byKey.has(ref.id) && all.findIndex(([, r]) => r.id === ref.id) === index,
+      )
+      .map(async ([email, ref]) => {
+        await ref.create({ email });
+        byKey.set(ref.id, { email, lists: new Set(), ref });
+      }),
+  );
+  const lost = created.filter((result) => result.status === 'rejected');
+  for (const result of lost) {
+    if ((result.reason as { code?: unknown }).code !== 6) throw result.reason;
+  }
+  // Another writer created some of them first: read what it fixed.
+  if (lost.length > 0) await read(unique.filter((ref) => !byKey.has(ref.id)));
+  const spellings = new Map<
+    string,
+    { email: string; lists: Set<SubscriptionType>; ref: DocumentReference }
+  >();
+  for (const [email, ref] of refs) {
+    const record = byKey.get(ref.id);
+    if (record) spellings.set(email, record);
+  }
+  return spellings;
+}
+
+/** Records lists MailerLite confirmed for these mailboxes (the sync's steps); one batched write. */
+export async function recordLists(
+  db: Firestore,
+  confirmed: ReadonlyArray<{ ref: DocumentReference; lists: Iterable<SubscriptionType> }>,
+  now: number,
+): Promise<void> {
+  if (confirmed.length === 0) return;
+  const batch = db.batch();
+  for (const { ref, lists } of confirmed) {
+    const fields: Record<string, Date> = {};
+    for (const list of lists) fields[list] = new Date(now);
+    batch.set(ref, { lists: fields }, { merge: true });
+  }
+  await batch.commit();
+}
