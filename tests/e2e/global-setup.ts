@@ -1,8 +1,11 @@
 // One stack for the whole browser suite: started before the first file, stopped after the last, leaving no
 // process behind (the stop fails the run otherwise). Its addresses reach the tests through `inject('stack')`.
+// With GOODY_E2E_APP_CHECK=1 it is the App Check run (support/app-check.ts): the site built with App Check, the
+// callables enforcing it, and `inject('appCheck')` true.
 
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
+import { APP_CHECK_RUN_VARIABLE, APP_CHECK_STACK_ENV } from './support/app-check.ts';
 import {
   type RunningStack,
   repoRoot,
@@ -14,10 +17,13 @@ import {
 declare module 'vitest' {
   export interface ProvidedContext {
     stack: StackInfo;
+    appCheck: boolean;
   }
 }
 
 export default async function setup(project: TestProject): Promise<(() => Promise<void>) | undefined> {
+  const appCheck = process.env[APP_CHECK_RUN_VARIABLE] === '1';
+  project.provide('appCheck', appCheck);
   const running = runningStackFromEnv();
   if (running) {
     console.warn(
@@ -26,12 +32,15 @@ export default async function setup(project: TestProject): Promise<(() => Promis
     project.provide('stack', running);
     return undefined;
   }
-  const logFile = path.join(repoRoot, 'tests', '.artifacts', 'e2e-stack.log');
+  const logFile = path.join(repoRoot, 'tests', '.artifacts', `e2e-stack${appCheck ? '-app-check' : ''}.log`);
   const started = Date.now();
   // The admin suite presses Sync several times a minute: the wait between syncs is a unit test's to prove.
-  const stack: RunningStack = await startStack({ logFile, env: { GOODY_SYNC_MIN_INTERVAL_SECONDS: '0' } });
+  const stack: RunningStack = await startStack({
+    logFile,
+    env: { GOODY_SYNC_MIN_INTERVAL_SECONDS: '0', ...(appCheck ? APP_CHECK_STACK_ENV : {}) },
+  });
   console.log(
-    `e2e: stack up at ${stack.info.siteUrl} in ${((Date.now() - started) / 1000).toFixed(0)} s (log: ${path.relative(repoRoot, logFile)})`,
+    `e2e: stack up at ${stack.info.siteUrl} in ${((Date.now() - started) / 1000).toFixed(0)} s${appCheck ? ', App Check on (debug provider)' : ''} (log: ${path.relative(repoRoot, logFile)})`,
   );
   project.provide('stack', stack.info);
   return async () => {

@@ -1,5 +1,6 @@
-// The two sign-up forms end to end: the visitor's toast, and what really landed in Firestore, MailerLite and
-// the outbox.
+// The two sign-up forms end to end: the visitor's toast, what really landed in Firestore, MailerLite and the
+// outbox, and the way the page got there: the two callables on the site's own origin (Hosting's rewrites), never
+// the Functions emulator's port; in the App Check run, with App Check's token, fetched before the press.
 
 import { describe, expect, it } from 'vitest';
 import {
@@ -13,6 +14,7 @@ import {
   visibleToasts,
   waitForToast,
 } from './support/app.ts';
+import { APP_CHECK_TOKEN } from './support/app-check.ts';
 import { useE2E } from './support/fixture.ts';
 import { MAILERLITE_GROUP_NAMES } from './support/services.ts';
 
@@ -43,13 +45,29 @@ const cases: {
 
 describe.each(cases)('the $form form ($source)', ({ form, title, subscriptionType, source, mailSubject }) => {
   it(`stores the sign-up, adds the contact to the ${subscriptionType} group, sends one thank-you, and says "${title}"`, async () => {
-    const { page } = await e2e.page();
+    const { page, appCheck } = await e2e.page();
+    const requests: Array<{ url: string; method: string; appCheck: string | undefined; at: number }> = [];
+    page.on('request', (request) =>
+      requests.push({
+        url: request.url(),
+        method: request.method(),
+        appCheck: request.headers()['x-firebase-appcheck'],
+        at: Date.now(),
+      }),
+    );
     await openLanding(page, e2e.stack.siteUrl);
     const email = uniqueEmail(form);
     const { email: field, submit } = signupForm(page, form);
 
     const before = Date.now();
     await field.fill(email);
+    if (appCheck) {
+      // Typing runs what the press will need: App Check's token is fetched now, not after the press.
+      await expect
+        .poll(() => appCheck.exchanges.length, { message: 'a token exchange while typing' })
+        .toBe(1);
+    }
+    const pressed = Date.now();
     await submit.click();
 
     const toast = await waitForToast(page, title);
@@ -85,6 +103,39 @@ describe.each(cases)('the $form form ($source)', ({ form, title, subscriptionTyp
     expect(messages.map(({ to, subject }) => ({ to, subject }))).toEqual([
       { to: [email], subject: mailSubject },
     ]);
+
+    // The callables went to the site's own origin, each once, and nothing to the Functions emulator: same
+    // origin, so no preflight and no second connection.
+    const site = new URL(e2e.stack.siteUrl).origin;
+    const functionsEmulator = new URL(e2e.stack.functionsEmulatorUrl).origin;
+    const callables = requests.filter(({ url }) => new URL(url).pathname.startsWith('/api/'));
+    expect(callables.map(({ url, method }) => ({ url, method }))).toEqual([
+      { url: `${site}/api/add-contact-to-mailerlite`, method: 'POST' },
+      { url: `${site}/api/send-thank-you-email`, method: 'POST' },
+    ]);
+    expect(requests.filter(({ url }) => new URL(url).origin === functionsEmulator)).toEqual([]);
+
+    if (appCheck) {
+      // One exchange of the debug token, made before the press; every call after it carries the token it got
+      // (the callables refuse a call without one in this run, so the contact and the mail above prove they
+      // were let through Hosting's rewrite with it).
+      expect(appCheck.exchanges).toHaveLength(1);
+      expect(appCheck.exchanges[0]?.at).toBeLessThan(pressed);
+      const firestore = new URL(e2e.stack.firestoreUrl).origin;
+      const protectedCalls = requests.filter(
+        ({ url, method, at }) =>
+          at >= pressed && method === 'POST' && (url.startsWith(`${site}/api/`) || url.startsWith(firestore)),
+      );
+      expect(protectedCalls.map(({ url }) => new URL(url).pathname.split(/[/:]/).pop())).toEqual([
+        'batchGet',
+        'commit',
+        'add-contact-to-mailerlite',
+        'send-thank-you-email',
+      ]);
+      expect(protectedCalls.map(({ appCheck }) => appCheck)).toEqual(
+        protectedCalls.map(() => APP_CHECK_TOKEN),
+      );
+    }
   });
 });
 
@@ -122,12 +173,15 @@ it('connects ahead to the backend the sign-up calls once the visitor engages, an
   await openLanding(page, e2e.stack.siteUrl, { engage: false });
   expect(await preconnected()).toEqual([]);
   await signupForm(page, 'hero').email.focus();
-  // The page's own build names the stack it runs on: its Firestore and Functions emulators, anonymous like
-  // the SDKs' requests.
-  await expect.poll(preconnected).toEqual(
-    [e2e.stack.firestoreUrl, e2e.stack.functionsEmulatorUrl].map((url) => ({
-      href: new URL(url).origin,
-      crossOrigin: '',
-    })),
-  );
+  // The page's own build names the stack it runs on: its Firestore emulator (and App Check's exchange in the App
+  // Check run), anonymous like the SDKs' requests. Not the Functions emulator: the callables are on the page's
+  // own origin, already connected.
+  await expect
+    .poll(preconnected)
+    .toEqual(
+      [
+        new URL(e2e.stack.firestoreUrl).origin,
+        ...(e2e.appCheck ? ['https://content-firebaseappcheck.googleapis.com'] : []),
+      ].map((href) => ({ href, crossOrigin: '' })),
+    );
 });

@@ -205,7 +205,7 @@ const { JSDOM } = createRequire(import.meta.url)('jsdom') as {
  * The script itself, run by jsdom (which has no modules and no rel=prefetch: it only inserts the elements).
  * Its timers are a queue the test runs by hand, so the 12 s bound takes no time.
  */
-const ORIGINS = ['https://firestore.googleapis.com', 'https://us-central1-goody-prod.cloudfunctions.net'];
+const ORIGINS = ['https://firestore.googleapis.com', 'https://content-firebaseappcheck.googleapis.com'];
 
 describe('the bootstrap script', () => {
   function load() {

@@ -22,11 +22,13 @@ import {
  *   link they arrive in one round trip instead of one per level of imports.
  * - **The backend when a sign-up is coming.** Typing in a sign-up field, or a captured submit, modulepreloads
  *   the chunks of the Firebase module (data-backend): fetched and compiled while the address is typed, not
- *   run (the app runs it when idle, or at the press). Measured on the phone profile, waiting for the
+ *   run (the app runs it when idle, or at the press; with App Check on, as the visitor types, so that its
+ *   token is fetched before the press: web/src/lib/backend.ts, prepareSignup). Measured on the phone profile, waiting for the
  *   browser to be idle before even fetching them held 3 presses in 5 for 350 to 440 ms. Focus alone does not
  *   fetch them: those bytes would share a slow link with the app's own chunks.
- * - **Connections early.** Starting the app also preconnects to the origins a sign-up calls (data-preconnect:
- *   Firestore, the callables, App Check when on; web/src/lib/config.ts, backendOrigins), anonymous like the
+ * - **Connections early.** Starting the app also preconnects to the origins a sign-up calls besides the page's
+ *   own (data-preconnect: Firestore, App Check when on; the callables are on the page's origin, already
+ *   connected; web/src/lib/config.ts, backendOrigins), anonymous like the
  *   SDKs' fetches, so a phone sets up DNS, TCP and TLS (two or three round trips per origin) while the
  *   visitor types instead of after the press. Not on load: a reader opens no connection to them.
  * - **Captured submits.** A submit on a sign-up form the app does not handle yet is stopped (no

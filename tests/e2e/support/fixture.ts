@@ -1,24 +1,33 @@
 // What every browser test file shares: the stack's services, a Chromium for the file, a clean slate before
 // each case, and checks after each case that hold for every screen (no uncaught error, nothing fetched from
-// outside this machine).
+// outside this machine). In the App Check run (app-check.ts) every page uses App Check's debug provider.
 
 import { afterAll, afterEach, beforeAll, beforeEach, expect, inject } from 'vitest';
+import { APP_CHECK_TOKEN, type AppCheckDebug, useAppCheckDebugProvider } from './app-check.ts';
 import { type Browser, launchBrowser, openPage, type TrackedPage, type ViewportName } from './browser.ts';
 import { Services } from './services.ts';
 import type { StackInfo } from './stack.ts';
 
+export interface E2EPage extends TrackedPage {
+  /** In the App Check run: the debug provider's token exchanges (answered in the browser). */
+  appCheck?: AppCheckDebug;
+}
+
 export interface E2E {
   readonly stack: StackInfo;
   readonly services: Services;
+  /** True in the App Check run: the site is built with App Check and the callables enforce it. */
+  readonly appCheck: boolean;
   /** A new page for this case (closed after it). */
-  page(viewport?: ViewportName): Promise<TrackedPage>;
+  page(viewport?: ViewportName): Promise<E2EPage>;
 }
 
 export function useE2E(): E2E {
   const stack = inject('stack');
-  const services = new Services(stack);
+  const appCheck = inject('appCheck') ?? false;
+  const services = new Services(stack, appCheck ? APP_CHECK_TOKEN : undefined);
   let browser: Browser | undefined;
-  let pages: TrackedPage[] = [];
+  let pages: E2EPage[] = [];
 
   beforeAll(async () => {
     browser = await launchBrowser();
@@ -38,7 +47,10 @@ export function useE2E(): E2E {
     await Promise.all(open.map((tracked) => tracked.page.close()));
     for (const tracked of open) {
       expect(tracked.pageErrors, 'uncaught errors in the page').toEqual([]);
-      expect(tracked.externalRequests, 'requests that left this machine').toEqual([]);
+      expect(
+        tracked.externalRequests.filter((url) => !tracked.appCheck?.answersHere(url)),
+        'requests that left this machine',
+      ).toEqual([]);
     }
     // Leave no fault behind for the next file's first case either.
     await services.resetAll();
@@ -47,10 +59,12 @@ export function useE2E(): E2E {
   return {
     stack,
     services,
+    appCheck,
     async page(viewport) {
       if (!browser) throw new Error('the browser is not running');
-      const tracked = await openPage(browser, viewport);
+      const tracked: E2EPage = await openPage(browser, viewport);
       pages.push(tracked);
+      if (appCheck) tracked.appCheck = await useAppCheckDebugProvider(tracked.page);
       return tracked;
     },
   };

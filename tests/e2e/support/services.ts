@@ -301,16 +301,25 @@ export interface CallableAnswer {
   body: { result?: unknown; error?: { status: string; message: string } };
 }
 
-/** One call over the callable HTTP protocol, as the Functions SDK makes it. */
+/**
+ * One call over the callable HTTP protocol, as the Functions SDK makes it: to the Functions emulator, or to
+ * `url` (the site's own /api/<name>, which Hosting rewrites to the function); with `appCheckToken`, carrying it
+ * as the SDK does.
+ */
 export async function callCallable(
   stack: StackInfo,
   name: string,
   data: unknown,
-  options: { timeoutMs?: number } = {},
+  options: { timeoutMs?: number; url?: string; appCheckToken?: string } = {},
 ): Promise<CallableAnswer> {
-  const response = await fetch(`${stack.functionsUrl}/${name}`, {
+  const { headers, body } = json({ data });
+  const response = await fetch(options.url ?? `${stack.functionsUrl}/${name}`, {
     method: 'POST',
-    ...json({ data }),
+    headers: {
+      ...(headers as Record<string, string>),
+      ...(options.appCheckToken ? { 'x-firebase-appcheck': options.appCheckToken } : {}),
+    },
+    body,
     signal: AbortSignal.timeout(options.timeoutMs ?? 120_000),
   });
   return { status: response.status, body: (await response.json()) as CallableAnswer['body'] };
@@ -325,7 +334,14 @@ export class Services {
   readonly mailerLite: MailerLiteControl;
   readonly smtp: SmtpControl;
 
-  constructor(readonly stack: StackInfo) {
+  /**
+   * `appCheckToken`: what the suite's own calls carry in the App Check run, where the callables refuse a call
+   * without one (support/app-check.ts).
+   */
+  constructor(
+    readonly stack: StackInfo,
+    private readonly appCheckToken?: string,
+  ) {
     this.firestore = new FirestoreControl(stack.firestoreUrl);
     this.mailerLite = new MailerLiteControl(stack.mailerLiteUrl);
     this.smtp = new SmtpControl(stack.smtpApiUrl);
@@ -345,7 +361,7 @@ export class Services {
   }
 
   call(name: CallableName, data: unknown, options?: { timeoutMs?: number }): Promise<CallableAnswer> {
-    return callCallable(this.stack, name, data, options);
+    return callCallable(this.stack, name, data, { ...options, appCheckToken: this.appCheckToken });
   }
 
   async sync(options?: { timeoutMs?: number }): Promise<SyncReply> {

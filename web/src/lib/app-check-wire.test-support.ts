@@ -113,9 +113,12 @@ export async function startWire(): Promise<Wire> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
+  // The page's own origin (jsdom's), where the sign-up callables are called: the server answers for it too.
+  const site = `${globalThis.location.origin}/`;
   const realFetch = globalThis.fetch;
   vi.stubGlobal('fetch', (input: RequestInfo | URL, init?: RequestInit) => {
     const url = input instanceof Request ? input.url : String(input);
+    if (url.startsWith(site)) return realFetch(`${origin}/${url.slice(site.length)}`, init);
     if (!url.startsWith(APP_CHECK_ENDPOINT)) return realFetch(input, init);
     return realFetch(`${origin}${REROUTED_PREFIX}${url.slice(APP_CHECK_ENDPOINT.length)}`, init);
   });

@@ -73,3 +73,19 @@ describe('preloadBackendWhenIdle', () => {
     expect(vi.getTimerCount()).toBe(0);
   });
 });
+
+describe('prepareSignup (the visitor types an address)', () => {
+  it('runs the Firebase module at once in a build with App Check, so its token is fetched before the press', async () => {
+    vi.stubEnv('VITE_APPCHECK_RECAPTCHA_ENTERPRISE_SITE_KEY', '6LdAbCdEfGhIjKlMnOpQrStUvWxYz-0123456_89');
+    const { prepareSignup } = await import('./backend');
+    const started = prepareSignup();
+    expect(started).toBeInstanceOf(Promise);
+    await expect(started).resolves.toBeUndefined();
+  });
+
+  it('leaves it for idle or the press in a build without App Check: typing pays for nothing', async () => {
+    vi.stubEnv('VITE_APPCHECK_RECAPTCHA_ENTERPRISE_SITE_KEY', '');
+    const { prepareSignup } = await import('./backend');
+    expect(prepareSignup()).toBeUndefined();
+  });
+});

@@ -20,6 +20,24 @@ export function loadBackend(): Promise<Backend> {
 }
 
 /**
+ * The visitor is typing an address in a sign-up field. With App Check on, the Firebase module runs now
+ * rather than when idle or at the press: running it starts App Check, which fetches its token at once
+ * (reCAPTCHA Enterprise's script and attestation, then the token exchange: several round trips on a phone),
+ * so the sign-up's first call finds a token instead of waiting for one. The landing page's bootstrap has
+ * already modulepreloaded the module's chunks on the first keystroke (web/plugins/landing-bootstrap.ts).
+ * Without App Check nothing waits on the module's run, so it keeps waiting for idle: typing stays free of it.
+ */
+export function prepareSignup(): Promise<void> | undefined {
+  // A build without a site key carries neither the branch nor, with it, an early load.
+  if (!import.meta.env.VITE_APPCHECK_RECAPTCHA_ENTERPRISE_SITE_KEY) return undefined;
+  // Settles when the module has run; the press that needs it reports any failure.
+  return loadBackend().then(
+    () => {},
+    () => {},
+  );
+}
+
+/**
  * Fetches the Firebase module once the page has loaded and the browser is idle, so the first submit
  * does not wait for it, without competing with the first paint. Call from an effect (never during
  * render); returns a cancel function for the effect's cleanup.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { backendOrigins, parseHostPort, readFirebaseSettings } from './config';
+import { backendOrigins, callablePath, parseHostPort, readFirebaseSettings, SITE_CALLABLES } from './config';
 
 describe('readFirebaseSettings', () => {
   it('defaults to the demo-goody project on the local emulators, so no key or real project is needed', () => {
@@ -95,9 +95,31 @@ describe('App Check settings', () => {
     }
   });
 
-  it('refuses a site key for a demo- project, which App Check cannot serve', () => {
-    expect(() => readFirebaseSettings({ VITE_APPCHECK_RECAPTCHA_ENTERPRISE_SITE_KEY: SITE_KEY })).toThrow(
+  it('refuses a site key for a demo- project off the emulators, which App Check cannot serve', () => {
+    expect(() =>
+      readFirebaseSettings({
+        VITE_USE_EMULATORS: 'false',
+        VITE_APPCHECK_RECAPTCHA_ENTERPRISE_SITE_KEY: SITE_KEY,
+      }),
+    ).toThrow(
       /needs a real Firebase project: App Check cannot issue tokens for the demo project "demo-goody"/,
+    );
+  });
+
+  it("takes one for a demo- project on the emulators, where only App Check's debug provider can work", () => {
+    const onTheStack = {
+      VITE_FIREBASE_API_KEY: 'demo-api-key',
+      VITE_FIREBASE_APP_ID: '1:000000000000:web:0000000000000000000000',
+      VITE_APPCHECK_RECAPTCHA_ENTERPRISE_SITE_KEY: SITE_KEY,
+    };
+    expect(readFirebaseSettings(onTheStack)).toMatchObject({
+      projectId: 'demo-goody',
+      emulators: expect.any(Object),
+      appCheck: { recaptchaEnterpriseSiteKey: SITE_KEY },
+    });
+    // Still only with the web app it attests.
+    expect(() => readFirebaseSettings({ VITE_APPCHECK_RECAPTCHA_ENTERPRISE_SITE_KEY: SITE_KEY })).toThrow(
+      'VITE_APPCHECK_RECAPTCHA_ENTERPRISE_SITE_KEY needs VITE_FIREBASE_API_KEY',
     );
   });
 
@@ -127,32 +149,21 @@ describe('parseHostPort', () => {
 });
 
 describe('backendOrigins', () => {
-  it('names the emulators the page calls on the local stack (one origin when they share a host and port)', () => {
-    expect(backendOrigins(readFirebaseSettings({}))).toEqual([
-      'http://127.0.0.1:8080',
-      'http://127.0.0.1:5001',
+  it("names the Firestore emulator on the local stack, not the Functions emulator: the sign-up's callables are on the page's origin", () => {
+    expect(backendOrigins(readFirebaseSettings({}))).toEqual(['http://127.0.0.1:8080']);
+    expect(backendOrigins(readFirebaseSettings({ VITE_FIRESTORE_EMULATOR_HOST: '[::1]:9090' }))).toEqual([
+      'http://[::1]:9090',
     ]);
-    expect(
-      backendOrigins(
-        readFirebaseSettings({
-          VITE_FIRESTORE_EMULATOR_HOST: '[::1]:9090',
-          VITE_FUNCTIONS_EMULATOR_HOST: '[::1]:9090',
-        }),
-      ),
-    ).toEqual(['http://[::1]:9090']);
   });
 
-  it("names Firestore and the project's callables host for a real project, and App Check's exchange when on", () => {
+  it("names Firestore for a real project, and App Check's exchange when on; never the functions' host", () => {
     const real = {
       VITE_FIREBASE_PROJECT_ID: 'goody-prod',
       VITE_FIREBASE_API_KEY: 'public-web-key',
       VITE_FIREBASE_APP_ID: '1:42:web:abc',
       VITE_FUNCTIONS_REGION: 'europe-west1',
     };
-    expect(backendOrigins(readFirebaseSettings(real))).toEqual([
-      'https://firestore.googleapis.com',
-      'https://europe-west1-goody-prod.cloudfunctions.net',
-    ]);
+    expect(backendOrigins(readFirebaseSettings(real))).toEqual(['https://firestore.googleapis.com']);
     expect(
       backendOrigins(
         readFirebaseSettings({
@@ -160,10 +171,16 @@ describe('backendOrigins', () => {
           VITE_APPCHECK_RECAPTCHA_ENTERPRISE_SITE_KEY: '6LdAbCdEfGhIjKlMnOpQrStUvWxYz-0123456_89',
         }),
       ),
-    ).toEqual([
-      'https://firestore.googleapis.com',
-      'https://europe-west1-goody-prod.cloudfunctions.net',
-      'https://content-firebaseappcheck.googleapis.com',
+    ).toEqual(['https://firestore.googleapis.com', 'https://content-firebaseappcheck.googleapis.com']);
+  });
+});
+
+describe("the callables on the page's own origin", () => {
+  it('are the two sign-up callables, each at /api/<name>; the sync is not among them (Hosting ends a rewrite at 60 s)', () => {
+    expect(SITE_CALLABLES.map(callablePath)).toEqual([
+      '/api/add-contact-to-mailerlite',
+      '/api/send-thank-you-email',
     ]);
+    expect(SITE_CALLABLES).not.toContain('sync-emails-to-mailerlite');
   });
 });

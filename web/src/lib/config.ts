@@ -3,6 +3,8 @@
  * `demo-` project on the local emulators, so nobody needs a real key (or reaches a real project) by
  * accident.
  */
+import type { CallableName } from '@goody/contract';
+
 export interface HostPort {
   host: string;
   port: number;
@@ -59,9 +61,14 @@ const SITE_KEY = /^[A-Za-z0-9_-]{20,100}$/;
 /**
  * App Check attests the web app to a real Firebase project: the token exchange names the project, the
  * registered web app and its API key, and a `demo-` project has none of them. So a site key is only
- * accepted together with those, instead of failing quietly in the visitor's browser.
+ * accepted together with those, instead of failing quietly in the visitor's browser; with a `demo-` project
+ * only on the emulators, where App Check's debug provider is the only one that can work.
  */
-function readAppCheck(env: FirebaseEnv, projectId: string): FirebaseSettings['appCheck'] {
+function readAppCheck(
+  env: FirebaseEnv,
+  projectId: string,
+  onEmulators: boolean,
+): FirebaseSettings['appCheck'] {
   const name = 'VITE_APPCHECK_RECAPTCHA_ENTERPRISE_SITE_KEY';
   const siteKey = nonEmpty(env[name]);
   if (siteKey === undefined) return null;
@@ -70,9 +77,11 @@ function readAppCheck(env: FirebaseEnv, projectId: string): FirebaseSettings['ap
       `${name} must be a reCAPTCHA Enterprise site key (letters, digits, - and _), got "${siteKey}"`,
     );
   }
-  if (projectId.startsWith('demo-')) {
+  // On the emulators a demo project can still run App Check with its debug provider, whose token exchange a
+  // test answers (the browser suite's App Check run: npm start with GOODY_APP_CHECK=debug).
+  if (projectId.startsWith('demo-') && !onEmulators) {
     throw new Error(
-      `${name} needs a real Firebase project: App Check cannot issue tokens for the demo project "${projectId}". Leave it unset for the local stack.`,
+      `${name} needs a real Firebase project: App Check cannot issue tokens for the demo project "${projectId}". Leave it unset, or use the emulators.`,
     );
   }
   for (const required of ['VITE_FIREBASE_API_KEY', 'VITE_FIREBASE_APP_ID'] as const) {
@@ -104,27 +113,40 @@ export function readFirebaseSettings(env: FirebaseEnv): FirebaseSettings {
           ),
         }
       : null,
-    appCheck: readAppCheck(env, projectId),
+    appCheck: readAppCheck(env, projectId, useEmulators),
   };
 }
 
 /**
- * The origins a sign-up talks to: Firestore (the connection test and the insert), the callables, and App
- * Check's token endpoint when it is on. The landing page preconnects to them when the visitor engages
+ * The callables the page calls on its own origin, and where: a Hosting rewrite (firebase.json, before the app
+ * shell's catch-all) sends `/api/<name>` to the function of that name, in the Hosting emulator as in a deploy.
+ * A same-origin call needs no CORS preflight (its `Content-Type: application/json` and App Check header would
+ * otherwise cost one per call) and no second HTTPS origin on a phone: it rides the connection the page was
+ * loaded on. The admin's sync is not among them: it runs for up to 540 s, and Hosting ends a rewritten request
+ * at 60 s, so it keeps calling its function's own host.
+ */
+export const SITE_CALLABLES = [
+  'add-contact-to-mailerlite',
+  'send-thank-you-email',
+] as const satisfies readonly CallableName[];
+
+/** The path on the site's own origin where Hosting serves the callable `name` (firebase.json's rewrites). */
+export function callablePath(name: CallableName): string {
+  return `/api/${name}`;
+}
+
+/**
+ * The origins a sign-up talks to besides the page's own: Firestore (the connection test and the insert) and
+ * App Check's token endpoint when it is on. The two sign-up callables are on the page's own origin
+ * (SITE_CALLABLES), already connected. The landing page preconnects to these when the visitor engages
  * (web/plugins/landing-bootstrap.ts), so a phone's DNS, TCP and TLS set-up happens while the address is
  * typed, not after the press. They are the hosts the Firebase SDKs address: Firestore Lite's
- * firestore.googleapis.com and the callables' https://<region>-<project>.cloudfunctions.net, or the
- * emulators.
+ * firestore.googleapis.com, or the Firestore emulator.
  */
 export function backendOrigins(settings: FirebaseSettings): string[] {
   const origin = ({ host, port }: HostPort) => `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   const { emulators } = settings;
-  const origins = emulators
-    ? [origin(emulators.firestore), origin(emulators.functions)]
-    : [
-        'https://firestore.googleapis.com',
-        `https://${settings.functionsRegion}-${settings.projectId}.cloudfunctions.net`,
-      ];
+  const origins = emulators ? [origin(emulators.firestore)] : ['https://firestore.googleapis.com'];
   // App Check has no emulator: its token exchange always goes to Google.
   if (settings.appCheck) origins.push('https://content-firebaseappcheck.googleapis.com');
   return [...new Set(origins)];

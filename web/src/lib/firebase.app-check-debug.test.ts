@@ -47,7 +47,7 @@ describe('the Firebase boundary with an App Check debug token (dev server only)'
       },
       {
         method: 'POST',
-        path: `/${PROJECT}/us-central1/send-thank-you-email`,
+        path: '/api/send-thank-you-email',
         appCheckHeader: APP_CHECK_TOKEN,
         body: { data: { email: 'teen@example.com' } },
       },

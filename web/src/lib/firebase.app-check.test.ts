@@ -75,15 +75,16 @@ describe('the Firebase boundary with App Check (reCAPTCHA Enterprise)', () => {
     ]);
   });
 
-  it('sends the token with each of the three callables', async () => {
+  it("sends the token with each of the three callables: the two on the page's own origin, and the sync", async () => {
     await backend.addContactToMailerlite({ email: 'teen@example.com', source: 'hero_form' });
     await backend.sendThankYouEmail({ email: 'teen@example.com' });
     await backend.syncEmailsToMailerlite();
     expect(wire.requests.map(({ path, appCheckHeader }) => ({ path, appCheckHeader }))).toEqual(
-      ['add-contact-to-mailerlite', 'send-thank-you-email', 'sync-emails-to-mailerlite'].map((name) => ({
-        path: `/${PROJECT}/us-central1/${name}`,
-        appCheckHeader: APP_CHECK_TOKEN,
-      })),
+      [
+        '/api/add-contact-to-mailerlite',
+        '/api/send-thank-you-email',
+        `/${PROJECT}/us-central1/sync-emails-to-mailerlite`,
+      ].map((path) => ({ path, appCheckHeader: APP_CHECK_TOKEN })),
     );
   });
 

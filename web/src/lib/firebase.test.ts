@@ -1,8 +1,9 @@
 // @vitest-environment node
 /**
  * Drives the real Firebase SDKs (Firestore Lite and Functions) against a recording HTTP server on
- * loopback that answers like the emulators, and checks what actually goes over the wire: which
- * document the connection test reads, the exact fields of the insert, the callables' names and bodies.
+ * loopback that answers like the emulators and like the site itself (the page's origin, where Hosting
+ * rewrites /api/<name> to the sign-up callables), and checks what actually goes over the wire: which
+ * document the connection test reads, the exact fields of the insert, the callables' paths and bodies.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -92,6 +93,8 @@ beforeAll(async () => {
   vi.stubEnv('VITE_FIREBASE_PROJECT_ID', PROJECT);
   vi.stubEnv('VITE_FIRESTORE_EMULATOR_HOST', `127.0.0.1:${port}`);
   vi.stubEnv('VITE_FUNCTIONS_EMULATOR_HOST', `127.0.0.1:${port}`);
+  // The page's own origin: the same server, as the Hosting emulator shares none with the Functions emulator.
+  vi.stubGlobal('location', new URL(`http://127.0.0.1:${port}/`));
   const realFetch = globalThis.fetch;
   vi.stubGlobal('fetch', (input: RequestInfo | URL, init?: RequestInit) => {
     fetched.push(input instanceof Request ? input.url : String(input));
@@ -208,7 +211,7 @@ describe('the Firebase boundary (real SDKs, recorded wire traffic)', () => {
     expect((failure as Error).message).toBe('');
   });
 
-  it('calls add-contact-to-mailerlite with the body it is given (hero and final shapes)', async () => {
+  it("calls add-contact-to-mailerlite on the page's own origin, with the body it is given (hero and final shapes)", async () => {
     reply('add-contact-to-mailerlite', 200, { result: { ok: true } });
     await expect(
       backend.addContactToMailerlite({ email: 'a@example.com', source: 'hero_form' }),
@@ -223,29 +226,29 @@ describe('the Firebase boundary (real SDKs, recorded wire traffic)', () => {
     expect(requests).toEqual([
       {
         method: 'POST',
-        path: `/${PROJECT}/us-central1/add-contact-to-mailerlite`,
+        path: '/api/add-contact-to-mailerlite',
         body: { data: { email: 'a@example.com', source: 'hero_form' } },
       },
       {
         method: 'POST',
-        path: `/${PROJECT}/us-central1/add-contact-to-mailerlite`,
+        path: '/api/add-contact-to-mailerlite',
         body: { data: { email: 'b@example.com', source: 'final_cta', subscription_type: 'club' } },
       },
     ]);
   });
 
-  it('calls send-thank-you-email with {email}', async () => {
+  it("calls send-thank-you-email on the page's own origin with {email}", async () => {
     await backend.sendThankYouEmail({ email: 'teen@example.com' });
     expect(requests).toEqual([
       {
         method: 'POST',
-        path: `/${PROJECT}/us-central1/send-thank-you-email`,
+        path: '/api/send-thank-you-email',
         body: { data: { email: 'teen@example.com' } },
       },
     ]);
   });
 
-  it('calls sync-emails-to-mailerlite with an empty body and returns its reply', async () => {
+  it("calls sync-emails-to-mailerlite on its function's host (the emulator here) with an empty body and returns its reply", async () => {
     reply('sync-emails-to-mailerlite', 200, { result: { success: true, synced: 7, message: 'Done' } });
     await expect(backend.syncEmailsToMailerlite()).resolves.toEqual({
       success: true,

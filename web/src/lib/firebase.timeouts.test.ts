@@ -16,6 +16,8 @@ let backend: Backend;
 beforeAll(async () => {
   vi.stubEnv('VITE_FIREBASE_PROJECT_ID', 'demo-goody');
   vi.stubGlobal('fetch', network.fetch);
+  // The page's own origin, where the sign-up callables are called (the fake network answers any origin).
+  vi.stubGlobal('location', new URL('http://127.0.0.1:5000/'));
   backend = await import('./firebase');
 });
 

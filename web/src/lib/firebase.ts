@@ -28,8 +28,13 @@ import {
   serverTimestamp,
   setLogLevel,
 } from 'firebase/firestore/lite';
-import { connectFunctionsEmulator, getFunctions, httpsCallable } from 'firebase/functions';
-import { readFirebaseSettings } from './config';
+import {
+  connectFunctionsEmulator,
+  getFunctions,
+  httpsCallable,
+  httpsCallableFromURL,
+} from 'firebase/functions';
+import { callablePath, readFirebaseSettings, SITE_CALLABLES } from './config';
 import { withDeadline } from './deadline';
 
 export const settings = readFirebaseSettings(import.meta.env);
@@ -159,13 +164,24 @@ function withFunctionMessage(error: unknown): unknown {
 /**
  * The SDK bounds each call itself (`timeout`, clearing its timer when the call settles); a call that
  * outlives it rejects with functions/deadline-exceeded, whose message is only its code.
+ *
+ * The two sign-up callables are called on the page's own origin, at the paths Hosting rewrites to their
+ * functions (config.ts, SITE_CALLABLES; firebase.json): no CORS preflight, no second HTTPS origin to open,
+ * and the SDK attaches App Check's token to them as to any call. The sync is called on its function's own
+ * host (the emulator on the local stack): Hosting would end it at 60 s.
  */
 function callable<Name extends CallableName>(name: Name, timeout: number) {
   type Request = CallableRequests[Name];
   // The page reads only the sync's reply, and defensively: an older or newer function may answer
   // with fields missing.
   type Reply = Partial<CallableReplies[Name]> | null;
-  const call = httpsCallable<Request, Reply>(functions, name, { timeout });
+  // The page's origin is read at the call, so nothing here depends on a `location` before one is needed.
+  const call = (SITE_CALLABLES as readonly CallableName[]).includes(name)
+    ? (request: Request) =>
+        httpsCallableFromURL<Request, Reply>(functions, new URL(callablePath(name), location.origin).href, {
+          timeout,
+        })(request)
+    : httpsCallable<Request, Reply>(functions, name, { timeout });
   return async (request: Request): Promise<Reply> => {
     try {
       return (await call(request)).data;

@@ -1,7 +1,7 @@
 import { fireEvent, within } from '@testing-library/react';
 import { FirebaseError } from 'firebase/app';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { loadBackend } from '@/lib/backend';
+import { loadBackend, prepareSignup } from '@/lib/backend';
 import { calls, failNext, firebaseMock, holdNext, resetFirebaseMock } from '@/test/firebaseMock';
 import { deferred, expectNoToast, expectToast, renderApp, screen, waitFor } from '@/test/renderApp';
 
@@ -9,7 +9,7 @@ vi.mock('@/lib/firebase', () => firebaseMock);
 // The real lazy loader, wrapped so one test can make the Firebase module fail to load.
 vi.mock('@/lib/backend', async (importOriginal) => {
   const actual = await importOriginal<typeof import('@/lib/backend')>();
-  return { ...actual, loadBackend: vi.fn(actual.loadBackend) };
+  return { ...actual, loadBackend: vi.fn(actual.loadBackend), prepareSignup: vi.fn(actual.prepareSignup) };
 });
 
 const EMAIL = 'teen.shopper@example.com';
@@ -45,6 +45,7 @@ beforeEach(() => {
 
 afterEach(() => {
   vi.mocked(loadBackend).mockClear();
+  vi.mocked(prepareSignup).mockClear();
 });
 
 function setup(form: (typeof forms)[keyof typeof forms]) {
@@ -86,6 +87,14 @@ describe.each(Object.entries(forms))('sign-up, %s', (_source, form) => {
     ]);
     expect(field).toHaveValue('');
     expect(consoleError).not.toHaveBeenCalled();
+  });
+
+  it('gets the backend ready as the address is typed, before the press (App Check fetches its token then)', async () => {
+    const { user, field } = setup(form);
+    expect(prepareSignup).not.toHaveBeenCalled();
+    await user.type(field, 'teen');
+    expect(prepareSignup).toHaveBeenCalled();
+    expect(calls).toEqual([]);
   });
 
   it('a failed connection test ends in Connection Issue, inserts nothing and keeps the field', async () => {

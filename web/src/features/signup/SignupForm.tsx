@@ -1,7 +1,7 @@
 import type { SignupSource } from '@goody/contract';
 import { type FormEvent, useEffect, useEffectEvent, useRef, useState } from 'react';
 import { signupForms } from '@/content/landing';
-import { loadBackend, preloadBackendWhenIdle } from '@/lib/backend';
+import { loadBackend, preloadBackendWhenIdle, prepareSignup } from '@/lib/backend';
 import { CAPTURE_NOTICE_ATTRIBUTE, CAPTURE_SOURCE_ATTRIBUTE, takeOverSignupForm } from '@/lib/signupCapture';
 import { useStyleSheet } from '@/lib/styleSheet';
 import { useToast } from '@/lib/toast/toast';
@@ -70,6 +70,7 @@ export function SignupForm({
     } else if (field.current?.value) {
       // Typed before hydration: React keeps the field's value when it hydrates, but not in its state.
       setEmail(field.current.value);
+      prepareSignup();
     }
     return release;
   });
@@ -109,7 +110,11 @@ export function SignupForm({
           placeholder={placeholder}
           value={email}
           ref={field}
-          onChange={(event) => setEmail(event.target.value)}
+          onChange={(event) => {
+            setEmail(event.target.value);
+            // An address is being typed: what the press will need (App Check's token) is fetched now.
+            prepareSignup();
+          }}
           aria-describedby={hint ? hintId : undefined}
         />
         <button className="goody-signup__button" type="submit" disabled={busy}>
