@@ -6,13 +6,39 @@
 //   warm   N sign-ups (default 20), each on a landing page loaded in the same browser, its app idle-loaded:
 //          target median <= 300 ms
 //   phone  M sign-ups (default 5), each on a fresh page in a fresh browser profile (no cache; measured once the
-//          browser has finished starting up), CPU 4x slower,
-//          150 ms round trips, 1.6 Mbps down / 750 kbps up: the address typed, then the button pressed
-//          (the app arrives while the visitor types, or the press is held until it does): target <= 900 ms
+//          browser has finished starting up), CPU 4x slower: the page loaded and the address typed on an
+//          emulated link (150 ms round trips, 1.6 Mbps down / 750 kbps up), so the app arrives as it would
+//          while a visitor types; then the button pressed, and the press -> toast path priced as a real phone
+//          link charges it (tests/bench/request-path.ts): every request on the path recorded over the DevTools
+//          protocol, on loopback (the link's emulation off from the press, the CPU still 4x), then
+//
+//            priced = the page's own time: the measured press -> toast time, minus what the path's requests
+//                     took on loopback (the local trips and the emulators' work, left out)
+//                   + 150 ms for each sequential round trip on the path: each request, each CORS preflight
+//                     (Chrome's emulation delays no preflight), and 2 more for a request that opened its
+//                     connection (TCP 1 + TLS 1.3 1: the local stack is plain HTTP, a phone's link is HTTPS)
+//                   + the path's bytes at 1.6 Mbps down / 750 kbps up.
+//
+//          Requests that ran side by side count once (the longest chain of requests each started after the one
+//          before it had finished). With App Check on, its token exchange is priced like any request when the
+//          path waits for it. tests/stack/request-path.test.ts checks the price against known pages and a
+//          slow link. Prints each sign-up's path (method, path, preflight or not, new connection or not), its
+//          sequential round trips, and the medians of the priced and measured times.
 //
 // Prints median, p95, min and max of each; writes bench-results/signup-<timestamp>.json and signup-latest.json.
 //
-//   npm run bench:signup [-- --signups 20] [--phone-signups 5]
+//   npm run bench:signup [-- --signups 20] [--phone-signups 5] [--against <checkout>] [--app-check]
+//
+//   --signups 0       no warm profile (the uncounted warm-up sign-up still runs)
+//   --against DIR     also another commit's site, on the same stack, its phone sign-ups alternating with this
+//                     build's: DIR holds that commit's files (`npx tsx tests/bench/other-build.ts 2f21e74
+//                     /tmp/goody-2f21e74` makes one); its site is built and served as that commit's `npm start`
+//                     would (tests/bench/other-build.ts)
+//   --app-check       App Check on: the site built with a site key, each page on App Check's debug provider, and
+//                     Google's reCAPTCHA and token-exchange hosts answered over HTTPS on loopback
+//                     (tests/bench/app-check-stand-in.ts), so the exchange, its preflight and its connection
+//                     are priced when the path waits for them (needs a launcher and a web config that take a
+//                     site key on the emulators)
 //
 // One warm-up sign-up runs first and is reported apart: it starts the function workers, which a deployed
 // function keeps warm (or not) on its own terms.
@@ -24,21 +50,42 @@ import { chromium } from 'playwright-core';
 import { chromiumArgs, findChromium } from '../e2e/chromium.ts';
 import { FORMS, openLanding, TEXT } from '../e2e/support/app.ts';
 import { startStack } from '../e2e/support/stack.ts';
+import { APP_CHECK_BUILD_ENV, startAppCheckStandIn } from './app-check-stand-in.ts';
 import { untilChromiumSettles } from './browser-settle.ts';
+import { serveOtherBuild } from './other-build.ts';
 import { repoRoot, resultsDir } from './paths.ts';
+import {
+  formatPath,
+  PHONE_LINK,
+  type PricedPath,
+  pathSignature,
+  pricePath,
+  RequestRecorder,
+} from './request-path.ts';
 import { median, quantile, timestamp } from './stats.ts';
+import type { HostedSite } from './web/hosting.ts';
 
 const { values: args } = parseArgs({
-  options: { signups: { type: 'string', default: '20' }, 'phone-signups': { type: 'string', default: '5' } },
+  options: {
+    signups: { type: 'string', default: '20' },
+    'phone-signups': { type: 'string', default: '5' },
+    against: { type: 'string' },
+    'app-check': { type: 'boolean', default: false },
+  },
 });
 const signups = Number(args.signups);
 const phoneSignups = Number(args['phone-signups']);
-if (!Number.isInteger(signups) || signups < 1) throw new Error(`--signups must be a positive integer`);
+if (!Number.isInteger(signups) || signups < 0) throw new Error(`--signups must be a whole number`);
 if (!Number.isInteger(phoneSignups) || phoneSignups < 0)
   throw new Error(`--phone-signups must be a whole number`);
 
-/** A mid-range phone on a mobile link, as Lighthouse's mobile profile models it. */
-const PHONE = { cpuSlowdown: 4, latencyMs: 150, downloadKbps: 1_600, uploadKbps: 750 };
+/** A mid-range phone on a mobile link, as Lighthouse's mobile profile models it (request-path.ts's link). */
+const PHONE = {
+  cpuSlowdown: 4,
+  latencyMs: PHONE_LINK.rttMs,
+  downloadKbps: PHONE_LINK.downloadKbps,
+  uploadKbps: PHONE_LINK.uploadKbps,
+};
 
 const chromiumPath = findChromium();
 if (!chromiumPath) {
@@ -47,9 +94,10 @@ if (!chromiumPath) {
 }
 
 // Runs in the page: from the click on the form's submit button (captured before the app sees it) to the
-// first frame that shows the success toast. Plain JavaScript, so the bundler adds nothing to it.
+// first frame that shows the success toast; __signupWindow has both moments on the epoch clock too, to
+// match the network record. Plain JavaScript, so the bundler adds nothing to it.
 const ARM_TIMER = `(() => {
-  window.__signupMs = new Promise((resolve, reject) => {
+  window.__signupWindow = new Promise((resolve, reject) => {
     let clickedAt;
     document.addEventListener('click', (event) => {
       if (event.target instanceof Element && event.target.closest('form button[type="submit"]')) {
@@ -61,24 +109,52 @@ const ARM_TIMER = `(() => {
       if (!toast) return;
       observer.disconnect();
       if (toast.getAttribute('data-variant') !== 'success') reject(new Error('error toast: ' + toast.textContent));
-      else requestAnimationFrame(() => resolve(performance.now() - clickedAt));
+      else requestAnimationFrame(() => {
+        const toastAt = performance.now();
+        resolve({
+          measuredMs: toastAt - clickedAt,
+          pressAt: performance.timeOrigin + clickedAt,
+          toastAt: performance.timeOrigin + toastAt,
+        });
+      });
     });
     observer.observe(document.body, { childList: true, subtree: true });
   });
+  window.__signupMs = window.__signupWindow.then((window) => window.measuredMs);
 })()`;
+
+interface PhoneSample {
+  measuredMs: number;
+  pricedMs: number;
+  roundTrips: number;
+  preflights: number;
+  newConnections: number;
+  path: PricedPath;
+}
 
 const userDataDir = mkdtempSync(path.join(os.tmpdir(), 'goody-bench-signup-'));
 console.log('== starting the stack (npm start on free ports; it builds first, which takes a while)');
 const startedAt = Date.now();
-const stack = await startStack({ logFile: path.join(resultsDir, 'signup-stack.log') });
+const appCheck = args['app-check'] ? await startAppCheckStandIn() : undefined;
+const stack = await startStack({
+  logFile: path.join(resultsDir, 'signup-stack.log'),
+  env: appCheck ? APP_CHECK_BUILD_ENV : {},
+});
+const browserArgs = [...chromiumArgs, ...(appCheck?.chromiumArgs ?? [])];
 console.log(`   up at ${stack.info.siteUrl} in ${((Date.now() - startedAt) / 1000).toFixed(0)} s`);
+const otherDir = args.against ? mkdtempSync(path.join(os.tmpdir(), 'goody-bench-other-')) : undefined;
 
+let other: HostedSite | undefined;
 try {
+  if (args.against && otherDir)
+    other = await serveOtherBuild(args.against, stack.info, path.join(otherDir, 'site'), console.log);
+  if (other) console.log(`   ${args.against}'s site at ${other.origin}`);
   const context = await chromium.launchPersistentContext(userDataDir, {
     executablePath: chromiumPath,
-    args: chromiumArgs,
+    args: browserArgs,
     viewport: { width: 412, height: 823 },
   });
+  if (appCheck) await context.addInitScript(appCheck.initScript);
   await untilChromiumSettles();
   const signUpOnce = async (index: number): Promise<number> => {
     const page = await context.newPage();
@@ -110,31 +186,34 @@ try {
   }
   await context.close();
 
-  // The phone: a fresh browser profile for each sign-up, so nothing is cached; throttled through DevTools.
-  const phoneSamples: number[] = [];
-  for (let index = 1; index <= phoneSignups; index += 1) {
+  // The phone: a fresh browser profile for each sign-up, so nothing is cached (and on disk: an incognito
+  // context makes no preconnect). Loaded and typed on DevTools' emulated link, priced from the press on.
+  const phoneSignUp = async (siteUrl: string, index: number): Promise<PhoneSample> => {
     const profile = mkdtempSync(path.join(os.tmpdir(), 'goody-bench-phone-'));
     const phone = await chromium.launchPersistentContext(profile, {
       executablePath: chromiumPath,
-      args: chromiumArgs,
+      args: browserArgs,
       viewport: { width: 412, height: 823 },
       isMobile: true,
       hasTouch: true,
     });
+    if (appCheck) await phone.addInitScript(appCheck.initScript);
     try {
       // A fresh browser spends its first seconds starting up on both cores: the phone's page waits for it.
       await untilChromiumSettles();
       const page = phone.pages()[0] ?? (await phone.newPage());
       const cdp = await phone.newCDPSession(page);
-      await cdp.send('Network.enable');
-      await cdp.send('Network.emulateNetworkConditions', {
-        offline: false,
-        latency: PHONE.latencyMs,
-        downloadThroughput: (PHONE.downloadKbps * 1000) / 8,
-        uploadThroughput: (PHONE.uploadKbps * 1000) / 8,
-      });
+      const recorder = await RequestRecorder.attach(cdp);
+      const emulateLink = (on: boolean) =>
+        cdp.send('Network.emulateNetworkConditions', {
+          offline: false,
+          latency: on ? PHONE.latencyMs : 0,
+          downloadThroughput: on ? (PHONE.downloadKbps * 1000) / 8 : -1,
+          uploadThroughput: on ? (PHONE.uploadKbps * 1000) / 8 : -1,
+        });
+      await emulateLink(true);
       await cdp.send('Emulation.setCPUThrottlingRate', { rate: PHONE.cpuSlowdown });
-      await page.goto(stack.info.siteUrl, { waitUntil: 'load' });
+      await page.goto(siteUrl, { waitUntil: 'load' });
       await page.evaluate(ARM_TIMER);
       const submit = page.getByRole('button', { name: FORMS.hero.submit, exact: true });
       const field = page
@@ -143,54 +222,143 @@ try {
         .getByRole('textbox', { name: 'Email address' });
       await field.click();
       await field.pressSequentially(`phone-${Date.now()}-${index}@example.com`, { delay: 40 });
+      // From the press on, the link is priced from the record, not emulated (which would charge it twice).
+      await emulateLink(false);
       await submit.click();
-      phoneSamples.push((await page.evaluate('window.__signupMs')) as number);
-      console.log(
-        `   phone sign-up ${index}/${phoneSignups}: ${Math.round(phoneSamples.at(-1) as number)} ms`,
-      );
+      const window = (await page.evaluate('window.__signupWindow')) as {
+        measuredMs: number;
+        pressAt: number;
+        toastAt: number;
+      };
+      const priced = pricePath(recorder.requests(), window, PHONE_LINK);
+      return {
+        measuredMs: window.measuredMs,
+        pricedMs: priced.pricedMs,
+        roundTrips: priced.roundTrips,
+        preflights: priced.preflights,
+        newConnections: priced.newConnections,
+        path: priced,
+      };
     } finally {
       await phone.close();
       rmSync(profile, { recursive: true, force: true });
     }
+  };
+
+  const builds = [
+    { name: 'this build', siteUrl: stack.info.siteUrl, samples: [] as PhoneSample[] },
+    ...(other ? [{ name: args.against as string, siteUrl: other.origin, samples: [] as PhoneSample[] }] : []),
+  ];
+  for (let index = 1; index <= phoneSignups; index += 1) {
+    for (const build of builds) {
+      const sample = await phoneSignUp(build.siteUrl, index);
+      build.samples.push(sample);
+      const first = build.samples[0] as PhoneSample;
+      console.log(
+        `   phone sign-up ${index}/${phoneSignups}${other ? ` (${build.name})` : ''}: priced ${Math.round(sample.pricedMs)} ms ` +
+          `(the page's own ${Math.round(sample.path.pageMs)} ms at ${PHONE.cpuSlowdown}x CPU + ` +
+          `${sample.roundTrips} sequential round trips)`,
+      );
+      // The whole path for a build's first sign-up, and again whenever one takes another path.
+      if (index === 1 || pathSignature(sample.path) !== pathSignature(first.path)) {
+        if (index > 1) console.log("     another path than the first sign-up's:");
+        for (const line of formatPath(sample.path, '     ')) console.log(line);
+      }
+    }
   }
+  const phoneFigures = (samples: PhoneSample[]) =>
+    samples.length > 0
+      ? {
+          medianMs: median(samples.map((s) => s.pricedMs)),
+          minMs: Math.min(...samples.map((s) => s.pricedMs)),
+          maxMs: Math.max(...samples.map((s) => s.pricedMs)),
+          measuredMedianMs: median(samples.map((s) => s.measuredMs)),
+          pageMedianMs: median(samples.map((s) => s.path.pageMs)),
+          linkMedianMs: median(samples.map((s) => s.path.linkMs)),
+          localOnPathMedianMs: median(samples.map((s) => s.path.localOnPathMs)),
+          roundTripsMedian: median(samples.map((s) => s.roundTrips)),
+          signups: samples.length,
+          samples: samples.map((s) => ({
+            pricedMs: s.pricedMs,
+            measuredMs: s.measuredMs,
+            pageMs: s.path.pageMs,
+            linkMs: s.path.linkMs,
+            localOnPathMs: s.path.localOnPathMs,
+            roundTrips: s.roundTrips,
+            preflights: s.preflights,
+            newConnections: s.newConnections,
+            path: s.path.requests.map((item) => ({
+              method: item.request.method,
+              url: item.request.url,
+              type: item.request.type,
+              preflight: item.preflight,
+              newConnection: item.newConnection,
+              onPath: item.onPath,
+              roundTrips: item.roundTrips,
+              localMs: item.localMs,
+              transferMs: item.transferMs,
+              status: item.request.status,
+              failed: item.request.failed,
+            })),
+          })),
+        }
+      : null;
+  const phoneSamples = builds[0]?.samples ?? [];
 
   const figures = {
     date: new Date().toISOString(),
     signups,
     warmUpMs,
-    medianMs: median(samples),
-    p95Ms: quantile(samples, 0.95),
-    minMs: Math.min(...samples),
-    maxMs: Math.max(...samples),
+    medianMs: samples.length > 0 ? median(samples) : null,
+    p95Ms: samples.length > 0 ? quantile(samples, 0.95) : null,
+    minMs: samples.length > 0 ? Math.min(...samples) : null,
+    maxMs: samples.length > 0 ? Math.max(...samples) : null,
     samplesMs: samples,
     targetMedianMs: 300,
     phone:
       phoneSamples.length > 0
         ? {
             profile: PHONE,
-            signups: phoneSamples.length,
-            medianMs: median(phoneSamples),
-            minMs: Math.min(...phoneSamples),
-            maxMs: Math.max(...phoneSamples),
-            samplesMs: phoneSamples,
-            targetMedianMs: 900,
+            link: PHONE_LINK,
+            pricing:
+              'measured press -> toast (4x CPU, loopback) - the local time of the requests on the path + ' +
+              'sequential round trips x RTT (requests, preflights, 2 more per new connection: TCP + TLS 1.3) + ' +
+              'transfer at the link rates (tests/bench/request-path.ts)',
+            appCheck: args['app-check'],
+            ...phoneFigures(phoneSamples),
           }
         : null,
+    against: other
+      ? { checkout: path.resolve(args.against as string), ...phoneFigures(builds[1]?.samples ?? []) }
+      : null,
     environment: { cpus: `${os.cpus().length} x ${os.cpus()[0]?.model ?? 'unknown'}`, node: process.version },
   };
-  console.log(
-    `\nclick on submit -> success toast, ${signups} sign-ups in Chromium against npm start's stack:\n` +
-      `  median ${Math.round(figures.medianMs)} ms, p95 ${Math.round(figures.p95Ms)} ms ` +
-      `(min ${Math.round(figures.minMs)}, max ${Math.round(figures.maxMs)}); target median <= 300 ms: ` +
-      (figures.medianMs <= 300 ? 'met' : 'MISSED'),
-  );
-  if (figures.phone) {
+  if (samples.length > 0) {
+    const warm = figures as { medianMs: number; p95Ms: number; minMs: number; maxMs: number };
     console.log(
-      `phone profile (4x CPU, 150 ms RTT, 1.6 Mbps; fresh page, typed then pressed), ${figures.phone.signups} sign-ups:\n` +
-        `  median ${Math.round(figures.phone.medianMs)} ms (min ${Math.round(figures.phone.minMs)}, max ` +
-        `${Math.round(figures.phone.maxMs)}); target median <= 900 ms: ${figures.phone.medianMs <= 900 ? 'met' : 'MISSED'}`,
+      `\nclick on submit -> success toast, ${signups} sign-ups in Chromium against npm start's stack:\n` +
+        `  median ${Math.round(warm.medianMs)} ms, p95 ${Math.round(warm.p95Ms)} ms ` +
+        `(min ${Math.round(warm.minMs)}, max ${Math.round(warm.maxMs)}); target median <= 300 ms: ` +
+        (warm.medianMs <= 300 ? 'met' : 'MISSED'),
     );
   }
+  const priced = builds.map((build) => ({ build, figures: phoneFigures(build.samples) }));
+  for (const { build, figures: phone } of priced) {
+    if (!phone) continue;
+    console.log(
+      `phone profile, priced (${PHONE.cpuSlowdown}x CPU, ${PHONE_LINK.rttMs} ms RTT, preflights and TCP + TLS ` +
+        `counted; fresh page, typed then pressed), ${phone.signups} sign-ups${other ? `, ${build.name}` : ''}:\n` +
+        `  median ${Math.round(phone.medianMs)} ms (min ${Math.round(phone.minMs)}, max ${Math.round(phone.maxMs)}); ` +
+        `${phone.roundTripsMedian} sequential round trips; medians of the parts: the page's own ${Math.round(phone.pageMedianMs)} ms, ` +
+        `the link ${Math.round(phone.linkMedianMs)} ms (left out: ${Math.round(phone.localOnPathMedianMs)} ms in the local ` +
+        `requests, of ${Math.round(phone.measuredMedianMs)} ms measured on loopback)`,
+    );
+  }
+  const [ours, theirs] = priced.map((entry) => entry.figures);
+  if (ours && theirs)
+    console.log(
+      `  this build / ${args.against}: ${(ours.medianMs / theirs.medianMs).toFixed(2)} (priced medians)`,
+    );
   mkdirSync(resultsDir, { recursive: true });
   const json = `${JSON.stringify(figures, null, 2)}\n`;
   const datedPath = path.join(resultsDir, `signup-${timestamp()}.json`);
@@ -200,6 +368,9 @@ try {
     `figures written to ${path.relative(repoRoot, datedPath)} and bench-results/signup-latest.json`,
   );
 } finally {
+  await other?.close();
+  await appCheck?.close();
   await stack.stop();
   rmSync(userDataDir, { recursive: true, force: true });
+  if (otherDir) rmSync(otherDir, { recursive: true, force: true });
 }

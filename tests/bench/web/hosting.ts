@@ -19,12 +19,16 @@ export function hostingConfig(): Record<string, unknown> {
   return firebaseJson.hosting;
 }
 
-export async function serveLikeHosting(dir: string): Promise<HostedSite> {
+/** Serves `dir` with `hosting` (a firebase.json hosting section; by default this repository's). */
+export async function serveLikeHosting(
+  dir: string,
+  hosting: Record<string, unknown> = hostingConfig(),
+): Promise<HostedSite> {
   const app = superstaticServer({
     port: 0,
     hostname: '127.0.0.1',
     cwd: dir,
-    config: { ...hostingConfig(), public: '.' } as never,
+    config: { ...hosting, public: '.' } as never,
     compression: true,
     stack: 'strict',
     debug: false,
