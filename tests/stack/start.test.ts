@@ -16,6 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stackDirFor } from '../../dev/launcher/config.ts';
 import {
   freeStackPorts,
   isPortFree,
@@ -30,8 +31,7 @@ import {
 const START_TIMEOUT_MS = 150_000;
 const STOP_TIMEOUT_MS = 30_000;
 
-const stackDirOf = (ports: StackPorts) =>
-  path.join(repoRoot, '.dev-data', `stack-${ports.GOODY_HOSTING_PORT}`);
+const stackDirOf = (ports: StackPorts) => stackDirFor(repoRoot, ports.GOODY_HOSTING_PORT);
 const webDistIndex = path.join(repoRoot, 'web', 'dist', 'index.html');
 
 interface Banner {
@@ -101,6 +101,55 @@ async function callCallable(
     body: JSON.stringify({ data }),
   });
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
+/** What the site writes: the sign-up document, with a server timestamp, over the REST API (as the rules allow). */
+async function storeSignup(
+  banner: Banner,
+  id: string,
+  email: string,
+  source: 'hero_form' | 'final_cta',
+): Promise<void> {
+  const commit = await fetch(
+    `http://${banner.firestoreHostPort}/v1/projects/demo-goody/databases/(default)/documents:commit`,
+    {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        writes: [
+          {
+            update: {
+              name: `projects/demo-goody/databases/(default)/documents/email_subscriptions/${id}`,
+              fields: {
+                email: { stringValue: email },
+                subscription_type: { stringValue: source === 'hero_form' ? 'updates' : 'club' },
+                source: { stringValue: source },
+              },
+            },
+            currentDocument: { exists: false },
+            updateTransforms: [{ fieldPath: 'created_at', setToServerValue: 'REQUEST_TIME' }],
+          },
+        ],
+      }),
+    },
+  );
+  expect(commit.status).toBe(200);
+  await commit.arrayBuffer();
+}
+
+interface MailerLiteState {
+  subscribers: { email: string; groups: string[] }[];
+  requests: { method: string; path: string }[];
+}
+
+async function mailerLiteState(banner: Banner): Promise<MailerLiteState> {
+  const root = banner.mailerLiteBaseUrl.replace(/\/api$/, '');
+  return (await (await fetch(`${root}/__control/state`)).json()) as MailerLiteState;
+}
+
+async function outboxMessages(banner: Banner): Promise<{ to: string[]; file: string }[]> {
+  return ((await (await fetch(banner.smtpApiUrl)).json()) as { messages: { to: string[]; file: string }[] })
+    .messages;
 }
 
 describe('npm start', () => {
@@ -274,39 +323,9 @@ describe('npm start', () => {
 
   it('wires the functions to the stand-ins through Cloud Tasks: a sign-up reaches MailerLite and its thank-you the outbox, once', async () => {
     const email = 'stack-test@example.com';
-    // What the site writes: the sign-up document, with a server timestamp, over the REST API.
-    const commit = await fetch(
-      `http://${banner.firestoreHostPort}/v1/projects/demo-goody/databases/(default)/documents:commit`,
-      {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({
-          writes: [
-            {
-              update: {
-                name: 'projects/demo-goody/databases/(default)/documents/email_subscriptions/stack-test',
-                fields: {
-                  email: { stringValue: email },
-                  subscription_type: { stringValue: 'updates' },
-                  source: { stringValue: 'hero_form' },
-                },
-              },
-              currentDocument: { exists: false },
-              updateTransforms: [{ fieldPath: 'created_at', setToServerValue: 'REQUEST_TIME' }],
-            },
-          ],
-        }),
-      },
-    );
-    expect(commit.status).toBe(200);
-    await commit.arrayBuffer();
+    await storeSignup(banner, 'stack-test', email, 'hero_form');
 
-    const mailerLiteRoot = banner.mailerLiteBaseUrl.replace(/\/api$/, '');
-    const mailerLite = async () =>
-      (await (await fetch(`${mailerLiteRoot}/__control/state`)).json()) as {
-        subscribers: { email: string; groups: string[] }[];
-        requests: { method: string; path: string }[];
-      };
+    const mailerLite = () => mailerLiteState(banner);
     // Pressed twice, as a double click or a client retry would: the second enqueues nothing new. A task id
     // lasts its minute (functions/src/tasks/queue.ts, BUCKET_MS): the presses are made in one, as a double
     // click is, not across a minute's end.
@@ -355,6 +374,65 @@ describe('npm start', () => {
       .poll(async () => (await row()).fields?.mailbox_key?.stringValue, { timeout: 30_000 })
       .toMatch(/^[A-Za-z0-9_-]{43}$/);
   });
+
+  it('delivers a stored sign-up with no callable after it: its contact and one thank-you, no one pressing anything', async () => {
+    // A phone that lost its link right after the insert: the row alone.
+    const email = 'lost-link@example.com';
+    await storeSignup(banner, 'lost-link', email, 'final_cta');
+    await expect
+      .poll(async () => (await mailerLiteState(banner)).subscribers.find((s) => s.email === email), {
+        timeout: 30_000,
+      })
+      .toMatchObject({ email, groups: [expect.any(String)] });
+    await expect
+      .poll(async () => (await outboxMessages(banner)).filter((m) => m.to.includes(email)).length, {
+        timeout: 30_000,
+      })
+      .toBe(1);
+  });
+
+  it("25 strangers' guesses (both callables each) hold back no real sign-up: it arrives within 60 s, and each guess's task runs once", async () => {
+    // A contact task for an address never stored logs this once, from the worker.
+    const refusals = () =>
+      (run.output().match(/"event":"add_contact\.refused_unknown_address"/g) ?? []).length;
+    const refusedBefore = refusals();
+    for (let guess = 0; guess < 25; guess++) {
+      const email = `guess-${guess}@example.net`;
+      expect(
+        (await callCallable(ports, 'add-contact-to-mailerlite', { email, source: 'hero_form' })).status,
+      ).toBe(200);
+      expect((await callCallable(ports, 'send-thank-you-email', { email })).status).toBe(200);
+    }
+    const email = 'real-after-guesses@example.org';
+    const signedUpAt = Date.now();
+    await storeSignup(banner, 'real-after-guesses', email, 'hero_form');
+    await callCallable(ports, 'add-contact-to-mailerlite', { email, source: 'hero_form' });
+    await callCallable(ports, 'send-thank-you-email', { email });
+    await expect
+      .poll(async () => (await mailerLiteState(banner)).subscribers.some((s) => s.email === email), {
+        timeout: 60_000,
+        interval: 250,
+      })
+      .toBe(true);
+    await expect
+      .poll(async () => (await outboxMessages(banner)).some((m) => m.to.includes(email)), {
+        timeout: Math.max(1, 60_000 - (Date.now() - signedUpAt)),
+        interval: 250,
+      })
+      .toBe(true);
+    expect(Date.now() - signedUpAt).toBeLessThan(60_000);
+    // Each guess's contact task looked once and was dropped: no retry, no grace.
+    await expect
+      .poll(() => refusals() - refusedBefore, {
+        timeout: 30_000,
+      })
+      .toBe(25);
+    await delay(12_000); // past the queues' first backoff (10 s): a retried guess would log again
+    expect(refusals() - refusedBefore).toBe(25);
+    expect((await mailerLiteState(banner)).subscribers.filter((s) => s.email.startsWith('guess-'))).toEqual(
+      [],
+    );
+  }, 120_000);
 
   it('runs finish-erasures as the scheduler would: an unsubscribe made while MailerLite was down is finished', async () => {
     const email = 'stack-test@example.com';

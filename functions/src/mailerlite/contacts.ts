@@ -24,6 +24,8 @@ export interface ContactRecord {
   email: string;
   /** When each list's group was confirmed by MailerLite. */
   lists?: Partial<Record<SubscriptionType, Date>>;
+  /** The last push or claim: the retention job deletes records not seen for its period, as it does rows. */
+  seen_at: Date;
   push_owner?: string | null;
   push_expires_at?: Date | null;
 }
@@ -67,10 +69,10 @@ export async function claimContact(
   const claim = await claimLease<'already'>(
     ref,
     { owner: crypto.randomUUID(), clock: options.clock, leaseMs: CONTACT_PUSH_LEASE_MS, layout: PUSH_LEASE },
-    (previous) => {
+    (previous, now) => {
       if (hasList(previous, options.list)) return { refuse: 'already' };
       const email = (previous as Partial<ContactRecord> | undefined)?.email;
-      return { write: email ? {} : { email: options.emailAsFirstSeen } };
+      return { write: { seen_at: new Date(now), ...(email ? {} : { email: options.emailAsFirstSeen }) } };
     },
   );
   if (claim.status === 'held') return { status: 'in_progress' };
@@ -106,6 +108,7 @@ export async function spellingsFor(
   db: Firestore,
   mailboxSecret: string,
   emails: readonly string[],
+  now: number,
 ): Promise<Map<string, { email: string; lists: Set<SubscriptionType>; ref: DocumentReference }>> {
   const refs = new Map<string, DocumentReference>();
   for (const email of emails) refs.set(email, contactRecordRef(db, mailboxSecret, email));
@@ -128,7 +131,7 @@ export async function spellingsFor(
         ([, ref], index, all) => !byKey.has(ref.id) && all.findIndex(([, r]) => r.id === ref.id) === index,
       )
       .map(async ([email, ref]) => {
-        await ref.create({ email });
+        await ref.create({ email, seen_at: new Date(now) });
         byKey.set(ref.id, { email, lists: new Set(), ref });
       }),
   );
@@ -160,7 +163,7 @@ export async function recordLists(
   for (const { ref, lists } of confirmed) {
     const fields: Record<string, Date> = {};
     for (const list of lists) fields[list] = new Date(now);
-    batch.set(ref, { lists: fields }, { merge: true });
+    batch.set(ref, { lists: fields, seen_at: new Date(now) }, { merge: true });
   }
   await batch.commit();
 }

@@ -10,6 +10,7 @@ import {
 } from '../../test-support/stack';
 import { systemClock } from '../clock';
 import { SIGNUPS, SUPPRESSIONS, THANK_YOU_MAILS } from '../contract';
+import { MAILERLITE_CONTACTS } from '../mailerlite/contacts';
 import { handleRetention } from './retention';
 
 let firestore: FirestoreHarness;
@@ -63,6 +64,16 @@ describe('the retention job', () => {
       .doc('old')
       .set({ erased_at: new Date(now - 800 * DAY) });
 
+    // A mailbox's MailerLite contact record names an address: it goes when not seen within the period.
+    await db
+      .collection(MAILERLITE_CONTACTS)
+      .doc('old')
+      .set({ email: 'old@example.com', seen_at: new Date(now - 800 * DAY) });
+    await db
+      .collection(MAILERLITE_CONTACTS)
+      .doc('new')
+      .set({ email: 'recent@example.com', seen_at: new Date(now - DAY) });
+
     // The mail budget's counters: yesterday's go, this hour's stays.
     await db
       .collection('_mail_budget')
@@ -75,7 +86,8 @@ describe('the retention job', () => {
 
     const report = await handleRetention({ db, clock: systemClock, logger, retentionDays: 730, pageSize: 3 });
 
-    expect(report).toEqual({ signups: 7, mailBudgets: 1 });
+    expect(report).toEqual({ signups: 7, contacts: 1, mailBudgets: 1 });
+    expect(await ids(MAILERLITE_CONTACTS)).toEqual(['new']);
     expect(await ids('_mail_budget')).toEqual(['now-0']);
     const left = (await db.collection(SIGNUPS).get()).docs.map((doc) => doc.get('email')).sort();
     expect(left).toEqual(['recent@example.com', 'yesterday@example.com']);
@@ -98,6 +110,7 @@ describe('the retention job', () => {
     await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
     expect(await handleRetention({ db, clock: systemClock, logger, retentionDays: 1 })).toEqual({
       signups: 0,
+      contacts: 0,
       mailBudgets: 0,
     });
     expect(await ids(SIGNUPS)).toHaveLength(1);

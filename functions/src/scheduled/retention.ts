@@ -6,6 +6,7 @@ import { SIGNUPS } from '../contract';
 import { adminFirestore } from '../firestore';
 import { cloudLogger, type Logger } from '../logs';
 import { MAIL_BUDGETS } from '../mail/budget';
+import { MAILERLITE_CONTACTS } from '../mailerlite/contacts';
 import { RETENTION_DAYS } from '../params';
 
 const DAY_MS = 24 * 60 * 60_000;
@@ -21,6 +22,8 @@ export interface RetentionDeps {
 
 export interface RetentionReport {
   signups: number;
+  /** MailerLite contact records (mailerlite/contacts.ts) not pushed or claimed within the period. */
+  contacts: number;
   /** The mail budget's counters of hours more than a day past. */
   mailBudgets: number;
 }
@@ -28,6 +31,9 @@ export interface RetentionReport {
 /**
  * Erases the sign-ups older than the retention period, by `created_at`. Page by page, each page one
  * batched write, so a large backlog never needs one huge read or write; logged as counts only.
+ *
+ * The mailboxes' MailerLite contact records name an address, so they go on the same terms: one not
+ * pushed or claimed within the period is erased (a later sign-up makes a new one).
  *
  * The thank-you records and the suppression list are kept: they hold no address, only a mailbox key
  * (privacy/mailbox-key.ts), and they are what keeps a mailbox from being thanked twice or mailed after
@@ -44,6 +50,11 @@ export async function handleRetention(deps: RetentionDeps): Promise<RetentionRep
   const pageSize = deps.pageSize ?? RETENTION_PAGE_SIZE;
   const report: RetentionReport = {
     signups: await deleteAll(deps.db, deps.db.collection(SIGNUPS).where('created_at', '<', cutoff), pageSize),
+    contacts: await deleteAll(
+      deps.db,
+      deps.db.collection(MAILERLITE_CONTACTS).where('seen_at', '<', cutoff),
+      pageSize,
+    ),
     mailBudgets: await deleteAll(
       deps.db,
       deps.db.collection(MAIL_BUDGETS).where('hour_start', '<', new Date(now - DAY_MS)),
@@ -54,6 +65,7 @@ export async function handleRetention(deps: RetentionDeps): Promise<RetentionRep
     retention_days: deps.retentionDays,
     cutoff: cutoff.toISOString(),
     signups: report.signups,
+    contacts: report.contacts,
     mail_budgets: report.mailBudgets,
   });
   return report;

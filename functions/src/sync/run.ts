@@ -298,6 +298,7 @@ class Run {
         db,
         mailboxSecret,
         rest.map((contact) => contact.email),
+        this.deps.clock.now(),
       );
     } catch {
       this.fail('database');
