@@ -1,4 +1,5 @@
-// `npm start` (and `npm run emulators`, which passes --no-build): the whole product, offline. See dev/launcher/.
+// `npm start` (and `npm run emulators`, which passes --no-build): the whole product, offline. `npm run dev` passes
+// --dev: the same stack with the page on Vite's dev server and the functions reloaded on save. See dev/launcher/.
 
 import { resolveLauncherConfig, USAGE } from './launcher/config.ts';
 import { LauncherError } from './launcher/errors.ts';

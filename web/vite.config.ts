@@ -2,6 +2,7 @@ import { fileURLToPath } from 'node:url';
 import react from '@vitejs/plugin-react';
 import { defineConfig, loadEnv } from 'vite';
 import { contentSecurityPolicy } from './plugins/content-security-policy.ts';
+import { hostingFunctionRewrites } from './plugins/hosting-rewrites.ts';
 import { initialChunkReport } from './plugins/initial-chunk-report.ts';
 import { prerender } from './plugins/prerender.ts';
 import { siteOrigin, siteOriginPlugin } from './plugins/site-origin.ts';
@@ -28,6 +29,8 @@ export default defineConfig(({ mode }) => ({
     // The policy this build serves (firebase.json's, plus App Check's sources when built with a site key),
     // written beside the site for the deploy and the local stack to serve.
     contentSecurityPolicy({ policyFile: '../firebase.json' }),
+    // The dev server (npm run dev) has no Hosting: it makes firebase.json's rewrites to a function itself.
+    hostingFunctionRewrites({ firebaseJson: '../firebase.json' }),
     prerender({
       entry: 'src/app/prerender.tsx',
       route: '/',

@@ -1,6 +1,8 @@
-// The one block `npm start` prints once everything answers: where the site is and where its side effects land.
+// The one block `npm start` (and `npm run dev`) prints once everything answers: where the site is and where its
+// side effects land.
 
 import path from 'node:path';
+import type { SiteServer } from './config.ts';
 
 export type FunctionsState =
   | { state: 'loaded'; baseUrl: string; names: string[] }
@@ -8,6 +10,8 @@ export type FunctionsState =
 
 export interface BannerInfo {
   repoRoot: string;
+  /** Who serves the page: Hosting a built site (npm start), or Vite's dev server (npm run dev). */
+  server: SiteServer;
   siteUrl: string;
   mailDir: string;
   smtpUrl: string;
@@ -34,10 +38,22 @@ function functionsLine(functions: FunctionsState): string {
   }
 }
 
+/** npm run dev: what reloads on its own, and what Hosting would add that this page does not have. */
+const DEV_ROWS: [string, string][] = [
+  ['Page', "Vite's dev server: a save under web/src shows in the open page (hot module replacement)"],
+  [
+    'Reload',
+    'a save under functions/src: tsc --watch compiles it, the Functions emulator reloads it (no restart)',
+  ],
+  ['No Hosting', "the built site's Content-Security-Policy and landing bootstrap: npm start serves them"],
+];
+
 export function formatReadyBanner(info: BannerInfo): string {
+  const dev = info.server === 'vite';
   const rows: [string, string][] = [
     ['Site', info.siteUrl],
     ['Admin', `${info.siteUrl}/admin`],
+    ...(dev ? DEV_ROWS : []),
     [
       'Mail',
       `lands in ${displayPath(info.repoRoot, info.mailDir)} (SMTP ${info.smtpUrl}); listed at ${info.smtpApiUrl}`,
@@ -51,8 +67,10 @@ export function formatReadyBanner(info: BannerInfo): string {
   const rule = '─'.repeat(72);
   return [
     rule,
-    'GOODY is running offline. Ctrl-C stops everything.',
-    "  Google's Firebase emulators: Hosting, Functions, Firestore, Pub/Sub, Cloud Tasks. Stand-ins: MailerLite, SMTP.",
+    dev
+      ? 'GOODY is running offline for development (npm run dev). Ctrl-C stops everything.'
+      : 'GOODY is running offline. Ctrl-C stops everything.',
+    `  Google's Firebase emulators: ${dev ? '' : 'Hosting, '}Functions, Firestore, Pub/Sub, Cloud Tasks. Stand-ins: MailerLite, SMTP.`,
     ...rows.map(([name, value]) => `  ${name.padEnd(11)} ${value}`),
     rule,
   ].join('\n');

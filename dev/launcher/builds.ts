@@ -36,6 +36,20 @@ export function functionsEntry(repoRoot: string): string {
   return path.join(repoRoot, 'functions', main);
 }
 
+/**
+ * `npm run dev`'s compiler: the functions workspace's own `tsc --watch` (functions/package.json build:watch),
+ * which writes functions/lib on every save; the Functions emulator reloads from there.
+ */
+export const FUNCTIONS_WATCH_ARGS = ['run', 'build:watch', '-w', 'functions'];
+
+/** What tsc --watch prints once a compilation is over, with its error count ("Found 0 errors. Watching ..."). */
+export const TSC_WATCH_DONE = /Found (\d+) errors?\. Watching for file changes\./;
+
+/** `npm run dev`'s page: the web workspace's own `vite` (its dev script) on this stack's host and port. */
+export function viteDevArgs(host: string, port: number): string[] {
+  return ['run', 'dev', '-w', 'web', '--', '--host', host, '--port', String(port), '--strictPort'];
+}
+
 /** What `npm run emulators` serves: the site as `npm run build -w web` left it. */
 export function builtSiteDir(repoRoot: string): string {
   return path.join(repoRoot, 'web', 'dist');

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { PORT_SPECS, resolveLauncherConfig, resolvePorts } from './config.ts';
+import { PORT_SPECS, resolveLauncherConfig, resolvePorts, stackPortKeys } from './config.ts';
 import { LauncherError } from './errors.ts';
 
 function configError(run: () => unknown): LauncherError {
@@ -17,6 +17,7 @@ describe('launcher configuration', () => {
   it("uses firebase.json's and the team's default ports when nothing is set", () => {
     expect(resolvePorts({})).toEqual({
       hosting: 5000,
+      vite: 5173,
       functions: 5001,
       firestore: 8080,
       pubsub: 8085,
@@ -57,9 +58,33 @@ describe('launcher configuration', () => {
     expect(error.message).toContain('GOODY_HOSTING_PORT');
   });
 
-  it('keeps generated files per stack, keyed by the hosting port, inside the repository', () => {
+  it('npm run dev (--dev): builds nothing up front, and refuses --no-build, which would mean nothing there', () => {
+    expect(resolveLauncherConfig([], {}, '/repo').dev).toBe(false);
+    expect(resolveLauncherConfig(['--dev'], {}, '/repo')).toMatchObject({ dev: true, build: true });
+    const error = configError(() => resolveLauncherConfig(['--dev', '--no-build'], {}, '/repo'));
+    expect(error.exitCode).toBe(2);
+    expect(error.message).toContain('--dev and --no-build do not go together');
+  });
+
+  it("listens on Hosting's port or Vite's, never both", () => {
+    expect(stackPortKeys('hosting')).toContain('hosting');
+    expect(stackPortKeys('hosting')).not.toContain('vite');
+    expect(stackPortKeys('vite')).toContain('vite');
+    expect(stackPortKeys('vite')).not.toContain('hosting');
+    expect(stackPortKeys('vite')).toHaveLength(PORT_SPECS.length - 1);
+  });
+
+  it("keeps generated files per stack, keyed by the page's port, inside the repository but out of any dot-directory", () => {
     const config = resolveLauncherConfig([], { GOODY_HOSTING_PORT: '5100' }, '/repo');
-    expect(config.stackDir).toBe(path.join('/repo', '.dev-data', 'stack-5100'));
+    expect(config.stackDir).toBe(path.join('/repo', 'dev-stacks', 'stack-5100'));
+    // The Functions emulator's watcher ignores any path with a dot-segment (stack-files.ts).
+    expect(config.stackDir).not.toMatch(/(^|[/\\])\./);
+    const dev = resolveLauncherConfig(
+      ['--dev'],
+      { GOODY_HOSTING_PORT: '5100', GOODY_VITE_PORT: '5200' },
+      '/repo',
+    );
+    expect(dev.stackDir).toBe(path.join('/repo', 'dev-stacks', 'stack-5200'));
     expect(config.dataDir).toBe(path.join('/repo', '.dev-data'));
     expect(resolveLauncherConfig([], { GOODY_DATA_DIR: '/tmp/data' }, '/repo').dataDir).toBe('/tmp/data');
   });

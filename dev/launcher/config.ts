@@ -1,5 +1,6 @@
-// What `npm start` runs with: ports (each movable by a GOODY_*_PORT variable, so a second stack can run beside
-// a developer's) and the directories it writes. Read once, validated, then passed around as plain data.
+// What `npm start` (and `npm run dev`) runs with: ports (each movable by a GOODY_*_PORT variable, so a second
+// stack can run beside a developer's) and the directories it writes. Read once, validated, then passed around as
+// plain data.
 
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,6 +10,8 @@ import { LauncherError } from './errors.ts';
 // by its variable; the purpose is who listens there, in words a developer recognises in an error message.
 const PORT_TABLE = [
   ['hosting', 'GOODY_HOSTING_PORT', 5000, 'the Hosting emulator (the site)'],
+  // npm run dev only, instead of Hosting: the port of Vite's own template.
+  ['vite', 'GOODY_VITE_PORT', 5173, "Vite's dev server (the site, npm run dev)"],
   ['functions', 'GOODY_FUNCTIONS_PORT', 5001, 'the Functions emulator (the callables)'],
   ['firestore', 'GOODY_FIRESTORE_PORT', 8080, 'the Firestore emulator'],
   ['pubsub', 'GOODY_PUBSUB_PORT', 8085, 'the Pub/Sub emulator (the scheduled functions)'],
@@ -30,6 +33,14 @@ export const PORT_SPECS = PORT_TABLE.map(([key, env, defaultPort, purpose]) => (
 
 export type Ports = Record<PortKey, number>;
 
+/** What the launcher runs: the built site on Hosting (npm start, npm run emulators), or Vite's dev server. */
+export type SiteServer = 'hosting' | 'vite';
+
+/** The ports a stack listens on: every one but the other site server's. */
+export function stackPortKeys(site: SiteServer): PortKey[] {
+  return PORT_SPECS.map((spec) => spec.key).filter((key) => key !== (site === 'vite' ? 'hosting' : 'vite'));
+}
+
 export interface LauncherConfig {
   repoRoot: string;
   /** Every listener binds here; the tests and the site talk to loopback only. */
@@ -40,6 +51,11 @@ export interface LauncherConfig {
   /** False for `npm run emulators`: run what is already built. */
   build: boolean;
   /**
+   * `npm run dev`: the page on Vite's dev server (hot module replacement) instead of a built site on Hosting,
+   * and the functions compiled by `tsc --watch`, which the Functions emulator reloads on every change.
+   */
+  dev: boolean;
+  /**
    * What survives a restart: firestore-export/ (the Firestore emulator's export, written when the stack stops and
    * imported when it starts), mailerlite/ (likewise) and mail/ (one .eml per message as it arrives).
    */
@@ -48,7 +64,8 @@ export interface LauncherConfig {
   fresh: boolean;
   /**
    * Generated, per-stack files: the firebase config with this stack's ports, the functions env files. Keyed by
-   * the hosting port, which no two running stacks share, so two stacks never overwrite each other's files.
+   * the port of the page (Hosting's, or Vite's for `npm run dev`), which no two running stacks share, so two
+   * stacks never overwrite each other's files.
    */
   stackDir: string;
   /** The dummy key the MailerLite stand-in accepts and the functions send. */
@@ -60,6 +77,19 @@ export interface LauncherConfig {
 }
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/**
+ * Where a stack's generated files go: inside the repository on purpose (firebase-tools resolves firebase-functions
+ * from the functions directory upwards, and this directory's parents lead to the repository's node_modules), and
+ * not under a dot-directory such as .dev-data: the Functions emulator's file watcher ignores every path with a
+ * segment starting with a dot, tested against the absolute path (firebase/firebase-tools#10187), so under
+ * .dev-data it watched nothing and never reloaded the functions.
+ */
+export const STACKS_DIR = 'dev-stacks';
+
+export function stackDirFor(root: string, pagePort: number): string {
+  return path.join(root, STACKS_DIR, `stack-${pagePort}`);
+}
 
 export function parsePort(name: string, raw: string): number {
   const text = raw.trim();
@@ -110,8 +140,10 @@ export function functionsOverrides(env: NodeJS.ProcessEnv): Record<string, strin
 
 export const USAGE = `Usage: npm start            build the site and the functions, then run the whole stack offline
        npm run emulators    the same without building (runs what web/dist and functions/lib hold)
+       npm run dev          the same stack with the page on Vite's dev server (hot module replacement) and the
+                            functions rebuilt on save (tsc --watch) and reloaded by the Functions emulator
 
-Options (after \`npm start --\`):
+Options (after \`npm start --\` or \`npm run dev --\`):
   --fresh    start empty: forget the stored sign-ups, the MailerLite account and the mail
   --help     this text
 
@@ -140,11 +172,19 @@ export function resolveLauncherConfig(
   root = repoRoot,
 ): LauncherConfig {
   let build = true;
+  let dev = false;
   let fresh = false;
   for (const arg of argv) {
     if (arg === '--no-build') build = false;
+    else if (arg === '--dev') dev = true;
     else if (arg === '--fresh') fresh = true;
     else throw new LauncherError(`Unknown argument "${arg}".\n\n${USAGE}`, 2);
+  }
+  if (dev && !build) {
+    throw new LauncherError(
+      '--dev and --no-build do not go together: npm run dev builds nothing up front (Vite serves the sources, tsc --watch compiles the functions).',
+      2,
+    );
   }
   const ports = resolvePorts(env);
   const dataDir = env.GOODY_DATA_DIR?.trim()
@@ -157,11 +197,10 @@ export function resolveLauncherConfig(
     region: 'us-central1',
     ports,
     build,
+    dev,
     dataDir,
     fresh,
-    // Inside the repository on purpose: firebase-tools resolves firebase-functions from the functions source
-    // directory upwards, and this directory's parents lead to the repository's node_modules.
-    stackDir: path.join(root, '.dev-data', `stack-${ports.hosting}`),
+    stackDir: stackDirFor(root, dev ? ports.vite : ports.hosting),
     mailerLiteApiKey: 'dev-mailerlite-key',
     emulatorStartTimeoutMs: Number(
       positiveNumber(

@@ -1,6 +1,7 @@
 // `npm start`: build, start the two stand-ins (MailerLite, SMTP), start Google's Firebase emulators (Hosting,
 // Functions, Firestore, Pub/Sub, Cloud Tasks) wired to them, print where everything is, and on Ctrl-C (or any part
-// failing) stop all of it.
+// failing) stop all of it. `npm run dev` (--dev): the same stack, with the functions compiled by tsc --watch
+// (the Functions emulator reloads them on every change) and the page on Vite's dev server instead of Hosting.
 
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -19,12 +20,15 @@ import { type FunctionsState, formatReadyBanner } from './banner.ts';
 import {
   builtSiteDir,
   defaultBuildMismatch,
+  FUNCTIONS_WATCH_ARGS,
   functionsEntry,
   stackSiteDir,
+  TSC_WATCH_DONE,
+  viteDevArgs,
   viteEnv,
   webBuildArgs,
 } from './builds.ts';
-import { type LauncherConfig, PORT_SPECS } from './config.ts';
+import { type LauncherConfig, stackPortKeys } from './config.ts';
 import { LauncherError } from './errors.ts';
 import { assertPortsFree, type PortClaim, portClaims, probePort } from './ports.ts';
 import { prepareStackDir, writeStackFiles } from './stack-files.ts';
@@ -46,6 +50,9 @@ export const DEV_UNSUBSCRIBE_SECRET = 'dev-unsubscribe-secret-not-for-production
 class StartAborted extends Error {}
 
 const ANSI = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g');
+
+/** How long Vite's dev server may take to serve the page once started (it answers within seconds). */
+const VITE_START_TIMEOUT_MS = 60_000;
 
 // One Ctrl-C can arrive twice: from the terminal (the whole foreground group) and forwarded by npm.
 const REPEATED_SIGNAL_WINDOW_MS = 1_000;
@@ -218,8 +225,73 @@ export class Launcher {
     return portClaims(
       this.config.ports,
       this.config.host,
-      PORT_SPECS.map((spec) => spec.key),
+      stackPortKeys(this.config.dev ? 'vite' : 'hosting'),
     );
+  }
+
+  /**
+   * npm run dev: starts tsc --watch on the functions and waits for its first compilation, so the emulator starts
+   * on what the sources say now. It then keeps compiling on every save; the Functions emulator reloads.
+   */
+  private async startFunctionsCompiler(): Promise<void> {
+    let compiled: (errors: number) => void = () => {};
+    const firstCompilation = new Promise<number>((resolve) => {
+      compiled = resolve;
+    });
+    const tsc = this.supervisor.start({
+      name: 'The functions compiler (npm run build:watch -w functions: tsc --watch)',
+      label: 'tsc',
+      kind: 'service',
+      command: 'npm',
+      args: FUNCTIONS_WATCH_ARGS,
+      cwd: this.config.repoRoot,
+      env: process.env,
+      onLine: (line) => {
+        const done = TSC_WATCH_DONE.exec(line);
+        if (done) compiled(Number(done[1]));
+      },
+    });
+    const errors = await Promise.race([firstCompilation, tsc.exited.then(() => 'exited' as const)]);
+    // An early exit is reported by the supervisor, which stops everything.
+    if (errors === 'exited') throw new StartAborted();
+    this.checkpoint();
+    if (errors > 0) {
+      this.io.err(
+        `[launcher] WARNING: the functions do not compile (see the [tsc] lines above): the Functions emulator ` +
+          'runs functions/lib as the last good compilation left it, and reloads once they compile.',
+      );
+    }
+  }
+
+  /** npm run dev: Vite's dev server on this stack's port, with the settings the web build is given. */
+  private async startViteDevServer(siteUrl: string): Promise<void> {
+    const { config } = this;
+    const vite = this.supervisor.start({
+      name: "Vite's dev server (npm run dev -w web)",
+      label: 'vite',
+      kind: 'service',
+      command: 'npm',
+      args: viteDevArgs(config.host, config.ports.vite),
+      cwd: config.repoRoot,
+      // The same VITE_* settings as npm start's build (so the same emulators), in Vite's development mode
+      // whatever NODE_ENV the launcher inherited.
+      env: { ...process.env, ...viteEnv(config), NODE_ENV: 'development' },
+      graceMs: 5_000,
+    });
+    const deadline = Date.now() + VITE_START_TIMEOUT_MS;
+    for (;;) {
+      // An early exit is reported by the supervisor, which stops everything.
+      if (vite.exit) throw new StartAborted();
+      this.checkpoint();
+      const failure = await siteFailure(siteUrl);
+      if (failure === undefined) return;
+      if (Date.now() > deadline) {
+        throw new LauncherError(
+          `Vite's dev server did not serve the site at ${siteUrl} within ${VITE_START_TIMEOUT_MS / 1000} s (${failure}).`,
+        );
+      }
+      await delay(250, undefined, { ref: false });
+    }
   }
 
   private async startUp(): Promise<void> {
@@ -241,8 +313,12 @@ export class Launcher {
     this.owned = true;
     prepareStackDir(config.stackDir);
     const vite = viteEnv(config);
-    let siteDir = builtSiteDir(repoRoot);
-    if (config.build) {
+    // npm run dev builds no site: Vite serves the page from the sources.
+    let siteDir: string | undefined = builtSiteDir(repoRoot);
+    if (config.dev) {
+      siteDir = undefined;
+      await this.startFunctionsCompiler();
+    } else if (config.build) {
       siteDir = stackSiteDir(config.stackDir);
       // The web build is a production build, as deployed, whatever NODE_ENV the launcher inherited (vitest
       // sets "test", which would make Vite bundle React's development build).
@@ -267,10 +343,10 @@ export class Launcher {
     }
 
     for (const [what, file, build] of [
-      ['site', path.join(siteDir, 'index.html'), 'web'],
+      ['site', siteDir && path.join(siteDir, 'index.html'), 'web'],
       ['functions', functionsEntry(repoRoot), 'functions'],
     ] as const) {
-      if (!existsSync(file)) {
+      if (file && !existsSync(file)) {
         throw new LauncherError(
           `The ${what} ${what === 'site' ? 'is' : 'are'} not built: ${path.relative(repoRoot, file)} does not exist. ` +
             `Build with \`npm run build -w ${build}\`, or use \`npm start\`, which builds everything itself.`,
@@ -299,6 +375,7 @@ export class Launcher {
         // The link in the thank-you mail: this stack's unsubscribe function in the Functions emulator.
         UNSUBSCRIBE_URL: `${this.functionsBaseUrl()}/unsubscribe`,
       },
+      compiledEntry: path.relative(path.join(repoRoot, 'functions'), functionsEntry(repoRoot)),
       functionsSecrets: {
         MAILERLITE_API_KEY: config.mailerLiteApiKey,
         SMTP_URL: standIns.smtp.url,
@@ -308,7 +385,7 @@ export class Launcher {
       },
     });
 
-    const only = ['hosting', 'functions', 'firestore', 'pubsub', 'tasks'];
+    const only = [...(config.dev ? [] : ['hosting']), 'functions', 'firestore', 'pubsub', 'tasks'];
     let functionsState: FunctionsState = { state: 'failed', baseUrl: this.functionsBaseUrl() };
     let markReady: () => void = () => {};
     const ready = new Promise<void>((resolve) => {
@@ -372,13 +449,19 @@ export class Launcher {
     }
     this.supervisor.rememberDescendants();
 
-    const siteUrl = `http://${config.host}:${config.ports.hosting}`;
-    await assertSiteServes(siteUrl);
+    const siteUrl = `http://${config.host}:${config.dev ? config.ports.vite : config.ports.hosting}`;
+    if (config.dev) {
+      await this.startViteDevServer(siteUrl);
+      this.supervisor.rememberDescendants();
+    } else {
+      await assertSiteServes(siteUrl);
+    }
     this.checkpoint();
 
     io.out(
       formatReadyBanner({
         repoRoot,
+        server: config.dev ? 'vite' : 'hosting',
         siteUrl,
         mailDir: standIns.smtp.dir,
         smtpUrl: standIns.smtp.url,
@@ -412,20 +495,24 @@ export function functionsParams(standIns: RunningStandIns): Record<string, strin
   };
 }
 
-async function assertSiteServes(siteUrl: string): Promise<void> {
-  let status: number | string;
+/** Undefined when `siteUrl` answers with HTML (the page); otherwise what it answered instead. */
+async function siteFailure(siteUrl: string): Promise<string | undefined> {
   try {
     const response = await fetch(siteUrl, { signal: AbortSignal.timeout(10_000) });
-    status = response.status;
     const type = response.headers.get('content-type') ?? '';
     await response.arrayBuffer();
-    if (response.ok && type.includes('text/html')) return;
-    status = `${status} ${type}`;
+    if (response.ok && type.includes('text/html')) return undefined;
+    return `${response.status} ${type}`;
   } catch (error) {
-    status = String(error);
+    return String(error);
   }
+}
+
+async function assertSiteServes(siteUrl: string): Promise<void> {
+  const failure = await siteFailure(siteUrl);
+  if (failure === undefined) return;
   throw new LauncherError(
-    `The Hosting emulator reported ready but ${siteUrl} did not serve the site (${status}).`,
+    `The Hosting emulator reported ready but ${siteUrl} did not serve the site (${failure}).`,
   );
 }
 

@@ -12,10 +12,11 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { resolvePorts } from './config.ts';
+import { resolvePorts, stackDirFor } from './config.ts';
 import {
   buildEmulatorConfig,
   type EmulatorConfigOptions,
+  emulatorIgnore,
   formatDotenv,
   prepareStackDir,
   writeStackFiles,
@@ -25,6 +26,10 @@ import {
 const require = createRequire(import.meta.url);
 const firebaseEnv = require('firebase-tools/lib/functions/env.js') as {
   parseStrict(data: string): Record<string, string>;
+};
+// The glob library the Functions emulator's watcher matches firebase.json's `ignore` with.
+const { Minimatch } = createRequire(require.resolve('firebase-tools/package.json'))('minimatch') as {
+  Minimatch: new (pattern: string, options: { dot: boolean }) => { match(path: string): boolean };
 };
 const { getValidator, getErrorMessage } = require('firebase-tools/lib/firebaseConfigValidate.js') as {
   getValidator: () => ((data: unknown) => boolean) & { errors?: unknown[] | null };
@@ -74,7 +79,7 @@ describe('dotenv files for the Functions emulator', () => {
 
 describe('the per-stack firebase config', () => {
   const repoRoot = '/repo';
-  const stackDir = '/repo/.dev-data/stack-15000';
+  const stackDir = stackDirFor(repoRoot, 15000);
   // One stack's options; each test states only what it varies.
   const stackOptions = (overrides: Partial<EmulatorConfigOptions> = {}): EmulatorConfigOptions => ({
     repoRoot,
@@ -88,7 +93,8 @@ describe('the per-stack firebase config', () => {
   it('points back at the repository and carries this stack’s ports, with the Emulator UI off', () => {
     const config = buildEmulatorConfig(base, stackOptions());
     expect(config.hosting).toEqual({ ...base.hosting, public: 'site' });
-    expect(config.functions).toEqual([{ ...base.functions[0], source: 'functions' }]);
+    // Without `src`, which would hide the compiled code from the emulator's watcher (below).
+    expect(config.functions).toEqual([{ ...base.functions[0], source: 'functions', ignore: [] }]);
     expect(config.emulators).toEqual({
       singleProjectMode: true,
       hub: { host: '127.0.0.1', port: 14400 },
@@ -132,6 +138,57 @@ describe('the per-stack firebase config', () => {
     expect(config.hosting).toEqual({ ...base.hosting, public: '../../web/dist' });
   });
 
+  it('runs no Hosting for npm run dev (Vite serves the page), the rest as for npm start', () => {
+    const config = buildEmulatorConfig(repoFirebaseJson, stackOptions({ publicDir: undefined }));
+    expect(config).not.toHaveProperty('hosting');
+    expect(config.emulators).not.toHaveProperty('hosting');
+    const withHosting = buildEmulatorConfig(repoFirebaseJson, stackOptions());
+    expect({ ...(config.emulators as object), hosting: { host: '127.0.0.1', port: 15000 } }).toEqual(
+      withHosting.emulators,
+    );
+    expect(config.functions).toEqual(withHosting.functions);
+    expect(config.firestore).toEqual(withHosting.firestore);
+  });
+
+  it("lets the Functions emulator's watcher see the compiled code: no dot-directory above it, no ignore pattern over it", () => {
+    const config = buildEmulatorConfig(repoFirebaseJson, stackOptions());
+    const [codebase] = config.functions as { ignore: string[] }[];
+    // firebase-tools' watcher (lib/emulator/functionsEmulator.js, createIgnoredFilter): a path with a
+    // dot-segment, and each `ignore` pattern as **/<pattern> (minimatch, dot: true), on the absolute path.
+    const ignoredBy = (file: string) => [
+      ...(/(^|[/\\])\../.test(file) ? ['a dot-segment'] : []),
+      ...(codebase?.ignore ?? []).filter((pattern) =>
+        new Minimatch(pattern.startsWith('**/') ? pattern : `**/${pattern}`, { dot: true }).match(file),
+      ),
+    ];
+    const functionsDir = path.join(stackDir, 'functions');
+    for (const compiled of [
+      'lib',
+      'lib/functions',
+      'lib/functions/src',
+      'lib/functions/src/tasks/deliver-contact.js',
+      'lib/contract/src/index.js',
+    ]) {
+      expect({ compiled, ignoredBy: ignoredBy(path.join(functionsDir, compiled)) }).toEqual({
+        compiled,
+        ignoredBy: [],
+      });
+    }
+    // What firebase.json keeps out of the deploy and the emulator has no reason to watch stays ignored (a
+    // directory the watcher skips is not entered).
+    expect(ignoredBy(path.join(functionsDir, 'lib/functions/src/index.test.js'))).not.toEqual([]);
+    expect(ignoredBy(path.join(functionsDir, 'test-support'))).not.toEqual([]);
+  });
+
+  it('drops from `ignore` only the patterns naming a directory the compiled entry is in', () => {
+    const entry = 'lib/functions/src/index.js';
+    expect(
+      emulatorIgnore(['node_modules', 'src', '**/src', 'src/', 'src/**', 'bench', '*.log'], entry),
+    ).toEqual(['node_modules', 'bench', '*.log']);
+    expect(emulatorIgnore(['src'], 'dist/index.js')).toEqual(['src']);
+    expect(emulatorIgnore(undefined, entry)).toBeUndefined();
+  });
+
   it('hands the rules to the Firebase Firestore emulator by absolute path, with its ports', () => {
     const config = buildEmulatorConfig(base, stackOptions());
     expect(config.firestore).toEqual({
@@ -159,17 +216,18 @@ describe('writing the stack directory', () => {
     if (root) rmSync(root, { recursive: true, force: true });
   });
 
-  it('mirrors functions/ by symlinks and writes the env files beside them, readable by firebase-tools', () => {
+  it('mirrors functions/ by symlinks but src/ and writes the env files beside them, readable by firebase-tools', () => {
     root = mkdtempSync(path.join(os.tmpdir(), 'goody-stack-files-'));
     const repoRoot = root;
     mkdirSync(path.join(repoRoot, 'functions', 'lib'), { recursive: true });
+    mkdirSync(path.join(repoRoot, 'functions', 'src'), { recursive: true });
     writeFileSync(path.join(repoRoot, 'functions', 'package.json'), '{"main":"lib/index.js"}');
     writeFileSync(path.join(repoRoot, 'functions', 'lib', 'index.js'), '');
     writeFileSync(path.join(repoRoot, 'functions', '.env'), 'FROM_REPO=1\n');
     // A hand-written one in the repository must not leak into the emulator's view.
     writeFileSync(path.join(repoRoot, 'functions', '.secret.local'), 'MAILERLITE_API_KEY=real-key\n');
     writeFileSync(path.join(repoRoot, 'firebase.json'), JSON.stringify(base));
-    const stackDir = path.join(repoRoot, '.dev-data', 'stack-15000');
+    const stackDir = path.join(repoRoot, 'dev-stacks', 'stack-15000');
     mkdirSync(stackDir, { recursive: true });
     writeFileSync(path.join(stackDir, 'left-over-from-last-run'), '');
 
@@ -200,6 +258,8 @@ describe('writing the stack directory', () => {
         path.join(repoRoot, 'functions', entry),
       );
     }
+    // The TypeScript: a save there would reload the emulator before tsc has compiled it.
+    expect(lstatSync(path.join(files.functionsDir, 'src'), { throwIfNoEntry: false })).toBeUndefined();
     const secretFile = path.join(files.functionsDir, '.secret.local');
     expect(lstatSync(secretFile).isSymbolicLink()).toBe(false);
     expect(firebaseEnv.parseStrict(readFileSync(secretFile, 'utf8'))).toEqual({

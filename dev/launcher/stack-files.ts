@@ -1,10 +1,12 @@
-// The files firebase-tools reads, generated per stack under .dev-data/stack-<hosting port>/:
+// The files firebase-tools reads, generated per stack under dev-stacks/stack-<page port>/ (config.ts, stackDirFor):
 //
 //   firebase.json        the repository's firebase.json with this stack's ports (passed with --config). firebase-tools
 //                        takes the directory of the config file as the project directory and resolves the hosting
 //                        public dir and the functions source against it, so those are rewritten to point back.
-//   site/                the site built for this stack's ports (npm start; npm run emulators serves web/dist)
-//   functions/           the functions source as the emulator sees it: a symlink to each entry of functions/ plus
+//   site/                the site built for this stack's ports (npm start; npm run emulators serves web/dist;
+//                        npm run dev has no Hosting: Vite serves the page)
+//   functions/           the functions source as the emulator sees it: a symlink to each entry of functions/ but
+//                        src/ (the emulator runs lib/), plus
 //     .env.local         the string params (MAILERLITE_BASE_URL, groups, MAIL_FROM), read when emulating only
 //     .secret.local      the secret params (MAILERLITE_API_KEY, SMTP_URL); without it the emulator asks Google
 //                        Secret Manager, which needs a login and the internet
@@ -13,6 +15,12 @@
 // .secret.local every time it starts a worker, and the site's emulator ports are baked in at build time, so a
 // second stack (an e2e run beside a developer's) writing its ports there would reroute the first stack's mail
 // and sign-ups. Per-stack copies cannot collide.
+//
+// The Functions emulator watches functions/ (chokidar, following the symlinks) and reloads the functions when a
+// file there changes, which is how `npm run dev` (tsc --watch) reaches it without a restart. Two things used to
+// keep it blind: the stack lived under .dev-data, and the watcher drops every path with a dot-segment, measured
+// on the absolute path (config.ts, STACKS_DIR); and firebase.json's deploy `ignore` lists `src`, which the
+// watcher applies as `**/src`, so it also dropped lib/functions/src, where tsc writes (emulatorIgnore below).
 
 import { mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -21,6 +29,12 @@ import type { Ports } from './config.ts';
 
 /** Files the launcher writes into the functions directory the emulator sees; never linked from functions/. */
 const GENERATED_FUNCTION_FILES = new Set(['.env.local', '.secret.local']);
+
+/**
+ * Not linked either: the TypeScript sources. The emulator runs what tsc wrote to lib/, and a save in src/ seen
+ * by its watcher would reload the functions before tsc has written anything (then again once it has).
+ */
+const SOURCE_DIRS = new Set(['src']);
 
 const DOTENV_KEY = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const DOTENV_ESCAPES: Record<string, string> = {
@@ -50,13 +64,18 @@ export function formatDotenv(values: Record<string, string>, header: string): st
 
 type JsonObject = Record<string, unknown>;
 
+/** functions/package.json's "main", relative to functions/ (builds.ts reads the real one). */
+const DEFAULT_COMPILED_ENTRY = 'lib/functions/src/index.js';
+
 export interface EmulatorConfigOptions {
   repoRoot: string;
   stackDir: string;
-  /** The built site the Hosting emulator serves (absolute). */
-  publicDir: string;
+  /** The built site the Hosting emulator serves (absolute); none for `npm run dev`, which runs no Hosting. */
+  publicDir: string | undefined;
   host: string;
   ports: Ports;
+  /** What the emulator loads, relative to functions/ (its package.json "main"; builds.ts, functionsEntry). */
+  compiledEntry?: string;
 }
 
 function isObject(value: unknown): value is JsonObject {
@@ -85,23 +104,45 @@ function allowConnectionsTo(site: JsonObject, origins: string[]): void {
   }
 }
 
+// The emulator's half of firebase.json's `ignore`. That list is the deploy's, and the Functions emulator also
+// applies it to its file watcher, each pattern as `**/<pattern>`, anywhere below the functions directory. Kept
+// here without the patterns that name a directory the compiled code lives in: `src` keeps the TypeScript out of
+// the upload, but tsc writes to lib/functions/src and lib/contract/src (functions/tsconfig.json's rootDir is the
+// repository), so as `**/src` it hid every file the emulator runs. The emulator's view links no src/
+// (SOURCE_DIRS), so nothing is watched that it should not.
+export function emulatorIgnore(ignore: unknown, compiledEntry: string): unknown {
+  if (!Array.isArray(ignore)) return ignore;
+  const compiledDirs = new Set(path.dirname(compiledEntry).split(/[\\/]/));
+  return ignore.filter((pattern) => {
+    if (typeof pattern !== 'string') return true;
+    const name = pattern.replace(/^(\*\*\/)+/, '').replace(/(\/\*\*)?\/?$/, '');
+    return !compiledDirs.has(name);
+  });
+}
+
 /**
  * The repository's firebase.json rewritten for one stack, serving the site in `publicDir` with the policies
- * that build wrote (web/plugins/content-security-policy.ts); the input is not modified.
+ * that build wrote (web/plugins/content-security-policy.ts); the input is not modified. Without `publicDir`
+ * (npm run dev) it has no hosting: the page is Vite's, and the Content-Security-Policy and the landing
+ * bootstrap that Hosting serves with a build are not involved.
  */
 export function buildEmulatorConfig(base: JsonObject, options: EmulatorConfigOptions): JsonObject {
-  const config = withBuildPolicies(base, options.publicDir);
-  const { repoRoot, stackDir, host, ports } = options;
+  const { repoRoot, stackDir, host, ports, publicDir } = options;
+  const config = publicDir === undefined ? structuredClone(base) : withBuildPolicies(base, publicDir);
   // Relative, not absolute: the hosting emulator (superstatic) joins the project dir and the public dir
   // whatever the latter is, so an absolute public dir serves nothing.
   const fromStack = (repoPath: string) => path.relative(stackDir, path.resolve(repoRoot, repoPath)) || '.';
 
-  const hostingSites = Array.isArray(config.hosting) ? config.hosting : [config.hosting];
-  const emulatorOrigins = [`http://${host}:${ports.firestore}`, `http://${host}:${ports.functions}`];
-  for (const site of hostingSites) {
-    if (!isObject(site)) continue;
-    if (typeof site.public === 'string') site.public = fromStack(options.publicDir);
-    allowConnectionsTo(site, emulatorOrigins);
+  if (publicDir === undefined) {
+    delete config.hosting;
+  } else {
+    const hostingSites = Array.isArray(config.hosting) ? config.hosting : [config.hosting];
+    const emulatorOrigins = [`http://${host}:${ports.firestore}`, `http://${host}:${ports.functions}`];
+    for (const site of hostingSites) {
+      if (!isObject(site)) continue;
+      if (typeof site.public === 'string') site.public = fromStack(publicDir);
+      allowConnectionsTo(site, emulatorOrigins);
+    }
   }
 
   const codebases = Array.isArray(config.functions) ? config.functions : [config.functions];
@@ -111,7 +152,11 @@ export function buildEmulatorConfig(base: JsonObject, options: EmulatorConfigOpt
   if (local.length !== 1) {
     throw new Error(`firebase.json should have exactly one local functions codebase, found ${local.length}`);
   }
-  (local[0] as JsonObject).source = 'functions';
+  const codebase = local[0] as JsonObject;
+  codebase.source = 'functions';
+  if ('ignore' in codebase) {
+    codebase.ignore = emulatorIgnore(codebase.ignore, options.compiledEntry ?? DEFAULT_COMPILED_ENTRY);
+  }
 
   if (isObject(config.firestore)) {
     // The emulator reads these through firebase-tools' Config.path(), which refuses `..` but takes absolute paths.
@@ -128,7 +173,7 @@ export function buildEmulatorConfig(base: JsonObject, options: EmulatorConfigOpt
     // The Emulator UI would be downloaded from the internet on first use; the Firestore emulator's websocket
     // port serves only that UI, so firebase-tools picks a free one.
     ui: { enabled: false },
-    hosting: { host, port: ports.hosting },
+    ...(publicDir === undefined ? {} : { hosting: { host, port: ports.hosting } }),
     firestore: { host, port: ports.firestore },
     // Pub/Sub carries the scheduled functions' triggers (topic firebase-schedule-<name>).
     pubsub: { host, port: ports.pubsub },
@@ -174,10 +219,10 @@ export function writeStackFiles(options: WriteStackFilesOptions): StackFiles {
   const sourceDir = path.join(repoRoot, 'functions');
   mkdirSync(functionsDir);
   for (const entry of readdirSync(sourceDir)) {
-    if (GENERATED_FUNCTION_FILES.has(entry)) continue;
+    if (GENERATED_FUNCTION_FILES.has(entry) || SOURCE_DIRS.has(entry)) continue;
     symlinkSync(path.relative(functionsDir, path.join(sourceDir, entry)), path.join(functionsDir, entry));
   }
-  const header = `Written by npm start (dev/launcher) for this stack only; rewritten on every start.`;
+  const header = `Written by npm start / npm run dev (dev/launcher) for this stack only; rewritten on every start.`;
   writeFileSync(path.join(functionsDir, '.env.local'), formatDotenv(options.functionsEnv, header));
   writeFileSync(path.join(functionsDir, '.secret.local'), formatDotenv(options.functionsSecrets, header), {
     mode: 0o600,

@@ -12,6 +12,7 @@ export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)
 /** Every port variable the launcher reads, so a test stack never touches the default ports. */
 export const PORT_VARIABLES = [
   'GOODY_HOSTING_PORT',
+  'GOODY_VITE_PORT',
   'GOODY_FUNCTIONS_PORT',
   'GOODY_FIRESTORE_PORT',
   'GOODY_PUBSUB_PORT',
@@ -82,11 +83,16 @@ export interface LauncherRun {
 
 /**
  * Starts `command args` in a process group of its own (as a terminal would run `npm start`), so a test can send
- * a signal to the whole group the way Ctrl-C does.
+ * a signal to the whole group the way Ctrl-C does; in the repository, or in `cwd` (a copy of it).
  */
-export function runLauncher(command: string, args: string[], env: Record<string, string>): LauncherRun {
+export function runLauncher(
+  command: string,
+  args: string[],
+  env: Record<string, string>,
+  { cwd = repoRoot }: { cwd?: string } = {},
+): LauncherRun {
   const child = spawn(command, args, {
-    cwd: repoRoot,
+    cwd,
     env: { ...process.env, ...env },
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],

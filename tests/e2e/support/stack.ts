@@ -5,6 +5,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { CALLABLES } from '@goody/contract';
+import { stackDirFor } from '../../../dev/launcher/config.ts';
 import { loopbackOnlyEnv } from '../../../dev/loopback-env.ts';
 import {
   freeStackPorts,
@@ -67,6 +68,7 @@ export function stackInfoFromPorts(ports: Pick<StackPorts, (typeof PORT_VARIABLE
 
 const DEFAULT_PORTS: StackPorts = {
   GOODY_HOSTING_PORT: 5000,
+  GOODY_VITE_PORT: 5173,
   GOODY_FUNCTIONS_PORT: 5001,
   GOODY_FIRESTORE_PORT: 8080,
   GOODY_PUBSUB_PORT: 8085,
@@ -172,7 +174,7 @@ async function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined
 
 /** The launcher's generated files for the stack (dev/launcher/config.ts: keyed by the hosting port). */
 function stackDir(ports: StackPorts): string {
-  return path.join(repoRoot, '.dev-data', `stack-${ports.GOODY_HOSTING_PORT}`);
+  return stackDirFor(repoRoot, ports.GOODY_HOSTING_PORT);
 }
 
 async function stopRun(run: LauncherRun, ports: StackPorts): Promise<void> {
