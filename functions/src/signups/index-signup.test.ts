@@ -11,7 +11,7 @@ import {
 } from '../../test-support/stack';
 import { SIGNUPS } from '../contract';
 import { mailboxKey } from '../privacy/mailbox-key';
-import { type Enqueue, QUEUES, rowTaskId } from '../tasks/queue';
+import { deliveryTaskId, type Enqueue, QUEUES } from '../tasks/queue';
 import { indexSignup } from './index-signup';
 import { MAILBOX_KEY_FIELD, mailboxSignups, storedSignups } from './lookup';
 
@@ -31,9 +31,9 @@ beforeEach(async () => {
 
 /** The tasks the trigger enqueued, as Cloud Tasks would hold them: one per id. */
 let enqueued: Map<string, { queue: string; payload: unknown }>;
-const enqueue: Enqueue = async (queue, payload, id) => {
+const enqueue: Enqueue = async (queue, payload, { id, notBefore }) => {
   if (enqueued.has(id)) return 'duplicate';
-  enqueued.set(id, { queue, payload });
+  enqueued.set(id, { queue, payload, ...(notBefore === undefined ? {} : { notBefore }) });
   return 'enqueued';
 };
 beforeEach(() => {
@@ -64,17 +64,22 @@ describe('index-signup (the trigger on each new sign-up)', () => {
     );
   });
 
-  it("enqueues the row's own contact and thank-you, named after the row: a retried trigger enqueues nothing twice", async () => {
+  it("enqueues the row's own contact and thank-you, to run at once, under the ids the callables use: a retried trigger enqueues nothing twice", async () => {
     const { row } = await index('Kid@Example.com');
+    const key = mailboxKey(MAILBOX_SECRET, 'kid@example.com');
+    const at = (row.get('created_at') as { toMillis(): number }).toMillis();
     expect([...enqueued.entries()]).toEqual([
       [
-        rowTaskId(QUEUES.contact, row.id),
+        deliveryTaskId(MAILBOX_SECRET, QUEUES.contact, { mailboxKey: key, list: 'updates', at }),
         {
           queue: QUEUES.contact,
           payload: { email: 'Kid@Example.com', subscription_type: 'updates', source: 'hero_form' },
         },
       ],
-      [rowTaskId(QUEUES.thankYou, row.id), { queue: QUEUES.thankYou, payload: { email: 'Kid@Example.com' } }],
+      [
+        deliveryTaskId(MAILBOX_SECRET, QUEUES.thankYou, { mailboxKey: key, list: '', at }),
+        { queue: QUEUES.thankYou, payload: { email: 'Kid@Example.com' } },
+      ],
     ]);
     expect(await indexSignup({ ref: row.ref, data: row.data() }, triggerDeps())).toBe('delivery_enqueued');
     expect(enqueued.size).toBe(2);

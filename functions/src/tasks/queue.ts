@@ -33,32 +33,39 @@ export interface ThankYouTask {
 export type Enqueue = <T extends ContactTask | ThankYouTask>(
   queue: QueueName,
   payload: T,
-  id: string,
+  task: DeliveryTask,
 ) => Promise<'enqueued' | 'duplicate'>;
 
-/**
- * Every stored sign-up enqueues its own two tasks (signups/index-signup.ts), named after its document: a
- * retried trigger enqueues nothing twice. Document ids are random and never leave the server.
- */
-export function rowTaskId(queue: QueueName, signupId: string): string {
-  return `${queue}-row-${signupId.replace(/[^A-Za-z0-9_-]/g, '_')}`;
+/** A task's id, and when it may run at the earliest (clock ms; absent: at once). */
+export interface DeliveryTask {
+  id: string;
+  notBefore?: number;
 }
 
 /**
- * The callables' tasks (the page's fast path) are named by address and time: Cloud Tasks refuses a second
- * enqueue with the same id within about an hour, which makes a second press or a client retry enqueue
- * nothing. The id is keyed:
+ * One id for one piece of work, whoever enqueues it: the stored row's trigger (signups/index-signup.ts) and
+ * the page's callable name a task by the queue, the mailbox (its key, privacy/mailbox-key.ts), the list and
+ * a time bucket of BUCKET_MS; Cloud Tasks refuses a second task with an id it has seen, so the two make one
+ * dispatch (the contact queue's dispatches are MailerLite's budget), and a second press, a client retry or
+ * a retried trigger enqueue nothing new.
  *
- * - by HMAC with a key derived from UNSUBSCRIBE_SECRET for this one purpose, so a stranger cannot compute
- *   it from an address (nor learn from a refused enqueue whether one exists: the callable answers the same
- *   either way), and the secret that signs unsubscribe links is never used as is for anything else;
- * - by a time bucket of BUCKET_MS, so a stranger who calls with someone's address before that person signs
- *   up blocks nothing for longer than the bucket. Nothing depends on it anyway: the stored row enqueues
- *   its own tasks, and a task that finds no stored sign-up is dropped at its first look.
+ * The trigger's bucket is the row's `created_at`, and its task runs at once. The callable's bucket is the
+ * time of the call, a moment after the insert (the same bucket, but at a bucket's edge), and its task runs
+ * only once that bucket has ended (`notBefore`, afterBucket): by then every row of the bucket is committed,
+ * so whichever task the id names sees the row. That is what makes a stranger's call harmless: a guess made
+ * before someone signs up cannot pre-empt their row's task with a task that runs too early and finds
+ * nothing; it runs after the bucket, finds the row if there is one, and costs one short look if not. The
+ * callable hurries the work only when the trigger is late (past the bucket's end); otherwise its enqueue is
+ * a duplicate and costs nothing.
+ *
+ * Keyed by HMAC under a key derived from MAILBOX_KEY_SECRET for this one use: a stranger cannot compute an
+ * id, nor learn anything from one.
  */
-export const BUCKET_MS = 60_000;
+export const BUCKET_MS = 10_000;
+/** How long after its bucket's end a callable's task runs: a margin for the clocks of two servers. */
+export const AFTER_BUCKET_MS = 1_000;
 
-const TASK_ID_PURPOSE = 'goody-task-id-v1';
+const TASK_ID_PURPOSE = 'goody-task-id-v2';
 const taskIdKeys = new Map<string, Buffer>();
 
 function taskIdKey(secret: string): Buffer {
@@ -70,19 +77,22 @@ function taskIdKey(secret: string): Buffer {
   return key;
 }
 
-export function taskId(
-  secret: string,
+export function deliveryTaskId(
+  mailboxSecret: string,
   queue: QueueName,
-  normalisedEmail: string,
-  list: string,
-  now: number,
+  work: { mailboxKey: string; list: string; at: number },
 ): string {
-  const bucket = Math.floor(now / BUCKET_MS);
-  const mac = createHmac('sha256', taskIdKey(secret))
-    .update(`${queue}\n${normalisedEmail}\n${list}\n${bucket}`, 'utf8')
+  const bucket = Math.floor(work.at / BUCKET_MS);
+  const mac = createHmac('sha256', taskIdKey(mailboxSecret))
+    .update(`${queue}\n${work.mailboxKey}\n${work.list}\n${bucket}`, 'utf8')
     .digest('base64url');
   // Cloud Tasks ids: letters, digits, hyphens and underscores.
   return `${queue}-${bucket}-${mac.replace(/[^A-Za-z0-9_-]/g, '_')}`;
+}
+
+/** When a task named in the bucket of `at` may run, if a callable enqueued it: just after that bucket. */
+export function afterBucket(at: number): number {
+  return (Math.floor(at / BUCKET_MS) + 1) * BUCKET_MS + AFTER_BUCKET_MS;
 }
 
 /**
@@ -112,12 +122,12 @@ export function positiveNumber(raw: string | undefined, fallback: number): numbe
 }
 
 /** Cloud Tasks through firebase-admin (locally the Cloud Tasks emulator, CLOUD_TASKS_EMULATOR_HOST). */
-export const cloudTasksEnqueue: Enqueue = async (queue, payload, id) => {
+export const cloudTasksEnqueue: Enqueue = async (queue, payload, { id, notBefore }) => {
   const { getFunctions } = await import('firebase-admin/functions');
   try {
     await getFunctions(await tasksApp())
       .taskQueue(queue)
-      .enqueue(payload, { id });
+      .enqueue(payload, notBefore === undefined ? { id } : { id, scheduleTime: new Date(notBefore) });
     return 'enqueued';
   } catch (error) {
     if ((error as { code?: string }).code === 'functions/task-already-exists') return 'duplicate';
