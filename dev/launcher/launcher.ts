@@ -255,7 +255,8 @@ export class Launcher {
     // An early exit is reported by the supervisor, which stops everything.
     if (errors === 'exited') throw new StartAborted();
     this.checkpoint();
-    if (errors > 0) {
+    // With nothing compiled before, the check of the entry below says so instead.
+    if (errors > 0 && existsSync(functionsEntry(this.config.repoRoot))) {
       this.io.err(
         `[launcher] WARNING: the functions do not compile (see the [tsc] lines above): the Functions emulator ` +
           'runs functions/lib as the last good compilation left it, and reloads once they compile.',
@@ -347,9 +348,12 @@ export class Launcher {
       ['functions', functionsEntry(repoRoot), 'functions'],
     ] as const) {
       if (file && !existsSync(file)) {
+        const relative = path.relative(repoRoot, file);
         throw new LauncherError(
-          `The ${what} ${what === 'site' ? 'is' : 'are'} not built: ${path.relative(repoRoot, file)} does not exist. ` +
-            `Build with \`npm run build -w ${build}\`, or use \`npm start\`, which builds everything itself.`,
+          config.dev
+            ? `tsc --watch left no ${relative} (see the [tsc] lines above): fix what it reports and start \`npm run dev\` again.`
+            : `The ${what} ${what === 'site' ? 'is' : 'are'} not built: ${relative} does not exist. ` +
+                `Build with \`npm run build -w ${build}\`, or use \`npm start\`, which builds everything itself.`,
         );
       }
     }
