@@ -163,7 +163,7 @@ ${PORT_SPECS.map((spec) => `  ${spec.env.padEnd(26)} ${String(spec.defaultPort).
   GOODY_SYNC_MIN_INTERVAL_SECONDS  the wait between two syncs (default 60; the e2e suite sets 0)
   GOODY_DATA_DIR                   what survives a restart (default .dev-data): firestore-export/, mailerlite/, mail/
   GOODY_EMULATOR_START_TIMEOUT_MS  how long firebase-tools may take to start (default 120000)
-  GOODY_TASKS_EMULATOR_PACING      off: the Cloud Tasks emulator's own pacing (a fractional rate at its whole part)
+  GOODY_TASKS_EMULATOR_PACING      off: the Cloud Tasks emulator as it ships (its own pacing, backoff and scheduleTime)
 `;
 
 export function resolveLauncherConfig(

@@ -404,7 +404,7 @@ export class Launcher {
         // Makes firebase-tools stop by itself should the launcher die without stopping it.
         '--require',
         fileURLToPath(new URL('./parent-watch.cjs', import.meta.url)),
-        // Makes the Cloud Tasks emulator dispatch a fractional rate (deliver-contact's 115 a minute) at that rate.
+        // Makes the Cloud Tasks emulator pace, free backoff slots and honour scheduleTime as Cloud Tasks does.
         '--require',
         fileURLToPath(new URL('./tasks-emulator-pacing.cjs', import.meta.url)),
         firebaseBin(),

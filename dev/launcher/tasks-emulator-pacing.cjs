@@ -1,5 +1,6 @@
 // Preloaded into firebase-tools by the launcher (node --require), beside parent-watch.cjs: makes the Cloud Tasks
-// emulator (firebase-tools lib/emulator/taskQueue.js, class TaskQueue) pace and hold its queues as Cloud Tasks does.
+// emulator (firebase-tools lib/emulator/taskQueue.js, class TaskQueue) pace, hold and schedule its queues as Cloud
+// Tasks does.
 //
 // Pacing. The emulator keeps a token bucket per queue, adds `rate` tokens once a second and caps the bucket at
 // `rate` tokens. A dispatch takes a whole token, so the fraction left after a second's dispatches is cut off by
@@ -15,6 +16,16 @@
 // slot while a task waits. `freeBackoffSlots` takes such a task out of its slot into a list of its own and
 // puts it back into the first free slot once its backoff is over (before fresh tasks, and without a token, as
 // the emulator runs a retry), with its attempt count, its backoff and its start time as the emulator set them.
+//
+// Schedule. A task may carry a `scheduleTime` (firebase-admin's `TaskQueue.enqueue(data, { scheduleTime })` and
+// `scheduleDelaySeconds` send it as an RFC 3339 string; a Timestamp may also come as `{ seconds, nanos }`).
+// Cloud Tasks never dispatches a task before it; the emulator only copies it into the X-CloudTasks-TaskETA
+// header and dispatches the task at once. `holdScheduledTasks` lets the emulator's `enqueue` take the task
+// (its id check, its id kept for deduplication), then takes a task due later out of the queue into a list of
+// its own, so the tasks behind it are not held back, and appends it to the queue once it is due; the emulator
+// then dispatches it as any fresh task (a token, a free slot, a first attempt). The queue counts as active
+// once such a task is due, so the emulator's loop, which looks at an idle queue once a second, dispatches it
+// within about a second of its time. A task deleted while held is dropped from the list.
 //
 // Everything else about the queue (rates, concurrency of tasks in flight, retries, backoff lengths,
 // deduplication) stays the emulator's own. If a firebase-tools upgrade changes the class, this says so on
@@ -110,11 +121,111 @@ function freeBackoffSlots(TaskQueue, TaskStatus) {
   return true;
 }
 
-module.exports = { pacedBucket, correctPacing, freeBackoffSlots };
+/** Tasks taken out of the queue until their scheduleTime, per queue, soonest first. */
+const SCHEDULED = 'goodyScheduled';
+
+/**
+ * When a task may first be dispatched, in ms since the epoch: its scheduleTime, an RFC 3339 string or a
+ * Timestamp's `{ seconds, nanos }`, rounded up to the millisecond (never before). Undefined if it has none or
+ * it cannot be read (the emulator then dispatches it at once, as it ships).
+ */
+function scheduledAt(scheduleTime) {
+  if (typeof scheduleTime === 'string') {
+    const ms = Date.parse(scheduleTime);
+    if (!Number.isFinite(ms)) return undefined;
+    // Date.parse keeps milliseconds and drops finer digits: a time past a whole millisecond counts as the next.
+    const finer = /\.\d{3}(\d+)/.exec(scheduleTime)?.[1];
+    return finer && /[1-9]/.test(finer) ? ms + 1 : ms;
+  }
+  if (scheduleTime !== null && typeof scheduleTime === 'object') {
+    const seconds = Number(scheduleTime.seconds ?? 0);
+    const nanos = Number(scheduleTime.nanos ?? 0);
+    if (!Number.isFinite(seconds) || !Number.isFinite(nanos)) return undefined;
+    return seconds * 1000 + Math.ceil(nanos / 1e6);
+  }
+  return undefined;
+}
+
+/**
+ * Keeps a task whose scheduleTime is ahead out of the queue until then, without holding back the tasks behind
+ * it. Wraps TaskQueue.prototype.enqueue, dispatchTasks, isActive and delete. Returns false (and changes
+ * nothing) if the class is not the one this was written for.
+ */
+function holdScheduledTasks(TaskQueue) {
+  const proto = TaskQueue?.prototype;
+  const {
+    enqueue: shippedEnqueue,
+    dispatchTasks: shippedDispatch,
+    isActive: shippedActive,
+    delete: shippedDelete,
+  } = proto ?? {};
+  if (
+    ![shippedEnqueue, shippedDispatch, shippedActive, shippedDelete].every((f) => typeof f === 'function') ||
+    shippedEnqueue.goodyHoldsScheduled
+  ) {
+    return false;
+  }
+  const enqueue = function enqueue(task) {
+    // The emulator's own enqueue first: it refuses an id it has seen and keeps this one, held or not.
+    const result = shippedEnqueue.call(this, task);
+    const due = scheduledAt(task?.scheduleTime);
+    if (due === undefined || due <= Date.now()) return result;
+    const queue = this.queue;
+    // The task it just queued is the queue's last (firebase-tools' Queue); anything else is left where it is.
+    const held = queue?.last?.data;
+    if (held?.task !== task || typeof queue.remove !== 'function' || typeof queue.enqueue !== 'function') {
+      if (!holdScheduledTasks.warned) {
+        holdScheduledTasks.warned = true;
+        process.stderr.write(
+          "[tasks-emulator-pacing] firebase-tools' task queue is not the one expected: the Cloud Tasks emulator " +
+            'dispatches a task at once, whatever its scheduleTime.\n',
+        );
+      }
+    } else {
+      queue.remove(task.name);
+      if (!this[SCHEDULED]) this[SCHEDULED] = [];
+      this[SCHEDULED].push({ due, held });
+      this[SCHEDULED].sort((a, b) => a.due - b.due);
+    }
+    return result;
+  };
+  enqueue.goodyHoldsScheduled = true;
+  proto.enqueue = enqueue;
+  proto.dispatchTasks = function dispatchTasks() {
+    const scheduled = this[SCHEDULED];
+    if (scheduled?.length) {
+      const now = Date.now();
+      while (scheduled.length > 0 && scheduled[0].due <= now) {
+        const { held } = scheduled[0];
+        try {
+          this.queue.enqueue(held.task.name, held);
+        } catch {
+          break; // the queue is full (its capacity): the task waits for room, still held
+        }
+        scheduled.shift();
+      }
+    }
+    return shippedDispatch.call(this);
+  };
+  // An idle queue is active once a held task is due, so that the emulator's loop dispatches it.
+  proto.isActive = function isActive() {
+    const scheduled = this[SCHEDULED];
+    return shippedActive.call(this) || (scheduled?.length > 0 && scheduled[0].due <= Date.now());
+  };
+  proto.delete = function deleteTask(taskId) {
+    const scheduled = this[SCHEDULED];
+    const index = scheduled ? scheduled.findIndex(({ held }) => held.task.name === taskId) : -1;
+    if (index === -1) return shippedDelete.call(this, taskId);
+    scheduled.splice(index, 1);
+  };
+  return true;
+}
+
+module.exports = { pacedBucket, correctPacing, freeBackoffSlots, scheduledAt, holdScheduledTasks };
 
 // Only as a preload (the launcher passes this file to --require), where GOODY_TASKS_EMULATOR_PACING=off
-// leaves the emulator as it ships (to measure it): both corrections off. A test that imports the functions
-// changes nothing.
+// leaves the emulator as it ships (to measure it): all three corrections off. A test that imports the
+// functions changes nothing.
 if (process.execArgv.includes(__filename) && process.env.GOODY_TASKS_EMULATOR_PACING !== 'off') {
   let taskQueue;
   try {
@@ -134,6 +245,12 @@ if (process.execArgv.includes(__filename) && process.env.GOODY_TASKS_EMULATOR_PA
       '[tasks-emulator-pacing] firebase-tools has no TaskQueue.handleRetry, dispatchTasks, isActive, ' +
         'processDispatch, runTask or TaskStatus where expected: the Cloud Tasks emulator keeps a task waiting out ' +
         'its retry backoff in its dispatch slot (tasks in backoff hold back fresh ones).\n',
+    );
+  }
+  if (!holdScheduledTasks(taskQueue?.TaskQueue)) {
+    process.stderr.write(
+      '[tasks-emulator-pacing] firebase-tools has no TaskQueue.enqueue, dispatchTasks, isActive or delete where ' +
+        'expected: the Cloud Tasks emulator dispatches a task at once, whatever its scheduleTime.\n',
     );
   }
 }

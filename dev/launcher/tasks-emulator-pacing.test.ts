@@ -3,11 +3,14 @@ import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
 const require = createRequire(import.meta.url);
-const { correctPacing, freeBackoffSlots, pacedBucket } = require('./tasks-emulator-pacing.cjs') as {
-  correctPacing: (taskQueueClass: unknown) => boolean;
-  freeBackoffSlots: (taskQueueClass: unknown, taskStatus: unknown) => boolean;
-  pacedBucket: (rate: number, emulatorBucket: number) => number;
-};
+const { correctPacing, freeBackoffSlots, holdScheduledTasks, pacedBucket, scheduledAt } =
+  require('./tasks-emulator-pacing.cjs') as {
+    correctPacing: (taskQueueClass: unknown) => boolean;
+    freeBackoffSlots: (taskQueueClass: unknown, taskStatus: unknown) => boolean;
+    holdScheduledTasks: (taskQueueClass: unknown) => boolean;
+    pacedBucket: (rate: number, emulatorBucket: number) => number;
+    scheduledAt: (scheduleTime: unknown) => number | undefined;
+  };
 
 interface EmulatorTaskQueue {
   enqueue(task: unknown): void;
@@ -16,6 +19,7 @@ interface EmulatorTaskQueue {
   setDispatch(dispatches: unknown[]): void;
   processDispatch(): void;
   isActive(): boolean;
+  delete(taskId: string): void;
   queue: { size(): number };
 }
 type TaskQueueClass = new (key: string, config: unknown) => EmulatorTaskQueue;
@@ -69,12 +73,16 @@ afterEach(() => {
   vi.unstubAllGlobals();
 });
 
-/** One attempt the queue made: which task, its X-CloudTasks-TaskRetryCount, when it started and ended (ms). */
+/**
+ * One attempt the queue made: which task, its X-CloudTasks-TaskRetryCount, when it started and ended (ms),
+ * and its X-CloudTasks-TaskETA.
+ */
 interface Attempt {
   name: string;
   retry: number;
   start: number;
   end?: number;
+  eta?: string;
 }
 
 /** How each task's attempts answer: its status and how long it takes (ms), from its name and retry count. */
@@ -91,11 +99,13 @@ async function runQueue(
   options: {
     concurrent: number;
     seconds: number;
-    enqueue: Array<{ at: number; names: string[] }>;
+    enqueue: Array<{ at: number; names: string[]; scheduleTime?: unknown }>;
     handler: Handler;
+    /** Whatever else the test does with the queue at a given time (ms), after that time's enqueues. */
+    at?: Record<number, (queue: EmulatorTaskQueue) => void>;
   },
 ): Promise<{ attempts: Attempt[]; mostInFlight: number }> {
-  const { concurrent, seconds, enqueue, handler } = options;
+  const { concurrent, seconds, enqueue, handler, at: actions = {} } = options;
   vi.useFakeTimers({ now: 0, toFake: ['Date'] });
   const attempts: Attempt[] = [];
   const inFlight: Array<{ attempt: Attempt; until: number; status: number; answer: (r: Response) => void }> =
@@ -103,7 +113,7 @@ async function runQueue(
   vi.stubGlobal('fetch', (_url: string, init: { headers: Record<string, string> }) => {
     const name = init.headers['X-CloudTasks-TaskName'] ?? '';
     const retry = Number(init.headers['X-CloudTasks-TaskRetryCount']);
-    const attempt: Attempt = { name, retry, start: Date.now() };
+    const attempt: Attempt = { name, retry, start: Date.now(), eta: init.headers['X-CloudTasks-TaskETA'] };
     attempts.push(attempt);
     const { status, ms } = handler(name, retry);
     if (ms === 0) {
@@ -128,15 +138,17 @@ async function runQueue(
   let mostInFlight = 0;
   for (let now = 0; now <= seconds * 1000; now += 100) {
     vi.setSystemTime(now);
-    for (const { at, names } of enqueue) {
+    for (const { at, names, scheduleTime } of enqueue) {
       if (at !== now) continue;
       for (const name of names) {
         queue.enqueue({
           name: `queues/deliver-contact/tasks/${name}`,
           httpRequest: { url: '', headers: {}, body: {} },
+          ...(scheduleTime === undefined ? {} : { scheduleTime }),
         });
       }
     }
+    actions[now]?.(queue);
     if (now % 1000 === 0) queue.refillTokens();
     for (const call of inFlight.filter((c) => c.until <= now)) {
       inFlight.splice(inFlight.indexOf(call), 1);
@@ -231,6 +243,113 @@ describe('the Cloud Tasks emulator backoff preload', () => {
     expect(freeBackoffSlots(undefined, TaskStatus)).toBe(false);
     expect(freeBackoffSlots(class {}, TaskStatus)).toBe(false);
     expect(freeBackoffSlots(freshTaskQueueClass(), undefined)).toBe(false);
+  });
+});
+
+/**
+ * A task scheduled 5 s ahead (firebase-admin's scheduleTime, an RFC 3339 string) in a queue of one slot, and
+ * a fresh task enqueued after it, every attempt answered at once.
+ */
+const scheduledThenFresh = {
+  concurrent: 1,
+  seconds: 10,
+  enqueue: [
+    { at: 1000, names: ['later-0'], scheduleTime: new Date(6000).toISOString() },
+    { at: 1500, names: ['fresh-0'] },
+  ],
+  handler: () => ({ status: 200, ms: 0 }),
+};
+
+describe('the Cloud Tasks emulator schedule preload', () => {
+  it('as the emulator ships, a task scheduled 5 s ahead runs at once', async () => {
+    const { attempts } = await runQueue(freshTaskQueueClass(), scheduledThenFresh);
+    expect(startsOf(attempts, 'later')).toEqual([1000]);
+    expect(startsOf(attempts, 'fresh')).toEqual([1500]);
+  });
+
+  it('holds a task until its scheduleTime, without holding back a fresh task enqueued after it', async () => {
+    const TaskQueue = freshTaskQueueClass();
+    expect(holdScheduledTasks(TaskQueue)).toBe(true);
+    const { attempts } = await runQueue(TaskQueue, scheduledThenFresh);
+    // Not before 6 s, and on the emulator's first look after (its loop here looks every 100 ms).
+    expect(startsOf(attempts, 'later')).toEqual([6000]);
+    expect(attempts.find((a) => a.name === 'later-0')?.eta).toBe('1970-01-01T00:00:06.000Z');
+    // Enqueued after it, into a queue of one slot: it runs when enqueued.
+    expect(startsOf(attempts, 'fresh')).toEqual([1500]);
+  });
+
+  it('keeps the id of a held task (a second enqueue is refused), drops a held task that is deleted, and reads a { seconds, nanos } scheduleTime', async () => {
+    const TaskQueue = freshTaskQueueClass();
+    holdScheduledTasks(TaskQueue);
+    const task = (name: string, scheduleTime?: unknown) => ({
+      name: `queues/deliver-contact/tasks/${name}`,
+      httpRequest: { url: '', headers: {}, body: {} },
+      ...(scheduleTime === undefined ? {} : { scheduleTime }),
+    });
+    const { attempts } = await runQueue(TaskQueue, {
+      concurrent: 2,
+      seconds: 12,
+      enqueue: [
+        { at: 1000, names: ['later-0'], scheduleTime: { seconds: '4', nanos: 500_000_000 } },
+        { at: 1000, names: ['later-1'], scheduleTime: new Date(5000).toISOString() },
+      ],
+      at: {
+        1200: (queue) => {
+          expect(() => queue.enqueue(task('later-0'))).toThrow(/already been queued/);
+          expect(() => queue.enqueue(task('later-0', new Date(9000).toISOString()))).toThrow(
+            /already been queued/,
+          );
+          queue.delete('queues/deliver-contact/tasks/later-1');
+        },
+      },
+      handler: () => ({ status: 200, ms: 0 }),
+    });
+    // Due at 4.5 s: the emulator's first look at or after it.
+    expect(attempts.map((a) => [a.name, a.start])).toEqual([['later-0', 4500]]);
+  });
+
+  it('with all three corrections, a held task is dispatched, retried and backed off as the emulator does', async () => {
+    const { TaskQueue, TaskStatus } = freshTaskQueueModule();
+    expect(correctPacing(TaskQueue)).toBe(true);
+    expect(freeBackoffSlots(TaskQueue, TaskStatus)).toBe(true);
+    expect(holdScheduledTasks(TaskQueue)).toBe(true);
+    const { attempts } = await runQueue(TaskQueue, {
+      concurrent: 1,
+      seconds: 20,
+      enqueue: [
+        { at: 1000, names: ['later-0'], scheduleTime: new Date(3000).toISOString() },
+        { at: 1000, names: ['fresh-0', 'fresh-1'] },
+      ],
+      // The held task fails its first attempt (a backoff of 10 s), and each fresh one runs for 1 s.
+      handler: (name, retry) =>
+        name.startsWith('later') && retry === 0 ? { status: 503, ms: 0 } : { status: 200, ms: 1000 },
+    });
+    expect(inOrder(attempts).map((a) => [a.name, a.retry, a.start])).toEqual([
+      ['fresh-0', 0, 1000],
+      ['fresh-1', 0, 2100],
+      ['later-0', 0, 3200],
+      ['later-0', 1, 13200],
+    ]);
+  });
+
+  it('reads when a task is due: RFC 3339 (never a millisecond early), { seconds, nanos }, or none', () => {
+    expect(scheduledAt('1970-01-01T00:00:06.000Z')).toBe(6000);
+    expect(scheduledAt('1970-01-01T02:00:06+02:00')).toBe(6000);
+    expect(scheduledAt('1970-01-01T00:00:06.000000001Z')).toBe(6001);
+    expect(scheduledAt('1970-01-01T00:00:06.001000000Z')).toBe(6001);
+    expect(scheduledAt({ seconds: '6', nanos: 1 })).toBe(6001);
+    expect(scheduledAt({ seconds: 6 })).toBe(6000);
+    expect(scheduledAt(undefined)).toBeUndefined();
+    expect(scheduledAt('soon')).toBeUndefined();
+    expect(scheduledAt({ seconds: 'soon' })).toBeUndefined();
+  });
+
+  it('holds scheduled tasks once, and refuses a class that is not the emulator queue it was written for', () => {
+    const TaskQueue = freshTaskQueueClass();
+    expect(holdScheduledTasks(TaskQueue)).toBe(true);
+    expect(holdScheduledTasks(TaskQueue)).toBe(false);
+    expect(holdScheduledTasks(undefined)).toBe(false);
+    expect(holdScheduledTasks(class {})).toBe(false);
   });
 });
 
