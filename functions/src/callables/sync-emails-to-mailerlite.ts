@@ -7,11 +7,8 @@ import { CALLABLES, type SyncReply } from '../contract';
 import { adminFirestore, firestoreSdk } from '../firestore';
 import { cloudLogger, type Logger } from '../logs';
 import type { MailerLiteClient } from '../mailerlite/client';
-import { MailerLiteError } from '../mailerlite/errors';
 import { mailerLiteFromParams } from '../mailerlite/from-params';
 import type { GroupConfig } from '../mailerlite/groups';
-import { mailerLiteHttpsError } from '../mailerlite/https-error';
-import { classify } from '../mailerlite/meaning';
 import {
   DEFAULTS,
   intParam,
@@ -74,20 +71,6 @@ const FAILURE_MESSAGES: Record<SyncFailure, string> = {
   database: 'The database is unavailable right now.',
 };
 
-/** The failure a group that could not be resolved stands for. */
-function groupsFailure(error: unknown): SyncFailure {
-  switch (mailerLiteHttpsError(error).code) {
-    case 'failed-precondition':
-      return error instanceof MailerLiteError && classify(error) === 'auth'
-        ? 'mailerlite_auth'
-        : 'mailerlite_config';
-    case 'invalid-argument':
-      return 'mailerlite_config';
-    default:
-      return 'mailerlite_unavailable';
-  }
-}
-
 const count = (n: number) => new Intl.NumberFormat('en-US').format(n);
 const emails = (n: number) => `${count(n)} ${n === 1 ? 'email' : 'emails'}`;
 
@@ -122,7 +105,7 @@ export async function handleSyncEmailsToMailerlite(data: unknown, deps: SyncDeps
     return reply(false, message, 0, message, null, 0, 0);
   }
   if (result.kind === 'groups_failed') {
-    const message = FAILURE_MESSAGES[groupsFailure(result.error)];
+    const message = FAILURE_MESSAGES[result.reason];
     return reply(false, `Sync failed: ${message}`, 0, message, null, 0, 0);
   }
 

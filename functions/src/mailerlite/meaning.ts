@@ -1,7 +1,7 @@
 import {
   type FieldErrors,
   MailerLiteConfiguredGroupError,
-  type MailerLiteError,
+  MailerLiteError,
   MailerLiteNetworkError,
   MailerLiteProtocolError,
   MailerLiteTimeoutError,
@@ -10,7 +10,8 @@ import {
 
 /**
  * What an answer from MailerLite means, decided here and nowhere else: the client's retries, the
- * sync's reading of each answer in a batch and the callables' replies all ask `classify`.
+ * sync's reading of each answer in a batch, the contact worker's retry and what the logs and the
+ * sync's reply say of a failure all ask `classify` (or `failureOf`, below).
  *
  * - `ok`: 2xx, done.
  * - `rate_limited`: 429, a budget is spent; the same request goes through once Retry-After has passed.
@@ -62,4 +63,76 @@ function meaningOfStatus(status: number, errors: FieldErrors): Meaning {
   // About the address alone: the contact's fault. About anything else (a field): our setup, and
   // passing it would lose contacts.
   return fields.length > 0 && fields.every((field) => field === 'email') ? 'invalid_contact' : 'config';
+}
+
+/** What the sync stops with when MailerLite failed it (sync/run.ts, SyncFailure). */
+export type MailerLiteStop = 'mailerlite_unavailable' | 'mailerlite_auth' | 'mailerlite_config';
+
+/**
+ * A failure as the logs name it (`add_contact.failed`'s `code`):
+ * - `unavailable`: a retry can fix it (429, 5xx, a timeout, a lost connection);
+ * - `failed-precondition`: our setup, which an operator must fix (the key, a group, a field);
+ * - `invalid-argument`: MailerLite will never take this address;
+ * - `internal`: an answer MailerLite does not document, or no MailerLite error at all.
+ */
+export type FailureCode = 'unavailable' | 'failed-precondition' | 'invalid-argument' | 'internal';
+
+/** What a request that failed as a whole comes to: for the contact worker, the sync and the logs. */
+export interface Failure {
+  /** The same request may go through later: the worker hands its task back to Cloud Tasks. */
+  retry: boolean;
+  code: FailureCode;
+  /**
+   * In an operator's words: for `failed-precondition`, what to fix (a param, a group id, MailerLite's
+   * refusal); for `invalid-argument`, MailerLite's words on the address. For the logs only.
+   */
+  message: string;
+  /** What the sync stops with. */
+  stop: MailerLiteStop;
+}
+
+/** The failure an error thrown by the MailerLite client stands for; anything else is `internal`. */
+export function failureOf(error: unknown): Failure {
+  const meaning = error instanceof MailerLiteError ? classify(error) : 'unexpected';
+  switch (meaning) {
+    case 'rate_limited':
+    case 'retry':
+      return failure('unavailable', 'MailerLite is unavailable right now.');
+    case 'auth':
+      return failure(
+        'failed-precondition',
+        'The server is not allowed into MailerLite: its API key was refused.',
+      );
+    case 'invalid_contact':
+      return failure('invalid-argument', `MailerLite refused the contact${refusal(error)}`);
+    case 'group_gone':
+    case 'config':
+      if (error instanceof MailerLiteConfiguredGroupError)
+        return failure('failed-precondition', error.message);
+      return failure(
+        'failed-precondition',
+        error instanceof MailerLiteValidationError
+          ? `MailerLite refused the server's configuration${refusal(error)}`
+          : 'A MailerLite group configured for the sign-ups does not exist.',
+      );
+    default:
+      return failure('internal', 'MailerLite gave an answer it does not document.');
+  }
+
+  function failure(code: FailureCode, message: string): Failure {
+    const stop: MailerLiteStop =
+      meaning === 'auth'
+        ? 'mailerlite_auth'
+        : code === 'failed-precondition' || code === 'invalid-argument'
+          ? 'mailerlite_config'
+          : 'mailerlite_unavailable';
+    return { retry: code === 'unavailable', code, message, stop };
+  }
+}
+
+/** ` (field, field): MailerLite's message` for a 422. */
+function refusal(error: unknown): string {
+  if (!(error instanceof MailerLiteValidationError)) return '';
+  const fields = Object.keys(error.errors);
+  return `${fields.length > 0 ? ` (${fields.join(', ')})` : ''}: ${error.apiMessage}`;
 }

@@ -11,8 +11,7 @@ import {
   MailerLiteTimeoutError,
 } from '../mailerlite/errors';
 import { type GroupConfig, reResolveGroupId, resolveGroupId } from '../mailerlite/groups';
-import { mailerLiteHttpsError } from '../mailerlite/https-error';
-import { classify } from '../mailerlite/meaning';
+import { classify, failureOf, type MailerLiteStop } from '../mailerlite/meaning';
 import { type ForgetOutcome, forgetNowOrLater, suppressedAmong } from '../privacy/suppression';
 import type { SubscriptionType } from '../schemas';
 import { Pacing } from './pacing';
@@ -65,12 +64,8 @@ export type SyncProgressEvent =
   | { type: 'single'; confirmed: number; rejected: number; retry: number }
   | { type: 'checkpoint'; synced: number };
 
-export type SyncFailure =
-  | 'mailerlite_unavailable'
-  | 'mailerlite_auth'
-  | 'mailerlite_config'
-  | 'lease_lost'
-  | 'database';
+/** How a run stopped short: MailerLite failed it (mailerlite/meaning.ts, failureOf), or the database did. */
+export type SyncFailure = MailerLiteStop | 'lease_lost' | 'database';
 
 export type SyncStop =
   | { kind: 'done' }
@@ -103,7 +98,7 @@ export type SyncResult =
   /** The lease could not be read or written: nothing was done. */
   | { kind: 'database_unavailable' }
   /** The groups could not be resolved: nothing was sent. */
-  | { kind: 'groups_failed'; error: unknown }
+  | { kind: 'groups_failed'; reason: MailerLiteStop }
   | {
       kind: 'ran';
       stop: SyncStop;
@@ -152,13 +147,14 @@ export async function runSync(deps: SyncRunDeps): Promise<SyncResult> {
       };
     } catch (error) {
       outcome = 'failed';
+      const failure = failureOf(error);
       logger.error('sync.failed', {
         reason: 'groups',
         error: error instanceof Error ? error.name : 'unknown',
         // What to fix (a param, a group id, MailerLite's words): for the operator's logs, not the reply.
-        detail: mailerLiteHttpsError(error).message,
+        detail: failure.message,
       });
-      return { kind: 'groups_failed', error };
+      return { kind: 'groups_failed', reason: failure.stop };
     }
 
     run = new Run(deps, state, groupIds, acquired.cursor);
@@ -478,10 +474,7 @@ class Run {
       return;
     }
     if (error instanceof MailerLiteTimeoutError && at >= this.deps.stopAt - 1_000) return; // cut by the deadline
-    if (meaning === 'auth') this.fail('mailerlite_auth');
-    else if (meaning === 'config' || meaning === 'invalid_contact' || meaning === 'group_gone') {
-      this.fail('mailerlite_config');
-    } else this.fail('mailerlite_unavailable');
+    this.fail(failureOf(error).stop);
   }
 
   private fail(reason: SyncFailure, detail?: string): void {

@@ -9,7 +9,7 @@ import { claimContact, contactRecordRef } from '../mailerlite/contacts';
 import { MailerLiteError } from '../mailerlite/errors';
 import { mailerLiteFromParams } from '../mailerlite/from-params';
 import { type GroupConfig, groupIdsRefusedBy, reResolveGroupId, resolveGroupId } from '../mailerlite/groups';
-import { mailerLiteHttpsError } from '../mailerlite/https-error';
+import { failureOf } from '../mailerlite/meaning';
 import { MAILBOX_KEY_SECRET, MAILERLITE_API_KEY, UNSUBSCRIBE_SECRET } from '../params';
 import { mailboxKey } from '../privacy/mailbox-key';
 import { forgetNowOrLater, suppressedAmong } from '../privacy/suppression';
@@ -84,7 +84,7 @@ export async function handleDeliverContact(task: unknown, deps: DeliverContactDe
       deps.logger.warn('add_contact.failed', { ...log, error: 'database', code: 'unavailable' });
       throw new RetryLater('The database is unavailable.');
     }
-    const { code, message } = mailerLiteHttpsError(error);
+    const { code, message, retry } = failureOf(error);
     deps.logger.warn('add_contact.failed', {
       ...log,
       error: error.name,
@@ -94,7 +94,7 @@ export async function handleDeliverContact(task: unknown, deps: DeliverContactDe
       // can quote MailerLite on the contact, so they stay out.
       message: code === 'failed-precondition' ? message : undefined,
     });
-    if (code === 'unavailable') throw new RetryLater('MailerLite is unavailable.');
+    if (retry) throw new RetryLater('MailerLite is unavailable.');
     return 'dropped';
   }
 }
