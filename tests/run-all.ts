@@ -99,6 +99,13 @@ if (chromium) {
   await vitest('end-to-end tests (Chromium)', ['--config', 'tests/e2e/vitest.config.ts'], {
     env: { CHROMIUM_PATH: chromium },
   });
+  // Once more with App Check on (its debug provider; the callables enforcing it): the sign-ups through
+  // Hosting's rewrites carry a token fetched before the press (tests/e2e/support/app-check.ts).
+  await vitest(
+    'end-to-end tests with App Check (Chromium, debug provider)',
+    ['--config', 'tests/e2e/vitest.config.ts', 'signup.test.ts', 'same-origin-callables.test.ts'],
+    { env: { CHROMIUM_PATH: chromium, GOODY_E2E_APP_CHECK: '1' } },
+  );
 } else {
   skippedLayers.push(
     'e2e tests skipped: no Chromium found (install Debian package chromium, or set CHROMIUM_PATH)',

@@ -117,7 +117,8 @@ function positiveNumber(name: string, raw: string): string {
 /**
  * What a benchmark or a test suite may change in the functions' pace: GOODY_MAILERLITE_TASKS_PER_MINUTE,
  * GOODY_MAIL_TASKS_PER_SECOND, GOODY_MAIL_PER_HOUR (the mail budget) and GOODY_SYNC_MIN_INTERVAL_SECONDS;
- * unset, the functions keep their defaults.
+ * and GOODY_ENFORCE_APP_CHECK, for the browser suite's App Check run (tests/e2e/support/app-check.ts). Unset,
+ * the functions keep their defaults (App Check not enforced: a demo- project gets no real tokens).
  */
 export function functionsOverrides(env: NodeJS.ProcessEnv): Record<string, string> {
   const overrides: Record<string, string> = {};
@@ -134,6 +135,12 @@ export function functionsOverrides(env: NodeJS.ProcessEnv): Record<string, strin
   for (const name of ['MAILERLITE_TASKS_PER_MINUTE', 'MAIL_TASKS_PER_SECOND']) {
     const raw = env[`GOODY_${name}`]?.trim();
     if (raw) overrides[name] = positiveNumber(`GOODY_${name}`, raw);
+  }
+  const enforce = env.GOODY_ENFORCE_APP_CHECK?.trim();
+  if (enforce) {
+    if (enforce !== 'true' && enforce !== 'false')
+      throw new LauncherError(`GOODY_ENFORCE_APP_CHECK must be true or false, got "${enforce}".`, 2);
+    overrides.ENFORCE_APP_CHECK = enforce;
   }
   return overrides;
 }
@@ -161,6 +168,8 @@ ${PORT_SPECS.map((spec) => `  ${spec.env.padEnd(26)} ${String(spec.defaultPort).
   GOODY_MAIL_TASKS_PER_SECOND      the thank-you queue's rate (default 20)
   GOODY_MAIL_PER_HOUR              the mail budget: thank-you mails an hour (default 500)
   GOODY_SYNC_MIN_INTERVAL_SECONDS  the wait between two syncs (default 60; the e2e suite sets 0)
+  GOODY_ENFORCE_APP_CHECK          true: the callables refuse calls without an App Check token (default false;
+                                   the browser suite's App Check run, GOODY_E2E_APP_CHECK=1, sets it)
   GOODY_DATA_DIR                   what survives a restart (default .dev-data): firestore-export/, mailerlite/, mail/
   GOODY_EMULATOR_START_TIMEOUT_MS  how long firebase-tools may take to start (default 120000)
   GOODY_TASKS_EMULATOR_PACING      off: the Cloud Tasks emulator as it ships (its own pacing, backoff and scheduleTime)

@@ -51,12 +51,23 @@ export interface AppCheckDebug {
   answersHere(url: string): boolean;
 }
 
-/** Turns on App Check's debug provider on `page`, before any of its scripts run, and answers for Google. */
+/** Where the App Check SDK keeps its token between pages (@firebase/app-check, DB_NAME). */
+const TOKEN_DATABASE = 'firebase-app-check-database';
+
+/**
+ * Turns on App Check's debug provider on `page`, before any of its scripts run, and answers for Google. Each
+ * page starts as a first visit: the token an earlier page of the file's browser profile kept is dropped (an
+ * open of the database waits for its deletion), so the page exchanges one of its own.
+ */
 export async function useAppCheckDebugProvider(page: Page): Promise<AppCheckDebug> {
   const exchanges: AppCheckDebug['exchanges'] = [];
-  await page.addInitScript((token) => {
-    (self as unknown as { FIREBASE_APPCHECK_DEBUG_TOKEN: string }).FIREBASE_APPCHECK_DEBUG_TOKEN = token;
-  }, DEBUG_TOKEN);
+  await page.addInitScript(
+    ({ token, database }) => {
+      (self as unknown as { FIREBASE_APPCHECK_DEBUG_TOKEN: string }).FIREBASE_APPCHECK_DEBUG_TOKEN = token;
+      indexedDB.deleteDatabase(database);
+    },
+    { token: DEBUG_TOKEN, database: TOKEN_DATABASE },
+  );
   await page.route(`${RECAPTCHA}**`, (route) =>
     route.fulfill({ contentType: 'text/javascript', body: RECAPTCHA_STAND_IN }),
   );

@@ -78,7 +78,7 @@ function readAppCheck(
     );
   }
   // On the emulators a demo project can still run App Check with its debug provider, whose token exchange a
-  // test answers (the browser suite's App Check run: npm start with GOODY_APP_CHECK=debug).
+  // test answers (the browser suite's App Check run, GOODY_E2E_APP_CHECK=1: tests/e2e/support/app-check.ts).
   if (projectId.startsWith('demo-') && !onEmulators) {
     throw new Error(
       `${name} needs a real Firebase project: App Check cannot issue tokens for the demo project "${projectId}". Leave it unset, or use the emulators.`,
