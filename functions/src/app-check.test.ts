@@ -21,8 +21,7 @@ import {
   startTasksRecorder,
 } from '../test-support/stack';
 import { withAppCheck } from './app-check';
-import { addContactToMailerlite } from './callables/add-contact-to-mailerlite';
-import { sendThankYouEmail } from './callables/send-thank-you-email';
+import { addContactToMailerlite, sendThankYouEmail } from './callables/signup-callables';
 import { syncEmailsToMailerlite } from './callables/sync-emails-to-mailerlite';
 import { THANK_YOU_MAILS } from './contract';
 import { clearGroupCache } from './mailerlite/groups';

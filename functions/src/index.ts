@@ -3,8 +3,7 @@
 // path with "-", and the runtime (the emulator and Cloud Functions alike) finds it by walking that
 // path: a flat export named "add-contact-to-mailerlite" deploys, but its calls fail with "Failed to
 // find function add.contact.to.mailerlite in the loaded module". Hence the nesting.
-import { addContactToMailerlite } from './callables/add-contact-to-mailerlite';
-import { sendThankYouEmail } from './callables/send-thank-you-email';
+import { addContactToMailerlite, sendThankYouEmail } from './callables/signup-callables';
 import { syncEmailsToMailerlite } from './callables/sync-emails-to-mailerlite';
 import { finishErasures } from './privacy/pending-erasures';
 import { indexSignupOnCreate } from './signups/index-signup';

@@ -19,8 +19,7 @@ import {
   type Enqueue,
   QUEUES,
 } from '../tasks/queue';
-import { handleAddContactToMailerlite } from './add-contact-to-mailerlite';
-import { handleSendThankYouEmail } from './send-thank-you-email';
+import { handleAddContactToMailerlite, handleSendThankYouEmail } from './signup-callables';
 
 const SECRET = 'test-mailbox-key-secret';
 const NOW = Date.UTC(2026, 10, 24, 12, 0, 30);

@@ -1,14 +1,12 @@
 import '../global-options';
-import type { FieldPath, Firestore } from 'firebase-admin/firestore';
+import type { FieldPath } from 'firebase-admin/firestore';
 import { HttpsError, onCall } from 'firebase-functions/v2/https';
 import { withAppCheck } from '../app-check';
-import { type Clock, systemClock } from '../clock';
+import { systemClock } from '../clock';
 import { CALLABLES, type SyncReply } from '../contract';
 import { adminFirestore, firestoreSdk } from '../firestore';
-import { cloudLogger, type Logger } from '../logs';
-import type { MailerLiteClient } from '../mailerlite/client';
+import { cloudLogger } from '../logs';
 import { mailerLiteFromParams } from '../mailerlite/from-params';
-import type { GroupConfig } from '../mailerlite/groups';
 import {
   DEFAULTS,
   intParam,
@@ -24,7 +22,7 @@ import {
   runSync,
   type SyncFailure,
   type SyncOptions,
-  type SyncProgressEvent,
+  type SyncWorld,
 } from '../sync/run';
 
 /** The function's timeout: the longest an HTTPS function may run. */
@@ -32,24 +30,14 @@ export const SYNC_TIMEOUT_SECONDS = 540;
 /** The run stops starting work this long before the timeout, to write its cursor and answer. */
 export const SYNC_STOP_MARGIN_MS = 15_000;
 
-export interface SyncDeps {
-  db: Firestore;
-  client: MailerLiteClient;
-  groups: GroupConfig;
-  clock: Clock;
-  logger: Logger;
+/** The run's outside world (sync/run.ts), with when the invocation ends instead of when the run stops. */
+export interface SyncDeps extends SyncWorld {
   /** Clock ms when the platform ends the invocation. */
   deadline: number;
   stopMarginMs?: number;
   options?: Partial<SyncOptions>;
-  /** Observes the run's steps; tests throw from it to crash the run between two steps. */
-  onProgress?: (event: SyncProgressEvent) => void | Promise<void>;
   /** FieldPath.documentId(); loaded with the Firestore SDK when not given. */
   documentId?: FieldPath;
-  /** UNSUBSCRIBE_SECRET: opens and seals the addresses of erasures whose MailerLite forget is pending. */
-  unsubscribeSecret: string;
-  /** MAILBOX_KEY_SECRET: finds the suppression list's entries (privacy/suppression.ts). */
-  mailboxSecret: string;
 }
 
 const RUNNING_MESSAGE = 'A sync is already running. Try again when it has finished.';
@@ -82,34 +70,29 @@ const emails = (n: number) => `${count(n)} ${n === 1 ? 'email' : 'emails'}`;
 export async function handleSyncEmailsToMailerlite(data: unknown, deps: SyncDeps): Promise<SyncReply> {
   validated(CALLABLES.syncEmails, deps.logger, parseSyncInput, data);
   const result = await runSync({
-    db: deps.db,
+    ...deps,
     documentId: deps.documentId ?? (await firestoreSdk()).FieldPath.documentId(),
-    client: deps.client,
-    groups: deps.groups,
-    clock: deps.clock,
-    logger: deps.logger,
-    stopAt: deps.deadline - (deps.stopMarginMs ?? SYNC_STOP_MARGIN_MS),
+    stopAt: stopAt(deps),
     options: { ...DEFAULT_SYNC_OPTIONS, ...deps.options },
-    onProgress: deps.onProgress,
-    unsubscribeSecret: deps.unsubscribeSecret,
-    mailboxSecret: deps.mailboxSecret,
   });
   if (result.kind === 'ran' && result.stop.kind !== 'failed') await finishErasures(deps);
 
   if (result.kind === 'database_unavailable') {
     throw new HttpsError('unavailable', 'The database is unavailable right now. Please try again later.');
   }
-  if (result.kind === 'running') return reply(false, RUNNING_MESSAGE, 0, RUNNING_MESSAGE, null, 0, 0);
+  if (result.kind === 'running')
+    return reply({ success: false, message: RUNNING_MESSAGE, error: RUNNING_MESSAGE });
   if (result.kind === 'too_soon') {
     const message = tooSoonMessage(result.waitMs);
-    return reply(false, message, 0, message, null, 0, 0);
+    return reply({ success: false, message, error: message });
   }
   if (result.kind === 'groups_failed') {
     const message = FAILURE_MESSAGES[result.reason];
-    return reply(false, `Sync failed: ${message}`, 0, message, null, 0, 0);
+    return reply({ success: false, message: `Sync failed: ${message}`, error: message });
   }
 
   const { stop, synced, rejected, skipped, remaining } = result;
+  const counts = { synced, remaining, rejected, skipped };
   const notes = [
     rejected > 0
       ? `MailerLite refused ${count(rejected)} stored ${rejected === 1 ? 'address' : 'addresses'} as invalid.`
@@ -126,10 +109,10 @@ export async function handleSyncEmailsToMailerlite(data: unknown, deps: SyncDeps
         : ` ${count(remaining)} ${remaining === 1 ? 'sign-up remains' : 'sign-ups remain'}: run the sync again to continue.`;
   if (stop.kind === 'failed') {
     const error = `${FAILURE_MESSAGES[stop.reason]} ${emails(synced)} synced before it stopped.${left || ' Run the sync again later.'}`;
-    return reply(false, error, synced, error, remaining, rejected, skipped);
+    return reply({ success: false, message: error, error, ...counts });
   }
   const message = [`Synced ${emails(synced)} to MailerLite.${left}`, ...notes].join(' ');
-  return reply(true, message, synced, null, remaining, rejected, skipped);
+  return reply({ success: true, message, ...counts });
 }
 
 /**
@@ -137,7 +120,6 @@ export async function handleSyncEmailsToMailerlite(data: unknown, deps: SyncDeps
  * than at the next half-hourly job (privacy/pending-erasures.ts). Never changes the reply.
  */
 async function finishErasures(deps: SyncDeps): Promise<void> {
-  const stopAt = deps.deadline - (deps.stopMarginMs ?? SYNC_STOP_MARGIN_MS);
   try {
     await finishPendingErasures({
       db: deps.db,
@@ -146,24 +128,30 @@ async function finishErasures(deps: SyncDeps): Promise<void> {
       secret: deps.unsubscribeSecret,
       mailboxSecret: deps.mailboxSecret,
       logger: deps.logger,
-      request: { deadline: stopAt },
-      deadline: stopAt,
+      request: { deadline: stopAt(deps) },
+      deadline: stopAt(deps),
     });
   } catch (error) {
     deps.logger.warn('pending_erasures.failed', { error: error instanceof Error ? error.name : 'unknown' });
   }
 }
 
-function reply(
-  success: boolean,
-  message: string,
-  synced: number,
-  error: string | null,
-  remaining: number | null,
-  rejected: number,
-  skipped: number,
-): SyncReply {
-  return { success, message, synced, error, remaining, rejected, skipped };
+/** Clock ms after which the run starts no request: its margin before the invocation ends. */
+function stopAt(deps: SyncDeps): number {
+  return deps.deadline - (deps.stopMarginMs ?? SYNC_STOP_MARGIN_MS);
+}
+
+/** A reply; what it does not say is none: nothing synced, rejected or skipped, no error, `remaining` unknown. */
+function reply(said: Pick<SyncReply, 'success' | 'message'> & Partial<SyncReply>): SyncReply {
+  return {
+    success: said.success,
+    message: said.message,
+    synced: said.synced ?? 0,
+    error: said.error ?? null,
+    remaining: said.remaining ?? null,
+    rejected: said.rejected ?? 0,
+    skipped: said.skipped ?? 0,
+  };
 }
 
 export const syncEmailsToMailerlite = onCall(

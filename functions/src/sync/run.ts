@@ -73,21 +73,26 @@ export type SyncStop =
   /** `detail`: what an operator must fix, for the logs (the reply gives the reason's general message). */
   | { kind: 'failed'; reason: SyncFailure; detail?: string };
 
-export interface SyncRunDeps {
+/** The outside world of a run, as the sync callable is given it. */
+export interface SyncWorld {
   db: Firestore;
-  documentId: FieldPath;
   client: MailerLiteClient;
   groups: GroupConfig;
   clock: Clock;
   logger: Logger;
-  /** Clock ms after which no request starts and no wait lasts. */
-  stopAt: number;
-  options: SyncOptions;
   /** UNSUBSCRIBE_SECRET: a forget MailerLite refused is left sealed on the suppression entry (forgetNowOrLater). */
   unsubscribeSecret: string;
   /** MAILBOX_KEY_SECRET: finds the suppression list's entries (privacy/suppression.ts). */
   mailboxSecret: string;
+  /** Observes the run's steps; tests throw from it to crash the run between two steps. */
   onProgress?: (event: SyncProgressEvent) => void | Promise<void>;
+}
+
+export interface SyncRunDeps extends SyncWorld {
+  documentId: FieldPath;
+  /** Clock ms after which no request starts and no wait lasts. */
+  stopAt: number;
+  options: SyncOptions;
 }
 
 export type SyncResult =

@@ -15,7 +15,7 @@ import { mailboxKey } from '../privacy/mailbox-key';
 import { forgetNowOrLater, suppressedAmong } from '../privacy/suppression';
 import { type AddContactInput, parseAddContactInput } from '../schemas';
 import { mailboxSignups, storedSignups } from '../signups/lookup';
-import { type ContactTask, positiveNumber, RETRY, RetryLater } from './queue';
+import { parseTask, positiveNumber, RETRY, RetryLater } from './queue';
 
 /**
  * One MailerLite request may take this long, and the client may try twice (waiting out a short
@@ -62,13 +62,8 @@ export type ContactOutcome = 'delivered' | 'already_delivered' | 'not_stored' | 
  * logged once and the task dropped: the admin sync delivers the sign-up once the cause is fixed.
  */
 export async function handleDeliverContact(task: unknown, deps: DeliverContactDeps): Promise<ContactOutcome> {
-  let input: AddContactInput;
-  try {
-    input = parseAddContactInput(taskBody(task));
-  } catch {
-    deps.logger.error('add_contact.task_malformed', {});
-    return 'dropped';
-  }
+  const input = parseTask(task, parseAddContactInput, deps.logger, 'add_contact.task_malformed');
+  if (!input) return 'dropped';
   const log = {
     ...emailFields(input.email),
     subscription_type: input.subscriptionType,
@@ -97,14 +92,6 @@ export async function handleDeliverContact(task: unknown, deps: DeliverContactDe
     if (retry) throw new RetryLater('MailerLite is unavailable.');
     return 'dropped';
   }
-}
-
-/** The task's body without what older tasks carried beside it (`enqueued_at`). */
-function taskBody(task: unknown): unknown {
-  const { enqueued_at: _enqueuedAt, ...body } = (task ?? {}) as Partial<ContactTask> & {
-    enqueued_at?: unknown;
-  };
-  return body;
 }
 
 /** Throws what MailerLite or Firestore throw, and RetryLater while another task pushes the mailbox. */

@@ -29,7 +29,7 @@ import {
   type ThankYouInput,
 } from '../schemas';
 import { storedSignups } from '../signups/lookup';
-import { positiveNumber, RETRY, RetryLater, type ThankYouTask } from './queue';
+import { parseTask, positiveNumber, RETRY, RetryLater } from './queue';
 
 /** How long the function may run; the lease below must outlive it. */
 export const THANK_YOU_TIMEOUT_SECONDS = 60;
@@ -103,16 +103,8 @@ export async function handleDeliverThankYou(
   task: unknown,
   deps: DeliverThankYouDeps,
 ): Promise<ThankYouOutcome> {
-  const { enqueued_at: _enqueuedAt, ...body } = (task ?? {}) as Partial<ThankYouTask> & {
-    enqueued_at?: unknown;
-  };
-  let input: ThankYouInput;
-  try {
-    input = parseThankYouInput(body);
-  } catch {
-    deps.logger.error('thank_you.task_malformed', {});
-    return { status: 'failed' };
-  }
+  const input = parseTask(task, parseThankYouInput, deps.logger, 'thank_you.task_malformed');
+  if (!input) return { status: 'failed' };
   const outcome = await sendOnce(input, deps);
   if (outcome.status === 'unknown_address')
     deps.logger.info('thank_you.refused_unknown_address', emailFields(input.email));

@@ -1,4 +1,5 @@
 import { createHmac, hkdfSync } from 'node:crypto';
+import type { LogEvent, Logger } from '../logs';
 import type { SubscriptionType } from '../schemas';
 
 /**
@@ -93,6 +94,26 @@ export function deliveryTaskId(
 /** When a task named in the bucket of `at` may run, if a callable enqueued it: just after that bucket. */
 export function afterBucket(at: number): number {
   return (Math.floor(at / BUCKET_MS) + 1) * BUCKET_MS + AFTER_BUCKET_MS;
+}
+
+/**
+ * A task's body as the worker's parser reads it, without what older tasks carried beside it
+ * (`enqueued_at`); null when it does not parse, logged once (`malformed`, nothing about the body), and the
+ * worker drops the task: a retry cannot fix it.
+ */
+export function parseTask<T>(
+  task: unknown,
+  parse: (body: unknown) => T,
+  logger: Logger,
+  malformed: LogEvent,
+): T | null {
+  const { enqueued_at: _enqueuedAt, ...body } = (task ?? {}) as { enqueued_at?: unknown };
+  try {
+    return parse(body);
+  } catch {
+    logger.error(malformed, {});
+    return null;
+  }
 }
 
 /**
