@@ -380,6 +380,7 @@ export class Launcher {
         UNSUBSCRIBE_URL: `${this.functionsBaseUrl()}/unsubscribe`,
       },
       compiledEntry: path.relative(path.join(repoRoot, 'functions'), functionsEntry(repoRoot)),
+      reloadFunctions: config.dev,
       functionsSecrets: {
         MAILERLITE_API_KEY: config.mailerLiteApiKey,
         SMTP_URL: standIns.smtp.url,

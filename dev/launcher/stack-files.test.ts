@@ -19,6 +19,7 @@ import {
   emulatorIgnore,
   formatDotenv,
   prepareStackDir,
+  WATCH_NOTHING,
   writeStackFiles,
 } from './stack-files.ts';
 
@@ -93,8 +94,8 @@ describe('the per-stack firebase config', () => {
   it('points back at the repository and carries this stack’s ports, with the Emulator UI off', () => {
     const config = buildEmulatorConfig(base, stackOptions());
     expect(config.hosting).toEqual({ ...base.hosting, public: 'site' });
-    // Without `src`, which would hide the compiled code from the emulator's watcher (below).
-    expect(config.functions).toEqual([{ ...base.functions[0], source: 'functions', ignore: [] }]);
+    // npm start's functions do not reload (below).
+    expect(config.functions).toEqual([{ ...base.functions[0], source: 'functions', ignore: ['src', '**'] }]);
     expect(config.emulators).toEqual({
       singleProjectMode: true,
       hub: { host: '127.0.0.1', port: 14400 },
@@ -138,29 +139,34 @@ describe('the per-stack firebase config', () => {
     expect(config.hosting).toEqual({ ...base.hosting, public: '../../web/dist' });
   });
 
+  const devOptions = () => stackOptions({ publicDir: undefined, reloadFunctions: true });
+
   it('runs no Hosting for npm run dev (Vite serves the page), the rest as for npm start', () => {
-    const config = buildEmulatorConfig(repoFirebaseJson, stackOptions({ publicDir: undefined }));
+    const config = buildEmulatorConfig(repoFirebaseJson, devOptions());
     expect(config).not.toHaveProperty('hosting');
     expect(config.emulators).not.toHaveProperty('hosting');
     const withHosting = buildEmulatorConfig(repoFirebaseJson, stackOptions());
     expect({ ...(config.emulators as object), hosting: { host: '127.0.0.1', port: 15000 } }).toEqual(
       withHosting.emulators,
     );
-    expect(config.functions).toEqual(withHosting.functions);
     expect(config.firestore).toEqual(withHosting.firestore);
   });
 
-  it("lets the Functions emulator's watcher see the compiled code: no dot-directory above it, no ignore pattern over it", () => {
-    const config = buildEmulatorConfig(repoFirebaseJson, stackOptions());
-    const [codebase] = config.functions as { ignore: string[] }[];
-    // firebase-tools' watcher (lib/emulator/functionsEmulator.js, createIgnoredFilter): a path with a
-    // dot-segment, and each `ignore` pattern as **/<pattern> (minimatch, dot: true), on the absolute path.
-    const ignoredBy = (file: string) => [
+  /** What firebase-tools' watcher skips of `file` under this config, and why (empty: it sees the file). */
+  const ignoredBy = (config: Record<string, unknown>, file: string) => {
+    const [codebase] = config.functions as { ignore?: string[] }[];
+    // lib/emulator/functionsEmulator.js, createIgnoredFilter: a path with a dot-segment, and each `ignore`
+    // pattern as **/<pattern> (minimatch, dot: true), both on the absolute path.
+    return [
       ...(/(^|[/\\])\../.test(file) ? ['a dot-segment'] : []),
       ...(codebase?.ignore ?? []).filter((pattern) =>
         new Minimatch(pattern.startsWith('**/') ? pattern : `**/${pattern}`, { dot: true }).match(file),
       ),
     ];
+  };
+
+  it("npm run dev: the Functions emulator's watcher sees the compiled code: no dot-directory above it, no ignore pattern over it", () => {
+    const config = buildEmulatorConfig(repoFirebaseJson, devOptions());
     const functionsDir = path.join(stackDir, 'functions');
     for (const compiled of [
       'lib',
@@ -169,15 +175,22 @@ describe('the per-stack firebase config', () => {
       'lib/functions/src/tasks/deliver-contact.js',
       'lib/contract/src/index.js',
     ]) {
-      expect({ compiled, ignoredBy: ignoredBy(path.join(functionsDir, compiled)) }).toEqual({
+      expect({ compiled, ignoredBy: ignoredBy(config, path.join(functionsDir, compiled)) }).toEqual({
         compiled,
         ignoredBy: [],
       });
     }
     // What firebase.json keeps out of the deploy and the emulator has no reason to watch stays ignored (a
     // directory the watcher skips is not entered).
-    expect(ignoredBy(path.join(functionsDir, 'lib/functions/src/index.test.js'))).not.toEqual([]);
-    expect(ignoredBy(path.join(functionsDir, 'test-support'))).not.toEqual([]);
+    expect(ignoredBy(config, path.join(functionsDir, 'lib/functions/src/index.test.js'))).not.toEqual([]);
+    expect(ignoredBy(config, path.join(functionsDir, 'test-support'))).not.toEqual([]);
+  });
+
+  it("npm start: the watcher stops at the functions directory, so another stack's build reloads nothing here", () => {
+    for (const options of [stackOptions(), stackOptions({ publicDir: '/repo/web/dist' })]) {
+      const config = buildEmulatorConfig(repoFirebaseJson, options);
+      expect(ignoredBy(config, path.join(stackDir, 'functions'))).toEqual([WATCH_NOTHING]);
+    }
   });
 
   it('drops from `ignore` only the patterns naming a directory the compiled entry is in', () => {
@@ -203,10 +216,11 @@ describe('the per-stack firebase config', () => {
 
   it("turns the repository's firebase.json into one firebase-tools accepts", () => {
     const validate = getValidator();
-    const config = buildEmulatorConfig(repoFirebaseJson, stackOptions());
-    const valid = validate(config);
-    expect((validate.errors ?? []).map(getErrorMessage)).toEqual([]);
-    expect(valid).toBe(true);
+    for (const options of [stackOptions(), devOptions()]) {
+      const valid = validate(buildEmulatorConfig(repoFirebaseJson, options));
+      expect((validate.errors ?? []).map(getErrorMessage)).toEqual([]);
+      expect(valid).toBe(true);
+    }
   });
 });
 

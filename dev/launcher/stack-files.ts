@@ -21,6 +21,7 @@
 // keep it blind: the stack lived under .dev-data, and the watcher drops every path with a dot-segment, measured
 // on the absolute path (config.ts, STACKS_DIR); and firebase.json's deploy `ignore` lists `src`, which the
 // watcher applies as `**/src`, so it also dropped lib/functions/src, where tsc writes (emulatorIgnore below).
+// npm start and npm run emulators watch nothing, on purpose (reloadFunctions below).
 
 import { mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -64,6 +65,9 @@ export function formatDotenv(values: Record<string, string>, header: string): st
 
 type JsonObject = Record<string, unknown>;
 
+/** An `ignore` pattern that stops the Functions emulator's watcher at the functions directory (reloadFunctions). */
+export const WATCH_NOTHING = '**';
+
 /** functions/package.json's "main", relative to functions/ (builds.ts reads the real one). */
 const DEFAULT_COMPILED_ENTRY = 'lib/functions/src/index.js';
 
@@ -76,6 +80,13 @@ export interface EmulatorConfigOptions {
   ports: Ports;
   /** What the emulator loads, relative to functions/ (its package.json "main"; builds.ts, functionsEntry). */
   compiledEntry?: string;
+  /**
+   * npm run dev: the emulator reloads the functions whenever functions/lib changes. Otherwise (npm start, npm run
+   * emulators) it watches nothing: functions/lib is shared by every stack and build in the checkout, and a stack
+   * under test or measurement must not reload because another one rebuilt it (a reload rediscovers every
+   * function and refreshes the workers; a request at that moment can fail to load its function).
+   */
+  reloadFunctions?: boolean;
 }
 
 function isObject(value: unknown): value is JsonObject {
@@ -154,8 +165,13 @@ export function buildEmulatorConfig(base: JsonObject, options: EmulatorConfigOpt
   }
   const codebase = local[0] as JsonObject;
   codebase.source = 'functions';
-  if ('ignore' in codebase) {
-    codebase.ignore = emulatorIgnore(codebase.ignore, options.compiledEntry ?? DEFAULT_COMPILED_ENTRY);
+  if (options.reloadFunctions) {
+    if ('ignore' in codebase) {
+      codebase.ignore = emulatorIgnore(codebase.ignore, options.compiledEntry ?? DEFAULT_COMPILED_ENTRY);
+    }
+  } else {
+    // `**`, as the watcher reads it (`**/**`), matches the functions directory itself: nothing is watched.
+    codebase.ignore = [...(Array.isArray(codebase.ignore) ? codebase.ignore : []), WATCH_NOTHING];
   }
 
   if (isObject(config.firestore)) {
