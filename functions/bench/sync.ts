@@ -17,6 +17,7 @@ import { systemClock } from '../src/clock';
 import type { SyncReply } from '../src/contract';
 import type { Logger } from '../src/logs';
 import { MailerLiteClient } from '../src/mailerlite/client';
+import { Mailboxes } from '../src/privacy/mailboxes';
 
 const { values } = parseArgs({
   options: {
@@ -146,8 +147,10 @@ async function main(): Promise<void> {
         clock: systemClock,
         logger: silent,
         deadline: Date.now() + 540_000,
-        unsubscribeSecret: 'bench-unsubscribe-secret',
-        mailboxSecret: 'bench-mailbox-key-secret',
+        mailboxes: new Mailboxes(db, {
+          mailbox: 'bench-mailbox-key-secret',
+          unsubscribe: 'bench-unsubscribe-secret',
+        }),
       });
       replies.push(reply);
       if (!reply.success) throw new Error(`sync failed: ${reply.error}`);

@@ -31,6 +31,7 @@ import {
   type RequestOptions,
 } from '../src/mailerlite/client';
 import { mailboxKey } from '../src/privacy/mailbox-key';
+import { Mailboxes } from '../src/privacy/mailboxes';
 import type { Source, SubscriptionType } from '../src/schemas';
 import { MAILBOX_KEY_FIELD } from '../src/signups/lookup';
 
@@ -305,6 +306,13 @@ export const FINAL = { subscription_type: subscriptionTypeOf('final_cta'), sourc
 
 /** MAILBOX_KEY_SECRET in the tests (vitest.config.mts gives the logs the same). */
 export const MAILBOX_SECRET = 'test-mailbox-key-secret';
+/** UNSUBSCRIBE_SECRET in the tests. */
+export const UNSUBSCRIBE_SECRET = 'test-unsubscribe-secret';
+
+/** The mailboxes' keyed stores as a function builds them once per invocation, under the tests' secrets. */
+export function testMailboxes(db: Firestore): Mailboxes {
+  return new Mailboxes(db, { mailbox: MAILBOX_SECRET, unsubscribe: UNSUBSCRIBE_SECRET });
+}
 
 /** Puts the address's mailbox on the suppression list, as a finished erasure leaves it. */
 export async function suppressMailbox(db: Firestore, email: string): Promise<DocumentReference> {

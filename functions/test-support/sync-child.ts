@@ -7,6 +7,7 @@ import { getFirestore } from 'firebase-admin/firestore';
 import { handleSyncEmailsToMailerlite } from '../src/callables/sync-emails-to-mailerlite';
 import { systemClock } from '../src/clock';
 import { MailerLiteClient } from '../src/mailerlite/client';
+import { Mailboxes } from '../src/privacy/mailboxes';
 
 const env = (name: string): string => {
   const value = process.env[name];
@@ -17,16 +18,19 @@ const env = (name: string): string => {
 async function main(): Promise<void> {
   const app = initializeApp({ projectId: env('GCLOUD_PROJECT') }, 'sync-child');
   const silent = { info() {}, warn() {}, error() {} };
+  const db = getFirestore(app);
   const reply = await handleSyncEmailsToMailerlite(null, {
-    db: getFirestore(app),
+    db,
     client: new MailerLiteClient({ apiKey: env('MAILERLITE_API_KEY'), baseUrl: env('MAILERLITE_BASE_URL') }),
     groups: { updates: env('GROUP_UPDATES'), club: env('GROUP_CLUB') },
     clock: systemClock,
     logger: silent,
     deadline: Date.now() + 540_000,
     options: { leaseMs: Number(env('LEASE_MS')), minIntervalMs: 0 },
-    unsubscribeSecret: 'test-unsubscribe-secret',
-    mailboxSecret: 'test-mailbox-key-secret',
+    mailboxes: new Mailboxes(db, {
+      mailbox: 'test-mailbox-key-secret',
+      unsubscribe: 'test-unsubscribe-secret',
+    }),
   });
   process.stdout.write(`${JSON.stringify(reply)}\n`);
   await deleteApp(app);

@@ -12,7 +12,6 @@ import {
   type FirestoreHarness,
   groupRequests,
   HERO,
-  MAILBOX_SECRET,
   type RecordingLogger,
   recordingLogger,
   recordingMailerLiteClient,
@@ -23,6 +22,7 @@ import {
   seedSignups,
   startFirestore,
   startMailerLite,
+  testMailboxes,
 } from '../../test-support/stack';
 import { systemClock } from '../clock';
 import type { SyncReply } from '../contract';
@@ -74,8 +74,7 @@ function deps(client: Partial<MailerLiteClientOptions> = {}, extra: Partial<Sync
     clock: systemClock,
     logger,
     deadline: Date.now() + 540_000,
-    unsubscribeSecret: 'test-unsubscribe-secret',
-    mailboxSecret: MAILBOX_SECRET,
+    mailboxes: testMailboxes(db),
     ...extra,
     // Runs follow one another at once here; the wait between syncs has its own tests.
     options: { minIntervalMs: 0, ...extra.options },
@@ -239,8 +238,7 @@ describe('sync-emails-to-mailerlite', () => {
         groups: GROUPS,
         clock: systemClock,
         logger,
-        unsubscribeSecret: 'test-unsubscribe-secret',
-        mailboxSecret: MAILBOX_SECRET,
+        mailboxes: testMailboxes(db),
       };
       expect(await handleDeliverContact({ email: 'kid@example.com', source: 'hero_form' }, contactDeps)).toBe(
         'delivered',

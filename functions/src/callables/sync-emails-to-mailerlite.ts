@@ -15,6 +15,7 @@ import {
   SYNC_MIN_INTERVAL_SECONDS,
   UNSUBSCRIBE_SECRET,
 } from '../params';
+import { mailboxesFromParams } from '../privacy/mailboxes';
 import { finishPendingErasures } from '../privacy/pending-erasures';
 import { parseSyncInput, validated } from '../schemas';
 import {
@@ -125,8 +126,7 @@ async function finishErasures(deps: SyncDeps): Promise<void> {
       db: deps.db,
       client: deps.client,
       clock: deps.clock,
-      secret: deps.unsubscribeSecret,
-      mailboxSecret: deps.mailboxSecret,
+      mailboxes: deps.mailboxes,
       logger: deps.logger,
       request: { deadline: stopAt(deps) },
       deadline: stopAt(deps),
@@ -165,15 +165,15 @@ export const syncEmailsToMailerlite = onCall(
   withAppCheck(CALLABLES.syncEmails, async (request) => {
     const deadline = Date.now() + SYNC_TIMEOUT_SECONDS * 1000;
     const { client, groups } = mailerLiteFromParams();
+    const db = await adminFirestore();
     return handleSyncEmailsToMailerlite(request.data, {
-      db: await adminFirestore(),
+      db,
       client,
       groups,
       clock: systemClock,
       logger: cloudLogger,
       deadline,
-      unsubscribeSecret: UNSUBSCRIBE_SECRET.value(),
-      mailboxSecret: MAILBOX_KEY_SECRET.value(),
+      mailboxes: mailboxesFromParams(db),
       options: {
         minIntervalMs: intParam(SYNC_MIN_INTERVAL_SECONDS, DEFAULTS.SYNC_MIN_INTERVAL_SECONDS) * 1000,
       },

@@ -8,6 +8,7 @@ import { senderAddress } from '../mail/thank-you-message';
 import { mailerLiteFromParams } from '../mailerlite/from-params';
 import { MAIL_FROM, MAILBOX_KEY_SECRET, MAILERLITE_API_KEY, UNSUBSCRIBE_SECRET } from '../params';
 import { type ErasureReport, eraseAddress } from '../privacy/erasure';
+import { mailboxesFromParams } from '../privacy/mailboxes';
 import { openUnsubscribeToken } from '../privacy/unsubscribe-token';
 
 /** What the handler reads of a request: Express's req, or a test's literal. */
@@ -331,15 +332,15 @@ export const unsubscribe = onRequest(
         erase: async (email) => {
           const { client } = mailerLiteFromParams({ timeoutMs: 10_000 });
           const deadline = Date.now() + 40_000;
+          const db = await adminFirestore();
           return eraseAddress(email, {
-            db: await adminFirestore(),
+            db,
             client,
             clock: systemClock,
             logger: cloudLogger,
             request: { deadline },
             deadline,
-            secret: UNSUBSCRIBE_SECRET.value(),
-            mailboxSecret: MAILBOX_KEY_SECRET.value(),
+            mailboxes: mailboxesFromParams(db),
           });
         },
       },

@@ -41,10 +41,6 @@ const PUSH_LEASE: LeaseLayout = {
   fields: (owner, expiresAt) => ({ push_owner: expiresAt ? owner : null, push_expires_at: expiresAt }),
 };
 
-export function contactRecordRef(db: Firestore, mailboxSecret: string, email: string): DocumentReference {
-  return db.collection(MAILERLITE_CONTACTS).doc(mailboxKey(mailboxSecret, email));
-}
-
 /** Whether the record says MailerLite has the mailbox in this list's group. */
 export function hasList(record: DocumentData | undefined, list: SubscriptionType): boolean {
   return Boolean((record as Partial<ContactRecord> | undefined)?.lists?.[list]);
@@ -58,35 +54,6 @@ export type ContactClaim =
   /** Another task is pushing this mailbox now. */
   | { status: 'in_progress' };
 
-/**
- * Claims the mailbox's record to push it into `list`: refused when the list is recorded already, held
- * while another task pushes. The spelling is fixed by the first claim (or the sync) and kept for good.
- */
-export async function claimContact(
-  ref: DocumentReference,
-  options: { emailAsFirstSeen: string; list: SubscriptionType; clock: Clock },
-): Promise<ContactClaim> {
-  const claim = await claimLease<'already'>(
-    ref,
-    { owner: crypto.randomUUID(), clock: options.clock, leaseMs: CONTACT_PUSH_LEASE_MS, layout: PUSH_LEASE },
-    (previous, now) => {
-      if (hasList(previous, options.list)) return { refuse: 'already' };
-      const email = (previous as Partial<ContactRecord> | undefined)?.email;
-      return { write: { seen_at: new Date(now), ...(email ? {} : { email: options.emailAsFirstSeen }) } };
-    },
-  );
-  if (claim.status === 'held') return { status: 'in_progress' };
-  if (claim.status === 'refused') return { status: 'already' };
-  const email = (claim.previous as Partial<ContactRecord> | undefined)?.email ?? options.emailAsFirstSeen;
-  const { lease } = claim;
-  return {
-    status: 'claimed',
-    email,
-    delivered: () => release(lease, { [`lists.${options.list}`]: new Date(options.clock.now()) }),
-    abandon: () => release(lease, {}).catch(() => undefined),
-  };
-}
-
 /** Ends the push, unless the record was erased or taken over meanwhile (then its new holder owns it). */
 async function release(lease: Lease, fields: DocumentData): Promise<void> {
   try {
@@ -99,71 +66,117 @@ async function release(lease: Lease, fields: DocumentData): Promise<void> {
   }
 }
 
-/**
- * The sync's view of a step's mailboxes: each one's spelling (recorded, or fixed now for those pushed for
- * the first time) and the lists MailerLite already has. Two spellings of one mailbox in the step get one
- * spelling. Records are created with `create`, so a worker or another run that fixed a spelling first wins.
- */
-export async function spellingsFor(
-  db: Firestore,
-  mailboxSecret: string,
-  emails: readonly string[],
-  now: number,
-): Promise<Map<string, { email: string; lists: Set<SubscriptionType>; ref: DocumentReference }>> {
-  const refs = new Map<string, DocumentReference>();
-  for (const email of emails) refs.set(email, contactRecordRef(db, mailboxSecret, email));
-  const byKey = new Map<string, { email: string; lists: Set<SubscriptionType>; ref: DocumentReference }>();
-  const unique = [...new Map([...refs.values()].map((ref) => [ref.id, ref])).values()];
-  const read = async (list: DocumentReference[]) => {
-    if (list.length === 0) return;
-    for (const snapshot of await db.getAll(...list)) {
-      const data = snapshot.data() as Partial<ContactRecord> | undefined;
-      if (!data?.email) continue;
-      const lists = new Set(Object.keys(data.lists ?? {}) as SubscriptionType[]);
-      byKey.set(snapshot.id, { email: data.email, lists, ref: snapshot.ref });
-    }
-  };
-  await read(unique);
-  // First push of these mailboxes: the first spelling in the step becomes the one MailerLite knows.
-  const created = await Promise.allSettled(
-    [...refs.entries()]
-      .filter(
-        ([, ref], index, all) => !byKey.has(ref.id) && all.findIndex(([, r]) => r.id === ref.id) === index,
-      )
-      .map(async ([email, ref]) => {
-        await ref.create({ email, seen_at: new Date(now) });
-        byKey.set(ref.id, { email, lists: new Set(), ref });
-      }),
-  );
-  const lost = created.filter((result) => result.status === 'rejected');
-  for (const result of lost) {
-    if ((result.reason as { code?: unknown }).code !== 6) throw result.reason;
-  }
-  // Another writer created some of them first: read what it fixed.
-  if (lost.length > 0) await read(unique.filter((ref) => !byKey.has(ref.id)));
-  const spellings = new Map<
-    string,
-    { email: string; lists: Set<SubscriptionType>; ref: DocumentReference }
-  >();
-  for (const [email, ref] of refs) {
-    const record = byKey.get(ref.id);
-    if (record) spellings.set(email, record);
-  }
-  return spellings;
+/** A mailbox's record as the sync reads it: the spelling MailerLite knows and the lists it has. */
+export interface Spelling {
+  email: string;
+  lists: Set<SubscriptionType>;
+  ref: DocumentReference;
 }
 
-/** Records lists MailerLite confirmed for these mailboxes (the sync's steps); one batched write. */
-export async function recordLists(
-  db: Firestore,
-  confirmed: ReadonlyArray<{ ref: DocumentReference; lists: Iterable<SubscriptionType> }>,
-  now: number,
-): Promise<void> {
-  if (confirmed.length === 0) return;
-  const batch = db.batch();
-  for (const { ref, lists } of confirmed) {
-    const fields: Record<string, Date> = {};
-    for (const list of lists) fields[list] = new Date(now);
-    batch.set(ref, { lists: fields, seen_at: new Date(now) }, { merge: true });
+/**
+ * The mailboxes' contact records, named by their mailbox key under MAILBOX_KEY_SECRET: built once per
+ * invocation with the other keyed stores (privacy/mailboxes.ts), so the code that pushes contacts holds no
+ * secret.
+ */
+export class ContactRecords {
+  constructor(
+    private readonly db: Firestore,
+    private readonly mailboxSecret: string,
+  ) {}
+
+  ref(email: string): DocumentReference {
+    return this.db.collection(MAILERLITE_CONTACTS).doc(mailboxKey(this.mailboxSecret, email));
   }
-  await batch.commit();
+
+  /**
+   * Claims the mailbox's record to push it into `list`: refused when the list is recorded already, held
+   * while another task pushes. The spelling is fixed by the first claim (`email`, or the sync's) and kept
+   * for good.
+   */
+  async claim(email: string, options: { list: SubscriptionType; clock: Clock }): Promise<ContactClaim> {
+    const claim = await claimLease<'already'>(
+      this.ref(email),
+      {
+        owner: crypto.randomUUID(),
+        clock: options.clock,
+        leaseMs: CONTACT_PUSH_LEASE_MS,
+        layout: PUSH_LEASE,
+      },
+      (previous, now) => {
+        if (hasList(previous, options.list)) return { refuse: 'already' };
+        const known = (previous as Partial<ContactRecord> | undefined)?.email;
+        return { write: { seen_at: new Date(now), ...(known ? {} : { email }) } };
+      },
+    );
+    if (claim.status === 'held') return { status: 'in_progress' };
+    if (claim.status === 'refused') return { status: 'already' };
+    const spelling = (claim.previous as Partial<ContactRecord> | undefined)?.email ?? email;
+    const { lease } = claim;
+    return {
+      status: 'claimed',
+      email: spelling,
+      delivered: () => release(lease, { [`lists.${options.list}`]: new Date(options.clock.now()) }),
+      abandon: () => release(lease, {}).catch(() => undefined),
+    };
+  }
+
+  /**
+   * The sync's view of a step's mailboxes: each one's spelling (recorded, or fixed now for those pushed for
+   * the first time) and the lists MailerLite already has. Two spellings of one mailbox in the step get one
+   * spelling. Records are created with `create`, so a worker or another run that fixed a spelling first wins.
+   */
+  async spellingsFor(emails: readonly string[], now: number): Promise<Map<string, Spelling>> {
+    const refs = new Map<string, DocumentReference>();
+    for (const email of emails) refs.set(email, this.ref(email));
+    const byKey = new Map<string, Spelling>();
+    const unique = [...new Map([...refs.values()].map((ref) => [ref.id, ref])).values()];
+    const read = async (list: DocumentReference[]) => {
+      if (list.length === 0) return;
+      for (const snapshot of await this.db.getAll(...list)) {
+        const data = snapshot.data() as Partial<ContactRecord> | undefined;
+        if (!data?.email) continue;
+        const lists = new Set(Object.keys(data.lists ?? {}) as SubscriptionType[]);
+        byKey.set(snapshot.id, { email: data.email, lists, ref: snapshot.ref });
+      }
+    };
+    await read(unique);
+    // First push of these mailboxes: the first spelling in the step becomes the one MailerLite knows.
+    const created = await Promise.allSettled(
+      [...refs.entries()]
+        .filter(
+          ([, ref], index, all) => !byKey.has(ref.id) && all.findIndex(([, r]) => r.id === ref.id) === index,
+        )
+        .map(async ([email, ref]) => {
+          await ref.create({ email, seen_at: new Date(now) });
+          byKey.set(ref.id, { email, lists: new Set(), ref });
+        }),
+    );
+    const lost = created.filter((result) => result.status === 'rejected');
+    for (const result of lost) {
+      if ((result.reason as { code?: unknown }).code !== 6) throw result.reason;
+    }
+    // Another writer created some of them first: read what it fixed.
+    if (lost.length > 0) await read(unique.filter((ref) => !byKey.has(ref.id)));
+    const spellings = new Map<string, Spelling>();
+    for (const [email, ref] of refs) {
+      const record = byKey.get(ref.id);
+      if (record) spellings.set(email, record);
+    }
+    return spellings;
+  }
+
+  /** Records lists MailerLite confirmed for these mailboxes (the sync's steps); one batched write. */
+  async recordLists(
+    confirmed: ReadonlyArray<{ ref: DocumentReference; lists: Iterable<SubscriptionType> }>,
+    now: number,
+  ): Promise<void> {
+    if (confirmed.length === 0) return;
+    const batch = this.db.batch();
+    for (const { ref, lists } of confirmed) {
+      const fields: Record<string, Date> = {};
+      for (const list of lists) fields[list] = new Date(now);
+      batch.set(ref, { lists: fields, seen_at: new Date(now) }, { merge: true });
+    }
+    await batch.commit();
+  }
 }

@@ -18,6 +18,7 @@ import {
   startFirestore,
   startMailerLite,
   suppressMailbox,
+  testMailboxes,
 } from '../../test-support/stack';
 import { handleSyncEmailsToMailerlite } from '../callables/sync-emails-to-mailerlite';
 import { systemClock } from '../clock';
@@ -40,7 +41,6 @@ import { clearGroupCache } from '../mailerlite/groups';
 import { type EraseDeps, type ErasureStep, eraseAddress } from './erasure';
 import { mailboxKey } from './mailbox-key';
 import { finishPendingErasures } from './pending-erasures';
-import { forgetNowOrLater } from './suppression';
 import { unsubscribeToken } from './unsubscribe-token';
 
 let firestore: FirestoreHarness;
@@ -73,8 +73,7 @@ function eraseDeps(extra: Partial<EraseDeps> = {}): EraseDeps {
     client: mailerLiteClient(ml),
     clock: systemClock,
     logger,
-    secret: SECRET,
-    mailboxSecret: MAILBOX_SECRET,
+    mailboxes: testMailboxes(db),
     ...extra,
   };
 }
@@ -443,15 +442,10 @@ describe('an erasure written ahead', () => {
     ml.faults.down = true;
     expect((await eraseAddress('kid.teen@gmail.com', eraseDeps())).mailerLite).toBe('pending');
     // The sync pushed another spelling meanwhile and could not forget it either: the mark gets its seal too.
-    const push = await forgetNowOrLater(
-      {
-        db,
-        mailboxSecret: MAILBOX_SECRET,
-        client: mailerLiteClient(ml),
-        unsubscribeSecret: SECRET,
-        now: Date.now(),
-      },
+    const push = await testMailboxes(db).suppression.forgetNowOrLater(
+      mailerLiteClient(ml),
       'kidteen+x@gmail.com',
+      { now: Date.now() },
     );
     expect(push.kind).toBe('pending');
     ml.faults.down = false;
@@ -587,8 +581,7 @@ describe('an erasure while a sync runs', () => {
       clock: systemClock,
       logger,
       deadline: Date.now() + 540_000,
-      unsubscribeSecret: SECRET,
-      mailboxSecret: MAILBOX_SECRET,
+      mailboxes: testMailboxes(db),
       options: { minIntervalMs: 0 },
     });
 

@@ -3,19 +3,10 @@ import type { Clock } from '../clock';
 import { normaliseEmail } from '../contract';
 import { emailFields, type Logger } from '../logs';
 import type { MailerLiteClient, RequestOptions } from '../mailerlite/client';
-import { contactRecordRef } from '../mailerlite/contacts';
 import { MailerLiteError } from '../mailerlite/errors';
 import { mailboxSignups, ROWS_PER_QUERY, storedSignups } from '../signups/lookup';
-import {
-  ALIASES,
-  clearPending,
-  isPending,
-  markPending,
-  SEALED,
-  sealAliases,
-  suppressionRef,
-} from './suppression';
-import { openUnsubscribeToken, type UnsubscribeToken } from './unsubscribe-token';
+import type { Mailboxes } from './mailboxes';
+import { clearPending, isPending } from './suppression';
 
 /**
  * Erasing a mailbox (the one-click unsubscribe), written ahead so that a crash or an outage at any step
@@ -47,10 +38,8 @@ export interface EraseDeps {
   request?: RequestOptions;
   /** When the erasure must stop and leave the rest to pending-erasures.ts. */
   deadline?: number;
-  /** UNSUBSCRIBE_SECRET: seals the addresses in the entry until MailerLite has forgotten them. */
-  secret: string;
-  /** MAILBOX_KEY_SECRET: names the suppression entry and finds the rows. */
-  mailboxSecret: string;
+  /** The suppression list (which seals the addresses until MailerLite has forgotten them) and the contact records. */
+  mailboxes: Mailboxes;
   /** Tests stop the erasure here, as a crash would. */
   afterStep?: (step: ErasureStep) => Promise<void> | void;
 }
@@ -69,7 +58,8 @@ export interface ErasureReport {
 /** Erases the mailbox of the address a link was made for (see above). Only a Firestore failure is thrown. */
 export async function eraseAddress(emailAsTyped: string, deps: EraseDeps): Promise<ErasureReport> {
   const email = normaliseEmail(emailAsTyped);
-  const ref = suppressionRef(deps, email);
+  const { suppression } = deps.mailboxes;
+  const ref = suppression.ref(email);
   const entry = await ref.get();
   if (entry.exists && !isPending(entry)) {
     const signups = await deleteRows(ref.id, [], deps);
@@ -77,13 +67,9 @@ export async function eraseAddress(emailAsTyped: string, deps: EraseDeps): Promi
     return { signups: signups.deleted, mailerLite: 'unchanged' };
   }
   // An earlier attempt that did not finish: its addresses are this one's too (the mark keeps their seals).
-  const earlier = entry.exists ? (sealedAddresses(entry, deps.secret) ?? []) : [];
+  const earlier = entry.exists ? (suppression.sealedAddresses(entry) ?? []) : [];
   const others = [...new Set(earlier.map(normaliseEmail))].filter((address) => address !== email);
-  const attempt = await markPending(
-    { ...deps, unsubscribeSecret: deps.secret },
-    emailAsTyped,
-    deps.clock.now(),
-  );
+  const attempt = await suppression.markPending(emailAsTyped, deps.clock.now());
   await deps.afterStep?.('marked');
   return finishErasure(ref, attempt, [emailAsTyped, ...others], deps);
 }
@@ -100,7 +86,9 @@ export async function finishErasure(
 ): Promise<ErasureReport> {
   const email = normaliseEmail(addresses[0] ?? '');
   // Other spellings are sealed before their rows go, so a crash cannot lose them.
-  const rows = await deleteRows(ref.id, addresses, deps, (aliases) => sealAliases(ref, aliases, deps.secret));
+  const rows = await deleteRows(ref.id, addresses, deps, (aliases) =>
+    deps.mailboxes.suppression.sealAliases(ref, aliases),
+  );
   if (!rows.finished) {
     deps.logger.warn('unsubscribe.erasure_pending', {
       ...emailFields(email),
@@ -112,7 +100,7 @@ export async function finishErasure(
   await deps.afterStep?.('rows_deleted');
 
   // The spelling MailerLite knows the mailbox by (mailerlite/contacts.ts), if no row names it any more.
-  const record = contactRecordRef(deps.db, deps.mailboxSecret, email);
+  const record = deps.mailboxes.contacts.ref(email);
   const known = (await record.get()).get('email');
   const forget = [...new Set([...rows.addresses, ...(typeof known === 'string' ? [known] : [])])];
   let outcome: ErasureReport['mailerLite'] = 'absent';
@@ -135,20 +123,6 @@ export async function finishErasure(
     aliases: rows.addresses.length - 1,
   });
   return { signups: rows.deleted, mailerLite: outcome };
-}
-
-/** The addresses an entry's mark holds sealed: the link's first, then the aliases. Null if they do not open. */
-export function sealedAddresses(entry: { get(field: string): unknown }, secret: string): string[] | null {
-  const sealed = entry.get(SEALED) as Partial<UnsubscribeToken> | undefined;
-  const opened = openUnsubscribeToken(secret, sealed?.a, sealed?.t);
-  if (!opened) return null;
-  const addresses = [opened.emailAsTyped];
-  const aliases = (entry.get(ALIASES) ?? {}) as Record<string, Partial<UnsubscribeToken>>;
-  for (const token of Object.values(aliases)) {
-    const alias = openUnsubscribeToken(secret, token?.a, token?.t);
-    if (alias) addresses.push(alias.email);
-  }
-  return addresses;
 }
 
 /**

@@ -6,7 +6,8 @@ import { adminFirestore } from '../firestore';
 import { cloudLogger } from '../logs';
 import { mailerLiteFromParams } from '../mailerlite/from-params';
 import { MAILBOX_KEY_SECRET, MAILERLITE_API_KEY, UNSUBSCRIBE_SECRET } from '../params';
-import { type EraseDeps, finishErasure, sealedAddresses } from './erasure';
+import { type EraseDeps, finishErasure } from './erasure';
+import { mailboxesFromParams } from './mailboxes';
 import { PENDING, PENDING_ID } from './suppression';
 
 /** Entries read per run; a backlog bigger than this is worked through over the next runs. */
@@ -37,7 +38,7 @@ export async function finishPendingErasures(deps: EraseDeps): Promise<PendingEra
   if (pending.empty) return report;
   let mailerLiteFailed = false;
   for (const entry of pending.docs) {
-    const addresses = sealedAddresses(entry, deps.secret);
+    const addresses = deps.mailboxes.suppression.sealedAddresses(entry);
     if (!addresses) {
       report.unopenable += 1;
       continue;
@@ -74,13 +75,13 @@ export const finishErasures = onSchedule(
   async () => {
     const { client } = mailerLiteFromParams({ timeoutMs: 10_000 });
     const deadline = Date.now() + 240_000;
+    const db = await adminFirestore();
     await finishPendingErasures({
-      db: await adminFirestore(),
+      db,
       client,
       clock: systemClock,
       logger: cloudLogger,
-      secret: UNSUBSCRIBE_SECRET.value(),
-      mailboxSecret: MAILBOX_KEY_SECRET.value(),
+      mailboxes: mailboxesFromParams(db),
       request: { deadline },
       deadline,
     });

@@ -3,10 +3,11 @@ import type { DocumentReference, DocumentSnapshot, Firestore } from 'firebase-ad
 import { normaliseEmail, SUPPRESSIONS } from '../contract';
 import { firestoreSdk } from '../firestore';
 import type { MailerLiteClient, RequestOptions } from '../mailerlite/client';
-import { contactRecordRef } from '../mailerlite/contacts';
+import type { ContactRecords } from '../mailerlite/contacts';
 import { MailerLiteError } from '../mailerlite/errors';
 import { earlierMailboxKey, mailboxKey } from './mailbox-key';
-import { type UnsubscribeToken, unsubscribeToken } from './unsubscribe-token';
+import type { MailboxSecrets } from './mailboxes';
+import { openUnsubscribeToken, type UnsubscribeToken, unsubscribeToken } from './unsubscribe-token';
 
 /**
  * The suppression list: `suppressed_mailboxes/{mailbox key}`, one entry per mailbox that unsubscribed,
@@ -42,88 +43,9 @@ function aliasesOf(seals: readonly UnsubscribeToken[]): Record<string, Unsubscri
   return Object.fromEntries(seals.map((seal) => [seal.t, seal]));
 }
 
-export interface SuppressionKeys {
-  db: Firestore;
-  /** MAILBOX_KEY_SECRET: names the entry (mailbox-key.ts). */
-  mailboxSecret: string;
-}
-
-export function suppressionRef(keys: SuppressionKeys, email: string): DocumentReference {
-  return keys.db.collection(SUPPRESSIONS).doc(mailboxKey(keys.mailboxSecret, email));
-}
-
 /** Whether an entry still holds an erasure that has not finished. */
 export function isPending(entry: DocumentSnapshot): boolean {
   return entry.get(PENDING) === true;
-}
-
-/**
- * The normalised addresses among these whose mailbox is on the suppression list: one batched read. A
- * `+tag` spelling is also looked up under the key it had before tags were folded on every domain
- * (mailbox-key.ts, earlierMailboxKey), where an entry written then still sits.
- */
-export async function suppressedAmong(
-  keys: SuppressionKeys,
-  emails: readonly string[],
-): Promise<Set<string>> {
-  const suppressed = new Set<string>();
-  const distinct = [...new Set(emails.map(normaliseEmail))];
-  if (distinct.length === 0) return suppressed;
-  const lookups = distinct.flatMap((email) => {
-    const earlier = earlierMailboxKey(keys.mailboxSecret, email);
-    const refs = [suppressionRef(keys, email)];
-    if (earlier) refs.push(keys.db.collection(SUPPRESSIONS).doc(earlier));
-    return refs.map((ref) => ({ email, ref }));
-  });
-  const entries = await keys.db.getAll(...lookups.map((lookup) => lookup.ref));
-  entries.forEach((entry, index) => {
-    const email = lookups[index]?.email;
-    if (email !== undefined && entry.exists) suppressed.add(email);
-  });
-  return suppressed;
-}
-
-/**
- * The write-ahead mark: the entry (created if new, merged if not) says an erasure of this mailbox is under
- * way and holds the address sealed. An earlier mark's seal of another spelling moves to the aliases, so no
- * attempt (a second click, a push the sync or the contact worker could not undo) loses another's address
- * before MailerLite has forgotten it. Returns the attempt's id, which only this attempt may clear.
- */
-export async function markPending(
-  keys: SuppressionKeys & { unsubscribeSecret: string },
-  emailAsTyped: string,
-  now: number,
-): Promise<string> {
-  const ref = suppressionRef(keys, emailAsTyped);
-  const id = randomUUID();
-  const seal = unsubscribeToken(keys.unsubscribeSecret, emailAsTyped);
-  await keys.db.runTransaction(async (transaction) => {
-    const entry = await transaction.get(ref);
-    const earlier = entry.get(SEALED) as UnsubscribeToken | undefined;
-    const keep = isPending(entry) && earlier && earlier.t !== seal.t ? [earlier] : [];
-    transaction.set(
-      ref,
-      {
-        erased_at: new Date(now),
-        [PENDING]: true,
-        [PENDING_ID]: id,
-        [SEALED]: seal,
-        ...(keep.length > 0 ? { [ALIASES]: aliasesOf(keep) } : {}),
-      },
-      { merge: true },
-    );
-  });
-  return id;
-}
-
-/** Adds addresses to a marked entry's aliases, sealed, before their rows are deleted (erasure.ts). */
-export async function sealAliases(
-  ref: DocumentReference,
-  aliases: readonly string[],
-  unsubscribeSecret: string,
-): Promise<void> {
-  const seals = aliases.map((alias) => unsubscribeToken(unsubscribeSecret, alias));
-  await ref.set({ [ALIASES]: aliasesOf(seals) }, { merge: true });
 }
 
 /**
@@ -148,31 +70,123 @@ export async function clearPending(ref: DocumentReference, attempt: string): Pro
 export type ForgetOutcome = { kind: 'forgotten' | 'absent' } | { kind: 'pending'; error: MailerLiteError };
 
 /**
- * Forgets the MailerLite contact of a suppressed mailbox now or, when MailerLite fails, later: the address
- * given and the spelling the mailbox's contact record names (mailerlite/contacts.ts), if another, then the
- * record itself; when MailerLite fails the entry gets the write-ahead mark back, for pending-erasures.ts,
- * and the record stays for it to find. The sync and the contact worker undo a push that raced an
- * unsubscribe through here, so a person who left is never left on the list by an outage. Only a Firestore
- * failure is thrown.
+ * The suppression list with its keys: MAILBOX_KEY_SECRET names the entries (mailbox-key.ts),
+ * UNSUBSCRIBE_SECRET seals the addresses an unfinished erasure holds (unsubscribe-token.ts). Built once
+ * per invocation with the contact records (privacy/mailboxes.ts) and handed to what checks or erases, so
+ * no layer below carries a secret.
  */
-export async function forgetNowOrLater(
-  deps: SuppressionKeys & { client: MailerLiteClient; unsubscribeSecret: string; now: number },
-  email: string,
-  request?: RequestOptions,
-): Promise<ForgetOutcome> {
-  const record = contactRecordRef(deps.db, deps.mailboxSecret, email);
-  const known = (await record.get()).get('email');
-  const addresses = [...new Set([normaliseEmail(email), ...(typeof known === 'string' ? [known] : [])])];
-  let kind: 'forgotten' | 'absent' = 'absent';
-  try {
-    for (const address of addresses) {
-      if (await deps.client.forgetSubscriber(address, request)) kind = 'forgotten';
-    }
-  } catch (error) {
-    if (!(error instanceof MailerLiteError)) throw error;
-    await markPending(deps, email, deps.now);
-    return { kind: 'pending', error };
+export class SuppressionList {
+  constructor(
+    private readonly db: Firestore,
+    private readonly secrets: MailboxSecrets,
+    private readonly contacts: ContactRecords,
+  ) {}
+
+  ref(email: string): DocumentReference {
+    return this.db.collection(SUPPRESSIONS).doc(mailboxKey(this.secrets.mailbox, email));
   }
-  await record.delete();
-  return { kind };
+
+  /**
+   * The normalised addresses among these whose mailbox is on the suppression list: one batched read. A
+   * `+tag` spelling is also looked up under the key it had before tags were folded on every domain
+   * (mailbox-key.ts, earlierMailboxKey), where an entry written then still sits.
+   */
+  async among(emails: readonly string[]): Promise<Set<string>> {
+    const suppressed = new Set<string>();
+    const distinct = [...new Set(emails.map(normaliseEmail))];
+    if (distinct.length === 0) return suppressed;
+    const lookups = distinct.flatMap((email) => {
+      const earlier = earlierMailboxKey(this.secrets.mailbox, email);
+      const refs = [this.ref(email)];
+      if (earlier) refs.push(this.db.collection(SUPPRESSIONS).doc(earlier));
+      return refs.map((ref) => ({ email, ref }));
+    });
+    const entries = await this.db.getAll(...lookups.map((lookup) => lookup.ref));
+    entries.forEach((entry, index) => {
+      const email = lookups[index]?.email;
+      if (email !== undefined && entry.exists) suppressed.add(email);
+    });
+    return suppressed;
+  }
+
+  /**
+   * The write-ahead mark: the entry (created if new, merged if not) says an erasure of this mailbox is
+   * under way and holds the address sealed. An earlier mark's seal of another spelling moves to the
+   * aliases, so no attempt (a second click, a push the sync or the contact worker could not undo) loses
+   * another's address before MailerLite has forgotten it. Returns the attempt's id, which only this
+   * attempt may clear.
+   */
+  async markPending(emailAsTyped: string, now: number): Promise<string> {
+    const ref = this.ref(emailAsTyped);
+    const id = randomUUID();
+    const seal = unsubscribeToken(this.secrets.unsubscribe, emailAsTyped);
+    await this.db.runTransaction(async (transaction) => {
+      const entry = await transaction.get(ref);
+      const earlier = entry.get(SEALED) as UnsubscribeToken | undefined;
+      const keep = isPending(entry) && earlier && earlier.t !== seal.t ? [earlier] : [];
+      transaction.set(
+        ref,
+        {
+          erased_at: new Date(now),
+          [PENDING]: true,
+          [PENDING_ID]: id,
+          [SEALED]: seal,
+          ...(keep.length > 0 ? { [ALIASES]: aliasesOf(keep) } : {}),
+        },
+        { merge: true },
+      );
+    });
+    return id;
+  }
+
+  /** Adds addresses to a marked entry's aliases, sealed, before their rows are deleted (erasure.ts). */
+  async sealAliases(ref: DocumentReference, aliases: readonly string[]): Promise<void> {
+    const seals = aliases.map((alias) => unsubscribeToken(this.secrets.unsubscribe, alias));
+    await ref.set({ [ALIASES]: aliasesOf(seals) }, { merge: true });
+  }
+
+  /** The addresses an entry's mark holds sealed: the link's first, then the aliases. Null if they do not open. */
+  sealedAddresses(entry: { get(field: string): unknown }): string[] | null {
+    const secret = this.secrets.unsubscribe;
+    const sealed = entry.get(SEALED) as Partial<UnsubscribeToken> | undefined;
+    const opened = openUnsubscribeToken(secret, sealed?.a, sealed?.t);
+    if (!opened) return null;
+    const addresses = [opened.emailAsTyped];
+    const aliases = (entry.get(ALIASES) ?? {}) as Record<string, Partial<UnsubscribeToken>>;
+    for (const token of Object.values(aliases)) {
+      const alias = openUnsubscribeToken(secret, token?.a, token?.t);
+      if (alias) addresses.push(alias.email);
+    }
+    return addresses;
+  }
+
+  /**
+   * Forgets the MailerLite contact of a suppressed mailbox now or, when MailerLite fails, later: the address
+   * given and the spelling the mailbox's contact record names (mailerlite/contacts.ts), if another, then the
+   * record itself; when MailerLite fails the entry gets the write-ahead mark back, for pending-erasures.ts,
+   * and the record stays for it to find. The sync and the contact worker undo a push that raced an
+   * unsubscribe through here, so a person who left is never left on the list by an outage. Only a Firestore
+   * failure is thrown.
+   */
+  async forgetNowOrLater(
+    client: MailerLiteClient,
+    email: string,
+    options: { now: number; request?: RequestOptions },
+  ): Promise<ForgetOutcome> {
+    const record = this.contacts.ref(email);
+    const known = (await record.get()).get('email');
+    const addresses = [...new Set([normaliseEmail(email), ...(typeof known === 'string' ? [known] : [])])];
+    let kind: 'forgotten' | 'absent' = 'absent';
+    try {
+      for (const address of addresses) {
+        if (await client.forgetSubscriber(address, options.request)) kind = 'forgotten';
+      }
+    } catch (error) {
+      if (!(error instanceof MailerLiteError)) throw error;
+      await this.markPending(email, options.now);
+      return { kind: 'pending', error };
+    }
+    await record.delete();
+    return { kind };
+  }
 }

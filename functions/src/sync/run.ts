@@ -4,7 +4,7 @@ import type { Clock } from '../clock';
 import { LeaseLostError } from '../lease';
 import { emailFields, type Logger } from '../logs';
 import { BATCH_MAX_REQUESTS, type MailerLiteClient } from '../mailerlite/client';
-import { recordLists, spellingsFor } from '../mailerlite/contacts';
+import type { Spelling } from '../mailerlite/contacts';
 import {
   MailerLiteConfiguredGroupError,
   MailerLiteError,
@@ -12,7 +12,8 @@ import {
 } from '../mailerlite/errors';
 import { type GroupConfig, reResolveGroupId, resolveGroupId } from '../mailerlite/groups';
 import { classify, failureOf, type MailerLiteStop } from '../mailerlite/meaning';
-import { type ForgetOutcome, forgetNowOrLater, suppressedAmong } from '../privacy/suppression';
+import type { Mailboxes } from '../privacy/mailboxes';
+import type { ForgetOutcome } from '../privacy/suppression';
 import type { SubscriptionType } from '../schemas';
 import { Pacing } from './pacing';
 import { Backlog, type Contact } from './pages';
@@ -80,10 +81,8 @@ export interface SyncWorld {
   groups: GroupConfig;
   clock: Clock;
   logger: Logger;
-  /** UNSUBSCRIBE_SECRET: a forget MailerLite refused is left sealed on the suppression entry (forgetNowOrLater). */
-  unsubscribeSecret: string;
-  /** MAILBOX_KEY_SECRET: finds the suppression list's entries (privacy/suppression.ts). */
-  mailboxSecret: string;
+  /** The suppression list and the contact records, with their keys (privacy/mailboxes.ts). */
+  mailboxes: Mailboxes;
   /** Observes the run's steps; tests throw from it to crash the run between two steps. */
   onProgress?: (event: SyncProgressEvent) => void | Promise<void>;
 }
@@ -289,15 +288,13 @@ class Run {
    * any one address's history made of it, so it cannot tell a stranger that an address unsubscribed.
    */
   private async toSend(contacts: Contact[]): Promise<Contact[]> {
-    const { db, mailboxSecret, logger } = this.deps;
+    const { mailboxes, logger } = this.deps;
     let erased: Set<string>;
-    let spellings: Awaited<ReturnType<typeof spellingsFor>>;
+    let spellings: Map<string, Spelling>;
     try {
       erased = await this.suppressed(contacts);
       const rest = contacts.filter((contact) => !erased.has(contact.email));
-      spellings = await spellingsFor(
-        db,
-        mailboxSecret,
+      spellings = await mailboxes.contacts.spellingsFor(
         rest.map((contact) => contact.email),
         this.deps.clock.now(),
       );
@@ -332,7 +329,7 @@ class Run {
       contact.record ? [{ ref: contact.record, lists: contact.types }] : [],
     );
     try {
-      await recordLists(this.deps.db, recorded, this.deps.clock.now());
+      await this.deps.mailboxes.contacts.recordLists(recorded, this.deps.clock.now());
     } catch {
       this.fail('database');
     }
@@ -357,16 +354,10 @@ class Run {
       if (!erased.has(contact.email)) continue;
       let forget: ForgetOutcome;
       try {
-        forget = await forgetNowOrLater(
-          {
-            db: this.deps.db,
-            client: this.deps.client,
-            unsubscribeSecret: this.deps.unsubscribeSecret,
-            mailboxSecret: this.deps.mailboxSecret,
-            now: this.deps.clock.now(),
-          },
+        forget = await this.deps.mailboxes.suppression.forgetNowOrLater(
+          this.deps.client,
           contact.address ?? contact.email,
-          { deadline: this.deps.stopAt },
+          { now: this.deps.clock.now(), request: { deadline: this.deps.stopAt } },
         );
       } catch {
         this.fail('database');
@@ -389,10 +380,7 @@ class Run {
   }
 
   private suppressed(contacts: readonly Contact[]): Promise<Set<string>> {
-    return suppressedAmong(
-      { db: this.deps.db, mailboxSecret: this.deps.mailboxSecret },
-      contacts.map((contact) => contact.email),
-    );
+    return this.deps.mailboxes.suppression.among(contacts.map((contact) => contact.email));
   }
 
   private async readAhead(): Promise<void> {

@@ -16,6 +16,7 @@ import {
   startFirestore,
   startMailerLite,
   suppressMailbox,
+  testMailboxes,
 } from '../../test-support/stack';
 import { systemClock } from '../clock';
 import { SUPPRESSIONS } from '../contract';
@@ -61,8 +62,7 @@ function deps(
     groups: GROUPS,
     clock: systemClock,
     logger,
-    unsubscribeSecret: 'test-unsubscribe-secret',
-    mailboxSecret: MAILBOX_SECRET,
+    mailboxes: testMailboxes(firestore.db),
     ...extra,
   };
 }

@@ -5,14 +5,12 @@ import { type Clock, systemClock } from '../clock';
 import { adminFirestore, millisOf } from '../firestore';
 import { cloudLogger, emailFields, type LogFields, type Logger } from '../logs';
 import { type MailerLiteClient, mailerLiteTime } from '../mailerlite/client';
-import { claimContact, contactRecordRef } from '../mailerlite/contacts';
 import { MailerLiteError } from '../mailerlite/errors';
 import { mailerLiteFromParams } from '../mailerlite/from-params';
 import { type GroupConfig, groupIdsRefusedBy, reResolveGroupId, resolveGroupId } from '../mailerlite/groups';
 import { failureOf } from '../mailerlite/meaning';
 import { MAILBOX_KEY_SECRET, MAILERLITE_API_KEY, UNSUBSCRIBE_SECRET } from '../params';
-import { mailboxKey } from '../privacy/mailbox-key';
-import { forgetNowOrLater, suppressedAmong } from '../privacy/suppression';
+import { type Mailboxes, mailboxesFromParams } from '../privacy/mailboxes';
 import { type AddContactInput, parseAddContactInput } from '../schemas';
 import { mailboxSignups, storedSignups } from '../signups/lookup';
 import { parseTask, positiveNumber, RETRY, RetryLater } from './queue';
@@ -32,10 +30,8 @@ export interface DeliverContactDeps {
   logger: Logger;
   budgetMs?: number;
   requestTimeoutMs?: number;
-  /** UNSUBSCRIBE_SECRET: seals the address when undoing a push must wait for MailerLite (suppression.ts). */
-  unsubscribeSecret: string;
-  /** MAILBOX_KEY_SECRET: finds the mailbox on the suppression list and names its contact record. */
-  mailboxSecret: string;
+  /** The mailbox's key, its suppression entry (which seals the address when undoing a push must wait for MailerLite) and its contact record. */
+  mailboxes: Mailboxes;
   /** Cloud Tasks' retry count of this task (0 on its first attempt). */
   retryCount?: number;
 }
@@ -101,26 +97,22 @@ async function addStoredContact(
   log: LogFields,
 ): Promise<Exclude<ContactOutcome, 'dropped'>> {
   const signups = await storedSignupsOfList(deps, input);
-  const suppression = { db: deps.db, mailboxSecret: deps.mailboxSecret };
+  const { suppression, contacts } = deps.mailboxes;
   if (signups.length === 0) {
     // A retry of a task that pushed and then died, after which the person unsubscribed and their rows
     // went: the push may have landed after the erasure's forget, so forget again. A first attempt (a
     // stranger's guess) costs one look and no MailerLite request.
-    if ((deps.retryCount ?? 0) > 0 && (await suppressedAmong(suppression, [input.email])).size > 0) {
+    if ((deps.retryCount ?? 0) > 0 && (await suppression.among([input.email])).size > 0) {
       await forgetErased(input.email, deps, log);
     }
     return 'not_stored';
   }
-  if ((await suppressedAmong(suppression, [input.email])).size > 0) {
+  if ((await suppression.among([input.email])).size > 0) {
     // The mailbox unsubscribed: a later sign-up of it, by anyone, does not put it back.
     deps.logger.info('add_contact.suppressed', log);
     return 'suppressed';
   }
-  const claim = await claimContact(contactRecordRef(deps.db, deps.mailboxSecret, input.email), {
-    emailAsFirstSeen: input.email,
-    list: input.subscriptionType,
-    clock: deps.clock,
-  });
+  const claim = await contacts.claim(input.email, { list: input.subscriptionType, clock: deps.clock });
   if (claim.status === 'already') {
     deps.logger.info('add_contact.already_delivered', log);
     return 'already_delivered';
@@ -169,7 +161,7 @@ async function addStoredContact(
   deps.logger.info('add_contact.upserted', { ...log, status: result.created ? 'created' : 'updated' });
 
   // The person left (one-click unsubscribe) while this task was pushing: undo the push.
-  if ((await suppressedAmong(suppression, [input.email])).size > 0) {
+  if ((await suppression.among([input.email])).size > 0) {
     await forgetErased(claim.email, deps, log);
   }
   return 'delivered';
@@ -181,7 +173,7 @@ async function addStoredContact(
  * bot stored on the other list cannot hide this one.
  */
 async function storedSignupsOfList(deps: DeliverContactDeps, input: AddContactInput) {
-  const key = mailboxKey(deps.mailboxSecret, input.email);
+  const key = deps.mailboxes.key(input.email);
   const byKey = await mailboxSignups(deps.db, key, CONTACT_ROWS_READ, input.subscriptionType);
   if (byKey.length > 0) return byKey;
   return storedSignups(deps.db, input.emailAsSent, CONTACT_ROWS_READ, input.subscriptionType);
@@ -189,17 +181,10 @@ async function storedSignupsOfList(deps: DeliverContactDeps, input: AddContactIn
 
 /** Forgets the mailbox's contact of a person who unsubscribed, now or (MailerLite failing) later. */
 async function forgetErased(email: string, deps: DeliverContactDeps, log: LogFields): Promise<void> {
-  const forget = await forgetNowOrLater(
-    {
-      db: deps.db,
-      mailboxSecret: deps.mailboxSecret,
-      client: deps.client,
-      unsubscribeSecret: deps.unsubscribeSecret,
-      now: deps.clock.now(),
-    },
-    email,
-    { deadline: deps.clock.now() + (deps.budgetMs ?? CONTACT_TASK_BUDGET_MS) },
-  );
+  const forget = await deps.mailboxes.suppression.forgetNowOrLater(deps.client, email, {
+    now: deps.clock.now(),
+    request: { deadline: deps.clock.now() + (deps.budgetMs ?? CONTACT_TASK_BUDGET_MS) },
+  });
   deps.logger.warn('add_contact.erased_during_call', { ...log, forget: forget.kind });
 }
 
@@ -243,15 +228,15 @@ export const deliverContact = onTaskDispatched(
   },
   async (request) => {
     const { client, groups } = mailerLiteFromParams();
+    const db = await adminFirestore();
     await handleDeliverContact(request.data, {
       retryCount: request.retryCount,
-      db: await adminFirestore(),
+      db,
       client,
       groups,
       clock: systemClock,
       logger: cloudLogger,
-      unsubscribeSecret: UNSUBSCRIBE_SECRET.value(),
-      mailboxSecret: MAILBOX_KEY_SECRET.value(),
+      mailboxes: mailboxesFromParams(db),
     });
   },
 );

@@ -14,6 +14,7 @@ import {
   startFirestore,
   startOutbox,
   suppressMailbox,
+  testMailboxes,
 } from '../../test-support/stack';
 import { type Clock, systemClock } from '../clock';
 import { THANK_YOU_MAILS } from '../contract';
@@ -66,7 +67,7 @@ function deps(extra: Partial<DeliverThankYouDeps> = {}): DeliverThankYouDeps {
     unsubscribeLink: (email) => unsubscribeLink(UNSUBSCRIBE_URL, SECRET, email),
     clock: systemClock,
     logger,
-    mailboxSecret: MAILBOX_SECRET,
+    mailboxes: testMailboxes(db),
     mailPerHour: 1_000,
     ...extra,
   };

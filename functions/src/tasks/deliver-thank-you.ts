@@ -6,7 +6,7 @@ import { THANK_YOU_MAILS } from '../contract';
 import { adminFirestore, millisOf } from '../firestore';
 import { claimLease, type Lease, type Claim as LeaseClaim, type LeaseLayout, LeaseLostError } from '../lease';
 import { cloudLogger, emailFields, type Logger } from '../logs';
-import { domainKey, takeMailSlot } from '../mail/budget';
+import { takeMailSlot } from '../mail/budget';
 import { buildThankYouMessage, thankYouMessageToken } from '../mail/thank-you-message';
 import { type MailTransport, smtpTransport } from '../mail/transport';
 import {
@@ -19,9 +19,7 @@ import {
   UNSUBSCRIBE_SECRET,
   UNSUBSCRIBE_URL,
 } from '../params';
-import { mailboxKey } from '../privacy/mailbox-key';
-import { suppressedAmong } from '../privacy/suppression';
-import { unsubscribeLink } from '../privacy/unsubscribe-token';
+import { type Mailboxes, mailboxesFromParams } from '../privacy/mailboxes';
 import {
   parseThankYouInput,
   SUBSCRIPTION_TYPES,
@@ -81,8 +79,8 @@ export interface DeliverThankYouDeps {
   clock: Clock;
   logger: Logger;
   leaseMs?: number;
-  /** MAILBOX_KEY_SECRET: names the record and finds the mailbox on the suppression list. */
-  mailboxSecret: string;
+  /** The mailbox's key (which names the record), its suppression entry and its domain's key in the mail budget. */
+  mailboxes: Mailboxes;
   /** MAIL_PER_HOUR: the mail budget (mail/budget.ts). */
   mailPerHour: number;
 }
@@ -113,13 +111,11 @@ export async function handleDeliverThankYou(
 
 async function sendOnce(input: ThankYouInput, deps: DeliverThankYouDeps): Promise<ThankYouOutcome> {
   const log = emailFields(input.email);
-  const id = mailboxKey(deps.mailboxSecret, input.email);
+  const id = deps.mailboxes.key(input.email);
 
   const subscriptionType = await storedSubscriptionType(deps.db, input.emailAsSent);
   if (!subscriptionType) return { status: 'unknown_address' };
-  const suppressed = await withDatabase(() =>
-    suppressedAmong({ db: deps.db, mailboxSecret: deps.mailboxSecret }, [input.email]),
-  );
+  const suppressed = await withDatabase(() => deps.mailboxes.suppression.among([input.email]));
   if (suppressed.size > 0) {
     deps.logger.info('thank_you.skipped', { ...log, reason: 'suppressed' });
     return { status: 'suppressed' };
@@ -141,7 +137,7 @@ async function sendOnce(input: ThankYouInput, deps: DeliverThankYouDeps): Promis
     slot = await takeMailSlot(deps.db, {
       now: deps.clock.now(),
       perHour: deps.mailPerHour,
-      domain: domainKey(deps.mailboxSecret, input.email),
+      domain: deps.mailboxes.domainKey(input.email),
       logger: deps.logger,
     });
   } catch {
@@ -317,14 +313,16 @@ export const deliverThankYou = onTaskDispatched(
       cloudLogger.error('thank_you.not_configured', { missing: !from ? 'MAIL_FROM' : 'UNSUBSCRIBE_URL' });
       return;
     }
+    const db = await adminFirestore();
+    const mailboxes = mailboxesFromParams(db);
     await handleDeliverThankYou(request.data, {
-      db: await adminFirestore(),
+      db,
       transport: () => smtpTransport(SMTP_URL.value()),
       from,
-      unsubscribeLink: (email) => unsubscribeLink(unsubscribeUrl, UNSUBSCRIBE_SECRET.value(), email),
+      unsubscribeLink: (email) => mailboxes.unsubscribeLink(unsubscribeUrl, email),
       clock: systemClock,
       logger: cloudLogger,
-      mailboxSecret: MAILBOX_KEY_SECRET.value(),
+      mailboxes,
       mailPerHour: intParam(MAIL_PER_HOUR, DEFAULTS.MAIL_PER_HOUR),
     });
   },

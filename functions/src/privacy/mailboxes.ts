@@ -1,0 +1,55 @@
+import type { Firestore } from 'firebase-admin/firestore';
+import { domainKey } from '../mail/budget';
+import { ContactRecords } from '../mailerlite/contacts';
+import { MAILBOX_KEY_SECRET, UNSUBSCRIBE_SECRET } from '../params';
+import { mailboxKey } from './mailbox-key';
+import { SuppressionList } from './suppression';
+import { unsubscribeLink } from './unsubscribe-token';
+
+/** The two secrets every function that handles an address declares (params.ts). */
+export interface MailboxSecrets {
+  /** MAILBOX_KEY_SECRET: names each mailbox's records (mailbox-key.ts). */
+  mailbox: string;
+  /** UNSUBSCRIBE_SECRET: seals an address an unfinished erasure must keep (unsubscribe-token.ts). */
+  unsubscribe: string;
+}
+
+/**
+ * What the server keeps per mailbox, with the keys it is kept under: built once per invocation, from the
+ * secrets, by the function's entry point (mailboxesFromParams) or a test, and handed to the workers, the
+ * sync and the erasure, which hold no secret themselves.
+ */
+export class Mailboxes {
+  /** `mailerlite_contacts/{mailbox key}`: the one spelling MailerLite knows and its lists. */
+  readonly contacts: ContactRecords;
+  /** `suppressed_mailboxes/{mailbox key}`: the mailboxes that unsubscribed. */
+  readonly suppression: SuppressionList;
+
+  constructor(
+    db: Firestore,
+    private readonly secrets: MailboxSecrets,
+  ) {
+    this.contacts = new ContactRecords(db, secrets.mailbox);
+    this.suppression = new SuppressionList(db, secrets, this.contacts);
+  }
+
+  /** The mailbox's key (mailbox-key.ts): every spelling of one mailbox has one. */
+  key(email: string): string {
+    return mailboxKey(this.secrets.mailbox, email);
+  }
+
+  /** The one-click unsubscribe link for an address as typed (unsubscribe-token.ts). */
+  unsubscribeLink(baseUrl: string, emailAsTyped: string): string {
+    return unsubscribeLink(baseUrl, this.secrets.unsubscribe, emailAsTyped);
+  }
+
+  /** The key the mail budget counts the address's domain under, or null for a shared provider (mail/budget.ts). */
+  domainKey(email: string): string | null {
+    return domainKey(this.secrets.mailbox, email);
+  }
+}
+
+/** The mailboxes of a deployed function, keyed by the secrets it declares. */
+export function mailboxesFromParams(db: Firestore): Mailboxes {
+  return new Mailboxes(db, { mailbox: MAILBOX_KEY_SECRET.value(), unsubscribe: UNSUBSCRIBE_SECRET.value() });
+}
