@@ -18,13 +18,8 @@ import {
 import { mailboxesFromParams } from '../privacy/mailboxes';
 import { finishPendingErasures } from '../privacy/pending-erasures';
 import { parseSyncInput, validated } from '../schemas';
-import {
-  DEFAULT_SYNC_OPTIONS,
-  runSync,
-  type SyncFailure,
-  type SyncOptions,
-  type SyncWorld,
-} from '../sync/run';
+import { runSync } from '../sync/run';
+import { DEFAULT_SYNC_OPTIONS, type SyncFailure, type SyncOptions, type SyncWorld } from '../sync/types';
 
 /** The function's timeout: the longest an HTTPS function may run. */
 export const SYNC_TIMEOUT_SECONDS = 540;

@@ -306,9 +306,10 @@ describe('groups', () => {
   });
 
   it('never resolves a configured id again: the error names the param to fix, and nothing is sent', async () => {
-    const error = await reResolveGroupId(mailerLiteClient(ml), config, 'club', config.club).catch(
-      (caught: unknown) => caught,
-    );
+    const error = await reResolveGroupId(mailerLiteClient(ml), config, {
+      type: 'club',
+      id: config.club,
+    }).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(MailerLiteConfiguredGroupError);
     expect((error as MailerLiteConfiguredGroupError).param).toBe('MAILERLITE_GROUP_CLUB');
     expect(apiRequests()).toEqual([]);
@@ -318,10 +319,12 @@ describe('groups', () => {
     const client = mailerLiteClient(ml);
     const id = await resolveGroupId(client, config, 'updates');
     // Another call already replaced the refused id: its result is used, nothing is looked up.
-    expect(await reResolveGroupId(client, config, 'updates', 'an-id-already-replaced')).toBe(id);
+    expect(await reResolveGroupId(client, config, { type: 'updates', id: 'an-id-already-replaced' })).toBe(
+      id,
+    );
     expect(apiRequests().map((request) => request.method)).toEqual(['GET', 'POST']);
     // The cached id itself refused: looked up again (found, so no group is created).
-    expect(await reResolveGroupId(client, config, 'updates', id)).toBe(id);
+    expect(await reResolveGroupId(client, config, { type: 'updates', id })).toBe(id);
     expect(apiRequests().map((request) => request.method)).toEqual(['GET', 'POST', 'GET']);
   });
 

@@ -181,7 +181,7 @@ export class MailerLiteClient {
       let error: MailerLiteError;
       let retryAfter: number | null = null;
       try {
-        const response = await this.send(method, path, body, timeoutMs, options.signal);
+        const response = await this.send(method, path, body, { timeoutMs, signal: options.signal });
         if (classify(response.status) === 'ok') {
           return { status: response.status, body: parseJson(response, path) as T };
         }
@@ -326,8 +326,7 @@ export class MailerLiteClient {
     method: MailerLiteMethod,
     path: string,
     body: unknown,
-    timeoutMs: number,
-    signal: AbortSignal | undefined,
+    { timeoutMs, signal }: { timeoutMs: number; signal: AbortSignal | undefined },
   ): Promise<RawResponse> {
     const timeout = AbortSignal.timeout(timeoutMs);
     const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;

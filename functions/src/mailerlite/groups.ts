@@ -1,3 +1,4 @@
+import type { Logger } from '../logs';
 import type { SubscriptionType } from '../schemas';
 import type { MailerLiteClient, RequestOptions } from './client';
 import { type FieldErrors, MailerLiteConfiguredGroupError, MailerLiteValidationError } from './errors';
@@ -67,7 +68,7 @@ export async function resolveGroupId(
 }
 
 /**
- * The id to use after MailerLite refused `refusedId` as the group of `type` (it no longer exists:
+ * The id to use after MailerLite refused `refused.id` as the group of `refused.type` (it no longer exists:
  * deleted in MailerLite, or the account was reset). For a name, the cached resolution is dropped and
  * the name resolved again, which creates the group if it is gone. Calls that saw the same refusal at
  * the same time share that one lookup: only an entry still holding the refused id is dropped, so a
@@ -80,15 +81,106 @@ export async function resolveGroupId(
 export async function reResolveGroupId(
   client: MailerLiteClient,
   config: GroupConfig,
-  type: SubscriptionType,
-  refusedId: string,
+  refused: { type: SubscriptionType; id: string },
   options?: RequestOptions,
 ): Promise<string> {
-  const configured = config[type].trim();
-  if (GROUP_ID.test(configured)) throw new MailerLiteConfiguredGroupError(GROUP_PARAMS[type], configured);
+  const configured = config[refused.type].trim();
+  if (GROUP_ID.test(configured)) {
+    throw new MailerLiteConfiguredGroupError(GROUP_PARAMS[refused.type], configured);
+  }
   const key = cacheKey(client, configured);
-  if (resolved.get(key)?.id === refusedId) resolved.delete(key);
-  return resolveGroupId(client, config, type, options);
+  if (resolved.get(key)?.id === refused.id) resolved.delete(key);
+  return resolveGroupId(client, config, refused.type, options);
+}
+
+/**
+ * The group ids one invocation sends to: the contact worker and the sync each hold one. A type's id is
+ * resolved at its first use (resolveGroupId), and resolved again once when MailerLite refuses it as
+ * nonexistent (the group was deleted): from then on the fresh id is used, and the change is logged
+ * (`mailerlite.group_re_resolved`).
+ */
+export class GroupHolder {
+  private readonly ids: Partial<Record<SubscriptionType, string>> = {};
+  /** Types resolved again: a second refusal is final, instead of a loop. */
+  private readonly reResolved = new Set<SubscriptionType>();
+  /** Types whose id MailerLite refused, not yet resolved again (refuse). */
+  private readonly refused = new Set<SubscriptionType>();
+
+  constructor(
+    private readonly client: MailerLiteClient,
+    private readonly config: GroupConfig,
+    private readonly logger: Logger,
+  ) {}
+
+  /** The id of `type`'s group, resolved at its first use. */
+  async id(type: SubscriptionType, options?: RequestOptions): Promise<string> {
+    const id = this.ids[type] ?? (await resolveGroupId(this.client, this.config, type, options));
+    this.ids[type] = id;
+    return id;
+  }
+
+  /** Every type's id: the sync resolves both before its first step. */
+  async all(options?: RequestOptions): Promise<Record<SubscriptionType, string>> {
+    return { updates: await this.id('updates', options), club: await this.id('club', options) };
+  }
+
+  /** The ids in use, by type (those resolved so far). */
+  get inUse(): Readonly<Partial<Record<SubscriptionType, string>>> {
+    return this.ids;
+  }
+
+  /**
+   * Notes the types whose id in use is among `ids` (the ids a 422 refused, refusedGroupIds), to be resolved
+   * again (reResolveRefused). False when none is: an id not in use here cannot be resolved again, and
+   * resending it would loop.
+   */
+  refuse(ids: readonly string[]): boolean {
+    const types = (Object.entries(this.ids) as Array<[SubscriptionType, string]>)
+      .filter(([, id]) => ids.includes(id))
+      .map(([type]) => type);
+    for (const type of types) this.refused.add(type);
+    return types.length > 0;
+  }
+
+  /** Whether a refused type waits to be resolved again. */
+  get hasRefused(): boolean {
+    return this.refused.size > 0;
+  }
+
+  /**
+   * Every refused type resolved again (reResolve): true when each got a fresh id, false when one could not
+   * (the refusal is then final). Throws as reResolve does, leaving the type's refusal to be tried again.
+   */
+  async reResolveRefused(options?: RequestOptions): Promise<boolean> {
+    for (const type of this.refused) {
+      const fresh = await this.reResolve(type, options);
+      this.refused.delete(type);
+      if (fresh === null) return false;
+    }
+    return true;
+  }
+
+  /**
+   * After MailerLite refused `type`'s id in use as nonexistent: the name resolved again (found, or created
+   * if it was deleted), and used from now on. Once per type: null, with no request, when it was resolved
+   * again already, and null when MailerLite still lists the id it refused; either way resending cannot
+   * help and the refusal is final. Throws what the client throws (the type may then be tried again), and
+   * MailerLiteConfiguredGroupError for a configured id, which is never replaced.
+   */
+  async reResolve(type: SubscriptionType, options?: RequestOptions): Promise<string | null> {
+    const refusedId = this.ids[type];
+    if (refusedId === undefined || this.reResolved.has(type)) return null;
+    const fresh = await reResolveGroupId(this.client, this.config, { type, id: refusedId }, options);
+    this.reResolved.add(type);
+    if (fresh === refusedId) return null;
+    this.ids[type] = fresh;
+    this.logger.warn('mailerlite.group_re_resolved', {
+      subscription_type: type,
+      refused_group_id: refusedId,
+      group_id: fresh,
+    });
+    return fresh;
+  }
 }
 
 /**

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { DocumentReference, DocumentSnapshot, Firestore } from 'firebase-admin/firestore';
+import type { Clock } from '../clock';
 import { normaliseEmail, SUPPRESSIONS } from '../contract';
 import { firestoreSdk } from '../firestore';
 import type { MailerLiteClient, RequestOptions } from '../mailerlite/client';
@@ -74,6 +75,12 @@ export type ForgetOutcome = { kind: 'forgotten' | 'absent' } | { kind: 'pending'
  * UNSUBSCRIBE_SECRET seals the addresses an unfinished erasure holds (unsubscribe-token.ts). Built once
  * per invocation with the contact records (privacy/mailboxes.ts) and handed to what checks or erases, so
  * no layer below carries a secret.
+ *
+ * It is also the guard around every push into MailerLite (the contact worker's upsert, the sync's steps):
+ * before the push, `among` says which mailboxes unsubscribed (not pushed); after it, `forgetIfSuppressed`
+ * looks again and forgets those that unsubscribed while the push was in flight. The erasure writes the
+ * entry before it forgets the subscriber, so either its forget follows the push or the look after the push
+ * sees the entry.
  */
 export class SuppressionList {
   constructor(
@@ -158,6 +165,29 @@ export class SuppressionList {
       if (alias) addresses.push(alias.email);
     }
     return addresses;
+  }
+
+  /**
+   * After a push: the pushed mailboxes (each by its address, `email`, and the spelling pushed, `address`)
+   * looked up again in one read, and each one now on the list forgotten (forgetNowOrLater), yielded with
+   * what came of it, one at a time, so a caller's bookkeeping of the earlier ones stands if a later one
+   * throws. Only a Firestore failure is thrown.
+   */
+  async *forgetIfSuppressed<T extends { email: string; address?: string }>(
+    client: MailerLiteClient,
+    pushed: readonly T[],
+    options: { clock: Clock; request?: RequestOptions },
+  ): AsyncGenerator<{ pushed: T; forget: ForgetOutcome }> {
+    if (pushed.length === 0) return;
+    const suppressed = await this.among(pushed.map((item) => item.email));
+    for (const item of pushed) {
+      if (!suppressed.has(normaliseEmail(item.email))) continue;
+      const forget = await this.forgetNowOrLater(client, item.address ?? item.email, {
+        now: options.clock.now(),
+        request: options.request,
+      });
+      yield { pushed: item, forget };
+    }
   }
 
   /**

@@ -42,7 +42,7 @@ export type Sent = { answers: Answer[] } | { failed: RequestFailure };
 export async function sendStep(
   { client, clock }: { client: MailerLiteClient; clock: Clock },
   step: { kind: 'batch' | 'single'; contacts: Contact[] },
-  groupIds: Readonly<Record<SubscriptionType, string>>,
+  groupIds: Readonly<Partial<Record<SubscriptionType, string>>>,
   deadline: number,
 ): Promise<Sent> {
   const options = { deadline, maxRateLimitWaits: 0 };
@@ -99,12 +99,13 @@ export async function sendStep(
  */
 function upsertFor(
   contact: Contact,
-  groupIds: Readonly<Record<SubscriptionType, string>>,
+  groupIds: Readonly<Partial<Record<SubscriptionType, string>>>,
 ): UpsertSubscriberInput {
   return {
     email: contact.address ?? contact.email,
     fields: { source: contact.source },
-    groups: [...contact.types].map((type) => groupIds[type]),
+    // The run resolves every type's group before its first step.
+    groups: [...contact.types].flatMap((type) => groupIds[type] ?? []),
     ...(contact.optedInAt > 0 ? { opted_in_at: mailerLiteTime(contact.optedInAt) } : {}),
   };
 }

@@ -1,7 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import type { Firestore, Timestamp } from 'firebase-admin/firestore';
 import type { Clock } from '../clock';
 import { millisOf } from '../firestore';
 import { claimLease, type Lease, type LeaseLayout } from '../lease';
+import type { Logger } from '../logs';
+import type { SyncOptions, SyncResult } from './types';
 
 /** `_sync/mailerlite`: the sync's lease and cursor, in one document. Server-only (rules deny clients). */
 export const SYNC_STATE_COLLECTION = '_sync';
@@ -72,6 +75,44 @@ export async function acquireSyncState(
     cursor: (claim.previous as Partial<SyncStateDoc> | undefined)?.cursor ?? null,
     tookOverExpiredLease: claim.tookOverExpired,
   };
+}
+
+/**
+ * A run's start: the lease claimed under a fresh owner (acquireSyncState), or why the run cannot start,
+ * logged (another run holds the lease, the last one ended too recently) or the database unavailable.
+ */
+export async function startRun(deps: {
+  db: Firestore;
+  clock: Clock;
+  logger: Logger;
+  options: Pick<SyncOptions, 'leaseMs' | 'minIntervalMs'>;
+}): Promise<
+  | { kind: 'started'; state: SyncState; cursor: SyncCursor | null }
+  | Extract<SyncResult, { kind: 'running' | 'too_soon' | 'database_unavailable' }>
+> {
+  const { clock, logger } = deps;
+  let acquired: AcquireResult;
+  try {
+    acquired = await acquireSyncState(deps.db, {
+      owner: randomUUID(),
+      clock,
+      leaseMs: deps.options.leaseMs,
+      minIntervalMs: deps.options.minIntervalMs,
+    });
+  } catch {
+    return { kind: 'database_unavailable' };
+  }
+  if (!acquired.acquired) {
+    if ('tooSoonUntil' in acquired) {
+      logger.info('sync.refused_too_soon', { wait_ms: acquired.tooSoonUntil - clock.now() });
+      return { kind: 'too_soon', waitMs: acquired.tooSoonUntil - clock.now() };
+    }
+    logger.info('sync.refused_running', { lease_expires_in_ms: acquired.leaseExpiresAt - clock.now() });
+    return { kind: 'running' };
+  }
+  if (acquired.tookOverExpiredLease) logger.warn('sync.lease_taken_over');
+  logger.info('sync.started', { resumed: acquired.cursor !== null });
+  return { kind: 'started', state: acquired.state, cursor: acquired.cursor };
 }
 
 /** The cursor and the lease of a run that holds it: every write renews the lease or gives it back. */

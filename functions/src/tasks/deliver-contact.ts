@@ -7,7 +7,7 @@ import { cloudLogger, emailFields, type LogFields, type Logger } from '../logs';
 import { type MailerLiteClient, mailerLiteTime } from '../mailerlite/client';
 import { MailerLiteError } from '../mailerlite/errors';
 import { mailerLiteFromParams } from '../mailerlite/from-params';
-import { type GroupConfig, groupIdsRefusedBy, reResolveGroupId, resolveGroupId } from '../mailerlite/groups';
+import { type GroupConfig, GroupHolder, groupIdsRefusedBy } from '../mailerlite/groups';
 import { failureOf } from '../mailerlite/meaning';
 import { MAILBOX_KEY_SECRET, MAILERLITE_API_KEY, UNSUBSCRIBE_SECRET } from '../params';
 import { type Mailboxes, mailboxesFromParams } from '../privacy/mailboxes';
@@ -102,9 +102,7 @@ async function addStoredContact(
     // A retry of a task that pushed and then died, after which the person unsubscribed and their rows
     // went: the push may have landed after the erasure's forget, so forget again. A first attempt (a
     // stranger's guess) costs one look and no MailerLite request.
-    if ((deps.retryCount ?? 0) > 0 && (await suppression.among([input.email])).size > 0) {
-      await forgetErased(input.email, deps, log);
-    }
+    if ((deps.retryCount ?? 0) > 0) await forgetIfErased({ email: input.email }, deps, log);
     return 'not_stored';
   }
   if ((await suppression.among([input.email])).size > 0) {
@@ -134,23 +132,18 @@ async function addStoredContact(
       { email: claim.email, fields: { source: input.source }, groups: [groupId], opted_in_at: optedInAt },
       request,
     );
+  const groups = new GroupHolder(deps.client, deps.groups, deps.logger);
   let result: Awaited<ReturnType<typeof upsert>>;
   try {
-    const groupId = await resolveGroupId(deps.client, deps.groups, input.subscriptionType, request);
+    const groupId = await groups.id(input.subscriptionType, request);
     try {
       result = await upsert(groupId);
     } catch (error) {
       // The cached group is gone (deleted in MailerLite): resolve its name again and retry once,
       // within the same budget. A second refusal is final.
       if (groupIdsRefusedBy(error, [groupId]).length === 0) throw error;
-      const type = input.subscriptionType;
-      const fresh = await reResolveGroupId(deps.client, deps.groups, type, groupId, request);
-      if (fresh === groupId) throw error;
-      deps.logger.warn('mailerlite.group_re_resolved', {
-        subscription_type: type,
-        refused_group_id: groupId,
-        group_id: fresh,
-      });
+      const fresh = await groups.reResolve(input.subscriptionType, request);
+      if (fresh === null) throw error;
       result = await upsert(fresh);
     }
   } catch (error) {
@@ -161,9 +154,7 @@ async function addStoredContact(
   deps.logger.info('add_contact.upserted', { ...log, status: result.created ? 'created' : 'updated' });
 
   // The person left (one-click unsubscribe) while this task was pushing: undo the push.
-  if ((await suppression.among([input.email])).size > 0) {
-    await forgetErased(claim.email, deps, log);
-  }
+  await forgetIfErased({ email: input.email, address: claim.email }, deps, log);
   return 'delivered';
 }
 
@@ -179,13 +170,20 @@ async function storedSignupsOfList(deps: DeliverContactDeps, input: AddContactIn
   return storedSignups(deps.db, input.emailAsSent, CONTACT_ROWS_READ, input.subscriptionType);
 }
 
-/** Forgets the mailbox's contact of a person who unsubscribed, now or (MailerLite failing) later. */
-async function forgetErased(email: string, deps: DeliverContactDeps, log: LogFields): Promise<void> {
-  const forget = await deps.mailboxes.suppression.forgetNowOrLater(deps.client, email, {
-    now: deps.clock.now(),
-    request: { deadline: deps.clock.now() + (deps.budgetMs ?? CONTACT_TASK_BUDGET_MS) },
+/** Forgets the mailbox's contact if the person unsubscribed (the guard after a push), now or (MailerLite failing) later. */
+async function forgetIfErased(
+  pushed: { email: string; address?: string },
+  deps: DeliverContactDeps,
+  log: LogFields,
+): Promise<void> {
+  const request = { deadline: deps.clock.now() + (deps.budgetMs ?? CONTACT_TASK_BUDGET_MS) };
+  const undone = deps.mailboxes.suppression.forgetIfSuppressed(deps.client, [pushed], {
+    clock: deps.clock,
+    request,
   });
-  deps.logger.warn('add_contact.erased_during_call', { ...log, forget: forget.kind });
+  for await (const { forget } of undone) {
+    deps.logger.warn('add_contact.erased_during_call', { ...log, forget: forget.kind });
+  }
 }
 
 /**
