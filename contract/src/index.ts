@@ -28,12 +28,6 @@ export function subscriptionTypeOf(source: SignupSource): SubscriptionType {
   return SIGNUP_FORMS[source].subscription_type;
 }
 
-export function sourceOf(type: SubscriptionType): SignupSource {
-  const source = SOURCES.find((candidate) => SIGNUP_FORMS[candidate].subscription_type === type);
-  if (!source) throw new Error(`no sign-up form joins the list "${type}"`);
-  return source;
-}
-
 /** Firestore paths the clients and the functions share. Server-only state is named by the functions. */
 export const COLLECTIONS = {
   /** One document per sign-up: an append-only log that no client may read. */

@@ -5,7 +5,7 @@
 // find function add.contact.to.mailerlite in the loaded module". Hence the nesting.
 import { addContactToMailerlite, sendThankYouEmail } from './callables/signup-callables';
 import { syncEmailsToMailerlite } from './callables/sync-emails-to-mailerlite';
-import { finishErasures } from './privacy/pending-erasures';
+import { finishErasures } from './scheduled/pending-erasures';
 import { indexSignupOnCreate } from './signups/index-signup';
 import { deliverContact } from './tasks/deliver-contact';
 import { deliverThankYou } from './tasks/deliver-thank-you';
@@ -24,7 +24,7 @@ export { unsubscribe } from './http/unsubscribe';
 export { eraseExpiredSignups as retention } from './scheduled/retention';
 
 // finish-erasures: every 30 minutes, finishes the erasures an outage or a crash left pending
-// (privacy/pending-erasures.ts).
+// (scheduled/pending-erasures.ts).
 export const finish = { erasures: finishErasures };
 
 // index-signup: writes each new sign-up's mailbox key on it, for lookups by key (signups/index-signup.ts).

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import * as functionsLogger from 'firebase-functions/logger';
-import { logKeySecret, mailboxKey } from './privacy/mailbox-key';
 
 /**
  * Every log line the functions write is one of these named events, so a log query can count them
@@ -54,7 +53,7 @@ export type LogEvent =
   | 'sync.failed';
 
 /**
- * Fields carry counts, codes and masked or hashed addresses only. The type keeps nested objects
+ * Fields carry counts, codes and masked or hashed addresses only (privacy/log-fields.ts makes the two forms of an address). The type keeps nested objects
  * out, so a whole request body (with an address or a key in it) cannot be logged by accident.
  */
 export type LogFields = Record<string, string | number | boolean | null | undefined>;
@@ -72,36 +71,6 @@ export const cloudLogger: Logger = {
   error: (event, fields) => functionsLogger.write({ severity: 'ERROR', message: event, event, ...fields }),
 };
 
-/**
- * A stable handle for an address (of a minor, often) that no list of candidate addresses can confirm: the
- * first 12 characters of its mailbox key (privacy/mailbox-key.ts, an HMAC with MAILBOX_KEY_SECRET). The
- * same key names the thank-you record and the suppression entry, so an operator can match a log line to
- * them without the address ever being written down; every spelling of one mailbox has one handle.
- */
-export function emailHash(normalisedEmail: string): string {
-  return mailboxKey(logKeySecret(), normalisedEmail).slice(0, 12);
-}
-
 export function sha256Hex(value: string): string {
   return createHash('sha256').update(value, 'utf8').digest('hex');
-}
-
-/**
- * `j***@g***.com`: enough for an operator to tell a typo domain from a real one, too little to
- * identify anyone.
- */
-export function maskEmail(email: string): string {
-  const at = email.lastIndexOf('@');
-  if (at < 1) return '***';
-  const local = email.slice(0, at);
-  const domain = email.slice(at + 1);
-  const dot = domain.lastIndexOf('.');
-  const host = dot > 0 ? domain.slice(0, dot) : domain;
-  const tld = dot > 0 ? domain.slice(dot) : '';
-  return `${local[0]}***@${host[0] ?? ''}***${tld}`;
-}
-
-/** The two forms every event about an address carries. */
-export function emailFields(normalisedEmail: string): LogFields {
-  return { email_masked: maskEmail(normalisedEmail), email_hash: emailHash(normalisedEmail) };
 }

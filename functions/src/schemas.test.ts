@@ -1,15 +1,8 @@
 import { HttpsError } from 'firebase-functions/v2/https';
 import { describe, expect, it } from 'vitest';
 import { BAD_EMAILS } from '../test-support/stack';
-import {
-  EMAIL_MAX_LENGTH,
-  emailProblem,
-  normaliseEmail,
-  parseAddContactInput,
-  parseStoredSignup,
-  parseSyncInput,
-  parseThankYouInput,
-} from './schemas';
+import { EMAIL_MAX_LENGTH, emailProblem, normaliseEmail } from './contract';
+import { parseAddContactInput, parseStoredSignup, parseSyncInput, parseThankYouInput } from './schemas';
 
 function refusal(parse: () => unknown): HttpsError {
   try {

@@ -16,18 +16,6 @@ import type { Logger } from './logs';
 // Input is checked here, at the boundary, before anything reaches MailerLite, SMTP or Firestore.
 // Every refusal is `invalid-argument` with a message that names the field.
 
-export {
-  EMAIL_MAX_LENGTH,
-  type EmailProblem,
-  emailProblem,
-  normaliseEmail,
-  SOURCES,
-  SUBSCRIPTION_TYPES,
-  type SubscriptionType,
-};
-/** Which form a sign-up came from (the contract's pairing gives the list it joins). */
-export type Source = SignupSource;
-
 const EMAIL_PROBLEM_MESSAGES: Record<EmailProblem, string> = {
   type: 'must be a string',
   length: `must be at most ${EMAIL_MAX_LENGTH} characters`,
@@ -100,7 +88,7 @@ export interface AddContactInput {
   email: string;
   /** As sent, trimmed: the form in which the sign-up was most likely stored. */
   emailAsSent: string;
-  source: Source;
+  source: SignupSource;
   subscriptionType: SubscriptionType;
 }
 
@@ -152,7 +140,7 @@ export function parseSyncInput(data: unknown): void {
 export interface StoredSignup {
   email: string;
   subscriptionType: SubscriptionType;
-  source: Source;
+  source: SignupSource;
 }
 
 /** Null when the document is not a sign-up the sync can deliver (it is then skipped and counted). */
@@ -165,6 +153,6 @@ export function parseStoredSignup(data: Record<string, unknown>): StoredSignup |
   return {
     email: normaliseEmail(data.email as string),
     subscriptionType: type as SubscriptionType,
-    source: source as Source,
+    source: source as SignupSource,
   };
 }

@@ -19,7 +19,14 @@ import { type SmtpOutbox, startSmtpOutbox } from '../../dev/smtp/index.ts';
 import type {} from '../../tests/support/firestore-emulator.setup.ts';
 import { clearFirestoreEmulator, setFirestoreRules } from '../../tests/support/firestore-emulator.ts';
 import { type Clock, systemClock } from '../src/clock';
-import { emailProblem, SIGNUPS, SUPPRESSIONS, subscriptionTypeOf } from '../src/contract';
+import {
+  emailProblem,
+  SIGNUPS,
+  type SignupSource,
+  SUPPRESSIONS,
+  type SubscriptionType,
+  subscriptionTypeOf,
+} from '../src/contract';
 import type { LogEvent, LogFields, Logger } from '../src/logs';
 import {
   type BatchRequest,
@@ -32,7 +39,6 @@ import {
 } from '../src/mailerlite/client';
 import { mailboxKey } from '../src/privacy/mailbox-key';
 import { Mailboxes } from '../src/privacy/mailboxes';
-import type { Source, SubscriptionType } from '../src/schemas';
 import { MAILBOX_KEY_FIELD } from '../src/signups/lookup';
 
 export const PROJECT_ID = 'demo-goody';
@@ -297,7 +303,7 @@ export function clockAhead(offsetMs: number): Clock {
 export interface Signup {
   email: string;
   subscription_type: SubscriptionType;
-  source: Source;
+  source: SignupSource;
 }
 
 /** The two forms' sign-up fields, from the contract's pairing. */

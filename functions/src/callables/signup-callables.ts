@@ -3,8 +3,9 @@ import { HttpsError, onCall } from 'firebase-functions/v2/https';
 import { withAppCheck } from '../app-check';
 import { type Clock, systemClock } from '../clock';
 import { type AcceptedReply, CALLABLES, type CallableName } from '../contract';
-import { cloudLogger, emailFields, type LogEvent, type Logger } from '../logs';
+import { cloudLogger, type LogEvent, type Logger } from '../logs';
 import { MAILBOX_KEY_SECRET } from '../params';
+import { emailFields } from '../privacy/log-fields';
 import { mailboxKey } from '../privacy/mailbox-key';
 import { parseAddContactInput, parseThankYouInput, validated } from '../schemas';
 import {

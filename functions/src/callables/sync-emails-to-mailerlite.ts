@@ -16,7 +16,7 @@ import {
   UNSUBSCRIBE_SECRET,
 } from '../params';
 import { mailboxesFromParams } from '../privacy/mailboxes';
-import { finishPendingErasures } from '../privacy/pending-erasures';
+import { finishPendingErasures } from '../scheduled/pending-erasures';
 import { parseSyncInput, validated } from '../schemas';
 import { runSync } from '../sync/run';
 import { DEFAULT_SYNC_OPTIONS, type SyncFailure, type SyncOptions, type SyncWorld } from '../sync/types';
@@ -113,7 +113,7 @@ export async function handleSyncEmailsToMailerlite(data: unknown, deps: SyncDeps
 
 /**
  * After a run that found MailerLite working: the erasures an outage left pending are finished now rather
- * than at the next half-hourly job (privacy/pending-erasures.ts). Never changes the reply.
+ * than at the next half-hourly job (scheduled/pending-erasures.ts). Never changes the reply.
  */
 async function finishErasures(deps: SyncDeps): Promise<void> {
   try {

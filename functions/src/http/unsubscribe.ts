@@ -3,11 +3,12 @@ import { createHash } from 'node:crypto';
 import { onRequest } from 'firebase-functions/v2/https';
 import { systemClock } from '../clock';
 import { adminFirestore } from '../firestore';
-import { cloudLogger, emailFields, type Logger } from '../logs';
+import { cloudLogger, type Logger } from '../logs';
 import { senderAddress } from '../mail/thank-you-message';
 import { mailerLiteFromParams } from '../mailerlite/from-params';
 import { MAIL_FROM, MAILBOX_KEY_SECRET, MAILERLITE_API_KEY, UNSUBSCRIBE_SECRET } from '../params';
 import { type ErasureReport, eraseAddress } from '../privacy/erasure';
+import { emailFields } from '../privacy/log-fields';
 import { mailboxesFromParams } from '../privacy/mailboxes';
 import { openUnsubscribeToken } from '../privacy/unsubscribe-token';
 
@@ -259,7 +260,7 @@ export function bodyTooLarge(request: Pick<UnsubscribeHttpRequest, 'rawBody'>): 
  * links) only shows a page with the button; POST with `List-Unsubscribe=One-Click` (the button, or a
  * mail provider's own unsubscribe button, RFC 8058) erases the address everywhere and says so; a
  * second POST finds nothing and says the same. If MailerLite fails, its part is retried later
- * (privacy/pending-erasures.ts) and the page says so: the click is enough. Only a failing database
+ * (scheduled/pending-erasures.ts) and the page says so: the click is enough. Only a failing database
  * answers 503, to try again. A link that does not open with the secret erases nothing and answers 400.
  */
 export async function handleUnsubscribe(

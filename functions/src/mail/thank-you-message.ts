@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import type { SubscriptionType } from '../schemas';
+import type { SubscriptionType } from '../contract';
 
 /** A message as nodemailer's `sendMail` takes it. */
 export interface MailMessage {

@@ -1,9 +1,9 @@
 import type { DocumentData, DocumentReference, Firestore } from 'firebase-admin/firestore';
 import type { Clock } from '../clock';
+import type { SubscriptionType } from '../contract';
 import { millisOf } from '../firestore';
 import { claimLease, type Lease, type LeaseLayout, LeaseLostError } from '../lease';
 import { mailboxKey } from '../privacy/mailbox-key';
-import type { SubscriptionType } from '../schemas';
 
 /**
  * One MailerLite contact per mailbox. `mailerlite_contacts/{mailbox key}` (privacy/mailbox-key.ts) holds

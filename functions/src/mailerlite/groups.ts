@@ -1,5 +1,5 @@
+import type { SubscriptionType } from '../contract';
 import type { Logger } from '../logs';
-import type { SubscriptionType } from '../schemas';
 import type { MailerLiteClient, RequestOptions } from './client';
 import { type FieldErrors, MailerLiteConfiguredGroupError, MailerLiteValidationError } from './errors';
 import { REFUSED_GROUP_FIELD } from './meaning';

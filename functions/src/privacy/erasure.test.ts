@@ -38,9 +38,9 @@ import {
   type RequestOptions,
 } from '../mailerlite/client';
 import { clearGroupCache } from '../mailerlite/groups';
+import { finishPendingErasures } from '../scheduled/pending-erasures';
 import { type EraseDeps, type ErasureStep, eraseAddress } from './erasure';
 import { mailboxKey } from './mailbox-key';
-import { finishPendingErasures } from './pending-erasures';
 import { unsubscribeToken } from './unsubscribe-token';
 
 let firestore: FirestoreHarness;

@@ -1,10 +1,11 @@
 import type { DocumentReference, Firestore } from 'firebase-admin/firestore';
 import type { Clock } from '../clock';
 import { normaliseEmail } from '../contract';
-import { emailFields, type Logger } from '../logs';
+import type { Logger } from '../logs';
 import type { MailerLiteClient, RequestOptions } from '../mailerlite/client';
 import { MailerLiteError } from '../mailerlite/errors';
 import { mailboxSignups, ROWS_PER_QUERY, storedSignups } from '../signups/lookup';
+import { emailFields } from './log-fields';
 import type { Mailboxes } from './mailboxes';
 import { clearPending, isPending } from './suppression';
 
@@ -21,7 +22,7 @@ import { clearPending, isPending } from './suppression';
  *    (mailerlite/contacts.ts); then the record goes.
  * 4. The mark is cleared, only by the attempt that set it.
  *
- * A second click, or pending-erasures.ts every half hour, finishes what an earlier attempt left. A click on
+ * A second click, or scheduled/pending-erasures.ts every half hour, finishes what an earlier attempt left. A click on
  * an erasure already finished costs two reads (the entry, one query) and no MailerLite request: only rows
  * stored since (a suppressed mailbox signed up again, which mails nobody) are deleted. The thank-you record
  * stays (it holds no address): one thank-you per mailbox, ever.
@@ -36,7 +37,7 @@ export interface EraseDeps {
   clock: Clock;
   logger: Logger;
   request?: RequestOptions;
-  /** When the erasure must stop and leave the rest to pending-erasures.ts. */
+  /** When the erasure must stop and leave the rest to scheduled/pending-erasures.ts. */
   deadline?: number;
   /** The suppression list (which seals the addresses until MailerLite has forgotten them) and the contact records. */
   mailboxes: Mailboxes;
@@ -76,7 +77,7 @@ export async function eraseAddress(emailAsTyped: string, deps: EraseDeps): Promi
 
 /**
  * Steps 2 to 4 for an entry whose mark `attempt` set: the rows, MailerLite, the mark. `addresses` are the
- * sealed ones (the link's, then the aliases found before). Used by the click and by pending-erasures.ts.
+ * sealed ones (the link's, then the aliases found before). Used by the click and by scheduled/pending-erasures.ts.
  */
 export async function finishErasure(
   ref: DocumentReference,

@@ -7,7 +7,6 @@ import type { MailerLiteClient, RequestOptions } from '../mailerlite/client';
 import type { ContactRecords } from '../mailerlite/contacts';
 import { MailerLiteError } from '../mailerlite/errors';
 import { earlierMailboxKey, mailboxKey } from './mailbox-key';
-import type { MailboxSecrets } from './mailboxes';
 import { openUnsubscribeToken, type UnsubscribeToken, unsubscribeToken } from './unsubscribe-token';
 
 /**
@@ -19,7 +18,7 @@ import { openUnsubscribeToken, type UnsubscribeToken, unsubscribeToken } from '.
  *
  * While an erasure is not finished the entry also holds the write-ahead mark (erasure.ts): `pending`,
  * `pending_id` (the attempt that set it) and `sealed`, the address sealed with UNSUBSCRIBE_SECRET as in the
- * unsubscribe link (never in clear), so pending-erasures.ts can finish it after any crash or outage.
+ * unsubscribe link (never in clear), so scheduled/pending-erasures.ts can finish it after any crash or outage.
  */
 export interface SuppressionEntry {
   /** The latest unsubscribe click of this mailbox. */
@@ -85,7 +84,8 @@ export type ForgetOutcome = { kind: 'forgotten' | 'absent' } | { kind: 'pending'
 export class SuppressionList {
   constructor(
     private readonly db: Firestore,
-    private readonly secrets: MailboxSecrets,
+    /** MAILBOX_KEY_SECRET and UNSUBSCRIBE_SECRET (mailboxes.ts, MailboxSecrets). */
+    private readonly secrets: { mailbox: string; unsubscribe: string },
     private readonly contacts: ContactRecords,
   ) {}
 
@@ -193,7 +193,7 @@ export class SuppressionList {
   /**
    * Forgets the MailerLite contact of a suppressed mailbox now or, when MailerLite fails, later: the address
    * given and the spelling the mailbox's contact record names (mailerlite/contacts.ts), if another, then the
-   * record itself; when MailerLite fails the entry gets the write-ahead mark back, for pending-erasures.ts,
+   * record itself; when MailerLite fails the entry gets the write-ahead mark back, for scheduled/pending-erasures.ts,
    * and the record stays for it to find. The sync and the contact worker undo a push that raced an
    * unsubscribe through here, so a person who left is never left on the list by an outage. Only a Firestore
    * failure is thrown.

@@ -6,7 +6,7 @@ import {
   randomBytes,
   timingSafeEqual,
 } from 'node:crypto';
-import { emailProblem, normaliseEmail } from '../schemas';
+import { emailProblem, normaliseEmail } from '../contract';
 
 /**
  * The one-click unsubscribe link carries two values, neither of which shows the address:

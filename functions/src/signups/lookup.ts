@@ -1,6 +1,6 @@
 import type { Firestore, Query, QueryDocumentSnapshot } from 'firebase-admin/firestore';
+import type { SubscriptionType } from '../contract';
 import { normaliseEmail, SIGNUPS } from '../contract';
-import type { SubscriptionType } from '../schemas';
 
 /**
  * How the functions find sign-ups: by an exact key, never by a scan, and never more than a bounded number

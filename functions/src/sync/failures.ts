@@ -1,10 +1,11 @@
-import { emailFields, type Logger } from '../logs';
+import type { Logger } from '../logs';
 import {
   MailerLiteConfiguredGroupError,
   MailerLiteError,
   MailerLiteTimeoutError,
 } from '../mailerlite/errors';
 import { classify, failureOf, type Meaning } from '../mailerlite/meaning';
+import { emailFields } from '../privacy/log-fields';
 import type { Pacing } from './pacing';
 import type { RequestFailure } from './send';
 import type { SyncFailure } from './types';
@@ -47,7 +48,7 @@ export class RunFailures {
 
   /**
    * MailerLite failed to forget a contact pushed while the person unsubscribed: the person asked to be
-   * gone, so it is logged as such, and the forget waits on the suppression entry for pending-erasures.ts.
+   * gone, so it is logged as such, and the forget waits on the suppression entry for scheduled/pending-erasures.ts.
    */
   forgetPending(email: string, failure: RequestFailure): void {
     this.deps.logger.error('sync.failed', {

@@ -5,10 +5,11 @@ import type {
   Query,
   QueryDocumentSnapshot,
 } from 'firebase-admin/firestore';
+import type { SignupSource, SubscriptionType } from '../contract';
 import { SIGNUPS } from '../contract';
 import { millisOf } from '../firestore';
 import type { Logger } from '../logs';
-import { parseStoredSignup, type Source, type StoredSignup, type SubscriptionType } from '../schemas';
+import { parseStoredSignup, type StoredSignup } from '../schemas';
 import type { SyncCursor } from './state';
 
 /** One address in a step, with every group its sign-ups in that step ask for. */
@@ -16,7 +17,7 @@ export interface Contact {
   email: string;
   types: Set<SubscriptionType>;
   /** The source of its latest sign-up in the step: MailerLite keeps one value per field. */
-  source: Source;
+  source: SignupSource;
   /** Its first sign-up in the step (ms): sent as MailerLite's consent time, opted_in_at. */
   optedInAt: number;
   /** The spelling MailerLite knows its mailbox by, when it is not `email` (mailerlite/contacts.ts). */

@@ -1,8 +1,8 @@
-import { emailFields } from '../logs';
 import { BATCH_MAX_REQUESTS } from '../mailerlite/client';
 import type { Spelling } from '../mailerlite/contacts';
 import { GroupHolder } from '../mailerlite/groups';
 import { failureOf } from '../mailerlite/meaning';
+import { emailFields } from '../privacy/log-fields';
 import { Checkpoints } from './checkpoints';
 import { RunFailures } from './failures';
 import { Pacing } from './pacing';

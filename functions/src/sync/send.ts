@@ -1,4 +1,5 @@
 import type { Clock } from '../clock';
+import type { SubscriptionType } from '../contract';
 import {
   type BatchRequest,
   fieldErrors,
@@ -9,7 +10,6 @@ import {
 import { MailerLiteError, MailerLiteValidationError } from '../mailerlite/errors';
 import { refusedGroupIds } from '../mailerlite/groups';
 import { classify, type Meaning } from '../mailerlite/meaning';
-import type { SubscriptionType } from '../schemas';
 import type { Contact } from './pages';
 
 /** What MailerLite answered about one contact of a step. */

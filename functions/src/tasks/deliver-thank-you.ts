@@ -2,10 +2,10 @@ import '../global-options';
 import type { DocumentReference, Firestore, Timestamp } from 'firebase-admin/firestore';
 import { onTaskDispatched } from 'firebase-functions/v2/tasks';
 import { type Clock, systemClock } from '../clock';
-import { THANK_YOU_MAILS } from '../contract';
+import { SUBSCRIPTION_TYPES, type SubscriptionType, THANK_YOU_MAILS } from '../contract';
 import { adminFirestore, millisOf } from '../firestore';
 import { claimLease, type Lease, type Claim as LeaseClaim, type LeaseLayout, LeaseLostError } from '../lease';
-import { cloudLogger, emailFields, type Logger } from '../logs';
+import { cloudLogger, type Logger } from '../logs';
 import { takeMailSlot } from '../mail/budget';
 import { buildThankYouMessage, thankYouMessageToken } from '../mail/thank-you-message';
 import { type MailTransport, smtpTransport } from '../mail/transport';
@@ -19,13 +19,9 @@ import {
   UNSUBSCRIBE_SECRET,
   UNSUBSCRIBE_URL,
 } from '../params';
+import { emailFields } from '../privacy/log-fields';
 import { type Mailboxes, mailboxesFromParams } from '../privacy/mailboxes';
-import {
-  parseThankYouInput,
-  SUBSCRIPTION_TYPES,
-  type SubscriptionType,
-  type ThankYouInput,
-} from '../schemas';
+import { parseThankYouInput, type ThankYouInput } from '../schemas';
 import { storedSignups } from '../signups/lookup';
 import { parseTask, positiveNumber, RETRY, RetryLater } from './queue';
 

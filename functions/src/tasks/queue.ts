@@ -1,6 +1,6 @@
 import { createHmac, hkdfSync } from 'node:crypto';
+import type { SubscriptionType } from '../contract';
 import type { LogEvent, Logger } from '../logs';
-import type { SubscriptionType } from '../schemas';
 
 /**
  * The delivery of a sign-up, handed to Cloud Tasks: every stored row enqueues its contact and its

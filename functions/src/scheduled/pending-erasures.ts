@@ -6,9 +6,9 @@ import { adminFirestore } from '../firestore';
 import { cloudLogger } from '../logs';
 import { mailerLiteFromParams } from '../mailerlite/from-params';
 import { MAILBOX_KEY_SECRET, MAILERLITE_API_KEY, UNSUBSCRIBE_SECRET } from '../params';
-import { type EraseDeps, finishErasure } from './erasure';
-import { mailboxesFromParams } from './mailboxes';
-import { PENDING, PENDING_ID } from './suppression';
+import { type EraseDeps, finishErasure } from '../privacy/erasure';
+import { mailboxesFromParams } from '../privacy/mailboxes';
+import { PENDING, PENDING_ID } from '../privacy/suppression';
 
 /** Entries read per run; a backlog bigger than this is worked through over the next runs. */
 export const PENDING_ERASURES_PER_RUN = 200;
