@@ -12,7 +12,7 @@ export default defineConfig({
     // firebase-admin's gRPC stack asks the GCE metadata server whether it runs on Google Cloud; tests
     // talk to loopback only, so it is told not to look.
     // MAILBOX_KEY_SECRET: the key the logs' address handles are made with, as in a deployed function
-    // (functions/test-support/stack.ts, MAILBOX_SECRET).
+    // (functions/test-support/signups.ts, MAILBOX_SECRET).
     env: { METADATA_SERVER_DETECTION: 'none', MAILBOX_KEY_SECRET: 'test-mailbox-key-secret' },
     testTimeout: 60_000,
     hookTimeout: 60_000,

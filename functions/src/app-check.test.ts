@@ -6,20 +6,14 @@ import { type CallableRequest, HttpsError } from 'firebase-functions/v2/https';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { MailerLiteStandIn } from '../../dev/mailerlite/index.ts';
 import type { SmtpOutbox } from '../../dev/smtp/index.ts';
-import {
-  expectHttpsError,
-  type FirestoreHarness,
-  HERO,
-  PROJECT_ID,
-  recordingLogger,
-  resetMailerLite,
-  seedSignups,
-  setLauncherParams,
-  startFirestore,
-  startMailerLite,
-  startOutbox,
-  startTasksRecorder,
-} from '../test-support/stack';
+import { expectHttpsError } from '../test-support/callables';
+import { type FirestoreHarness, PROJECT_ID, startFirestore } from '../test-support/firestore';
+import { setLauncherParams } from '../test-support/launcher-params';
+import { recordingLogger } from '../test-support/logs';
+import { resetMailerLite, startMailerLite } from '../test-support/mailerlite';
+import { HERO, seedSignups } from '../test-support/signups';
+import { startOutbox } from '../test-support/smtp';
+import { startTasksRecorder } from '../test-support/tasks';
 import { withAppCheck } from './app-check';
 import { addContactToMailerlite, sendThankYouEmail } from './callables/signup-callables';
 import { syncEmailsToMailerlite } from './callables/sync-emails-to-mailerlite';

@@ -6,17 +6,12 @@ import type { CallableRequest } from 'firebase-functions/v2/https';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MailerLiteStandIn } from '../../dev/mailerlite/index.ts';
 import type { SmtpOutbox } from '../../dev/smtp/index.ts';
-import {
-  type FirestoreHarness,
-  HERO,
-  type RecordedTask,
-  seedSignups,
-  setLauncherParams,
-  startFirestore,
-  startMailerLite,
-  startOutbox,
-  startTasksRecorder,
-} from '../test-support/stack';
+import { type FirestoreHarness, startFirestore } from '../test-support/firestore';
+import { setLauncherParams } from '../test-support/launcher-params';
+import { startMailerLite } from '../test-support/mailerlite';
+import { HERO, seedSignups } from '../test-support/signups';
+import { startOutbox } from '../test-support/smtp';
+import { type RecordedTask, startTasksRecorder } from '../test-support/tasks';
 import { CALLABLES } from './contract';
 import * as functions from './index';
 import { QUEUES } from './tasks/queue';

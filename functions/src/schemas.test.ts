@@ -1,6 +1,6 @@
 import { HttpsError } from 'firebase-functions/v2/https';
 import { describe, expect, it } from 'vitest';
-import { BAD_EMAILS } from '../test-support/stack';
+import { BAD_EMAILS } from '../test-support/callables';
 import { EMAIL_MAX_LENGTH, emailProblem, normaliseEmail } from './contract';
 import { parseAddContactInput, parseStoredSignup, parseSyncInput, parseThankYouInput } from './schemas';
 

@@ -1,6 +1,6 @@
 // Vitest global setup of the suites that need a database (functions/, tests/rules/): one Firebase Firestore
 // emulator for the run, on a free loopback port, handed to the tests as inject('firestoreEmulatorHost'). Each
-// functions test file takes a project of its own in it (functions/test-support/stack.ts). Without Java 21+ and
+// functions test file takes a project of its own in it (functions/test-support/firestore.ts). Without Java 21+ and
 // the emulator this fails at once with the message that says what to install (dev/emulators/find.ts).
 import type { TestProject } from 'vitest/node';
 import { startFirestoreEmulator } from './firestore-emulator.ts';

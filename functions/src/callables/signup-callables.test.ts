@@ -3,12 +3,8 @@
 // else (no database, no MailerLite, no mail), so every well-formed call does the same work and gets the
 // same reply. What the tasks then do is tested beside the workers (src/tasks/).
 import { describe, expect, it } from 'vitest';
-import {
-  BAD_EMAILS,
-  expectHttpsError,
-  type RecordingLogger,
-  recordingLogger,
-} from '../../test-support/stack';
+import { BAD_EMAILS, expectHttpsError } from '../../test-support/callables';
+import { type RecordingLogger, recordingLogger } from '../../test-support/logs';
 import type { Clock } from '../clock';
 import { mailboxKey } from '../privacy/mailbox-key';
 import {

@@ -3,27 +3,20 @@ import { fileURLToPath } from 'node:url';
 import type { Firestore, Query } from 'firebase-admin/firestore';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { MailerLiteStandIn } from '../../../dev/mailerlite/index.ts';
+import { expectHttpsError } from '../../test-support/callables';
+import { type FirestoreHarness, startFirestore } from '../../test-support/firestore';
+import { clockAhead, type RecordingLogger, recordingLogger } from '../../test-support/logs';
 import {
   type ConfirmedUpsert,
-  clockAhead,
   deleteGroupInMailerLite,
-  expectHttpsError,
-  FINAL,
-  type FirestoreHarness,
   groupRequests,
-  HERO,
-  type RecordingLogger,
-  recordingLogger,
   recordingMailerLiteClient,
   repeatedUpserts,
   resetMailerLite,
   resetMailerLiteOverHttp,
-  type Signup,
-  seedSignups,
-  startFirestore,
   startMailerLite,
-  testMailboxes,
-} from '../../test-support/stack';
+} from '../../test-support/mailerlite';
+import { FINAL, HERO, type Signup, seedSignups, testMailboxes } from '../../test-support/signups';
 import { systemClock } from '../clock';
 import type { SyncReply } from '../contract';
 import type { MailerLiteClientOptions } from '../mailerlite/client';

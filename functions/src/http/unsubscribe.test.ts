@@ -3,7 +3,7 @@
 // privacy/erasure.test.ts).
 
 import { beforeEach, describe, expect, it } from 'vitest';
-import { type RecordingLogger, recordingLogger } from '../../test-support/stack';
+import { type RecordingLogger, recordingLogger } from '../../test-support/logs';
 import { unsubscribeToken } from '../privacy/unsubscribe-token';
 import {
   handleUnsubscribe,

@@ -2,8 +2,9 @@
 // come one by one or all at once, and an hour already spent costs a held-back task two reads.
 import type { Firestore } from 'firebase-admin/firestore';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { type FirestoreHarness, startFirestore } from '../../test-support/firestore';
+import { recordingLogger } from '../../test-support/logs';
 import { countReads } from '../../test-support/reads';
-import { type FirestoreHarness, recordingLogger, startFirestore } from '../../test-support/stack';
 import { MAIL_BUDGETS, SHARDS, takeMailSlot } from './budget';
 
 let firestore: FirestoreHarness;

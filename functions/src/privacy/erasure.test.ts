@@ -4,22 +4,18 @@
 import type { Firestore } from 'firebase-admin/firestore';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { MailerLiteStandIn } from '../../../dev/mailerlite/index.ts';
+import { type FirestoreHarness, startFirestore } from '../../test-support/firestore';
+import { type RecordingLogger, recordingLogger } from '../../test-support/logs';
+import { mailerLiteClient, resetMailerLite, startMailerLite } from '../../test-support/mailerlite';
 import { countReads } from '../../test-support/reads';
 import {
   FINAL,
-  type FirestoreHarness,
   HERO,
   MAILBOX_SECRET,
-  mailerLiteClient,
-  type RecordingLogger,
-  recordingLogger,
-  resetMailerLite,
   seedSignups,
-  startFirestore,
-  startMailerLite,
   suppressMailbox,
   testMailboxes,
-} from '../../test-support/stack';
+} from '../../test-support/signups';
 import { handleSyncEmailsToMailerlite } from '../callables/sync-emails-to-mailerlite';
 import { systemClock } from '../clock';
 import { SIGNUPS, SUPPRESSIONS, THANK_YOU_MAILS } from '../contract';

@@ -1,13 +1,8 @@
 import type { Firestore } from 'firebase-admin/firestore';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import {
-  type FirestoreHarness,
-  HERO,
-  type RecordingLogger,
-  recordingLogger,
-  seedSignups,
-  startFirestore,
-} from '../../test-support/stack';
+import { type FirestoreHarness, startFirestore } from '../../test-support/firestore';
+import { type RecordingLogger, recordingLogger } from '../../test-support/logs';
+import { HERO, seedSignups } from '../../test-support/signups';
 import { systemClock } from '../clock';
 import { SIGNUPS, SUPPRESSIONS, THANK_YOU_MAILS } from '../contract';
 import { MAILERLITE_CONTACTS } from '../mailerlite/contacts';

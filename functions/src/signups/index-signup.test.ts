@@ -1,14 +1,8 @@
 import type { Firestore } from 'firebase-admin/firestore';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import {
-  type FirestoreHarness,
-  HERO,
-  MAILBOX_SECRET,
-  type RecordingLogger,
-  recordingLogger,
-  seedSignups,
-  startFirestore,
-} from '../../test-support/stack';
+import { type FirestoreHarness, startFirestore } from '../../test-support/firestore';
+import { type RecordingLogger, recordingLogger } from '../../test-support/logs';
+import { HERO, MAILBOX_SECRET, seedSignups } from '../../test-support/signups';
 import { SIGNUPS } from '../contract';
 import { mailboxKey } from '../privacy/mailbox-key';
 import { deliveryTaskId, type Enqueue, QUEUES } from '../tasks/queue';

@@ -1,23 +1,23 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { MailerLiteStandIn } from '../../../dev/mailerlite/index.ts';
+import { type FirestoreHarness, startFirestore } from '../../test-support/firestore';
+import { type RecordingLogger, recordingLogger } from '../../test-support/logs';
 import {
   deleteGroupInMailerLite,
-  FINAL,
-  type FirestoreHarness,
   groupRequests,
-  HERO,
-  MAILBOX_SECRET,
   mailerLiteClient,
-  type RecordingLogger,
-  recordingLogger,
   resetMailerLite,
   resetMailerLiteOverHttp,
-  seedSignups,
-  startFirestore,
   startMailerLite,
+} from '../../test-support/mailerlite';
+import {
+  FINAL,
+  HERO,
+  MAILBOX_SECRET,
+  seedSignups,
   suppressMailbox,
   testMailboxes,
-} from '../../test-support/stack';
+} from '../../test-support/signups';
 import { systemClock } from '../clock';
 import { SUPPRESSIONS } from '../contract';
 import type { MailerLiteClientOptions } from '../mailerlite/client';

@@ -1,21 +1,18 @@
 import type { Firestore } from 'firebase-admin/firestore';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { SmtpOutbox } from '../../../dev/smtp/index.ts';
+import { type FirestoreHarness, startFirestore } from '../../test-support/firestore';
+import { clockAhead, type RecordingLogger, recordingLogger } from '../../test-support/logs';
 import { ONE_MAILBOX_SPELLINGS } from '../../test-support/mailboxes';
 import {
-  clockAhead,
   FINAL,
-  type FirestoreHarness,
   HERO,
   MAILBOX_SECRET,
-  type RecordingLogger,
-  recordingLogger,
   seedSignups,
-  startFirestore,
-  startOutbox,
   suppressMailbox,
   testMailboxes,
-} from '../../test-support/stack';
+} from '../../test-support/signups';
+import { startOutbox } from '../../test-support/smtp';
 import { type Clock, systemClock } from '../clock';
 import { THANK_YOU_MAILS } from '../contract';
 import { DOMAIN_SHARE, DOMAIN_SHARE_MIN } from '../mail/budget';

@@ -1,0 +1,68 @@
+// What the functions' tests store and key: sign-ups as the page writes them, the tests' secrets, the
+// mailboxes' keyed stores, a suppressed mailbox.
+
+import type { DocumentReference, Firestore } from 'firebase-admin/firestore';
+import {
+  emailProblem,
+  SIGNUPS,
+  type SignupSource,
+  SUPPRESSIONS,
+  type SubscriptionType,
+  subscriptionTypeOf,
+} from '../src/contract';
+import { mailboxKey } from '../src/privacy/mailbox-key';
+import { Mailboxes } from '../src/privacy/mailboxes';
+import { MAILBOX_KEY_FIELD } from '../src/signups/lookup';
+
+export interface Signup {
+  email: string;
+  subscription_type: SubscriptionType;
+  source: SignupSource;
+}
+
+/** The two forms' sign-up fields, from the contract's pairing. */
+export const HERO = { subscription_type: subscriptionTypeOf('hero_form'), source: 'hero_form' } as const;
+export const FINAL = { subscription_type: subscriptionTypeOf('final_cta'), source: 'final_cta' } as const;
+
+/** MAILBOX_KEY_SECRET in the tests (vitest.config.mts gives the logs the same). */
+export const MAILBOX_SECRET = 'test-mailbox-key-secret';
+/** UNSUBSCRIBE_SECRET in the tests. */
+export const UNSUBSCRIBE_SECRET = 'test-unsubscribe-secret';
+
+/** The mailboxes' keyed stores as a function builds them once per invocation, under the tests' secrets. */
+export function testMailboxes(db: Firestore): Mailboxes {
+  return new Mailboxes(db, { mailbox: MAILBOX_SECRET, unsubscribe: UNSUBSCRIBE_SECRET });
+}
+
+/** Puts the address's mailbox on the suppression list, as a finished erasure leaves it. */
+export async function suppressMailbox(db: Firestore, email: string): Promise<DocumentReference> {
+  const ref = db.collection(SUPPRESSIONS).doc(mailboxKey(MAILBOX_SECRET, email));
+  await ref.set({ erased_at: new Date() });
+  return ref;
+}
+
+/**
+ * Stores sign-ups as the page does (auto ids, the four fields), with created_at one millisecond
+ * apart in the order given so that "the order they were made in" is known to the test. Each row of a
+ * valid address also gets its `mailbox_key`, as the index-signup trigger writes it a moment later;
+ * `keyed: false` leaves it out (the moment before the trigger ran).
+ */
+export async function seedSignups(
+  db: Firestore,
+  signups: Array<Signup | Record<string, unknown>>,
+  start = Date.now(),
+  { keyed = true }: { keyed?: boolean } = {},
+) {
+  const collection = db.collection(SIGNUPS);
+  for (let offset = 0; offset < signups.length; offset += 400) {
+    const batch = db.batch();
+    signups.slice(offset, offset + 400).forEach((signup, index) => {
+      const key =
+        keyed && emailProblem(signup.email) === null
+          ? { [MAILBOX_KEY_FIELD]: mailboxKey(MAILBOX_SECRET, signup.email as string) }
+          : {};
+      batch.create(collection.doc(), { created_at: new Date(start + offset + index), ...signup, ...key });
+    });
+    await batch.commit();
+  }
+}
