@@ -4,15 +4,8 @@
  * instead of asking reCAPTCHA. (Its own file: the SDK settles debug mode once per page.)
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { API_KEY, APP_CHECK_TOKEN, APP_ID, PROJECT, startWire, type Wire } from '@/test/appCheckWire';
 import { DEBUG_TOKEN_STORAGE_KEY } from './app-check';
-import {
-  API_KEY,
-  APP_CHECK_TOKEN,
-  APP_ID,
-  PROJECT,
-  startWire,
-  type Wire,
-} from './app-check-wire.test-support';
 import type { Backend } from './backend';
 
 const DEBUG_TOKEN = '6f1f3c52-2d8a-4c3e-9a53-3f2b8f0a7c11';

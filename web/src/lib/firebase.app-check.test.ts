@@ -1,7 +1,7 @@
 /**
  * The Firebase boundary built with an App Check site key (jsdom: the App Check SDK places reCAPTCHA's
  * invisible widget in the page). Real SDKs; reCAPTCHA Enterprise and App Check's exchange answered on
- * loopback (app-check-wire.test-support.ts). What matters is on the wire: every Firestore and callable
+ * loopback (src/test/appCheckWire.ts). What matters is on the wire: every Firestore and callable
  * request carries the token App Check obtained for the reCAPTCHA attestation.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -15,7 +15,7 @@ import {
   SITE_KEY,
   startWire,
   type Wire,
-} from './app-check-wire.test-support';
+} from '@/test/appCheckWire';
 import type { Backend } from './backend';
 
 let wire: Wire;

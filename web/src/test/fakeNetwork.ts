@@ -1,5 +1,7 @@
+import { emulatorAnswer, routeOf } from './emulatorAnswers';
+
 /**
- * A stand-in for `fetch` that answers the Firebase SDKs as the emulators do, so tests can run the real
+ * A stand-in for `fetch` that answers the Firebase SDKs as the emulators do (./emulatorAnswers.ts), so tests can run the real
  * SDKs (Firestore Lite, Functions) and the project's boundary with no server, under fake timers.
  * A route can be made to hang: its request stays open, unanswered, until the test releases it.
  */
@@ -14,21 +16,6 @@ function json(status: number, body: unknown): Response {
   return new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
 }
 
-function defaultAnswer(route: Route, body: unknown): Response {
-  if (route === 'batchGet') {
-    const names = (body as { documents: string[] }).documents;
-    return json(
-      200,
-      names.map((name) => ({ missing: name, readTime: '2024-05-01T10:00:00.000000Z' })),
-    );
-  }
-  if (route === 'commit') {
-    return json(200, { commitTime: '2024-05-01T10:00:00.000000Z', writeResults: [{}] });
-  }
-  if (route === 'sync-emails-to-mailerlite') return json(200, { result: { success: true, synced: 3 } });
-  return json(200, { result: null });
-}
-
 export function fakeNetwork() {
   /** The route of every request made, in order. */
   const requests: Route[] = [];
@@ -37,13 +24,13 @@ export function fakeNetwork() {
 
   async function fetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response> {
     const url = new URL(input instanceof Request ? input.url : String(input));
-    const route = decodeURIComponent(url.pathname).split('/').pop()?.split(':').pop() ?? '';
+    const route = routeOf(url.pathname);
     const body = typeof init?.body === 'string' ? JSON.parse(init.body) : undefined;
     requests.push(route);
     if (hanging.has(route)) {
       await new Promise<void>((release) => held.push({ route, release }));
     }
-    return defaultAnswer(route, body);
+    return json(200, emulatorAnswer(route, body));
   }
 
   return {

@@ -7,6 +7,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { vi } from 'vitest';
+import { emulatorAnswer, routeOf } from './emulatorAnswers';
 
 export const PROJECT = 'goody-prod';
 export const API_KEY = 'public-web-key';
@@ -43,14 +44,10 @@ export interface Wire {
   stop(): Promise<void>;
 }
 
+/** App Check's exchange answers a token; the rest as the emulators do (./emulatorAnswers.ts). */
 function reply(path: string, body: unknown): unknown {
   if (path.startsWith(REROUTED_PREFIX)) return { token: APP_CHECK_TOKEN, ttl: '3600s' };
-  if (path.includes(':batchGet')) {
-    const names = (body as { documents: string[] }).documents;
-    return names.map((name) => ({ missing: name, readTime: '2024-05-01T10:00:00.000000Z' }));
-  }
-  if (path.includes(':commit')) return { commitTime: '2024-05-01T10:00:00.000000Z', writeResults: [{}] };
-  return { result: null };
+  return emulatorAnswer(routeOf(path), body);
 }
 
 /** grecaptcha.enterprise as App Check drives it: ready, render an invisible widget, execute it. */
