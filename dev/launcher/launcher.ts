@@ -3,9 +3,9 @@
 // failing) stop all of it. `npm run dev` (--dev): the same stack, with the functions compiled by tsc --watch
 // (the Functions emulator reloads them on every change) and the page on Vite's dev server instead of Hosting.
 
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -131,6 +131,8 @@ export class Launcher {
     this.finish = resolve;
   });
   private firstSignalAt = 0;
+  /** firebase-tools' TMPDIR (its hub locator file), removed when the stack stops. */
+  private firebaseTmpDir: string | undefined;
   private claims: PortClaim[] = [];
   /**
    * Set once the port check has passed and the stack directory is ours: from then on the ports are this stack's
@@ -180,6 +182,7 @@ export class Launcher {
     if (message) (code === 0 ? this.io.out : this.io.err)(message);
     this.shutdownPromise = (async () => {
       await this.supervisor.stopAll();
+      if (this.firebaseTmpDir) rmSync(this.firebaseTmpDir, { recursive: true, force: true });
       await Promise.all(this.standIns.reverse().map((item) => stopWithin(item, 5_000, this.io.out)));
       const stillBusy = this.owned ? await this.busyPorts() : [];
       if (stillBusy.length > 0) {
@@ -396,6 +399,11 @@ export class Launcher {
     const ready = new Promise<void>((resolve) => {
       markReady = resolve;
     });
+    // firebase-tools keeps where a project's emulator hub listens in <tmpdir>/hub-<project>.json, and its
+    // export-on-exit (and a start, which overwrites it) goes by that file: with every stack on demo-goody, one
+    // stack's Ctrl-C exported another stack's database into its data directory, or found none and exported
+    // nothing (a restart then lost the sign-ups). A temp directory of its own keeps each stack to its own hub.
+    this.firebaseTmpDir = mkdtempSync(path.join(tmpdir(), 'goody-firebase-'));
     const firebase = this.supervisor.start({
       name: 'firebase-tools (the Firebase emulators)',
       label: 'firebase',
@@ -420,7 +428,7 @@ export class Launcher {
       ],
       // firebase-tools writes firebase-debug.log (and the Firestore emulator its own log) into its working directory.
       cwd: config.stackDir,
-      env: firebaseToolsEnv(process.env, emulators),
+      env: { ...firebaseToolsEnv(process.env, emulators), TMPDIR: this.firebaseTmpDir },
       stop: { signal: 'SIGINT', target: 'leader' },
       graceMs: 10_000,
       onLine: (raw) => {
