@@ -4,7 +4,7 @@ import { onRequest } from 'firebase-functions/v2/https';
 import { systemClock } from '../clock';
 import { adminFirestore } from '../firestore';
 import { cloudLogger, type Logger } from '../logs';
-import { senderAddress } from '../mail/thank-you-message';
+import { escapeHtml, senderAddress } from '../mail/thank-you-message';
 import { mailerLiteFromParams } from '../mailerlite/from-params';
 import { MAIL_FROM, MAILBOX_KEY_SECRET, MAILERLITE_API_KEY, UNSUBSCRIBE_SECRET } from '../params';
 import { type ErasureReport, eraseAddress } from '../privacy/erasure';
@@ -138,15 +138,6 @@ const HEADERS: Record<string, string> = {
   'Cache-Control': 'no-store',
   'X-Frame-Options': 'DENY',
 };
-
-function escapeHtml(value: string): string {
-  return value
-    .replaceAll('&', '&amp;')
-    .replaceAll('<', '&lt;')
-    .replaceAll('>', '&gt;')
-    .replaceAll('"', '&quot;')
-    .replaceAll("'", '&#39;');
-}
 
 function page(status: number, title: string, content: string): UnsubscribeHttpResponse {
   const body = `<!DOCTYPE html>

@@ -86,7 +86,8 @@ export function senderAddress(from: string): string {
   return (match?.[1] ?? from).trim();
 }
 
-function escapeHtml(value: string): string {
+/** Text as HTML: the five characters that could end an element or an attribute, escaped. */
+export function escapeHtml(value: string): string {
   return value
     .replaceAll('&', '&amp;')
     .replaceAll('<', '&lt;')

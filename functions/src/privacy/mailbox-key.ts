@@ -1,5 +1,6 @@
-import { createHmac, hkdfSync, randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { normaliseEmail } from '../contract';
+import { derivedKey } from '../derived-key';
 
 /**
  * "The same person", as the product counts them: one mailbox, however its address is spelled. Every
@@ -60,16 +61,6 @@ const PLUS_TAGS_FOLDED_BEFORE: ReadonlySet<string> = new Set([
 ]);
 
 const PURPOSE = 'goody-mailbox-key-v1';
-const derivedKeys = new Map<string, Buffer>();
-
-function derivedKey(secret: string): Buffer {
-  let derived = derivedKeys.get(secret);
-  if (!derived) {
-    derived = Buffer.from(hkdfSync('sha256', secret, PURPOSE, 'mailbox', 32));
-    derivedKeys.set(secret, derived);
-  }
-  return derived;
-}
 
 /** The mailbox's key: 43 base64url characters, a valid Firestore document id. */
 export function mailboxKey(secret: string, email: string): string {
@@ -78,7 +69,9 @@ export function mailboxKey(secret: string, email: string): string {
 
 function keyOf(secret: string, mailbox: string): string {
   if (!secret) throw new Error('MAILBOX_KEY_SECRET is empty.');
-  return createHmac('sha256', derivedKey(secret)).update(mailbox, 'utf8').digest('base64url');
+  return createHmac('sha256', derivedKey(secret, PURPOSE, 'mailbox'))
+    .update(mailbox, 'utf8')
+    .digest('base64url');
 }
 
 /**

@@ -1,12 +1,6 @@
-import {
-  createCipheriv,
-  createDecipheriv,
-  createHmac,
-  hkdfSync,
-  randomBytes,
-  timingSafeEqual,
-} from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { emailProblem, normaliseEmail } from '../contract';
+import { derivedKey } from '../derived-key';
 
 /**
  * The one-click unsubscribe link carries two values, neither of which shows the address:
@@ -43,7 +37,7 @@ export interface OpenedToken {
 }
 
 function key(secret: string, purpose: 'seal' | 'mac'): Buffer {
-  return Buffer.from(hkdfSync('sha256', secret, SALT, purpose, 32));
+  return derivedKey(secret, SALT, purpose);
 }
 
 function mac(secret: string, email: string): Buffer {

@@ -1,5 +1,6 @@
-import { createHmac, hkdfSync } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import type { SubscriptionType } from '../contract';
+import { derivedKey } from '../derived-key';
 import type { LogEvent, Logger } from '../logs';
 
 /**
@@ -67,16 +68,6 @@ export const BUCKET_MS = 10_000;
 export const AFTER_BUCKET_MS = 1_000;
 
 const TASK_ID_PURPOSE = 'goody-task-id-v2';
-const taskIdKeys = new Map<string, Buffer>();
-
-function taskIdKey(secret: string): Buffer {
-  let key = taskIdKeys.get(secret);
-  if (!key) {
-    key = Buffer.from(hkdfSync('sha256', secret, TASK_ID_PURPOSE, 'task-id', 32));
-    taskIdKeys.set(secret, key);
-  }
-  return key;
-}
 
 export function deliveryTaskId(
   mailboxSecret: string,
@@ -84,7 +75,7 @@ export function deliveryTaskId(
   work: { mailboxKey: string; list: string; at: number },
 ): string {
   const bucket = Math.floor(work.at / BUCKET_MS);
-  const mac = createHmac('sha256', taskIdKey(mailboxSecret))
+  const mac = createHmac('sha256', derivedKey(mailboxSecret, TASK_ID_PURPOSE, 'task-id'))
     .update(`${queue}\n${work.mailboxKey}\n${work.list}\n${bucket}`, 'utf8')
     .digest('base64url');
   // Cloud Tasks ids: letters, digits, hyphens and underscores.
