@@ -6,9 +6,9 @@
 import { addContactToMailerlite, sendThankYouEmail } from './callables/signup-callables';
 import { syncEmailsToMailerlite } from './callables/sync-emails-to-mailerlite';
 import { finishErasures } from './scheduled/pending-erasures';
-import { indexSignupOnCreate } from './signups/index-signup';
 import { deliverContact } from './tasks/deliver-contact';
 import { deliverThankYou } from './tasks/deliver-thank-you';
+import { indexSignupOnCreate } from './triggers/index-signup';
 
 export const add = { contact: { to: { mailerlite: addContactToMailerlite } } };
 export const send = { thank: { you: { email: sendThankYouEmail } } };
@@ -27,5 +27,5 @@ export { eraseExpiredSignups as retention } from './scheduled/retention';
 // (scheduled/pending-erasures.ts).
 export const finish = { erasures: finishErasures };
 
-// index-signup: writes each new sign-up's mailbox key on it, for lookups by key (signups/index-signup.ts).
+// index-signup: writes each new sign-up's mailbox key on it, for lookups by key (triggers/index-signup.ts).
 export const index = { signup: indexSignupOnCreate };

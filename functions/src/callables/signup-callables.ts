@@ -23,7 +23,7 @@ import {
  * The two callables the page makes after its insert, add-contact-to-mailerlite and send-thank-you-email,
  * in one shape: check the body, enqueue one task for the worker that does the work (tasks/deliver-contact.ts,
  * tasks/deliver-thank-you.ts), answer `accepted`. The worker delivers only a stored sign-up, and the stored
- * row enqueues the same work itself (signups/index-signup.ts) under the same task id (tasks/queue.ts,
+ * row enqueues the same work itself (triggers/index-signup.ts) under the same task id (tasks/queue.ts,
  * deliveryTaskId), so a call costs no second dispatch; it hurries the work only when the row's trigger is
  * late. A call reads nothing and answers the same for every well-formed body, stored or not, erased, already
  * a contact or thanked, or a stranger's guess: neither the reply nor its timing says which; whatever comes

@@ -19,7 +19,7 @@ import { clearPending, isPending } from './suppression';
  *    page at a time; the other spellings found on the way are sealed into the entry first (`aliases`), so
  *    their MailerLite subscribers are forgotten too.
  * 3. MailerLite forgets each of those addresses, and the spelling the mailbox's contact record names
- *    (mailerlite/contacts.ts); then the record goes.
+ *    (privacy/mailerlite-contacts.ts); then the record goes.
  * 4. The mark is cleared, only by the attempt that set it.
  *
  * A second click, or scheduled/pending-erasures.ts every half hour, finishes what an earlier attempt left. A click on
@@ -100,7 +100,7 @@ export async function finishErasure(
   }
   await deps.afterStep?.('rows_deleted');
 
-  // The spelling MailerLite knows the mailbox by (mailerlite/contacts.ts), if no row names it any more.
+  // The spelling MailerLite knows the mailbox by (privacy/mailerlite-contacts.ts), if no row names it any more.
   const record = deps.mailboxes.contacts.ref(email);
   const known = (await record.get()).get('email');
   const forget = [...new Set([...rows.addresses, ...(typeof known === 'string' ? [known] : [])])];

@@ -16,7 +16,7 @@ import { derivedKey } from '../derived-key';
  * The key is an HMAC of that canonical mailbox with MAILBOX_KEY_SECRET (HKDF-derived for this one
  * purpose), never a plain hash: a plain SHA-256 of an address is confirmed by anyone holding a list of
  * candidate addresses. It names the thank-you record and the suppression entry and is written on each
- * sign-up (`mailbox_key`, by signups/index-signup.ts), and its first 12 characters are the address's handle
+ * sign-up (`mailbox_key`, by triggers/index-signup.ts), and its first 12 characters are the address's handle
  * in the logs. The secret must never be rotated: a new one would forget every suppression.
  */
 

@@ -1,8 +1,8 @@
 import type { Firestore } from 'firebase-admin/firestore';
 import { domainKey } from '../mail/budget';
-import { ContactRecords } from '../mailerlite/contacts';
 import { MAILBOX_KEY_SECRET, UNSUBSCRIBE_SECRET } from '../params';
 import { mailboxKey } from './mailbox-key';
+import { ContactRecords } from './mailerlite-contacts';
 import { SuppressionList } from './suppression';
 import { unsubscribeLink } from './unsubscribe-token';
 

@@ -4,9 +4,9 @@ import type { Clock } from '../clock';
 import { normaliseEmail, SUPPRESSIONS } from '../contract';
 import { firestoreSdk } from '../firestore';
 import type { MailerLiteClient, RequestOptions } from '../mailerlite/client';
-import type { ContactRecords } from '../mailerlite/contacts';
 import { MailerLiteError } from '../mailerlite/errors';
 import { earlierMailboxKey, mailboxKey } from './mailbox-key';
+import type { ContactRecords } from './mailerlite-contacts';
 import { openUnsubscribeToken, type UnsubscribeToken, unsubscribeToken } from './unsubscribe-token';
 
 /**
@@ -192,7 +192,7 @@ export class SuppressionList {
 
   /**
    * Forgets the MailerLite contact of a suppressed mailbox now or, when MailerLite fails, later: the address
-   * given and the spelling the mailbox's contact record names (mailerlite/contacts.ts), if another, then the
+   * given and the spelling the mailbox's contact record names (privacy/mailerlite-contacts.ts), if another, then the
    * record itself; when MailerLite fails the entry gets the write-ahead mark back, for scheduled/pending-erasures.ts,
    * and the record stays for it to find. The sync and the contact worker undo a push that raced an
    * unsubscribe through here, so a person who left is never left on the list by an outage. Only a Firestore

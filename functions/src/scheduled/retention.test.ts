@@ -5,7 +5,7 @@ import { type RecordingLogger, recordingLogger } from '../../test-support/logs';
 import { HERO, seedSignups } from '../../test-support/signups';
 import { systemClock } from '../clock';
 import { SIGNUPS, SUPPRESSIONS, THANK_YOU_MAILS } from '../contract';
-import { MAILERLITE_CONTACTS } from '../mailerlite/contacts';
+import { MAILERLITE_CONTACTS } from '../privacy/mailerlite-contacts';
 import { handleRetention } from './retention';
 
 let firestore: FirestoreHarness;

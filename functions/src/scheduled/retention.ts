@@ -6,8 +6,8 @@ import { SIGNUPS } from '../contract';
 import { adminFirestore } from '../firestore';
 import { cloudLogger, type Logger } from '../logs';
 import { MAIL_BUDGETS } from '../mail/budget';
-import { MAILERLITE_CONTACTS } from '../mailerlite/contacts';
 import { RETENTION_DAYS } from '../params';
+import { MAILERLITE_CONTACTS } from '../privacy/mailerlite-contacts';
 
 const DAY_MS = 24 * 60 * 60_000;
 export const RETENTION_PAGE_SIZE = 400;
@@ -22,7 +22,7 @@ export interface RetentionDeps {
 
 export interface RetentionReport {
   signups: number;
-  /** MailerLite contact records (mailerlite/contacts.ts) not pushed or claimed within the period. */
+  /** MailerLite contact records (privacy/mailerlite-contacts.ts) not pushed or claimed within the period. */
   contacts: number;
   /** The mail budget's counters of hours more than a day past. */
   mailBudgets: number;

@@ -20,7 +20,7 @@ export interface Contact {
   source: SignupSource;
   /** Its first sign-up in the step (ms): sent as MailerLite's consent time, opted_in_at. */
   optedInAt: number;
-  /** The spelling MailerLite knows its mailbox by, when it is not `email` (mailerlite/contacts.ts). */
+  /** The spelling MailerLite knows its mailbox by, when it is not `email` (privacy/mailerlite-contacts.ts). */
   address?: string;
   /** Its mailbox's contact record, where the groups MailerLite confirms are recorded. */
   record?: DocumentReference;

@@ -1,8 +1,8 @@
 import { BATCH_MAX_REQUESTS } from '../mailerlite/client';
-import type { Spelling } from '../mailerlite/contacts';
 import { GroupHolder } from '../mailerlite/groups';
 import { failureOf } from '../mailerlite/meaning';
 import { emailFields } from '../privacy/log-fields';
+import type { Spelling } from '../privacy/mailerlite-contacts';
 import { Checkpoints } from './checkpoints';
 import { RunFailures } from './failures';
 import { Pacing } from './pacing';
@@ -172,7 +172,7 @@ class Run {
    *   unsubscribed, and no later sign-up of that mailbox puts it back;
    * - a contact whose mailbox MailerLite already has in every group it asks for (its row's own task
    *   delivered it, or an earlier run) is settled without a request;
-   * - the others go under their mailbox's one spelling (mailerlite/contacts.ts), so spellings of one
+   * - the others go under their mailbox's one spelling (privacy/mailerlite-contacts.ts), so spellings of one
    *   mailbox make one MailerLite contact.
    * Each of these counts as handled (`synced`): the reply counts what the run went through, never what
    * any one address's history made of it, so it cannot tell a stranger that an address unsubscribed.

@@ -405,7 +405,7 @@ describe('deliver-contact (the task add-contact-to-mailerlite enqueues)', () => 
     });
 
     it('an address with no stored sign-up is dropped at its first look: no retry, no MailerLite request', async () => {
-      // The row, when it comes, enqueues its own task (signups/index-signup.ts): nothing waits for it.
+      // The row, when it comes, enqueues its own task (triggers/index-signup.ts): nothing waits for it.
       expect(await deliver(hero('kid@example.com'))).toBe('not_stored');
       expect(ml.state.requests).toEqual([]);
       expect(logger.events()).toEqual(['add_contact.refused_unknown_address']);
@@ -439,7 +439,7 @@ describe('deliver-contact (the task add-contact-to-mailerlite enqueues)', () => 
     });
   });
 
-  describe('one MailerLite contact per mailbox (mailerlite/contacts.ts)', () => {
+  describe('one MailerLite contact per mailbox (privacy/mailerlite-contacts.ts)', () => {
     it("the row's task and the callable's task for one sign-up make exactly one upsert", async () => {
       await seedSignups(firestore.db, [{ email: 'kid@example.com', ...HERO }]);
       expect(await deliver(hero('kid@example.com'))).toBe('delivered');

@@ -46,11 +46,11 @@ export type ContactOutcome = 'delivered' | 'already_delivered' | 'not_stored' | 
 /**
  * Upserts a stored sign-up into the group of its list, with its source as a field and its first sign-up
  * time as MailerLite's consent time. Every stored row enqueues one of these tasks itself
- * (signups/index-signup.ts), and the page's add-contact callable may enqueue another (a fast path, anyone
+ * (triggers/index-signup.ts), and the page's add-contact callable may enqueue another (a fast path, anyone
  * can call it): so the task delivers only a stored sign-up of the pairing it names, and a task for an
  * address with none is dropped at its first look: the row, when it comes, brings its own task.
  *
- * One MailerLite contact per mailbox (mailerlite/contacts.ts): the mailbox's record, claimed for the push,
+ * One MailerLite contact per mailbox (privacy/mailerlite-contacts.ts): the mailbox's record, claimed for the push,
  * names the spelling MailerLite knows and the lists it has; a list already there costs no request, so the
  * row's task and the callable's together make one upsert. MailerLite's upsert adds groups and keeps the
  * ones the subscriber is in, so someone who joined through both forms ends up in both groups. A failure a

@@ -357,7 +357,7 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
 
   describe('before it is sent', () => {
     it('an address with no stored sign-up is dropped at its first look: no retry, nothing written', async () => {
-      // The row, when it comes, enqueues its own task (signups/index-signup.ts): nothing waits for it.
+      // The row, when it comes, enqueues its own task (triggers/index-signup.ts): nothing waits for it.
       expect(await outcomeOf({ email: 'kid@example.com' })).toEqual({ status: 'unknown_address' });
       await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
       expect(await outcomeOf({ email: 'kid@example.com' })).toEqual({ status: 'sent' });

@@ -84,7 +84,7 @@ export interface DeliverThankYouDeps {
 /**
  * One thank-you message per mailbox (privacy/mailbox-key.ts: every spelling of one mailbox is one), ever,
  * only for an address that signed up, and never to a mailbox on the suppression list. Every stored row
- * enqueues one of these tasks itself (signups/index-signup.ts), and the page's callable may enqueue another;
+ * enqueues one of these tasks itself (triggers/index-signup.ts), and the page's callable may enqueue another;
  * a task for an address with no stored sign-up is dropped at its first look (the row, when it comes,
  * brings its own task). The record is claimed (lease.ts) before anything else is spent: a second task
  * (concurrent or later) sees the claim and sends nothing, and only the claim's holder takes a slot of the

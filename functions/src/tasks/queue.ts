@@ -5,7 +5,7 @@ import type { LogEvent, Logger } from '../logs';
 
 /**
  * The delivery of a sign-up, handed to Cloud Tasks: every stored row enqueues its contact and its
- * thank-you (signups/index-signup.ts), and the two sign-up callables may enqueue the same work sooner (they
+ * thank-you (triggers/index-signup.ts), and the two sign-up callables may enqueue the same work sooner (they
  * validate, enqueue one task and answer); a task-queue function (deliver-contact.ts, deliver-thank-you.ts) does the work, and Cloud
  * Tasks retries it with backoff, paces it (`rateLimits`) and drops a task whose id it has seen.
  *
@@ -45,7 +45,7 @@ export interface DeliveryTask {
 }
 
 /**
- * One id for one piece of work, whoever enqueues it: the stored row's trigger (signups/index-signup.ts) and
+ * One id for one piece of work, whoever enqueues it: the stored row's trigger (triggers/index-signup.ts) and
  * the page's callable name a task by the queue, the mailbox (its key, privacy/mailbox-key.ts), the list and
  * a time bucket of BUCKET_MS; Cloud Tasks refuses a second task with an id it has seen, so the two make one
  * dispatch (the contact queue's dispatches are MailerLite's budget), and a second press, a client retry or

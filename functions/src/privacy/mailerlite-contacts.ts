@@ -3,7 +3,7 @@ import type { Clock } from '../clock';
 import type { SubscriptionType } from '../contract';
 import { millisOf } from '../firestore';
 import { claimLease, type Lease, type LeaseLayout, LeaseLostError } from '../lease';
-import { mailboxKey } from '../privacy/mailbox-key';
+import { mailboxKey } from './mailbox-key';
 
 /**
  * One MailerLite contact per mailbox. `mailerlite_contacts/{mailbox key}` (privacy/mailbox-key.ts) holds

@@ -8,8 +8,8 @@ import { MAILBOX_KEY_SECRET } from '../params';
 import { emailFields } from '../privacy/log-fields';
 import { mailboxKey } from '../privacy/mailbox-key';
 import { parseAddContactInput } from '../schemas';
+import { MAILBOX_KEY_FIELD } from '../signups/lookup';
 import { cloudTasksEnqueue, deliveryTaskId, type Enqueue, QUEUES, type QueueName } from '../tasks/queue';
-import { MAILBOX_KEY_FIELD } from './lookup';
 
 export type IndexOutcome = 'delivery_enqueued' | 'not_an_address' | 'gone';
 

@@ -5,9 +5,9 @@ import { type RecordingLogger, recordingLogger } from '../../test-support/logs';
 import { HERO, MAILBOX_SECRET, seedSignups } from '../../test-support/signups';
 import { SIGNUPS } from '../contract';
 import { mailboxKey } from '../privacy/mailbox-key';
+import { MAILBOX_KEY_FIELD, mailboxSignups, storedSignups } from '../signups/lookup';
 import { deliveryTaskId, type Enqueue, QUEUES } from '../tasks/queue';
 import { indexSignup } from './index-signup';
-import { MAILBOX_KEY_FIELD, mailboxSignups, storedSignups } from './lookup';
 
 let firestore: FirestoreHarness;
 let db: Firestore;
