@@ -230,7 +230,7 @@ describe('writing the stack directory', () => {
     if (root) rmSync(root, { recursive: true, force: true });
   });
 
-  it('mirrors functions/ by symlinks but src/ and writes the env files beside them, readable by firebase-tools', () => {
+  it('mirrors functions/ by symlinks but src/ (and lib/, copied for npm start) and writes the env files beside them, readable by firebase-tools', () => {
     root = mkdtempSync(path.join(os.tmpdir(), 'goody-stack-files-'));
     const repoRoot = root;
     mkdirSync(path.join(repoRoot, 'functions', 'lib'), { recursive: true });
@@ -265,13 +265,33 @@ describe('writing the stack directory', () => {
     };
     expect(config.emulators.hosting.port).toBe(15000);
 
-    for (const entry of ['lib', 'package.json', '.env']) {
-      const link = path.join(files.functionsDir, entry);
-      expect(lstatSync(link).isSymbolicLink()).toBe(true);
-      expect(path.resolve(files.functionsDir, readlinkSync(link))).toBe(
-        path.join(repoRoot, 'functions', entry),
+    const linksBack = (functionsDir: string, entry: string) => {
+      const link = path.join(functionsDir, entry);
+      return (
+        lstatSync(link).isSymbolicLink() &&
+        path.resolve(functionsDir, readlinkSync(link)) === path.join(repoRoot, 'functions', entry)
       );
-    }
+    };
+    for (const entry of ['package.json', '.env'])
+      expect(linksBack(files.functionsDir, entry), entry).toBe(true);
+    // npm start runs the functions as built when it started, whatever a later build writes to functions/lib.
+    expect(lstatSync(path.join(files.functionsDir, 'lib')).isDirectory()).toBe(true);
+    writeFileSync(path.join(repoRoot, 'functions', 'lib', 'index.js'), '// rebuilt by someone else');
+    expect(readFileSync(path.join(files.functionsDir, 'lib', 'index.js'), 'utf8')).toBe('');
+    // npm run dev runs functions/lib itself: its emulator reloads what tsc --watch writes there.
+    const devStackDir = path.join(repoRoot, 'dev-stacks', 'stack-15173');
+    prepareStackDir(devStackDir);
+    const dev = writeStackFiles({
+      repoRoot,
+      stackDir: devStackDir,
+      publicDir: undefined,
+      host: '127.0.0.1',
+      ports,
+      reloadFunctions: true,
+      functionsEnv: {},
+      functionsSecrets: {},
+    });
+    expect(linksBack(dev.functionsDir, 'lib')).toBe(true);
     // The TypeScript: a save there would reload the emulator before tsc has compiled it.
     expect(lstatSync(path.join(files.functionsDir, 'src'), { throwIfNoEntry: false })).toBeUndefined();
     const secretFile = path.join(files.functionsDir, '.secret.local');

@@ -6,7 +6,7 @@
 //   site/                the site built for this stack's ports (npm start; npm run emulators serves web/dist;
 //                        npm run dev has no Hosting: Vite serves the page)
 //   functions/           the functions source as the emulator sees it: a symlink to each entry of functions/ but
-//                        src/ (the emulator runs lib/), plus
+//                        src/ (the emulator runs lib/; npm start runs a copy of lib/, see writeStackFiles), plus
 //     .env.local         the string params (MAILERLITE_BASE_URL, groups, MAIL_FROM), read when emulating only
 //     .secret.local      the secret params (MAILERLITE_API_KEY, SMTP_URL); without it the emulator asks Google
 //                        Secret Manager, which needs a login and the internet
@@ -23,7 +23,7 @@
 // watcher applies as `**/src`, so it also dropped lib/functions/src, where tsc writes (emulatorIgnore below).
 // npm start and npm run emulators watch nothing, on purpose (reloadFunctions below).
 
-import { mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { withBuildPolicies } from '../../web/plugins/build-policies.ts';
 import type { Ports } from './config.ts';
@@ -84,7 +84,8 @@ export interface EmulatorConfigOptions {
    * npm run dev: the emulator reloads the functions whenever functions/lib changes. Otherwise (npm start, npm run
    * emulators) it watches nothing: functions/lib is shared by every stack and build in the checkout, and a stack
    * under test or measurement must not reload because another one rebuilt it (a reload rediscovers every
-   * function and refreshes the workers; a request at that moment can fail to load its function).
+   * function and refreshes the workers; a request at that moment can fail to load its function). For the same
+   * reason it runs a copy of functions/lib made at its start (writeStackFiles).
    */
   reloadFunctions?: boolean;
 }
@@ -234,8 +235,16 @@ export function writeStackFiles(options: WriteStackFilesOptions): StackFiles {
   rmSync(functionsDir, { recursive: true, force: true });
   const sourceDir = path.join(repoRoot, 'functions');
   mkdirSync(functionsDir);
+  // npm start runs the functions as built at its start: a copy of the compiled output, since every new worker
+  // process loads it from disk again, and functions/lib is rewritten by any build in the checkout (npm run dev's
+  // tsc --watch on every save). npm run dev runs functions/lib itself, and reloads when it changes.
+  const compiledRoot = (options.compiledEntry ?? DEFAULT_COMPILED_ENTRY).split(/[\\/]/)[0];
   for (const entry of readdirSync(sourceDir)) {
     if (GENERATED_FUNCTION_FILES.has(entry) || SOURCE_DIRS.has(entry)) continue;
+    if (entry === compiledRoot && !options.reloadFunctions) {
+      cpSync(path.join(sourceDir, entry), path.join(functionsDir, entry), { recursive: true });
+      continue;
+    }
     symlinkSync(path.relative(functionsDir, path.join(sourceDir, entry)), path.join(functionsDir, entry));
   }
   const header = `Written by npm start / npm run dev (dev/launcher) for this stack only; rewritten on every start.`;
