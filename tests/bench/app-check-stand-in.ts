@@ -15,12 +15,22 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 
-/** The web build's settings for App Check on the emulators (a demo project takes a site key there). */
-export const APP_CHECK_BUILD_ENV: Record<string, string> = {
+/**
+ * The stack's settings for App Check on the emulators: the web build's site key (a demo project takes one
+ * there), and the callables refusing a call without a token (the launcher's GOODY_ENFORCE_APP_CHECK), so a
+ * sign-up whose calls went out without the token ends in an error toast and fails the bench.
+ */
+export const APP_CHECK_STACK_ENV: Record<string, string> = {
   VITE_APPCHECK_RECAPTCHA_ENTERPRISE_SITE_KEY: '6Lc-bench-debug-provider-site-key-0000000',
   VITE_FIREBASE_API_KEY: 'demo-api-key',
   VITE_FIREBASE_APP_ID: '1:000000000000:web:0000000000000000000000',
+  GOODY_ENFORCE_APP_CHECK: 'true',
 };
+
+/** True for App Check's token exchange (content-firebaseappcheck.googleapis.com), its preflight too. */
+export function isAppCheckExchange(url: string): boolean {
+  return new URL(url).hostname === 'content-firebaseappcheck.googleapis.com';
+}
 
 const DEBUG_TOKEN = '0bench00-d3b6-4c0f-9a57-app0check0000';
 const HOSTS = ['www.google.com', 'content-firebaseappcheck.googleapis.com'];

@@ -38,7 +38,9 @@
 //                     Google's reCAPTCHA and token-exchange hosts answered over HTTPS on loopback
 //                     (tests/bench/app-check-stand-in.ts), so the exchange, its preflight and its connection
 //                     are priced when the path waits for them (needs a launcher and a web config that take a
-//                     site key on the emulators)
+//                     site key on the emulators); the callables enforce it (GOODY_ENFORCE_APP_CHECK), and each
+//                     phone sign-up prints when its token exchange ran, from the press, and whether it was on
+//                     the path
 //
 // One warm-up sign-up runs first and is reported apart: it starts the function workers, which a deployed
 // function keeps warm (or not) on its own terms.
@@ -50,7 +52,7 @@ import { chromium } from 'playwright-core';
 import { chromiumArgs, findChromium } from '../e2e/chromium.ts';
 import { FORMS, openLanding, TEXT } from '../e2e/support/app.ts';
 import { startStack } from '../e2e/support/stack.ts';
-import { APP_CHECK_BUILD_ENV, startAppCheckStandIn } from './app-check-stand-in.ts';
+import { APP_CHECK_STACK_ENV, isAppCheckExchange, startAppCheckStandIn } from './app-check-stand-in.ts';
 import { untilChromiumSettles } from './browser-settle.ts';
 import { serveOtherBuild } from './other-build.ts';
 import { repoRoot, resultsDir } from './paths.ts';
@@ -130,6 +132,35 @@ interface PhoneSample {
   preflights: number;
   newConnections: number;
   path: PricedPath;
+  /** With --app-check: the page's token exchanges (preflights too), in ms from the press (negative: before it). */
+  appCheckExchanges: AppCheckExchange[];
+}
+
+interface AppCheckExchange {
+  method: string;
+  preflight: boolean;
+  /** It opened its connection (no preconnect had): TCP + TLS on a real link. */
+  newConnection: boolean;
+  startedMs: number;
+  finishedMs: number | null;
+}
+
+/**
+ * When a sign-up's token exchange (its preflight and its POST) would have finished on a real link, in ms from
+ * the press: from when the page asked for it, one round trip per request and 2 more per new connection. The
+ * exchange ran while the address was typed on Chrome's emulated link, which delays neither its preflight nor
+ * a TLS set-up, so its recorded finish is earlier than a phone's.
+ */
+function exchangeOnRealLink(exchanges: readonly AppCheckExchange[]): {
+  roundTrips: number;
+  finishedMs: number;
+} {
+  const roundTrips = exchanges.reduce(
+    (sum, exchange) => sum + 1 + (exchange.newConnection ? PHONE_LINK.connectionRoundTrips : 0),
+    0,
+  );
+  const startedMs = Math.min(...exchanges.map((exchange) => exchange.startedMs));
+  return { roundTrips, finishedMs: startedMs + roundTrips * PHONE_LINK.rttMs };
 }
 
 const userDataDir = mkdtempSync(path.join(os.tmpdir(), 'goody-bench-signup-'));
@@ -138,7 +169,7 @@ const startedAt = Date.now();
 const appCheck = args['app-check'] ? await startAppCheckStandIn() : undefined;
 const stack = await startStack({
   logFile: path.join(resultsDir, 'signup-stack.log'),
-  env: appCheck ? APP_CHECK_BUILD_ENV : {},
+  env: appCheck ? APP_CHECK_STACK_ENV : {},
 });
 const browserArgs = [...chromiumArgs, ...(appCheck?.chromiumArgs ?? [])];
 console.log(`   up at ${stack.info.siteUrl} in ${((Date.now() - startedAt) / 1000).toFixed(0)} s`);
@@ -231,6 +262,16 @@ try {
         toastAt: number;
       };
       const priced = pricePath(recorder.requests(), window, PHONE_LINK);
+      const appCheckExchanges = recorder
+        .requests()
+        .filter((request) => /^https?:/.test(request.url) && isAppCheckExchange(request.url))
+        .map((request) => ({
+          method: request.method,
+          preflight: request.preflightFor !== undefined,
+          newConnection: request.localConnectMs !== undefined,
+          startedMs: request.startedAt - window.pressAt,
+          finishedMs: request.finishedAt === undefined ? null : request.finishedAt - window.pressAt,
+        }));
       return {
         measuredMs: window.measuredMs,
         pricedMs: priced.pricedMs,
@@ -238,6 +279,7 @@ try {
         preflights: priced.preflights,
         newConnections: priced.newConnections,
         path: priced,
+        appCheckExchanges,
       };
     } finally {
       await phone.close();
@@ -259,6 +301,25 @@ try {
           `(the page's own ${Math.round(sample.path.pageMs)} ms at ${PHONE.cpuSlowdown}x CPU + ` +
           `${sample.roundTrips} sequential round trips)`,
       );
+      if (appCheck) {
+        // Where App Check's token came from: an exchange finished before the press is not on the path.
+        const exchanges = sample.appCheckExchanges;
+        const finished = exchanges
+          .filter((exchange) => !exchange.preflight)
+          .map((exchange) => exchange.finishedMs);
+        const last = finished.includes(null) ? null : Math.max(...(finished as number[]));
+        const real = exchangeOnRealLink(exchanges);
+        console.log(
+          finished.length === 0
+            ? '     App Check: NO token exchange recorded (is App Check on in this build?)'
+            : `     App Check: token exchange (${exchanges.length} requests, ` +
+                `${exchanges.filter((exchange) => exchange.newConnection).length} new connections) asked for at ` +
+                `${Math.round(Math.min(...exchanges.map((exchange) => exchange.startedMs)))} ms, finished at ` +
+                `${last === null ? 'never' : `${Math.round(last)} ms`} from the press ` +
+                `(${last !== null && last <= 0 ? 'before it: off the path' : 'AFTER it: the path may wait for it'}); ` +
+                `on a real link ${real.roundTrips} round trips, done by about ${Math.round(real.finishedMs)} ms`,
+        );
+      }
       // The whole path for a build's first sign-up, and again whenever one takes another path.
       if (index === 1 || pathSignature(sample.path) !== pathSignature(first.path)) {
         if (index > 1) console.log("     another path than the first sign-up's:");
@@ -287,6 +348,7 @@ try {
             roundTrips: s.roundTrips,
             preflights: s.preflights,
             newConnections: s.newConnections,
+            ...(appCheck ? { appCheckExchanges: s.appCheckExchanges } : {}),
             path: s.path.requests.map((item) => ({
               method: item.request.method,
               url: item.request.url,
@@ -352,6 +414,33 @@ try {
         `${phone.roundTripsMedian} sequential round trips; medians of the parts: the page's own ${Math.round(phone.pageMedianMs)} ms, ` +
         `the link ${Math.round(phone.linkMedianMs)} ms (left out: ${Math.round(phone.localOnPathMedianMs)} ms in the local ` +
         `requests, of ${Math.round(phone.measuredMedianMs)} ms measured on loopback)`,
+    );
+  }
+  if (appCheck && phoneSamples.length > 0) {
+    const before = phoneSamples.filter((sample) =>
+      sample.appCheckExchanges.some(
+        (exchange) => !exchange.preflight && exchange.finishedMs !== null && exchange.finishedMs <= 0,
+      ),
+    ).length;
+    const realBefore = phoneSamples.filter(
+      (sample) =>
+        sample.appCheckExchanges.length > 0 && exchangeOnRealLink(sample.appCheckExchanges).finishedMs <= 0,
+    ).length;
+    const onPath = phoneSamples.filter((sample) =>
+      sample.path.requests.some((item) => item.onPath && isAppCheckExchange(item.request.url)),
+    ).length;
+    const sentAt = median(
+      phoneSamples.flatMap((sample) =>
+        sample.appCheckExchanges
+          .filter((exchange) => !exchange.preflight)
+          .map((exchange) => exchange.startedMs),
+      ),
+    );
+    console.log(
+      `App Check (debug provider, ${appCheck.exchanges()} token exchanges answered): the token exchanged before ` +
+        `the press in ${before} of ${phoneSamples.length} phone sign-ups (median sent ${Math.round(-sentAt)} ms ` +
+        `before it; on a real link, its round trips priced, before it in ${realBefore}), the exchange on the ` +
+        `priced path in ${onPath}`,
     );
   }
   const [ours, theirs] = priced.map((entry) => entry.figures);
