@@ -140,23 +140,43 @@ export class ContactRecords {
       }
     };
     await read(unique);
-    // First push of these mailboxes: the first spelling in the step becomes the one MailerLite knows.
-    const created = await Promise.allSettled(
-      [...refs.entries()]
-        .filter(
-          ([, ref], index, all) => !byKey.has(ref.id) && all.findIndex(([, r]) => r.id === ref.id) === index,
-        )
-        .map(async ([email, ref]) => {
-          await ref.create({ email, seen_at: new Date(now) });
-          byKey.set(ref.id, { email, lists: new Set(), ref });
-        }),
-    );
-    const lost = created.filter((result) => result.status === 'rejected');
-    for (const result of lost) {
-      if ((result.reason as { code?: unknown }).code !== 6) throw result.reason;
+    // First push of these mailboxes: the first spelling in the step becomes the one MailerLite knows. One
+    // batched write for them all (atomic: nothing is written if any exists); only when another writer fixed
+    // some first, one create each, so the others still get theirs.
+    const fresh = new Map<string, [string, DocumentReference]>();
+    for (const [email, ref] of refs) {
+      if (!byKey.has(ref.id) && !fresh.has(ref.id)) fresh.set(ref.id, [email, ref]);
     }
-    // Another writer created some of them first: read what it fixed.
-    if (lost.length > 0) await read(unique.filter((ref) => !byKey.has(ref.id)));
+    if (fresh.size === 0) return this.spellingsOf(refs, byKey);
+    const record = (email: string) => ({ email, seen_at: new Date(now) });
+    const fixed = ([email, ref]: [string, DocumentReference]) =>
+      byKey.set(ref.id, { email, lists: new Set(), ref });
+    const batch = this.db.batch();
+    for (const [email, ref] of fresh.values()) batch.create(ref, record(email));
+    try {
+      await batch.commit();
+      for (const entry of fresh.values()) fixed(entry);
+    } catch (error) {
+      if (!isAlreadyExists(error)) throw error;
+      const created = await Promise.allSettled(
+        [...fresh.values()].map(async (entry) => {
+          await entry[1].create(record(entry[0]));
+          fixed(entry);
+        }),
+      );
+      for (const result of created) {
+        if (result.status === 'rejected' && !isAlreadyExists(result.reason)) throw result.reason;
+      }
+      // Another writer created some of them first: read what it fixed.
+      await read(unique.filter((ref) => !byKey.has(ref.id)));
+    }
+    return this.spellingsOf(refs, byKey);
+  }
+
+  private spellingsOf(
+    refs: Map<string, DocumentReference>,
+    byKey: Map<string, Spelling>,
+  ): Map<string, Spelling> {
     const spellings = new Map<string, Spelling>();
     for (const [email, ref] of refs) {
       const record = byKey.get(ref.id);
@@ -179,4 +199,9 @@ export class ContactRecords {
     }
     await batch.commit();
   }
+}
+
+// gRPC ALREADY_EXISTS: a create() found the document there.
+function isAlreadyExists(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === 6;
 }
