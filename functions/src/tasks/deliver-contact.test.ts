@@ -509,6 +509,16 @@ describe('deliver-contact (the task add-contact-to-mailerlite enqueues)', () => 
       expect(logger.text()).not.toMatch(/kid@|googlemail/i);
     });
 
+    it.each(['kid+1@school-example.org', 'kid+goody@school-example.org', 'Kid+Again@School-Example.org'])(
+      'a school mailbox that unsubscribed, signed up again as %s (a +tag on a domain no list names): no contact',
+      async (again) => {
+        await suppress('kid@school-example.org');
+        await seedSignups(firestore.db, [{ email: again, ...HERO }]);
+        expect(await deliver(hero(again))).toBe('suppressed');
+        expect(ml.state.requests).toEqual([]);
+      },
+    );
+
     it('reads a bounded number of rows of an address, however many a bot stored', async () => {
       await seedSignups(
         firestore.db,

@@ -160,6 +160,16 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
     expect(await outcomeOf({ email: 'kid.teen@example.com' })).toEqual({ status: 'sent' });
   });
 
+  it.each(['kid+1@school-example.org', 'kid+goody@school-example.org'])(
+    'sends nothing to a school mailbox that unsubscribed, signed up again as %s (a +tag on a domain no list names)',
+    async (again) => {
+      await suppressMailbox(db, 'kid@school-example.org');
+      await seedSignups(db, [{ email: again, ...HERO }]);
+      expect(await outcomeOf({ email: again })).toEqual({ status: 'suppressed' });
+      expect(await outbox.messages()).toEqual([]);
+    },
+  );
+
   it('sends nothing to a mailbox on the suppression list, whoever signs it up again', async () => {
     await suppressMailbox(db, 'kidteen@gmail.com');
     await seedSignups(db, [{ email: 'Kid.Teen+again@googlemail.com', ...HERO }]);
