@@ -5,6 +5,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { stripVTControlCharacters } from 'node:util';
 import { chromium as playwrightChromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stackDirFor } from '../../dev/launcher/config.ts';
@@ -67,11 +68,14 @@ async function storeSignup(firestore: string, id: string, email: string): Promis
   await response.arrayBuffer();
 }
 
-/** Resolves with the first match of `pattern` in what the run printed after `from` (an output length). */
+/**
+ * Resolves with the first match of `pattern` in what the run printed after `from` (an output length), its
+ * colours taken out: Vite colours its log lines wherever `CI` is set (as in `.ci/run`), even into a pipe.
+ */
 async function printedAfter(run: LauncherRun, from: number, pattern: RegExp, timeoutMs: number) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const match = pattern.exec(run.output().slice(from));
+    const match = pattern.exec(stripVTControlCharacters(run.output().slice(from)));
     if (match) return match;
     if (Date.now() > deadline) {
       throw new Error(
