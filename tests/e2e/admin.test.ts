@@ -114,7 +114,24 @@ describe('Admin Dashboard sync', () => {
     // once (nothing to send yet) leave two idle workers, so the page's call below is answered at once rather
     // than after a cold start that could outlast the other sync.
     await Promise.all([e2e.services.sync(), e2e.services.sync()]);
+    // A stored row's own task would deliver it before the sync, leaving the sync nothing to send (and its lease
+    // held for a moment only): with the key refused once each, both rows' tasks give up, so the other sync below
+    // has two contacts to send.
+    await e2e.services.mailerLite.setFaults({
+      failNext: { count: 2, status: 401, body: { message: 'Unauthenticated.' } },
+    });
+    const refusedBefore = (await e2e.services.mailerLite.state()).requests.filter(
+      (r) => r.status === 401,
+    ).length;
     await storeSignups(2, 0);
+    await expect
+      .poll(
+        async () =>
+          (await e2e.services.mailerLite.state()).requests.filter((r) => r.status === 401).length -
+          refusedBefore,
+        { timeout: 30_000, interval: 100 },
+      )
+      .toBe(2);
     await openAdmin(page, e2e.stack.siteUrl);
     // The other sync's one MailerLite request takes 5 s: the window in which the page asks.
     await e2e.services.mailerLite.setFaults({ latencyMs: 5_000 });
