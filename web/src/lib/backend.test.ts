@@ -78,14 +78,50 @@ describe('prepareSignup (the visitor types an address)', () => {
   it('runs the Firebase module at once in a build with App Check, so its token is fetched before the press', async () => {
     vi.stubEnv('VITE_APPCHECK_RECAPTCHA_ENTERPRISE_SITE_KEY', '6LdAbCdEfGhIjKlMnOpQrStUvWxYz-0123456_89');
     const { prepareSignup } = await import('./backend');
-    const started = prepareSignup();
+    const started = prepareSignup(false);
     expect(started).toBeInstanceOf(Promise);
     await expect(started).resolves.toBeUndefined();
   });
 
-  it('leaves it for idle or the press in a build without App Check: typing pays for nothing', async () => {
+  it('leaves it for idle or the press in a build without App Check while the address is incomplete: typing pays for nothing', async () => {
+    vi.useFakeTimers();
     vi.stubEnv('VITE_APPCHECK_RECAPTCHA_ENTERPRISE_SITE_KEY', '');
     const { prepareSignup } = await import('./backend');
-    expect(prepareSignup()).toBeUndefined();
+    expect(prepareSignup(false)).toBeUndefined();
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(firebaseMock.warmConnectionTest).not.toHaveBeenCalled();
+  });
+
+  it("once the address is complete, asks Firestore's preflight for the connection test, again only when the last one may have lapsed", async () => {
+    vi.useFakeTimers();
+    const { prepareSignup, PREFLIGHT_REFRESH_MS } = await import('./backend');
+    firebaseMock.warmConnectionTest.mockClear();
+    prepareSignup(true);
+    prepareSignup(true);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(firebaseMock.warmConnectionTest).toHaveBeenCalledTimes(1);
+
+    // Typing on: nothing more while the warmed preflight is counted on.
+    prepareSignup(true);
+    await vi.advanceTimersByTimeAsync(PREFLIGHT_REFRESH_MS - 200);
+    prepareSignup(true);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(firebaseMock.warmConnectionTest).toHaveBeenCalledTimes(1);
+
+    // Still typing after it may have lapsed: asked again.
+    await vi.advanceTimersByTimeAsync(200);
+    prepareSignup(true);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(firebaseMock.warmConnectionTest).toHaveBeenCalledTimes(2);
+  });
+
+  it('a press before the warm-up went out leaves the connection test the only read', async () => {
+    vi.useFakeTimers();
+    const { prepareSignup, startingSignup } = await import('./backend');
+    firebaseMock.warmConnectionTest.mockClear();
+    prepareSignup(true);
+    startingSignup();
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(firebaseMock.warmConnectionTest).not.toHaveBeenCalled();
   });
 });

@@ -154,6 +154,17 @@ describe('the Firebase boundary (real SDKs, recorded wire traffic)', () => {
     await expect(backend.connectionTest()).rejects.toMatchObject({ code: 'unavailable' });
   });
 
+  it("warmConnectionTest sends the connection test's own request (so the press finds its preflight asked), and swallows a failure", async () => {
+    await expect(backend.warmConnectionTest()).resolves.toBeUndefined();
+    reply('batchGet', 503, {
+      error: { code: 503, message: 'The service is currently unavailable.', status: 'UNAVAILABLE' },
+    });
+    await expect(backend.warmConnectionTest()).resolves.toBeUndefined();
+    await backend.connectionTest();
+    expect(requests).toHaveLength(3);
+    expect(new Set(requests.map((request) => JSON.stringify(request))).size).toBe(1);
+  });
+
   it('insertSubscription writes exactly email, subscription_type, source and a server-set created_at', async () => {
     const { id } = await backend.insertSubscription({
       email: 'teen@example.com',

@@ -116,6 +116,20 @@ export async function connectionTest(): Promise<void> {
   );
 }
 
+/**
+ * The connection test's read, made while the address is typed, its answer thrown away (backend.ts,
+ * prepareSignup). Firestore Lite's requests carry headers that are not CORS-safelisted, so the browser asks
+ * Firestore's preflight before each URL's first request; this one asks it for `documents:batchGet` before the
+ * press, so the press's connection test, still made there, goes without one while the browser keeps it.
+ */
+export async function warmConnectionTest(): Promise<void> {
+  try {
+    await connectionTest();
+  } catch {
+    // Nothing to tell: the press's own connection test reports a database that does not answer.
+  }
+}
+
 const LITE_TRANSPORT_PREFIX = 'Request failed with error: ';
 
 /**

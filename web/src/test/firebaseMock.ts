@@ -22,6 +22,8 @@ export const firebaseMock = {
   addContactToMailerlite: recorded('addContactToMailerlite'),
   sendThankYouEmail: recorded('sendThankYouEmail'),
   syncEmailsToMailerlite: recorded('syncEmailsToMailerlite'),
+  /** Made while an address is typed, outside the sign-up's calls: counted here, not in `calls`. */
+  warmConnectionTest: vi.fn(async () => {}),
 };
 
 type CallName = Exclude<keyof typeof firebaseMock, 'settings'>;
@@ -36,6 +38,7 @@ const callNames: CallName[] = [
 /** Every call succeeds (insert returns an id; callables return nothing in particular). */
 export function resetFirebaseMock() {
   calls.length = 0;
+  firebaseMock.warmConnectionTest.mockClear();
   for (const name of callNames) {
     const fn = firebaseMock[name];
     fn.mockReset();

@@ -1,7 +1,7 @@
 import type { SignupSource } from '@goody/contract';
 import { type FormEvent, useEffect, useEffectEvent, useRef, useState } from 'react';
 import { signupForms } from '@/content/landing';
-import { loadBackend, preloadBackendWhenIdle, prepareSignup } from '@/lib/backend';
+import { loadBackend, preloadBackendWhenIdle, prepareSignup, startingSignup } from '@/lib/backend';
 import { CAPTURE_NOTICE_ATTRIBUTE, CAPTURE_SOURCE_ATTRIBUTE, takeOverSignupForm } from '@/lib/signupCapture';
 import { useStyleSheet } from '@/lib/styleSheet';
 import { useToast } from '@/lib/toast/toast';
@@ -50,6 +50,7 @@ export function SignupForm({
   useStyleSheet('signup-form', SIGNUP_FORM_CSS);
 
   async function signUp(address: string) {
+    startingSignup();
     setBusy(true);
     try {
       const outcome = await runSignup(address, source, { loadBackend, logError });
@@ -70,7 +71,7 @@ export function SignupForm({
     } else if (field.current?.value) {
       // Typed before hydration: React keeps the field's value when it hydrates, but not in its state.
       setEmail(field.current.value);
-      prepareSignup();
+      prepareSignup(field.current.validity.valid);
     }
     return release;
   });
@@ -112,8 +113,9 @@ export function SignupForm({
           ref={field}
           onChange={(event) => {
             setEmail(event.target.value);
-            // An address is being typed: what the press will need (App Check's token) is fetched now.
-            prepareSignup();
+            // An address is being typed: what the press will need (App Check's token, Firestore's preflight)
+            // is fetched now.
+            prepareSignup(event.target.validity.valid);
           }}
           aria-describedby={hint ? hintId : undefined}
         />
