@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import type { Firestore } from 'firebase-admin/firestore';
+import type { DocumentReference, Firestore } from 'firebase-admin/firestore';
 import { normaliseEmail } from '../contract';
 import { firestoreSdk } from '../firestore';
 import type { Logger } from '../logs';
@@ -19,8 +19,8 @@ import type { Logger } from '../logs';
  * which takes no lock), then reads the count back; it holds a slot when what it reads is within the share.
  * Every read comes after its own increment, so the count read is at least the sender's own place in line,
  * and no more than `share` senders of a shard can read a count within it: never more than perHour mails
- * an hour. Senders that race for a shard's last slots may all read past it, and those slots go unused
- * that hour (the budget is a ceiling, not a quota). A transaction instead held a lock on the shard for
+ * an hour. A sender that reads past the share takes its increment off again (giveBack), so senders that
+ * raced for a shard's last slot leave it for the next one rather than unused for the hour. A transaction instead held a lock on the shard for
  * three round trips, and ten senders at once waited on each other until Firestore gave up.
  */
 export const MAIL_BUDGETS = '_mail_budget';
@@ -113,6 +113,7 @@ export async function takeMailSlot(
     if ((await sentOf()) >= limit) continue;
     await ref.set({ sent: FieldValue.increment(1), hour_start: new Date(hour * HOUR_MS) }, { merge: true });
     if ((await sentOf()) <= limit) return { granted: true };
+    await giveBack(ref);
   }
   // Said once an hour: the first refusal creates the hour's marker, the later ones find it.
   const reported = await reached.create({ hour_start: new Date(hour * HOUR_MS) }).then(
@@ -144,5 +145,18 @@ async function takeDomainSlot(
   if ((await sentOf()) >= share) return false;
   const { FieldValue } = await firestoreSdk();
   await ref.set({ sent: FieldValue.increment(1), hour_start: new Date(hour * HOUR_MS) }, { merge: true });
-  return (await sentOf()) <= share;
+  if ((await sentOf()) <= share) return true;
+  await giveBack(ref);
+  return false;
+}
+
+/**
+ * A sender that read its shard past the share holds no slot: its increment is taken off again. Senders
+ * that raced for a shard's last slot would otherwise all read past it and leave it unused for the hour.
+ * A holder never gives back, so a count read is still at least the holders plus the reader: never more than
+ * the share is granted.
+ */
+async function giveBack(ref: DocumentReference): Promise<void> {
+  const { FieldValue } = await firestoreSdk();
+  await ref.set({ sent: FieldValue.increment(-1) }, { merge: true });
 }
