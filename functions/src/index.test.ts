@@ -14,7 +14,7 @@ import { startOutbox } from '../test-support/smtp';
 import { type RecordedTask, startTasksRecorder } from '../test-support/tasks';
 import { CALLABLES } from './contract';
 import * as functions from './index';
-import { QUEUES } from './tasks/queue';
+import { ERASURE_QUEUE, QUEUES } from './tasks/queue';
 
 interface Endpoint {
   platform: string;
@@ -62,11 +62,12 @@ function callable(id: string): Callable {
 }
 
 describe('the functions module', () => {
-  it("exports the contract's three callables under their names, their two task queues, the unsubscribe endpoint, the two jobs and the sign-up trigger", () => {
+  it("exports the contract's three callables under their names, their two task queues, the unsubscribe endpoint and its erasures' queue, the two jobs and the sign-up trigger", () => {
     expect([...discovered.keys()].sort()).toEqual(
       [
         ...Object.values(CALLABLES),
         ...Object.values(QUEUES),
+        ERASURE_QUEUE,
         'finish-erasures',
         'index-signup',
         'retention',
@@ -128,6 +129,16 @@ describe('the functions module', () => {
       httpsTrigger: {},
     });
     expect(secrets('unsubscribe')).toEqual(['MAILERLITE_API_KEY', ...KEYS]);
+    // An erasure MailerLite left pending: retried for days, backing off to an hour, one at a time.
+    expect(endpoint(ERASURE_QUEUE)).toMatchObject({
+      platform: 'gcfv2',
+      region: ['us-central1'],
+      taskQueueTrigger: {
+        retryConfig: { maxRetrySeconds: 259_200, minBackoffSeconds: 60, maxBackoffSeconds: 3600 },
+        rateLimits: { maxConcurrentDispatches: 1 },
+      },
+    });
+    expect(secrets(ERASURE_QUEUE)).toEqual(['MAILERLITE_API_KEY', ...KEYS]);
     expect(endpoint('retention')).toMatchObject({
       platform: 'gcfv2',
       scheduleTrigger: { schedule: 'every day 03:17', timeZone: 'Etc/UTC' },

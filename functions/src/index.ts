@@ -8,6 +8,7 @@ import { syncEmailsToMailerlite } from './callables/sync-emails-to-mailerlite';
 import { finishErasures } from './scheduled/pending-erasures';
 import { deliverContact } from './tasks/deliver-contact';
 import { deliverThankYou } from './tasks/deliver-thank-you';
+import { finishPendingErasure } from './tasks/finish-erasure';
 import { indexSignupOnCreate } from './triggers/index-signup';
 
 export const add = { contact: { to: { mailerlite: addContactToMailerlite } } };
@@ -23,9 +24,11 @@ export const deliver = { contact: deliverContact, thank: { you: deliverThankYou 
 export { unsubscribe } from './http/unsubscribe';
 export { eraseExpiredSignups as retention } from './scheduled/retention';
 
-// finish-erasures: every 30 minutes, finishes the erasures an outage or a crash left pending
+// finish-erasure: the task queue of the erasures an unsubscribe left pending because MailerLite failed,
+// each retried until MailerLite answers (tasks/finish-erasure.ts). finish-erasures: every 30 minutes,
+// finishes what is still pending, such as an erasure that died before its task was enqueued
 // (scheduled/pending-erasures.ts).
-export const finish = { erasures: finishErasures };
+export const finish = { erasure: finishPendingErasure, erasures: finishErasures };
 
 // index-signup: writes each new sign-up's mailbox key on it, for lookups by key (triggers/index-signup.ts).
 export const index = { signup: indexSignupOnCreate };

@@ -16,7 +16,6 @@ import {
   UNSUBSCRIBE_SECRET,
 } from '../params';
 import { mailboxesFromParams } from '../privacy/mailboxes';
-import { finishPendingErasures } from '../scheduled/pending-erasures';
 import { parseSyncInput, validated } from '../schemas';
 import { runSync } from '../sync/run';
 import { DEFAULT_SYNC_OPTIONS, type SyncFailure, type SyncOptions, type SyncWorld } from '../sync/types';
@@ -71,7 +70,6 @@ export async function handleSyncEmailsToMailerlite(data: unknown, deps: SyncDeps
     stopAt: stopAt(deps),
     options: { ...DEFAULT_SYNC_OPTIONS, ...deps.options },
   });
-  if (result.kind === 'ran' && result.stop.kind !== 'failed') await finishErasures(deps);
 
   if (result.kind === 'database_unavailable') {
     throw new HttpsError('unavailable', 'The database is unavailable right now. Please try again later.');
@@ -109,26 +107,6 @@ export async function handleSyncEmailsToMailerlite(data: unknown, deps: SyncDeps
   }
   const message = [`Synced ${emails(synced)} to MailerLite.${left}`, ...notes].join(' ');
   return reply({ success: true, message, ...counts });
-}
-
-/**
- * After a run that found MailerLite working: the erasures an outage left pending are finished now rather
- * than at the next half-hourly job (scheduled/pending-erasures.ts). Never changes the reply.
- */
-async function finishErasures(deps: SyncDeps): Promise<void> {
-  try {
-    await finishPendingErasures({
-      db: deps.db,
-      client: deps.client,
-      clock: deps.clock,
-      mailboxes: deps.mailboxes,
-      logger: deps.logger,
-      request: { deadline: stopAt(deps) },
-      deadline: stopAt(deps),
-    });
-  } catch (error) {
-    deps.logger.warn('pending_erasures.failed', { error: error instanceof Error ? error.name : 'unknown' });
-  }
 }
 
 /** Clock ms after which the run starts no request: its margin before the invocation ends. */

@@ -11,6 +11,7 @@ import { type ErasureReport, eraseAddress } from '../privacy/erasure';
 import { emailFields } from '../privacy/log-fields';
 import { mailboxesFromParams } from '../privacy/mailboxes';
 import { openUnsubscribeToken } from '../privacy/unsubscribe-token';
+import { cloudTasksEnqueue } from '../tasks/queue';
 
 /** What the handler reads of a request: Express's req, or a test's literal. */
 export interface UnsubscribeHttpRequest {
@@ -176,7 +177,7 @@ function donePage(mailerLite: ErasureReport['mailerLite'], contact: string): Uns
   const c = escapeHtml(contact);
   const deleted =
     mailerLite === 'pending'
-      ? 'We’ve deleted this e-mail address from the GOODY list. Our mailing service didn’t answer just now, so we’ll delete it there as soon as it does (we try again every half hour); you don’t need to do anything.'
+      ? 'We’ve deleted this e-mail address from the GOODY list. Our mailing service didn’t answer just now, so we’ll delete it there as soon as it does (we keep trying); you don’t need to do anything.'
       : 'We’ve deleted this e-mail address from the GOODY list and from our mailing service.';
   return page(
     200,
@@ -250,8 +251,8 @@ export function bodyTooLarge(request: Pick<UnsubscribeHttpRequest, 'rawBody'>): 
  * The one-click unsubscribe link of the thank-you mail. GET (a person, or a scanner that prefetches
  * links) only shows a page with the button; POST with `List-Unsubscribe=One-Click` (the button, or a
  * mail provider's own unsubscribe button, RFC 8058) erases the address everywhere and says so; a
- * second POST finds nothing and says the same. If MailerLite fails, its part is retried later
- * (scheduled/pending-erasures.ts) and the page says so: the click is enough. Only a failing database
+ * second POST finds nothing and says the same. If MailerLite fails, its part is retried by the entry's own
+ * task until MailerLite answers (tasks/finish-erasure.ts) and the page says so: the click is enough. Only a failing database
  * answers 503, to try again. A link that does not open with the secret erases nothing and answers 400.
  */
 export async function handleUnsubscribe(
@@ -333,6 +334,7 @@ export const unsubscribe = onRequest(
             request: { deadline },
             deadline,
             mailboxes: mailboxesFromParams(db),
+            enqueue: cloudTasksEnqueue,
           });
         },
       },

@@ -35,7 +35,9 @@ import {
 } from '../mailerlite/client';
 import { clearGroupCache } from '../mailerlite/groups';
 import { finishPendingErasures } from '../scheduled/pending-erasures';
-import { type EraseDeps, type ErasureStep, eraseAddress } from './erasure';
+import { handleFinishErasure } from '../tasks/finish-erasure';
+import { type Enqueue, ERASURE_QUEUE, RetryLater } from '../tasks/queue';
+import { type EraseDeps, type ErasureStep, eraseAddress, FINISH_TASK_DELAY_MS } from './erasure';
 import { mailboxKey } from './mailbox-key';
 import { unsubscribeToken } from './unsubscribe-token';
 
@@ -85,7 +87,10 @@ function finishPending() {
   return finishPendingErasures(eraseDeps());
 }
 
-function unsubscribe(request: Partial<UnsubscribeHttpRequest> & { method: string }) {
+function unsubscribe(
+  request: Partial<UnsubscribeHttpRequest> & { method: string },
+  extra: Partial<EraseDeps> = {},
+) {
   return handleUnsubscribe(
     { query: {}, ...request },
     {
@@ -94,9 +99,27 @@ function unsubscribe(request: Partial<UnsubscribeHttpRequest> & { method: string
       logger,
       limiter,
       now: () => Date.now(),
-      erase: (email) => eraseAddress(email, eraseDeps()),
+      erase: (email) => eraseAddress(email, eraseDeps(extra)),
     },
   );
+}
+
+interface EnqueuedTask {
+  queue: string;
+  payload: unknown;
+  id: string;
+  notBefore?: number;
+}
+
+/** Cloud Tasks as the erasure sees it: a task id seen before is a duplicate, enqueued once. */
+function recordingQueue(): { tasks: EnqueuedTask[]; enqueue: Enqueue } {
+  const tasks: EnqueuedTask[] = [];
+  const enqueue: Enqueue = async (queue, payload, { id, notBefore }) => {
+    if (tasks.some((task) => task.id === id)) return 'duplicate';
+    tasks.push({ queue, payload, id, notBefore });
+    return 'enqueued';
+  };
+  return { tasks, enqueue };
 }
 
 const ONE_CLICK = { 'List-Unsubscribe': 'One-Click' };
@@ -376,6 +399,125 @@ describe('MailerLite down during an erasure', () => {
   });
 });
 
+describe('an erasure MailerLite left pending, on its own task', () => {
+  const kidsLink = () => ({ ...unsubscribeToken(SECRET, 'Kid@Example.com') });
+
+  it('a click while MailerLite is down enqueues one finish task naming only the entry, a minute later; a second click no other', async () => {
+    await seedKidAndFriend();
+    const queue = recordingQueue();
+    ml.faults.down = true;
+    const before = Date.now();
+    const click = () => unsubscribe({ method: 'POST', query: kidsLink(), body: ONE_CLICK }, queue);
+    expect((await click()).status).toBe(200);
+    expect((await click()).body).toContain('we’ll delete it there as soon as it does');
+    expect(queue.tasks).toHaveLength(1);
+    const [task] = queue.tasks;
+    expect(task?.queue).toBe(ERASURE_QUEUE);
+    expect(task?.payload).toEqual({ entry: mailboxKey(MAILBOX_SECRET, 'kid@example.com') });
+    expect(task?.id).toMatch(/^[A-Za-z0-9_-]+$/);
+    expect(JSON.stringify(task)).not.toMatch(/kid/i);
+    expect(task?.notBefore).toBeGreaterThanOrEqual(before + FINISH_TASK_DELAY_MS);
+  });
+
+  it('a click MailerLite answers enqueues nothing', async () => {
+    await seedKidAndFriend();
+    const queue = recordingQueue();
+    expect((await unsubscribe({ method: 'POST', query: kidsLink(), body: ONE_CLICK }, queue)).status).toBe(
+      200,
+    );
+    expect(Object.keys(await entryOfKid())).toEqual(['erased_at']);
+    expect(queue.tasks).toEqual([]);
+  });
+
+  it('a queue that cannot be reached does not fail the click: logged, and the job finishes the entry', async () => {
+    await seedKidAndFriend();
+    ml.faults.down = true;
+    const enqueue: Enqueue = async () => {
+      throw new Error('Cloud Tasks is unavailable');
+    };
+    const response = await unsubscribe({ method: 'POST', query: kidsLink(), body: ONE_CLICK }, { enqueue });
+    expect(response.status).toBe(200);
+    expect(response.body).toContain('<h1>You’re unsubscribed</h1>');
+    expect(await emailsStored()).toEqual(['friend@example.com']);
+    expect(logger.entries.find((entry) => entry.event === 'unsubscribe.enqueue_failed')).toMatchObject({
+      severity: 'warn',
+      fields: { error: 'Error' },
+    });
+    ml.faults.down = false;
+    expect(await finishPending()).toEqual({ finished: 1, stillPending: 0, unopenable: 0 });
+    expect(logger.text()).not.toMatch(/kid@example\.com/i);
+  });
+
+  it('the task fails while MailerLite is still down, so Cloud Tasks retries it; once MailerLite is back it finishes the erasure', async () => {
+    await seedKidAndFriend();
+    const queue = recordingQueue();
+    ml.faults.down = true;
+    await unsubscribe({ method: 'POST', query: kidsLink(), body: ONE_CLICK }, queue);
+    const payload = queue.tasks[0]?.payload;
+
+    await expect(handleFinishErasure(payload, eraseDeps())).rejects.toBeInstanceOf(RetryLater);
+    expect((await entryOfKid()).pending).toBe(true);
+    expect(ml.state.subscribers.map((s) => s.email).sort()).toEqual([
+      'friend@example.com',
+      'kid@example.com',
+    ]);
+
+    // A sign-up made again meanwhile goes too.
+    await seedSignups(db, [{ email: 'kid@example.com', ...HERO }], Date.now() + 1_000);
+    ml.faults.down = false;
+    expect(await handleFinishErasure(payload, eraseDeps())).toBe('finished');
+    expect(await emailsStored()).toEqual(['friend@example.com']);
+    expect(ml.state.subscribers.map((s) => s.email)).toEqual(['friend@example.com']);
+    expect(Object.keys(await entryOfKid())).toEqual(['erased_at']);
+    expect(logger.text()).not.toMatch(/kid@example\.com/i);
+  });
+
+  it('a task for an entry finished meanwhile does nothing and asks MailerLite nothing', async () => {
+    await seedKidAndFriend();
+    const queue = recordingQueue();
+    ml.faults.down = true;
+    await unsubscribe({ method: 'POST', query: kidsLink(), body: ONE_CLICK }, queue);
+    ml.faults.down = false;
+    expect(await finishPending()).toEqual({ finished: 1, stillPending: 0, unopenable: 0 });
+    await seedSignups(db, [{ email: 'friend2@example.com', ...HERO }]);
+
+    const requests = ml.state.requests.length;
+    expect(await handleFinishErasure(queue.tasks[0]?.payload, eraseDeps())).toBe('not_pending');
+    expect(ml.state.requests.length).toBe(requests);
+    expect(await emailsStored()).toEqual(['friend2@example.com', 'friend@example.com']);
+    expect(Object.keys(await entryOfKid())).toEqual(['erased_at']);
+  });
+
+  it('a task whose entry was sealed with another secret is reported and dropped, not retried', async () => {
+    const entry = mailboxKey(MAILBOX_SECRET, 'kid@example.com');
+    await db
+      .collection(SUPPRESSIONS)
+      .doc(entry)
+      .set({
+        erased_at: new Date(),
+        pending: true,
+        pending_id: 'an-attempt',
+        sealed: unsubscribeToken('a-rotated-secret', 'kid@example.com'),
+      });
+    await seedKidAndFriend();
+    expect(await handleFinishErasure({ entry }, eraseDeps())).toBe('unopenable');
+    expect(ml.state.subscribers).toHaveLength(2);
+    expect((await entryOfKid()).pending).toBe(true);
+    expect(logger.entries.at(-1)).toMatchObject({
+      severity: 'error',
+      event: 'pending_erasures.run',
+      fields: { unopenable: 1 },
+    });
+  });
+
+  it('a task that names no entry is dropped', async () => {
+    for (const body of [null, {}, { entry: 'kid@example.com' }, { entry: 'a/b' }]) {
+      expect(await handleFinishErasure(body, eraseDeps())).toBe('dropped');
+    }
+    expect(logger.events()).toEqual(Array(4).fill('finish_erasure.task_malformed'));
+  });
+});
+
 describe('an erasure written ahead', () => {
   class Crash extends Error {}
   /** The erasure's deps, stopping it after `step` as a crash would. */
@@ -619,24 +761,6 @@ describe('an erasure while a sync runs', () => {
     ml.faults.clear();
     expect(await finishPending()).toMatchObject({ finished: 1 });
     expect(ml.state.subscribers.map((s) => s.email)).toEqual(['friend@example.com']);
-  });
-
-  it('a sync that finds MailerLite working finishes the forgets left pending before it', async () => {
-    await seedKidAndFriend();
-    ml.faults.down = true;
-    await eraseAddress('kid@example.com', eraseDeps());
-    ml.faults.down = false;
-    expect(ml.state.subscribers.map((s) => s.email).sort()).toEqual([
-      'friend@example.com',
-      'kid@example.com',
-    ]);
-
-    expect(await syncWith(hookedClient())).toMatchObject({ success: true, synced: 1 });
-    expect(ml.state.subscribers.map((s) => s.email)).toEqual(['friend@example.com']);
-    expect((await entryOfKid()).pending).toBe(undefined);
-    expect(logger.entries.find((entry) => entry.event === 'pending_erasures.run')?.fields).toMatchObject({
-      finished: 1,
-    });
   });
 
   it('skips an address erased after the sync read it and before its step: never sent at all', async () => {

@@ -1,13 +1,14 @@
-import type { DocumentReference, Firestore } from 'firebase-admin/firestore';
+import type { DocumentReference, DocumentSnapshot, Firestore } from 'firebase-admin/firestore';
 import type { Clock } from '../clock';
 import { normaliseEmail } from '../contract';
 import type { Logger } from '../logs';
 import type { MailerLiteClient, RequestOptions } from '../mailerlite/client';
 import { MailerLiteError } from '../mailerlite/errors';
 import { mailboxSignups, ROWS_PER_QUERY, storedSignups } from '../signups/lookup';
+import { type Enqueue, ERASURE_QUEUE, finishErasureTaskId } from '../tasks/queue';
 import { emailFields } from './log-fields';
 import type { Mailboxes } from './mailboxes';
-import { clearPending, isPending } from './suppression';
+import { clearPending, isPending, PENDING_ID } from './suppression';
 
 /**
  * Erasing a mailbox (the one-click unsubscribe), written ahead so that a crash or an outage at any step
@@ -22,10 +23,13 @@ import { clearPending, isPending } from './suppression';
  *    (privacy/mailerlite-contacts.ts); then the record goes.
  * 4. The mark is cleared, only by the attempt that set it.
  *
- * A second click, or scheduled/pending-erasures.ts every half hour, finishes what an earlier attempt left. A click on
- * an erasure already finished costs two reads (the entry, one query) and no MailerLite request: only rows
- * stored since (a suppressed mailbox signed up again, which mails nobody) are deleted. The thank-you record
- * stays (it holds no address): one thank-you per mailbox, ever.
+ * When MailerLite fails (or the deadline comes), the click enqueues the entry's own finish task
+ * (tasks/finish-erasure.ts), which Cloud Tasks retries with backoff until MailerLite answers; a second click
+ * finishes it too, and scheduled/pending-erasures.ts, every half hour, is the net for an attempt that died
+ * before its task was enqueued. A click on an erasure already finished costs two reads (the entry, one
+ * query) and no MailerLite request: only rows stored since (a suppressed mailbox signed up again, which
+ * mails nobody) are deleted. The thank-you record stays (it holds no address): one thank-you per mailbox,
+ * ever.
  */
 
 /** Other spellings of one mailbox sealed for MailerLite's forget; a bot's further spellings are only deleted. */
@@ -37,8 +41,13 @@ export interface EraseDeps {
   clock: Clock;
   logger: Logger;
   request?: RequestOptions;
-  /** When the erasure must stop and leave the rest to scheduled/pending-erasures.ts. */
+  /** When the erasure must stop and leave the rest to its finish task (or scheduled/pending-erasures.ts). */
   deadline?: number;
+  /**
+   * Cloud Tasks, for the click to hand what MailerLite left pending to its finish task
+   * (tasks/finish-erasure.ts); absent, the half-hourly job finishes it.
+   */
+  enqueue?: Enqueue;
   /** The suppression list (which seals the addresses until MailerLite has forgotten them) and the contact records. */
   mailboxes: Mailboxes;
   /** Tests stop the erasure here, as a crash would. */
@@ -72,12 +81,55 @@ export async function eraseAddress(emailAsTyped: string, deps: EraseDeps): Promi
   const others = [...new Set(earlier.map(normaliseEmail))].filter((address) => address !== email);
   const attempt = await suppression.markPending(emailAsTyped, deps.clock.now());
   await deps.afterStep?.('marked');
-  return finishErasure(ref, attempt, [emailAsTyped, ...others], deps);
+  const report = await finishErasure(ref, attempt, [emailAsTyped, ...others], deps);
+  // A second click while an earlier mark waits names the earlier mark's task: one task per wait.
+  const mark = entry.exists && isPending(entry) ? String(entry.get(PENDING_ID)) : attempt;
+  if (report.mailerLite === 'pending') await enqueueFinish(ref.id, mark, deps);
+  return report;
+}
+
+/** How long after the click its finish task first runs: MailerLite has just failed. */
+export const FINISH_TASK_DELAY_MS = 60_000;
+
+/**
+ * Hands what is left of an erasure to its finish task. A failure to enqueue does not fail the click (the
+ * rows are gone and the mailbox is suppressed): it is logged, and the half-hourly job finishes the entry.
+ */
+async function enqueueFinish(entry: string, mark: string, deps: EraseDeps): Promise<void> {
+  if (!deps.enqueue) return;
+  try {
+    await deps.enqueue(
+      ERASURE_QUEUE,
+      { entry },
+      { id: finishErasureTaskId(entry, mark), notBefore: deps.clock.now() + FINISH_TASK_DELAY_MS },
+    );
+  } catch (error) {
+    deps.logger.warn('unsubscribe.enqueue_failed', {
+      error: error instanceof Error ? error.name : 'unknown',
+    });
+  }
+}
+
+/**
+ * What is left of the erasure a suppression entry's mark stands for, finished (finishErasure) with the
+ * addresses it holds sealed: by the entry's finish task (tasks/finish-erasure.ts) and by
+ * scheduled/pending-erasures.ts. `unopenable` when they were sealed with another secret (UNSUBSCRIBE_SECRET
+ * rotated): nothing is done, and the mark stays for an operator.
+ */
+export async function finishPendingEntry(
+  entry: DocumentSnapshot,
+  deps: EraseDeps,
+): Promise<'finished' | 'pending' | 'unopenable' | 'not_pending'> {
+  if (!isPending(entry)) return 'not_pending';
+  const addresses = deps.mailboxes.suppression.sealedAddresses(entry);
+  if (!addresses) return 'unopenable';
+  const report = await finishErasure(entry.ref, String(entry.get(PENDING_ID)), addresses, deps);
+  return report.mailerLite === 'pending' ? 'pending' : 'finished';
 }
 
 /**
  * Steps 2 to 4 for an entry whose mark `attempt` set: the rows, MailerLite, the mark. `addresses` are the
- * sealed ones (the link's, then the aliases found before). Used by the click and by scheduled/pending-erasures.ts.
+ * sealed ones (the link's, then the aliases found before). Used by the click and by finishPendingEntry.
  */
 export async function finishErasure(
   ref: DocumentReference,

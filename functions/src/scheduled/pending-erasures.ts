@@ -6,9 +6,9 @@ import { adminFirestore } from '../firestore';
 import { cloudLogger } from '../logs';
 import { mailerLiteFromParams } from '../mailerlite/from-params';
 import { MAILBOX_KEY_SECRET, MAILERLITE_API_KEY, UNSUBSCRIBE_SECRET } from '../params';
-import { type EraseDeps, finishErasure } from '../privacy/erasure';
+import { type EraseDeps, finishPendingEntry } from '../privacy/erasure';
 import { mailboxesFromParams } from '../privacy/mailboxes';
-import { PENDING, PENDING_ID } from '../privacy/suppression';
+import { PENDING } from '../privacy/suppression';
 
 /** Entries read per run; a backlog bigger than this is worked through over the next runs. */
 export const PENDING_ERASURES_PER_RUN = 200;
@@ -25,8 +25,10 @@ export interface PendingErasuresReport {
 /**
  * Finishes the erasures an outage, a deadline or a crash left marked (erasure.ts): for each suppression entry
  * still `pending`, opens the sealed addresses and runs the erasure's remaining steps (rows, MailerLite's
- * forgets, the mark). Stops asking MailerLite at its first failure (it is likely down); the rest wait for the
- * next run. Logged as counts only, and only when there was something to do.
+ * forgets, the mark: finishPendingEntry, as each entry's own finish task does, tasks/finish-erasure.ts). The
+ * net under those tasks: an erasure that died before its task was enqueued, a push the sync or the contact
+ * worker could not undo, a task that gave up. Stops asking MailerLite at its first failure (it is likely
+ * down); the rest wait for the next run. Logged as counts only, and only when there was something to do.
  */
 export async function finishPendingErasures(deps: EraseDeps): Promise<PendingErasuresReport> {
   const report: PendingErasuresReport = { finished: 0, stillPending: 0, unopenable: 0 };
@@ -38,22 +40,14 @@ export async function finishPendingErasures(deps: EraseDeps): Promise<PendingEra
   if (pending.empty) return report;
   let mailerLiteFailed = false;
   for (const entry of pending.docs) {
-    const addresses = deps.mailboxes.suppression.sealedAddresses(entry);
-    if (!addresses) {
-      report.unopenable += 1;
-      continue;
-    }
-    if (mailerLiteFailed) {
-      report.stillPending += 1;
-      continue;
-    }
-    const outcome = await finishErasure(entry.ref, String(entry.get(PENDING_ID)), addresses, deps);
-    if (outcome.mailerLite === 'pending') {
+    // After MailerLite's first failure the rest wait, but an entry whose seals do not open is still reported.
+    const waiting = mailerLiteFailed && deps.mailboxes.suppression.sealedAddresses(entry) !== null;
+    const outcome = waiting ? 'pending' : await finishPendingEntry(entry, deps);
+    if (outcome === 'unopenable') report.unopenable += 1;
+    else if (outcome === 'pending') {
       mailerLiteFailed = true;
       report.stillPending += 1;
-    } else {
-      report.finished += 1;
-    }
+    } else report.finished += 1;
   }
   deps.logger[report.unopenable > 0 ? 'error' : 'info']('pending_erasures.run', {
     finished: report.finished,

@@ -16,7 +16,12 @@ export const QUEUES = {
   contact: 'deliver-contact',
   thankYou: 'deliver-thank-you',
 } as const;
-export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
+/**
+ * The queue of the erasures MailerLite left pending (finish-erasure.ts): one task per suppression entry,
+ * retried until MailerLite has forgotten the mailbox. Not a delivery, so not among QUEUES.
+ */
+export const ERASURE_QUEUE = 'finish-erasure';
+export type QueueName = (typeof QUEUES)[keyof typeof QUEUES] | typeof ERASURE_QUEUE;
 
 /** A contact to upsert into MailerLite: the list's stored sign-up decides, not the caller. */
 export interface ContactTask {
@@ -31,8 +36,16 @@ export interface ThankYouTask {
   email: string;
 }
 
+/**
+ * An erasure to finish: the suppression entry's id (the mailbox key), never an address; the entry holds the
+ * addresses sealed until MailerLite has forgotten them.
+ */
+export interface FinishErasureTask {
+  entry: string;
+}
+
 /** Enqueues one task; a task with the same id already enqueued (or run) is not an error. */
-export type Enqueue = <T extends ContactTask | ThankYouTask>(
+export type Enqueue = <T extends ContactTask | ThankYouTask | FinishErasureTask>(
   queue: QueueName,
   payload: T,
   task: DeliveryTask,
@@ -80,6 +93,15 @@ export function deliveryTaskId(
     .digest('base64url');
   // Cloud Tasks ids: letters, digits, hyphens and underscores.
   return `${queue}-${bucket}-${mac.replace(/[^A-Za-z0-9_-]/g, '_')}`;
+}
+
+/**
+ * The finish task of one mark on a suppression entry (its `pending_id`): a second click while that mark
+ * waits names the same task, and a later mark (after the entry was finished) a new one. Both halves are
+ * base64url or a UUID, as Cloud Tasks ids allow; no address is in either.
+ */
+export function finishErasureTaskId(entry: string, mark: string): string {
+  return `${ERASURE_QUEUE}-${entry}-${mark}`;
 }
 
 /** When a task named in the bucket of `at` may run, if a callable enqueued it: just after that bucket. */

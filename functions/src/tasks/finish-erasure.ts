@@ -1,0 +1,82 @@
+import '../global-options';
+import { onTaskDispatched } from 'firebase-functions/v2/tasks';
+import { systemClock } from '../clock';
+import { SUPPRESSIONS } from '../contract';
+import { adminFirestore } from '../firestore';
+import { cloudLogger } from '../logs';
+import { mailerLiteFromParams } from '../mailerlite/from-params';
+import { MAILBOX_KEY_SECRET, MAILERLITE_API_KEY, UNSUBSCRIBE_SECRET } from '../params';
+import { type EraseDeps, finishPendingEntry } from '../privacy/erasure';
+import { mailboxesFromParams } from '../privacy/mailboxes';
+import { type FinishErasureTask, parseTask, RetryLater } from './queue';
+
+/** A suppression entry's id: a mailbox key (privacy/mailbox-key.ts), 43 base64url characters. */
+const ENTRY_ID = /^[A-Za-z0-9_-]{43}$/;
+
+export function parseFinishErasureTask(body: unknown): FinishErasureTask {
+  const entry = (body as { entry?: unknown } | null)?.entry;
+  if (typeof entry !== 'string' || !ENTRY_ID.test(entry)) throw new Error('Not a suppression entry.');
+  return { entry };
+}
+
+export type FinishErasureOutcome = 'finished' | 'not_pending' | 'unopenable' | 'dropped';
+
+/**
+ * Finishes the erasure an unsubscribe click left pending because MailerLite failed (privacy/erasure.ts):
+ * reads the entry the task names, opens the addresses it holds sealed and runs the erasure's remaining
+ * steps. While MailerLite still fails it throws RetryLater, and Cloud Tasks tries again after its backoff;
+ * an entry finished meanwhile (a second click, the half-hourly job) is left alone, without a MailerLite
+ * request. Seals that no longer open (UNSUBSCRIBE_SECRET rotated) are reported as the job reports them, and
+ * the task dropped: a retry cannot open them.
+ */
+export async function handleFinishErasure(task: unknown, deps: EraseDeps): Promise<FinishErasureOutcome> {
+  const input = parseTask(task, parseFinishErasureTask, deps.logger, 'finish_erasure.task_malformed');
+  if (!input) return 'dropped';
+  const entry = await deps.db.collection(SUPPRESSIONS).doc(input.entry).get();
+  const outcome = await finishPendingEntry(entry, deps);
+  if (outcome === 'pending') throw new RetryLater('MailerLite has not forgotten the mailbox yet.');
+  if (outcome === 'unopenable') {
+    deps.logger.error('pending_erasures.run', { finished: 0, still_pending: 0, unopenable: 1 });
+  }
+  return outcome;
+}
+
+/**
+ * Backoff from a minute doubling to an hour, for three days: an outage of MailerLite may last a night, and
+ * the half-hourly job (scheduled/pending-erasures.ts) stays the net beyond.
+ */
+export const FINISH_ERASURE_RETRY = {
+  maxAttempts: 100,
+  maxRetrySeconds: 3 * 24 * 60 * 60,
+  minBackoffSeconds: 60,
+  maxBackoffSeconds: 60 * 60,
+  maxDoublings: 6,
+} as const;
+
+/** The task's budget: its reads and deletes, and MailerLite's forgets, each request at most 10 s. */
+const FINISH_ERASURE_BUDGET_MS = 90_000;
+
+export const finishPendingErasure = onTaskDispatched(
+  {
+    secrets: [MAILERLITE_API_KEY, UNSUBSCRIBE_SECRET, MAILBOX_KEY_SECRET],
+    timeoutSeconds: 120,
+    retryConfig: FINISH_ERASURE_RETRY,
+    // The forgets share MailerLite's budget with the sync (tasks/deliver-contact.ts leaves them 5 requests a
+    // minute): one task at a time, two a minute.
+    rateLimits: { maxDispatchesPerSecond: 2 / 60, maxConcurrentDispatches: 1 },
+  },
+  async (request) => {
+    const { client } = mailerLiteFromParams({ timeoutMs: 10_000 });
+    const deadline = Date.now() + FINISH_ERASURE_BUDGET_MS;
+    const db = await adminFirestore();
+    await handleFinishErasure(request.data, {
+      db,
+      client,
+      clock: systemClock,
+      logger: cloudLogger,
+      mailboxes: mailboxesFromParams(db),
+      request: { deadline },
+      deadline,
+    });
+  },
+);
