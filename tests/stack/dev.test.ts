@@ -2,7 +2,7 @@
 // (repo-copy.ts), because it edits sources, a worker and a landing section, which it must never do in the
 // repository itself; the launcher under test is the copy's, so it takes the copy as its root.
 
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
@@ -143,11 +143,7 @@ describe('npm run dev', () => {
   afterAll(() => {
     run?.killAll();
     // What the stack printed (tsc's, Vite's and the functions' lines included), kept for whoever reads a failure.
-    if (run) {
-      const artifacts = path.join(repoRoot, 'tests', '.artifacts');
-      mkdirSync(artifacts, { recursive: true });
-      writeFileSync(path.join(artifacts, 'dev-stack.log'), run.output());
-    }
+    run?.keepOutput('dev-stack.log');
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
     copy?.remove();
   });

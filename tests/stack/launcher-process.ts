@@ -2,6 +2,7 @@
 // whole stack from outside, as a developer or the e2e suite would.
 
 import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -79,6 +80,8 @@ export interface LauncherRun {
   survivors(): ProcessEntry[];
   /** SIGKILL to the run's group and every remembered process: cleanup after a failed test. */
   killAll(): void;
+  /** Writes what the run printed to tests/.artifacts/`fileName`, kept for whoever reads a failure. */
+  keepOutput(fileName: string): void;
 }
 
 /**
@@ -113,6 +116,11 @@ export function runLauncher(
   return {
     child,
     output: () => text,
+    keepOutput(fileName) {
+      const artifacts = path.join(repoRoot, 'tests', '.artifacts');
+      mkdirSync(artifacts, { recursive: true });
+      writeFileSync(path.join(artifacts, fileName), text);
+    },
     exited,
     waitFor(pattern, timeoutMs) {
       return new Promise((resolve, reject) => {

@@ -1,16 +1,7 @@
 // `npm start` as a developer runs it: a child process on ports of its own, driven over HTTP like the site and
 // the e2e suite drive it, then stopped the way Ctrl-C stops it.
 
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -175,11 +166,7 @@ describe('npm start', () => {
   afterAll(() => {
     run?.killAll();
     // What the stack printed (functions' logs included), kept for whoever reads a failure.
-    if (run) {
-      const artifacts = path.join(repoRoot, 'tests', '.artifacts');
-      mkdirSync(artifacts, { recursive: true });
-      writeFileSync(path.join(artifacts, 'start-stack.log'), run.output());
-    }
+    run?.keepOutput('start-stack.log');
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
     // A failed run keeps its stack directory for debugging; the test's is of no further use.
     if (ports) rmSync(stackDirOf(ports), { recursive: true, force: true });
