@@ -5,12 +5,15 @@ import type {
   Query,
   QueryDocumentSnapshot,
 } from 'firebase-admin/firestore';
+import type { Clock } from '../clock';
 import type { SignupSource, SubscriptionType } from '../contract';
 import { SIGNUPS } from '../contract';
 import { millisOf } from '../firestore';
+import { LeaseLostError } from '../lease';
 import type { Logger } from '../logs';
 import { parseStoredSignup, type StoredSignup } from '../schemas';
-import type { SyncCursor } from './state';
+import type { SyncCursor, SyncState } from './state';
+import type { SyncFailure, SyncProgressEvent } from './types';
 
 /** One address in a step, with every group its sign-ups in that step ask for. */
 export interface Contact {
@@ -58,7 +61,7 @@ export const MAX_SKIP_PAGE = 5_000;
  * The sign-ups after the cursor, in (created_at, id) order, read a page at a time, and what this
  * run has settled of them: an (address, group) pair MailerLite confirmed, or an address it refused
  * as invalid. A settled sign-up needs no request; the cursor moves over settled sign-ups only, so it
- * never passes one MailerLite has not settled.
+ * never passes one MailerLite has not settled. Checkpoints (below) write it.
  */
 export class Backlog {
   /** Sign-ups read in this run. */
@@ -245,6 +248,66 @@ export class Backlog {
       this.confirmedPairs.has(pair(signup.email, signup.subscriptionType)) ||
       this.passed.has(signup.email)
     );
+  }
+}
+
+/** What the checkpoints ask of the run's failures (./failures.ts): whether it has stopped, and to stop it. */
+interface RunStop {
+  readonly stopped: { reason: SyncFailure } | null;
+  stop(reason: SyncFailure): void;
+}
+
+/**
+ * A run's checkpoints under its lease (./state.ts): the backlog's cursor is written once it has moved over
+ * settled sign-ups, and the lease renewed when a third of it has passed, or before a wait that would take
+ * it close to expiring. A write that fails stops the run: `lease_lost` when another run took the lease over
+ * (then nothing more is written), `database` otherwise.
+ */
+export class Checkpoints {
+  private cursorDirty = false;
+
+  constructor(
+    private readonly state: SyncState,
+    private readonly backlog: Backlog,
+    private readonly failures: RunStop,
+    private readonly deps: {
+      clock: Clock;
+      leaseMs: number;
+      stopAt: number;
+      onProgress?: (event: SyncProgressEvent) => void | Promise<void>;
+      /** Distinct addresses the run has handled, for the progress event. */
+      synced: () => number;
+    },
+  ) {}
+
+  /** Moves the cursor over what is settled; written at the next checkpoint. */
+  advance(): void {
+    if (this.backlog.advance()) this.cursorDirty = true;
+  }
+
+  /** Writes the cursor when it moved, and renews the lease when a third of it has passed (or when forced). */
+  async write(force: boolean): Promise<void> {
+    if (this.failures.stopped?.reason === 'lease_lost') return;
+    const { clock, leaseMs } = this.deps;
+    const due = force || this.cursorDirty || clock.now() - this.state.leaseRenewedAt >= leaseMs / 3;
+    if (!due) return;
+    try {
+      await this.state.checkpoint(this.cursorDirty ? (this.backlog.cursor ?? undefined) : undefined);
+      this.cursorDirty = false;
+    } catch (error) {
+      this.failures.stop(error instanceof LeaseLostError ? 'lease_lost' : 'database');
+      return;
+    }
+    await this.deps.onProgress?.({ type: 'checkpoint', synced: this.deps.synced() });
+  }
+
+  /** Waits until `until` (never past the run's stop), renewing the lease first if the wait needs it. */
+  async waitUntil(until: number): Promise<void> {
+    const { clock, leaseMs, stopAt } = this.deps;
+    const target = Math.min(until, stopAt);
+    if (target - this.state.leaseRenewedAt > leaseMs / 3) await this.write(true);
+    const ms = target - clock.now();
+    if (ms > 0 && !this.failures.stopped) await clock.sleep(ms);
   }
 }
 

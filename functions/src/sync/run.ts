@@ -3,10 +3,9 @@ import { GroupHolder } from '../mailerlite/groups';
 import { failureOf } from '../mailerlite/meaning';
 import { emailFields } from '../privacy/log-fields';
 import type { Spelling } from '../privacy/mailerlite-contacts';
-import { Checkpoints } from './checkpoints';
 import { RunFailures } from './failures';
 import { Pacing } from './pacing';
-import { Backlog, type Contact } from './pages';
+import { Backlog, Checkpoints, type Contact } from './pages';
 import { type Answer, sendStep } from './send';
 import { type SyncCursor, type SyncState, startRun } from './state';
 import type { SyncResult, SyncRunDeps, SyncStop } from './types';
@@ -23,9 +22,9 @@ import type { SyncResult, SyncRunDeps, SyncStop } from './types';
  *
  * The outside world (Firestore, the MailerLite client, the clock, the logger, the mailboxes' keyed
  * stores) comes in through `deps` (./types.ts); everything else is a plain import. What a failure means
- * for the run is ./failures.ts's, the cursor and the lease ./checkpoints.ts's, the group ids a
- * GroupHolder's (mailerlite/groups.ts), and the guard around each push the suppression list's
- * (privacy/suppression.ts).
+ * for the run is ./failures.ts's, the cursor ./pages.ts's (the Backlog moves it, its Checkpoints write it
+ * and renew the lease), the group ids a GroupHolder's (mailerlite/groups.ts), and the guard around each
+ * push the suppression list's (privacy/suppression.ts).
  */
 
 export async function runSync(deps: SyncRunDeps): Promise<SyncResult> {
