@@ -11,6 +11,7 @@ import { type ErasureReport, eraseAddress } from '../privacy/erasure';
 import { emailFields } from '../privacy/log-fields';
 import { mailboxesFromParams } from '../privacy/mailboxes';
 import { openUnsubscribeToken } from '../privacy/unsubscribe-token';
+import { finishErasureLater } from '../tasks/finish-erasure';
 import { cloudTasksEnqueue } from '../tasks/queue';
 
 /** What the handler reads of a request: Express's req, or a test's literal. */
@@ -334,7 +335,7 @@ export const unsubscribe = onRequest(
             request: { deadline },
             deadline,
             mailboxes: mailboxesFromParams(db),
-            enqueue: cloudTasksEnqueue,
+            retryLater: finishErasureLater(cloudTasksEnqueue, systemClock),
           });
         },
       },

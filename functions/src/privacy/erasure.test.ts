@@ -35,9 +35,9 @@ import {
 } from '../mailerlite/client';
 import { clearGroupCache } from '../mailerlite/groups';
 import { finishPendingErasures } from '../scheduled/pending-erasures';
-import { handleFinishErasure } from '../tasks/finish-erasure';
+import { FINISH_TASK_DELAY_MS, finishErasureLater, handleFinishErasure } from '../tasks/finish-erasure';
 import { type Enqueue, ERASURE_QUEUE, RetryLater } from '../tasks/queue';
-import { type EraseDeps, type ErasureStep, eraseAddress, FINISH_TASK_DELAY_MS } from './erasure';
+import { type EraseDeps, type ErasureStep, eraseAddress } from './erasure';
 import { mailboxKey } from './mailbox-key';
 import { unsubscribeToken } from './unsubscribe-token';
 
@@ -112,14 +112,14 @@ interface EnqueuedTask {
 }
 
 /** Cloud Tasks as the erasure sees it: a task id seen before is a duplicate, enqueued once. */
-function recordingQueue(): { tasks: EnqueuedTask[]; enqueue: Enqueue } {
+function recordingQueue(): { tasks: EnqueuedTask[]; retryLater: EraseDeps['retryLater'] } {
   const tasks: EnqueuedTask[] = [];
   const enqueue: Enqueue = async (queue, payload, { id, notBefore }) => {
     if (tasks.some((task) => task.id === id)) return 'duplicate';
     tasks.push({ queue, payload, id, notBefore });
     return 'enqueued';
   };
-  return { tasks, enqueue };
+  return { tasks, retryLater: finishErasureLater(enqueue, systemClock) };
 }
 
 const ONE_CLICK = { 'List-Unsubscribe': 'One-Click' };
@@ -407,7 +407,8 @@ describe('an erasure MailerLite left pending, on its own task', () => {
     const queue = recordingQueue();
     ml.faults.down = true;
     const before = Date.now();
-    const click = () => unsubscribe({ method: 'POST', query: kidsLink(), body: ONE_CLICK }, queue);
+    const click = () =>
+      unsubscribe({ method: 'POST', query: kidsLink(), body: ONE_CLICK }, { retryLater: queue.retryLater });
     expect((await click()).status).toBe(200);
     expect((await click()).body).toContain('we’ll delete it there as soon as it does');
     expect(queue.tasks).toHaveLength(1);
@@ -422,9 +423,14 @@ describe('an erasure MailerLite left pending, on its own task', () => {
   it('a click MailerLite answers enqueues nothing', async () => {
     await seedKidAndFriend();
     const queue = recordingQueue();
-    expect((await unsubscribe({ method: 'POST', query: kidsLink(), body: ONE_CLICK }, queue)).status).toBe(
-      200,
-    );
+    expect(
+      (
+        await unsubscribe(
+          { method: 'POST', query: kidsLink(), body: ONE_CLICK },
+          { retryLater: queue.retryLater },
+        )
+      ).status,
+    ).toBe(200);
     expect(Object.keys(await entryOfKid())).toEqual(['erased_at']);
     expect(queue.tasks).toEqual([]);
   });
@@ -435,7 +441,11 @@ describe('an erasure MailerLite left pending, on its own task', () => {
     const enqueue: Enqueue = async () => {
       throw new Error('Cloud Tasks is unavailable');
     };
-    const response = await unsubscribe({ method: 'POST', query: kidsLink(), body: ONE_CLICK }, { enqueue });
+    const retryLater = finishErasureLater(enqueue, systemClock);
+    const response = await unsubscribe(
+      { method: 'POST', query: kidsLink(), body: ONE_CLICK },
+      { retryLater },
+    );
     expect(response.status).toBe(200);
     expect(response.body).toContain('<h1>You’re unsubscribed</h1>');
     expect(await emailsStored()).toEqual(['friend@example.com']);
@@ -452,7 +462,10 @@ describe('an erasure MailerLite left pending, on its own task', () => {
     await seedKidAndFriend();
     const queue = recordingQueue();
     ml.faults.down = true;
-    await unsubscribe({ method: 'POST', query: kidsLink(), body: ONE_CLICK }, queue);
+    await unsubscribe(
+      { method: 'POST', query: kidsLink(), body: ONE_CLICK },
+      { retryLater: queue.retryLater },
+    );
     const payload = queue.tasks[0]?.payload;
 
     await expect(handleFinishErasure(payload, eraseDeps())).rejects.toBeInstanceOf(RetryLater);
@@ -476,7 +489,10 @@ describe('an erasure MailerLite left pending, on its own task', () => {
     await seedKidAndFriend();
     const queue = recordingQueue();
     ml.faults.down = true;
-    await unsubscribe({ method: 'POST', query: kidsLink(), body: ONE_CLICK }, queue);
+    await unsubscribe(
+      { method: 'POST', query: kidsLink(), body: ONE_CLICK },
+      { retryLater: queue.retryLater },
+    );
     ml.faults.down = false;
     expect(await finishPending()).toEqual({ finished: 1, stillPending: 0, unopenable: 0 });
     await seedSignups(db, [{ email: 'friend2@example.com', ...HERO }]);

@@ -5,7 +5,6 @@ import type { Logger } from '../logs';
 import type { MailerLiteClient, RequestOptions } from '../mailerlite/client';
 import { MailerLiteError } from '../mailerlite/errors';
 import { mailboxSignups, ROWS_PER_QUERY, storedSignups } from '../signups/lookup';
-import { type Enqueue, ERASURE_QUEUE, finishErasureTaskId } from '../tasks/queue';
 import { emailFields } from './log-fields';
 import type { Mailboxes } from './mailboxes';
 import { clearPending, isPending, PENDING_ID } from './suppression';
@@ -44,10 +43,10 @@ export interface EraseDeps {
   /** When the erasure must stop and leave the rest to its finish task (or scheduled/pending-erasures.ts). */
   deadline?: number;
   /**
-   * Cloud Tasks, for the click to hand what MailerLite left pending to its finish task
-   * (tasks/finish-erasure.ts); absent, the half-hourly job finishes it.
+   * Hands what MailerLite left of a click's erasure to the entry's finish task, named by the entry's id and
+   * its mark (tasks/finish-erasure.ts, finishErasureLater); absent, the half-hourly job finishes it.
    */
-  enqueue?: Enqueue;
+  retryLater?: (pending: { entry: string; mark: string }) => Promise<unknown>;
   /** The suppression list (which seals the addresses until MailerLite has forgotten them) and the contact records. */
   mailboxes: Mailboxes;
   /** Tests stop the erasure here, as a crash would. */
@@ -84,25 +83,18 @@ export async function eraseAddress(emailAsTyped: string, deps: EraseDeps): Promi
   const report = await finishErasure(ref, attempt, [emailAsTyped, ...others], deps);
   // A second click while an earlier mark waits names the earlier mark's task: one task per wait.
   const mark = entry.exists && isPending(entry) ? String(entry.get(PENDING_ID)) : attempt;
-  if (report.mailerLite === 'pending') await enqueueFinish(ref.id, mark, deps);
+  if (report.mailerLite === 'pending') await retryLater(ref.id, mark, deps);
   return report;
 }
-
-/** How long after the click its finish task first runs: MailerLite has just failed. */
-export const FINISH_TASK_DELAY_MS = 60_000;
 
 /**
  * Hands what is left of an erasure to its finish task. A failure to enqueue does not fail the click (the
  * rows are gone and the mailbox is suppressed): it is logged, and the half-hourly job finishes the entry.
  */
-async function enqueueFinish(entry: string, mark: string, deps: EraseDeps): Promise<void> {
-  if (!deps.enqueue) return;
+async function retryLater(entry: string, mark: string, deps: EraseDeps): Promise<void> {
+  if (!deps.retryLater) return;
   try {
-    await deps.enqueue(
-      ERASURE_QUEUE,
-      { entry },
-      { id: finishErasureTaskId(entry, mark), notBefore: deps.clock.now() + FINISH_TASK_DELAY_MS },
-    );
+    await deps.retryLater({ entry, mark });
   } catch (error) {
     deps.logger.warn('unsubscribe.enqueue_failed', {
       error: error instanceof Error ? error.name : 'unknown',

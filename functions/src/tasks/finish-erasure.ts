@@ -1,6 +1,6 @@
 import '../global-options';
 import { onTaskDispatched } from 'firebase-functions/v2/tasks';
-import { systemClock } from '../clock';
+import { type Clock, systemClock } from '../clock';
 import { SUPPRESSIONS } from '../contract';
 import { adminFirestore } from '../firestore';
 import { cloudLogger } from '../logs';
@@ -8,7 +8,14 @@ import { mailerLiteFromParams } from '../mailerlite/from-params';
 import { MAILBOX_KEY_SECRET, MAILERLITE_API_KEY, UNSUBSCRIBE_SECRET } from '../params';
 import { type EraseDeps, finishPendingEntry } from '../privacy/erasure';
 import { mailboxesFromParams } from '../privacy/mailboxes';
-import { type FinishErasureTask, parseTask, RetryLater } from './queue';
+import {
+  type Enqueue,
+  ERASURE_QUEUE,
+  type FinishErasureTask,
+  finishErasureTaskId,
+  parseTask,
+  RetryLater,
+} from './queue';
 
 /** A suppression entry's id: a mailbox key (privacy/mailbox-key.ts), 43 base64url characters. */
 const ENTRY_ID = /^[A-Za-z0-9_-]{43}$/;
@@ -17,6 +24,22 @@ export function parseFinishErasureTask(body: unknown): FinishErasureTask {
   const entry = (body as { entry?: unknown } | null)?.entry;
   if (typeof entry !== 'string' || !ENTRY_ID.test(entry)) throw new Error('Not a suppression entry.');
   return { entry };
+}
+
+/** How long after the click its finish task first runs: MailerLite has just failed. */
+export const FINISH_TASK_DELAY_MS = 60_000;
+
+/**
+ * The click's way to hand what MailerLite left of its erasure to this queue (privacy/erasure.ts,
+ * `retryLater`): one task per entry and mark, naming the entry alone, a minute later.
+ */
+export function finishErasureLater(enqueue: Enqueue, clock: Clock) {
+  return ({ entry, mark }: { entry: string; mark: string }) =>
+    enqueue(
+      ERASURE_QUEUE,
+      { entry },
+      { id: finishErasureTaskId(entry, mark), notBefore: clock.now() + FINISH_TASK_DELAY_MS },
+    );
 }
 
 export type FinishErasureOutcome = 'finished' | 'not_pending' | 'unopenable' | 'dropped';
