@@ -2,14 +2,12 @@ import '../global-options';
 import { createHash } from 'node:crypto';
 import { onRequest } from 'firebase-functions/v2/https';
 import { systemClock } from '../clock';
-import { adminFirestore } from '../firestore';
 import { cloudLogger, type Logger } from '../logs';
 import { escapeHtml, senderAddress } from '../mail/thank-you-message';
-import { mailerLiteFromParams } from '../mailerlite/from-params';
 import { MAIL_FROM, MAILBOX_KEY_SECRET, MAILERLITE_API_KEY, UNSUBSCRIBE_SECRET } from '../params';
 import { type ErasureReport, eraseAddress } from '../privacy/erasure';
+import { erasureDepsFromParams } from '../privacy/erasure-from-params';
 import { emailFields } from '../privacy/log-fields';
-import { mailboxesFromParams } from '../privacy/mailboxes';
 import { openUnsubscribeToken } from '../privacy/unsubscribe-token';
 import { finishErasureLater } from '../tasks/finish-erasure';
 import { cloudTasksEnqueue } from '../tasks/queue';
@@ -323,21 +321,13 @@ export const unsubscribe = onRequest(
         logger: cloudLogger,
         limiter,
         now: () => systemClock.now(),
-        erase: async (email) => {
-          const { client } = mailerLiteFromParams({ timeoutMs: 10_000 });
-          const deadline = Date.now() + 40_000;
-          const db = await adminFirestore();
-          return eraseAddress(email, {
-            db,
-            client,
-            clock: systemClock,
-            logger: cloudLogger,
-            request: { deadline },
-            deadline,
-            mailboxes: mailboxesFromParams(db),
-            retryLater: finishErasureLater(cloudTasksEnqueue, systemClock),
-          });
-        },
+        erase: async (email) =>
+          eraseAddress(
+            email,
+            await erasureDepsFromParams(40_000, {
+              retryLater: finishErasureLater(cloudTasksEnqueue, systemClock),
+            }),
+          ),
       },
     );
     res.status(response.status).set(response.headers).send(response.body);

@@ -1,13 +1,9 @@
 import '../global-options';
 import { onSchedule } from 'firebase-functions/v2/scheduler';
-import { systemClock } from '../clock';
 import { SUPPRESSIONS } from '../contract';
-import { adminFirestore } from '../firestore';
-import { cloudLogger } from '../logs';
-import { mailerLiteFromParams } from '../mailerlite/from-params';
 import { MAILBOX_KEY_SECRET, MAILERLITE_API_KEY, UNSUBSCRIBE_SECRET } from '../params';
 import { type EraseDeps, finishPendingEntry } from '../privacy/erasure';
-import { mailboxesFromParams } from '../privacy/mailboxes';
+import { erasureDepsFromParams } from '../privacy/erasure-from-params';
 import { PENDING } from '../privacy/suppression';
 
 /** Entries read per run; a backlog bigger than this is worked through over the next runs. */
@@ -67,17 +63,6 @@ export const finishErasures = onSchedule(
     retryCount: 0,
   },
   async () => {
-    const { client } = mailerLiteFromParams({ timeoutMs: 10_000 });
-    const deadline = Date.now() + 240_000;
-    const db = await adminFirestore();
-    await finishPendingErasures({
-      db,
-      client,
-      clock: systemClock,
-      logger: cloudLogger,
-      mailboxes: mailboxesFromParams(db),
-      request: { deadline },
-      deadline,
-    });
+    await finishPendingErasures(await erasureDepsFromParams(240_000));
   },
 );

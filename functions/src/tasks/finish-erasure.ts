@@ -1,13 +1,10 @@
 import '../global-options';
 import { onTaskDispatched } from 'firebase-functions/v2/tasks';
-import { type Clock, systemClock } from '../clock';
+import type { Clock } from '../clock';
 import { SUPPRESSIONS } from '../contract';
-import { adminFirestore } from '../firestore';
-import { cloudLogger } from '../logs';
-import { mailerLiteFromParams } from '../mailerlite/from-params';
 import { MAILBOX_KEY_SECRET, MAILERLITE_API_KEY, UNSUBSCRIBE_SECRET } from '../params';
 import { type EraseDeps, finishPendingEntry } from '../privacy/erasure';
-import { mailboxesFromParams } from '../privacy/mailboxes';
+import { erasureDepsFromParams } from '../privacy/erasure-from-params';
 import {
   type Enqueue,
   ERASURE_QUEUE,
@@ -89,17 +86,6 @@ export const finishPendingErasure = onTaskDispatched(
     rateLimits: { maxDispatchesPerSecond: 2 / 60, maxConcurrentDispatches: 1 },
   },
   async (request) => {
-    const { client } = mailerLiteFromParams({ timeoutMs: 10_000 });
-    const deadline = Date.now() + FINISH_ERASURE_BUDGET_MS;
-    const db = await adminFirestore();
-    await handleFinishErasure(request.data, {
-      db,
-      client,
-      clock: systemClock,
-      logger: cloudLogger,
-      mailboxes: mailboxesFromParams(db),
-      request: { deadline },
-      deadline,
-    });
+    await handleFinishErasure(request.data, await erasureDepsFromParams(FINISH_ERASURE_BUDGET_MS));
   },
 );
