@@ -64,7 +64,8 @@ const PURPOSE = 'goody-mailbox-key-v1';
 
 /** The mailbox's key: 43 base64url characters, a valid Firestore document id. */
 export function mailboxKey(secret: string, email: string): string {
-  return keyOf(secret, canonicalMailbox(email));
+  const mailbox = canonicalMailbox(email);
+  return keyOf(secret, mailbox);
 }
 
 function keyOf(secret: string, mailbox: string): string {
