@@ -31,7 +31,7 @@ const CONNECTION_ISSUE = {
 async function expectNothingStoredOrSent(email: string) {
   expect(await e2e.services.firestore.documents('email_subscriptions')).toEqual([]);
   expect(await e2e.services.mailerLite.groupsOf(email)).toBeUndefined();
-  expect(await e2e.services.smtp.messages()).toEqual([]);
+  expect(await e2e.services.smtp.messagesTo(email)).toEqual([]);
 }
 
 describe('when the database cannot be reached', () => {
@@ -138,7 +138,7 @@ describe('when MailerLite is down', () => {
     ).toEqual([email]);
     expect(await e2e.services.mailerLite.groupsOf(email), 'not in MailerLite yet').toBeUndefined();
     await expect
-      .poll(async () => (await e2e.services.smtp.messages()).map((message) => message.to), {
+      .poll(async () => (await e2e.services.smtp.messagesTo(email)).map((message) => message.to), {
         timeout: QUEUE_TIMEOUT_MS,
       })
       .toEqual([[email]]);
@@ -188,12 +188,12 @@ describe('when the mail server is down', () => {
     await expect
       .poll(() => e2e.services.mailerLite.groupsOf(email), { timeout: QUEUE_TIMEOUT_MS })
       .toEqual([MAILERLITE_GROUP_NAMES.club]);
-    expect(await e2e.services.smtp.messages()).toEqual([]);
+    expect(await e2e.services.smtp.messagesTo(email)).toEqual([]);
 
     // The mail server back: Cloud Tasks retries the thank-you after its backoff; it goes out exactly once.
     await e2e.services.smtp.clearFaults();
     await expect
-      .poll(async () => (await e2e.services.smtp.messages()).map((message) => message.to), {
+      .poll(async () => (await e2e.services.smtp.messagesTo(email)).map((message) => message.to), {
         timeout: RETRY_TIMEOUT_MS,
         interval: 1_000,
       })
@@ -205,6 +205,6 @@ describe('when the mail server is down', () => {
     await page.locator('[data-variant="success"]').nth(1).waitFor({ timeout: 45_000 });
     expect(await e2e.services.firestore.documents('email_subscriptions')).toHaveLength(2);
     await new Promise((resolve) => setTimeout(resolve, 3_000));
-    expect((await e2e.services.smtp.messages()).map((message) => message.to)).toEqual([[email]]);
+    expect((await e2e.services.smtp.messagesTo(email)).map((message) => message.to)).toEqual([[email]]);
   }, 120_000);
 });

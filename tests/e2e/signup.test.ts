@@ -104,9 +104,9 @@ describe.each(cases)('the $form form ($source)', ({ form, title, subscriptionTyp
 
     // The outbox: exactly one thank-you, to this address, in this form's words.
     await expect
-      .poll(async () => (await e2e.services.smtp.messages()).length, { timeout: QUEUE_TIMEOUT_MS })
+      .poll(async () => (await e2e.services.smtp.messagesTo(email)).length, { timeout: QUEUE_TIMEOUT_MS })
       .toBe(1);
-    const messages = await e2e.services.smtp.messages();
+    const messages = await e2e.services.smtp.messagesTo(email);
     expect(messages.map(({ to, subject }) => ({ to, subject }))).toEqual([
       { to: [email], subject: mailSubject },
     ]);

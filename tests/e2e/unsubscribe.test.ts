@@ -53,10 +53,10 @@ describe('the unsubscribe link in the thank-you mail', () => {
       .poll(() => e2e.services.mailerLite.groupsOf(email), { timeout: QUEUE_TIMEOUT_MS })
       .toEqual([MAILERLITE_GROUP_NAMES.updates]);
     await expect
-      .poll(async () => (await e2e.services.smtp.messages()).length, { timeout: QUEUE_TIMEOUT_MS })
+      .poll(async () => (await e2e.services.smtp.messagesTo(email)).length, { timeout: QUEUE_TIMEOUT_MS })
       .toBe(1);
 
-    const [mail, ...others] = await e2e.services.smtp.messages();
+    const [mail, ...others] = await e2e.services.smtp.messagesTo(email);
     expect(others).toEqual([]);
     expect(mail?.to).toEqual([email]);
     const link =

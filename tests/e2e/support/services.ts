@@ -278,6 +278,14 @@ export class SmtpControl {
     ).messages;
   }
 
+  /**
+   * The messages sent to `address`. A case asks for its own address's mail: an earlier case's sign-up is
+   * delivered by the queues in the background, and its thank-you may land after the outbox was cleared.
+   */
+  async messagesTo(address: string): Promise<OutboxMessage[]> {
+    return (await this.messages()).filter((message) => message.to.includes(address));
+  }
+
   /** Deletes every message (and clears the faults). */
   async clear(): Promise<void> {
     await request(`${this.baseUrl}/__control/reset`, { method: 'POST' });
