@@ -1,6 +1,26 @@
-// The Cloud Tasks harness of the functions' tests: an enqueue endpoint that keeps the tasks.
+// The Cloud Tasks harness of the functions' tests: an enqueue endpoint that keeps the tasks, and an `Enqueue`
+// that keeps them in memory.
 
 import { randomUUID } from 'node:crypto';
+import type { Enqueue } from '../src/tasks/queue';
+
+export interface EnqueuedTask {
+  queue: string;
+  payload: unknown;
+  id: string;
+  notBefore?: number;
+}
+
+/** Cloud Tasks as the code under test sees it through `Enqueue`: a task id seen before is a duplicate, enqueued once. */
+export function recordingEnqueue(): { tasks: EnqueuedTask[]; enqueue: Enqueue } {
+  const tasks: EnqueuedTask[] = [];
+  const enqueue: Enqueue = async (queue, payload, { id, notBefore }) => {
+    if (tasks.some((task) => task.id === id)) return 'duplicate';
+    tasks.push({ queue, payload, id, ...(notBefore === undefined ? {} : { notBefore }) });
+    return 'enqueued';
+  };
+  return { tasks, enqueue };
+}
 
 export interface RecordedTask {
   queue: string;

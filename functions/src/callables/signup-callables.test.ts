@@ -5,48 +5,22 @@
 import { describe, expect, it } from 'vitest';
 import { BAD_EMAILS, expectHttpsError } from '../../test-support/callables';
 import { type RecordingLogger, recordingLogger } from '../../test-support/logs';
+import { recordingEnqueue } from '../../test-support/tasks';
 import type { Clock } from '../clock';
 import { mailboxKey } from '../privacy/mailbox-key';
-import {
-  AFTER_BUCKET_MS,
-  afterBucket,
-  BUCKET_MS,
-  deliveryTaskId,
-  type Enqueue,
-  QUEUES,
-} from '../tasks/queue';
+import { AFTER_BUCKET_MS, afterBucket, BUCKET_MS, deliveryTaskId, QUEUES } from '../tasks/queue';
 import { handleAddContactToMailerlite, handleSendThankYouEmail } from './signup-callables';
 
 const SECRET = 'test-mailbox-key-secret';
 const NOW = Date.UTC(2026, 10, 24, 12, 0, 30);
 
-interface Enqueued {
-  queue: string;
-  payload: unknown;
-  id: string;
-  notBefore?: number;
-}
-
-/** Cloud Tasks as the callables see it: a task id seen before is a duplicate, enqueued once. */
-function recordingQueue() {
-  const enqueued: Enqueued[] = [];
-  const ids = new Set<string>();
-  const enqueue: Enqueue = async (queue, payload, { id, notBefore }) => {
-    if (ids.has(id)) return 'duplicate';
-    ids.add(id);
-    enqueued.push({ queue, payload, id, notBefore });
-    return 'enqueued';
-  };
-  return { enqueued, enqueue };
-}
-
 const fixedClock = (now: number): Clock => ({ now: () => now, sleep: async () => {} });
 
 function setup(now = NOW) {
-  const queue = recordingQueue();
+  const { tasks: enqueued, enqueue } = recordingEnqueue();
   const logger: RecordingLogger = recordingLogger();
-  const deps = { enqueue: queue.enqueue, mailboxSecret: SECRET, clock: fixedClock(now), logger };
-  return { ...queue, logger, deps };
+  const deps = { enqueue, mailboxSecret: SECRET, clock: fixedClock(now), logger };
+  return { enqueued, enqueue, logger, deps };
 }
 
 describe('add-contact-to-mailerlite', () => {

@@ -16,6 +16,7 @@ import {
   suppressMailbox,
   testMailboxes,
 } from '../../test-support/signups';
+import { type EnqueuedTask, recordingEnqueue } from '../../test-support/tasks';
 import { handleSyncEmailsToMailerlite } from '../callables/sync-emails-to-mailerlite';
 import { systemClock } from '../clock';
 import { SIGNUPS, SUPPRESSIONS, THANK_YOU_MAILS } from '../contract';
@@ -104,21 +105,9 @@ function unsubscribe(
   );
 }
 
-interface EnqueuedTask {
-  queue: string;
-  payload: unknown;
-  id: string;
-  notBefore?: number;
-}
-
-/** Cloud Tasks as the erasure sees it: a task id seen before is a duplicate, enqueued once. */
+/** Cloud Tasks as the erasure sees it, through its finish task's `retryLater`. */
 function recordingQueue(): { tasks: EnqueuedTask[]; retryLater: EraseDeps['retryLater'] } {
-  const tasks: EnqueuedTask[] = [];
-  const enqueue: Enqueue = async (queue, payload, { id, notBefore }) => {
-    if (tasks.some((task) => task.id === id)) return 'duplicate';
-    tasks.push({ queue, payload, id, notBefore });
-    return 'enqueued';
-  };
+  const { tasks, enqueue } = recordingEnqueue();
   return { tasks, retryLater: finishErasureLater(enqueue, systemClock) };
 }
 

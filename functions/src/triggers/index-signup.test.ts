@@ -3,6 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type FirestoreHarness, startFirestore } from '../../test-support/firestore';
 import { type RecordingLogger, recordingLogger } from '../../test-support/logs';
 import { HERO, MAILBOX_SECRET, seedSignups } from '../../test-support/signups';
+import { recordingEnqueue } from '../../test-support/tasks';
 import { SIGNUPS } from '../contract';
 import { mailboxKey } from '../privacy/mailbox-key';
 import { MAILBOX_KEY_FIELD, mailboxSignups, storedSignups } from '../signups/lookup';
@@ -24,16 +25,12 @@ beforeEach(async () => {
 });
 
 /** The tasks the trigger enqueued, as Cloud Tasks would hold them: one per id. */
-let enqueued: Map<string, { queue: string; payload: unknown }>;
-const enqueue: Enqueue = async (queue, payload, { id, notBefore }) => {
-  if (enqueued.has(id)) return 'duplicate';
-  enqueued.set(id, { queue, payload, ...(notBefore === undefined ? {} : { notBefore }) });
-  return 'enqueued';
-};
+let queue: ReturnType<typeof recordingEnqueue>;
+const enqueued = () => new Map(queue.tasks.map(({ id, ...task }) => [id, task]));
 beforeEach(() => {
-  enqueued = new Map();
+  queue = recordingEnqueue();
 });
-const triggerDeps = () => ({ mailboxSecret: MAILBOX_SECRET, enqueue, logger });
+const triggerDeps = () => ({ mailboxSecret: MAILBOX_SECRET, enqueue: queue.enqueue, logger });
 
 const index = async (email: string) => {
   await seedSignups(db, [{ email, ...HERO }], Date.now(), { keyed: false });
@@ -62,7 +59,7 @@ describe('index-signup (the trigger on each new sign-up)', () => {
     const { row } = await index('Kid@Example.com');
     const key = mailboxKey(MAILBOX_SECRET, 'kid@example.com');
     const at = (row.get('created_at') as { toMillis(): number }).toMillis();
-    expect([...enqueued.entries()]).toEqual([
+    expect([...enqueued().entries()]).toEqual([
       [
         deliveryTaskId(MAILBOX_SECRET, QUEUES.contact, { mailboxKey: key, list: 'updates', at }),
         {
@@ -76,7 +73,7 @@ describe('index-signup (the trigger on each new sign-up)', () => {
       ],
     ]);
     expect(await indexSignup({ ref: row.ref, data: row.data() }, triggerDeps())).toBe('delivery_enqueued');
-    expect(enqueued.size).toBe(2);
+    expect(enqueued().size).toBe(2);
     // The log names the row's mailbox by its handle, never the address.
     expect(JSON.stringify(logger.entries)).not.toMatch(/kid@example\.com/i);
   });
@@ -92,7 +89,7 @@ describe('index-signup (the trigger on each new sign-up)', () => {
       indexSignup({ ref: row.ref, data: row.data() }, { ...triggerDeps(), enqueue: refusing }),
     ).rejects.toThrow('UNAVAILABLE');
     expect(await indexSignup({ ref: row.ref, data: row.data() }, triggerDeps())).toBe('delivery_enqueued');
-    expect(enqueued.size).toBe(2);
+    expect(enqueued().size).toBe(2);
   });
 
   it('leaves a row erased before it ran erased, and enqueues nothing for it', async () => {
@@ -103,7 +100,7 @@ describe('index-signup (the trigger on each new sign-up)', () => {
     await row.ref.delete();
     expect(await indexSignup({ ref: row.ref, data }, triggerDeps())).toBe('gone');
     expect((await db.collection(SIGNUPS).get()).size).toBe(0);
-    expect(enqueued.size).toBe(0);
+    expect(enqueued().size).toBe(0);
   });
 
   it('gives no key to a row the grammar refuses, with one log line and no address', async () => {
@@ -114,7 +111,7 @@ describe('index-signup (the trigger on each new sign-up)', () => {
     );
     expect((await ref.get()).get(MAILBOX_KEY_FIELD)).toBeUndefined();
     expect(logger.events()).toEqual(['signup.not_indexed']);
-    expect(enqueued.size).toBe(0);
+    expect(enqueued().size).toBe(0);
   });
 });
 
