@@ -78,6 +78,11 @@ export interface LauncherRun {
   rememberTree(): ProcessEntry[];
   /** Remembered processes that are still running. */
   survivors(): ProcessEntry[];
+  /**
+   * Ctrl-C as a terminal sends it (SIGINT to the run's whole process group); resolves with how the run
+   * exited, or rejects with its last output if it has not within `timeoutMs`.
+   */
+  interrupt(timeoutMs: number): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** SIGKILL to the run's group and every remembered process: cleanup after a failed test. */
   killAll(): void;
   /** Writes what the run printed to tests/.artifacts/`fileName`, kept for whoever reads a failure. */
@@ -166,6 +171,14 @@ export function runLauncher(
     },
     survivors() {
       return [...remembered.values()].filter(isStillRunning);
+    },
+    interrupt(timeoutMs) {
+      process.kill(-(child.pid as number), 'SIGINT');
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`did not stop:\n${text.slice(-3000)}`)), timeoutMs);
+      });
+      return Promise.race([exited, late]).finally(() => clearTimeout(timer));
     },
     killAll() {
       try {

@@ -490,18 +490,9 @@ describe('npm start', () => {
     const tree = run.rememberTree();
     // npm, the launcher, firebase-tools and its function workers at least.
     expect(tree.length).toBeGreaterThanOrEqual(2);
-    const pid = run.child.pid as number;
 
     // Ctrl-C in a terminal signals the whole foreground process group: npm and the launcher.
-    process.kill(-pid, 'SIGINT');
-    const exit = await Promise.race([
-      run.exited,
-      new Promise<never>((_, reject) =>
-        setTimeout(() => reject(new Error(`did not stop:\n${run.output().slice(-3000)}`)), STOP_TIMEOUT_MS),
-      ),
-    ]);
-
-    expect(exit).toEqual({ code: 0, signal: null });
+    expect(await run.interrupt(STOP_TIMEOUT_MS)).toEqual({ code: 0, signal: null });
     expect(run.output()).toContain('[launcher] stopped; every port it used is free again.');
     expect(run.survivors()).toEqual([]);
     for (const port of Object.values(ports)) {
