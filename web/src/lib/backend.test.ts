@@ -124,4 +124,16 @@ describe('prepareSignup (the visitor types an address)', () => {
     await vi.advanceTimersByTimeAsync(10_000);
     expect(firebaseMock.warmConnectionTest).not.toHaveBeenCalled();
   });
+
+  it('a press while the warm-up waits for the Firebase module drops it: the read is not sent after the press', async () => {
+    vi.useFakeTimers();
+    const { prepareSignup, startingSignup } = await import('./backend');
+    firebaseMock.warmConnectionTest.mockClear();
+    prepareSignup(true);
+    // The timer fires and asks for the module; the press comes before the module has been handed over.
+    vi.advanceTimersByTime(100);
+    startingSignup();
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(firebaseMock.warmConnectionTest).not.toHaveBeenCalled();
+  });
 });

@@ -29,6 +29,8 @@ const WARM_DELAY_MS = 100;
 
 let warmedAt = Number.NEGATIVE_INFINITY;
 let pendingWarm: ReturnType<typeof setTimeout> | undefined;
+/** Counts presses, so a warm-up still waiting for the module when one comes is dropped. */
+let signupsStarted = 0;
 
 /**
  * The visitor is typing an address in a sign-up field; `addressComplete` when the field holds a valid one.
@@ -60,9 +62,10 @@ function warmSoon(): void {
   pendingWarm = setTimeout(() => {
     pendingWarm = undefined;
     warmedAt = performance.now();
+    const startedBefore = signupsStarted;
     // The press's own connection test reports any failure.
     loadBackend().then(
-      (backend) => backend.warmConnectionTest(),
+      (backend) => (signupsStarted === startedBefore ? backend.warmConnectionTest() : undefined),
       () => {},
     );
   }, WARM_DELAY_MS);
@@ -70,6 +73,7 @@ function warmSoon(): void {
 
 /** A sign-up starts: a warm-up not yet sent is not needed, the connection test is the read. */
 export function startingSignup(): void {
+  signupsStarted += 1;
   clearTimeout(pendingWarm);
   pendingWarm = undefined;
 }
