@@ -12,6 +12,7 @@ import {
 } from '../src/contract';
 import { mailboxKey } from '../src/privacy/mailbox-key';
 import { Mailboxes } from '../src/privacy/mailboxes';
+import type { FinishErasureLater } from '../src/privacy/suppression';
 import { MAILBOX_KEY_FIELD } from '../src/signups/lookup';
 
 export interface Signup {
@@ -29,9 +30,12 @@ export const MAILBOX_SECRET = 'test-mailbox-key-secret';
 /** UNSUBSCRIBE_SECRET in the tests. */
 export const UNSUBSCRIBE_SECRET = 'test-unsubscribe-secret';
 
-/** The mailboxes' keyed stores as a function builds them once per invocation, under the tests' secrets. */
-export function testMailboxes(db: Firestore): Mailboxes {
-  return new Mailboxes(db, { mailbox: MAILBOX_SECRET, unsubscribe: UNSUBSCRIBE_SECRET });
+/**
+ * The mailboxes' keyed stores as a function builds them once per invocation, under the tests' secrets; with
+ * `finishErasureLater`, a mark left pending is handed to it (privacy/suppression.ts, handOff).
+ */
+export function testMailboxes(db: Firestore, finishErasureLater?: FinishErasureLater): Mailboxes {
+  return new Mailboxes(db, { mailbox: MAILBOX_SECRET, unsubscribe: UNSUBSCRIBE_SECRET }, finishErasureLater);
 }
 
 /** Puts the address's mailbox on the suppression list, as a finished erasure leaves it. */

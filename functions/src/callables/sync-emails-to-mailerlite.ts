@@ -19,6 +19,8 @@ import { mailboxesFromParams } from '../privacy/mailboxes';
 import { parseSyncInput, validated } from '../schemas';
 import { runSync } from '../sync/run';
 import { DEFAULT_SYNC_OPTIONS, type SyncFailure, type SyncOptions, type SyncWorld } from '../sync/types';
+import { finishErasureLater } from '../tasks/finish-erasure';
+import { cloudTasksEnqueue } from '../tasks/queue';
 
 /** The function's timeout: the longest an HTTPS function may run. */
 export const SYNC_TIMEOUT_SECONDS = 540;
@@ -146,7 +148,7 @@ export const syncEmailsToMailerlite = onCall(
       clock: systemClock,
       logger: cloudLogger,
       deadline,
-      mailboxes: mailboxesFromParams(db),
+      mailboxes: mailboxesFromParams(db, finishErasureLater(cloudTasksEnqueue, systemClock)),
       options: {
         minIntervalMs: intParam(SYNC_MIN_INTERVAL_SECONDS, DEFAULTS.SYNC_MIN_INTERVAL_SECONDS) * 1000,
       },

@@ -324,9 +324,7 @@ export const unsubscribe = onRequest(
         erase: async (email) =>
           eraseAddress(
             email,
-            await erasureDepsFromParams(40_000, {
-              retryLater: finishErasureLater(cloudTasksEnqueue, systemClock),
-            }),
+            await erasureDepsFromParams(40_000, finishErasureLater(cloudTasksEnqueue, systemClock)),
           ),
       },
     );

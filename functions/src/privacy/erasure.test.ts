@@ -40,6 +40,7 @@ import { FINISH_TASK_DELAY_MS, finishErasureLater, handleFinishErasure } from '.
 import { type Enqueue, ERASURE_QUEUE, RetryLater } from '../tasks/queue';
 import { type EraseDeps, type ErasureStep, eraseAddress } from './erasure';
 import { mailboxKey } from './mailbox-key';
+import type { Mailboxes } from './mailboxes';
 import { unsubscribeToken } from './unsubscribe-token';
 
 let firestore: FirestoreHarness;
@@ -105,10 +106,10 @@ function unsubscribe(
   );
 }
 
-/** Cloud Tasks as the erasure sees it, through its finish task's `retryLater`. */
-function recordingQueue(): { tasks: EnqueuedTask[]; retryLater: EraseDeps['retryLater'] } {
+/** Cloud Tasks as the erasure sees it: the mailboxes of a function that hands a pending mark to its finish task. */
+function recordingQueue(): { tasks: EnqueuedTask[]; mailboxes: Mailboxes } {
   const { tasks, enqueue } = recordingEnqueue();
-  return { tasks, retryLater: finishErasureLater(enqueue, systemClock) };
+  return { tasks, mailboxes: testMailboxes(db, finishErasureLater(enqueue, systemClock)) };
 }
 
 const ONE_CLICK = { 'List-Unsubscribe': 'One-Click' };
@@ -397,7 +398,7 @@ describe('an erasure MailerLite left pending, on its own task', () => {
     ml.faults.down = true;
     const before = Date.now();
     const click = () =>
-      unsubscribe({ method: 'POST', query: kidsLink(), body: ONE_CLICK }, { retryLater: queue.retryLater });
+      unsubscribe({ method: 'POST', query: kidsLink(), body: ONE_CLICK }, { mailboxes: queue.mailboxes });
     expect((await click()).status).toBe(200);
     expect((await click()).body).toContain('we’ll delete it there as soon as it does');
     expect(queue.tasks).toHaveLength(1);
@@ -416,7 +417,7 @@ describe('an erasure MailerLite left pending, on its own task', () => {
       (
         await unsubscribe(
           { method: 'POST', query: kidsLink(), body: ONE_CLICK },
-          { retryLater: queue.retryLater },
+          { mailboxes: queue.mailboxes },
         )
       ).status,
     ).toBe(200);
@@ -430,17 +431,16 @@ describe('an erasure MailerLite left pending, on its own task', () => {
     const enqueue: Enqueue = async () => {
       throw new Error('Cloud Tasks is unavailable');
     };
-    const retryLater = finishErasureLater(enqueue, systemClock);
     const response = await unsubscribe(
       { method: 'POST', query: kidsLink(), body: ONE_CLICK },
-      { retryLater },
+      { mailboxes: testMailboxes(db, finishErasureLater(enqueue, systemClock)) },
     );
     expect(response.status).toBe(200);
     expect(response.body).toContain('<h1>You’re unsubscribed</h1>');
     expect(await emailsStored()).toEqual(['friend@example.com']);
     expect(logger.entries.find((entry) => entry.event === 'unsubscribe.enqueue_failed')).toMatchObject({
       severity: 'warn',
-      fields: { error: 'Error' },
+      fields: { finish_task: 'enqueue_failed' },
     });
     ml.faults.down = false;
     expect(await finishPending()).toEqual({ finished: 1, stillPending: 0, unopenable: 0 });
@@ -451,10 +451,7 @@ describe('an erasure MailerLite left pending, on its own task', () => {
     await seedKidAndFriend();
     const queue = recordingQueue();
     ml.faults.down = true;
-    await unsubscribe(
-      { method: 'POST', query: kidsLink(), body: ONE_CLICK },
-      { retryLater: queue.retryLater },
-    );
+    await unsubscribe({ method: 'POST', query: kidsLink(), body: ONE_CLICK }, { mailboxes: queue.mailboxes });
     const payload = queue.tasks[0]?.payload;
 
     await expect(handleFinishErasure(payload, eraseDeps())).rejects.toBeInstanceOf(RetryLater);
@@ -478,10 +475,7 @@ describe('an erasure MailerLite left pending, on its own task', () => {
     await seedKidAndFriend();
     const queue = recordingQueue();
     ml.faults.down = true;
-    await unsubscribe(
-      { method: 'POST', query: kidsLink(), body: ONE_CLICK },
-      { retryLater: queue.retryLater },
-    );
+    await unsubscribe({ method: 'POST', query: kidsLink(), body: ONE_CLICK }, { mailboxes: queue.mailboxes });
     ml.faults.down = false;
     expect(await finishPending()).toEqual({ finished: 1, stillPending: 0, unopenable: 0 });
     await seedSignups(db, [{ email: 'friend2@example.com', ...HERO }]);
@@ -716,7 +710,7 @@ class ClientWithHook extends MailerLiteClient {
 }
 
 describe('an erasure while a sync runs', () => {
-  const syncWith = (client: MailerLiteClient) =>
+  const syncWith = (client: MailerLiteClient, mailboxes = testMailboxes(db)) =>
     handleSyncEmailsToMailerlite(null, {
       db,
       client,
@@ -724,7 +718,7 @@ describe('an erasure while a sync runs', () => {
       clock: systemClock,
       logger,
       deadline: Date.now() + 540_000,
-      mailboxes: testMailboxes(db),
+      mailboxes,
       options: { minIntervalMs: 0 },
     });
 
@@ -746,15 +740,16 @@ describe('an erasure while a sync runs', () => {
     expect(logger.events()).toContain('sync.erased_contact_forgotten');
   });
 
-  it('when MailerLite refuses that second forget, leaves it pending on the suppression entry, and the job finishes it', async () => {
+  it('when MailerLite refuses that second forget, leaves it pending on the suppression entry and hands it to its finish task, which finishes it', async () => {
     await seedKidAndFriend();
     const client = hookedClient();
+    const queue = recordingQueue();
     client.beforeBatch = async () => {
       await eraseAddress('Kid@Example.com', eraseDeps());
       // From here MailerLite answers no look-up of a subscriber: the sync's forget cannot go through.
       ml.faults.failNext(20, 500, undefined, { method: 'GET', pathPrefix: '/api/subscribers/' });
     };
-    await syncWith(client);
+    await syncWith(client, queue.mailboxes);
     expect(ml.state.subscribers.map((s) => s.email).sort()).toEqual([
       'friend@example.com',
       'kid@example.com',
@@ -762,10 +757,20 @@ describe('an erasure while a sync runs', () => {
     const entry = await entryOfKid();
     expect(entry.pending).toBe(true);
     expect(JSON.stringify(entry)).not.toMatch(/kid@example\.com/i);
+    expect(logger.entries.find((each) => each.event === 'sync.failed')).toMatchObject({
+      fields: { reason: 'forget_erased', forget_pending: true, finish_task: 'enqueued' },
+    });
+    // One task, naming the entry alone: the emulator runs no schedule, and in production it comes long before
+    // the half-hourly job.
+    expect(queue.tasks.map(({ queue, payload }) => ({ queue, payload }))).toEqual([
+      { queue: ERASURE_QUEUE, payload: { entry: mailboxKey(MAILBOX_SECRET, 'kid@example.com') } },
+    ]);
 
     ml.faults.clear();
-    expect(await finishPending()).toMatchObject({ finished: 1 });
+    expect(await handleFinishErasure(queue.tasks[0]?.payload, eraseDeps())).toBe('finished');
     expect(ml.state.subscribers.map((s) => s.email)).toEqual(['friend@example.com']);
+    expect(Object.keys(await entryOfKid())).toEqual(['erased_at']);
+    expect(await finishPending()).toEqual({ finished: 0, stillPending: 0, unopenable: 0 });
   });
 
   it('skips an address erased after the sync read it and before its step: never sent at all', async () => {

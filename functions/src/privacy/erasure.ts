@@ -22,7 +22,7 @@ import { clearPending, isPending, PENDING_ID } from './suppression';
  *    (privacy/mailerlite-contacts.ts); then the record goes.
  * 4. The mark is cleared, only by the attempt that set it.
  *
- * When MailerLite fails (or the deadline comes), the click enqueues the entry's own finish task
+ * When MailerLite fails (or the deadline comes), the click hands the entry to its own finish task
  * (tasks/finish-erasure.ts), which Cloud Tasks retries with backoff until MailerLite answers; a second click
  * finishes it too, and scheduled/pending-erasures.ts, every half hour, is the net for an attempt that died
  * before its task was enqueued. A click on an erasure already finished costs two reads (the entry, one
@@ -43,11 +43,9 @@ export interface EraseDeps {
   /** When the erasure must stop and leave the rest to its finish task (or scheduled/pending-erasures.ts). */
   deadline?: number;
   /**
-   * Hands what MailerLite left of a click's erasure to the entry's finish task, named by the entry's id and
-   * its mark (tasks/finish-erasure.ts, finishErasureLater); absent, the half-hourly job finishes it.
+   * The suppression list (which seals the addresses until MailerLite has forgotten them, and hands what
+   * MailerLite left of a click's erasure to the entry's finish task) and the contact records.
    */
-  retryLater?: (pending: { entry: string; mark: string }) => Promise<unknown>;
-  /** The suppression list (which seals the addresses until MailerLite has forgotten them) and the contact records. */
   mailboxes: Mailboxes;
   /** Tests stop the erasure here, as a crash would. */
   afterStep?: (step: ErasureStep) => Promise<void> | void;
@@ -83,23 +81,12 @@ export async function eraseAddress(emailAsTyped: string, deps: EraseDeps): Promi
   const report = await finishErasure(ref, attempt, [emailAsTyped, ...others], deps);
   // A second click while an earlier mark waits names the earlier mark's task: one task per wait.
   const mark = entry.exists && isPending(entry) ? String(entry.get(PENDING_ID)) : attempt;
-  if (report.mailerLite === 'pending') await retryLater(ref.id, mark, deps);
-  return report;
-}
-
-/**
- * Hands what is left of an erasure to its finish task. A failure to enqueue does not fail the click (the
- * rows are gone and the mailbox is suppressed): it is logged, and the half-hourly job finishes the entry.
- */
-async function retryLater(entry: string, mark: string, deps: EraseDeps): Promise<void> {
-  if (!deps.retryLater) return;
-  try {
-    await deps.retryLater({ entry, mark });
-  } catch (error) {
-    deps.logger.warn('unsubscribe.enqueue_failed', {
-      error: error instanceof Error ? error.name : 'unknown',
-    });
+  // What is left goes to the entry's finish task. A failure to enqueue does not fail the click (the rows are
+  // gone and the mailbox is suppressed): it is logged, and the half-hourly job finishes the entry.
+  if (report.mailerLite === 'pending' && (await suppression.handOff(ref.id, mark)) === 'enqueue_failed') {
+    deps.logger.warn('unsubscribe.enqueue_failed', { finish_task: 'enqueue_failed' });
   }
+  return report;
 }
 
 /**

@@ -3,7 +3,7 @@ import { domainKey } from '../mail/budget';
 import { MAILBOX_KEY_SECRET, UNSUBSCRIBE_SECRET } from '../params';
 import { mailboxKey } from './mailbox-key';
 import { ContactRecords } from './mailerlite-contacts';
-import { SuppressionList } from './suppression';
+import { type FinishErasureLater, SuppressionList } from './suppression';
 import { unsubscribeLink } from './unsubscribe-token';
 
 /** The two secrets every function that handles an address declares (params.ts). */
@@ -28,9 +28,14 @@ export class Mailboxes {
   constructor(
     db: Firestore,
     private readonly secrets: MailboxSecrets,
+    /**
+     * Where an erasure left pending goes to be finished (tasks/finish-erasure.ts, finishErasureLater): given
+     * by every function that may leave one (the click, the contact worker, the sync).
+     */
+    finishErasureLater?: FinishErasureLater,
   ) {
     this.contacts = new ContactRecords(db, secrets.mailbox);
-    this.suppression = new SuppressionList(db, secrets, this.contacts);
+    this.suppression = new SuppressionList(db, secrets, this.contacts, finishErasureLater);
   }
 
   /** The mailbox's key (mailbox-key.ts): every spelling of one mailbox has one. */
@@ -49,7 +54,14 @@ export class Mailboxes {
   }
 }
 
-/** The mailboxes of a deployed function, keyed by the secrets it declares. */
-export function mailboxesFromParams(db: Firestore): Mailboxes {
-  return new Mailboxes(db, { mailbox: MAILBOX_KEY_SECRET.value(), unsubscribe: UNSUBSCRIBE_SECRET.value() });
+/**
+ * The mailboxes of a deployed function, keyed by the secrets it declares; `finishErasureLater` from a function
+ * that may leave an erasure pending.
+ */
+export function mailboxesFromParams(db: Firestore, finishErasureLater?: FinishErasureLater): Mailboxes {
+  return new Mailboxes(
+    db,
+    { mailbox: MAILBOX_KEY_SECRET.value(), unsubscribe: UNSUBSCRIBE_SECRET.value() },
+    finishErasureLater,
+  );
 }

@@ -67,7 +67,21 @@ export async function clearPending(ref: DocumentReference, attempt: string): Pro
   });
 }
 
-export type ForgetOutcome = { kind: 'forgotten' | 'absent' } | { kind: 'pending'; error: MailerLiteError };
+/**
+ * Hands a marked entry to its own finish task (tasks/finish-erasure.ts, finishErasureLater), named by the
+ * entry's id and the mark: Cloud Tasks retries it until MailerLite has forgotten the mailbox.
+ */
+export type FinishErasureLater = (pending: { entry: string; mark: string }) => Promise<unknown>;
+
+/**
+ * What came of handing a mark to its finish task: enqueued; not (Cloud Tasks failed: the half-hourly job,
+ * scheduled/pending-erasures.ts, finishes the entry); or no queue to hand it to (a list built without one).
+ */
+export type HandOff = 'enqueued' | 'enqueue_failed' | 'no_queue';
+
+export type ForgetOutcome =
+  | { kind: 'forgotten' | 'absent' }
+  | { kind: 'pending'; error: MailerLiteError; finishTask: HandOff };
 
 /**
  * The suppression list with its keys: MAILBOX_KEY_SECRET names the entries (mailbox-key.ts),
@@ -87,7 +101,23 @@ export class SuppressionList {
     /** MAILBOX_KEY_SECRET and UNSUBSCRIBE_SECRET (mailboxes.ts, MailboxSecrets). */
     private readonly secrets: { mailbox: string; unsubscribe: string },
     private readonly contacts: ContactRecords,
+    /** Where a mark goes to be finished; absent, only the half-hourly job finishes it. */
+    private readonly finishErasureLater?: FinishErasureLater,
   ) {}
+
+  /**
+   * Hands the mark `mark` on `entry` (a suppression entry's id) to its finish task. Never throws: a mark
+   * that could not be handed on is still finished by the half-hourly job; the caller logs the outcome.
+   */
+  async handOff(entry: string, mark: string): Promise<HandOff> {
+    if (!this.finishErasureLater) return 'no_queue';
+    try {
+      await this.finishErasureLater({ entry, mark });
+      return 'enqueued';
+    } catch {
+      return 'enqueue_failed';
+    }
+  }
 
   ref(email: string): DocumentReference {
     return this.db.collection(SUPPRESSIONS).doc(mailboxKey(this.secrets.mailbox, email));
@@ -193,8 +223,8 @@ export class SuppressionList {
   /**
    * Forgets the MailerLite contact of a suppressed mailbox now or, when MailerLite fails, later: the address
    * given and the spelling the mailbox's contact record names (privacy/mailerlite-contacts.ts), if another, then the
-   * record itself; when MailerLite fails the entry gets the write-ahead mark back, for scheduled/pending-erasures.ts,
-   * and the record stays for it to find. The sync and the contact worker undo a push that raced an
+   * record itself; when MailerLite fails the entry gets the write-ahead mark back and is handed to its finish
+   * task (handOff; the half-hourly job is the net), and the record stays for it to find. The sync and the contact worker undo a push that raced an
    * unsubscribe through here, so a person who left is never left on the list by an outage. Only a Firestore
    * failure is thrown.
    */
@@ -213,8 +243,8 @@ export class SuppressionList {
       }
     } catch (error) {
       if (!(error instanceof MailerLiteError)) throw error;
-      await this.markPending(email, options.now);
-      return { kind: 'pending', error };
+      const mark = await this.markPending(email, options.now);
+      return { kind: 'pending', error, finishTask: await this.handOff(this.ref(email).id, mark) };
     }
     await record.delete();
     return { kind };

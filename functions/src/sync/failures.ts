@@ -6,6 +6,7 @@ import {
 } from '../mailerlite/errors';
 import { classify, failureOf, type Meaning } from '../mailerlite/meaning';
 import { emailFields } from '../privacy/log-fields';
+import type { HandOff } from '../privacy/suppression';
 import type { Pacing } from './pacing';
 import type { RequestFailure } from './send';
 import type { SyncFailure } from './types';
@@ -48,12 +49,14 @@ export class RunFailures {
 
   /**
    * MailerLite failed to forget a contact pushed while the person unsubscribed: the person asked to be
-   * gone, so it is logged as such, and the forget waits on the suppression entry for scheduled/pending-erasures.ts.
+   * gone, so it is logged as such, and the forget waits on the suppression entry for its finish task
+   * (`finishTask`, what came of handing it on) and scheduled/pending-erasures.ts.
    */
-  forgetPending(email: string, failure: RequestFailure): void {
+  forgetPending(email: string, finishTask: HandOff, failure: RequestFailure): void {
     this.deps.logger.error('sync.failed', {
       reason: 'forget_erased',
       forget_pending: true,
+      finish_task: finishTask,
       ...emailFields(email),
     });
     this.request(failure);

@@ -237,7 +237,10 @@ class Run {
         request,
       })) {
         if (forget.kind === 'pending') {
-          this.failures.forgetPending(pushed.email, { error: forget.error, at: clock.now() });
+          this.failures.forgetPending(pushed.email, forget.finishTask, {
+            error: forget.error,
+            at: clock.now(),
+          });
           continue;
         }
         this.backlog.pass(pushed.email);

@@ -18,6 +18,7 @@ import {
   suppressMailbox,
   testMailboxes,
 } from '../../test-support/signups';
+import { recordingEnqueue } from '../../test-support/tasks';
 import { systemClock } from '../clock';
 import { SUPPRESSIONS } from '../contract';
 import type { MailerLiteClientOptions } from '../mailerlite/client';
@@ -30,7 +31,8 @@ import {
   type DeliverContactDeps,
   handleDeliverContact,
 } from './deliver-contact';
-import { RetryLater } from './queue';
+import { finishErasureLater } from './finish-erasure';
+import { ERASURE_QUEUE, RetryLater } from './queue';
 
 let ml: MailerLiteStandIn;
 let firestore: FirestoreHarness;
@@ -591,11 +593,13 @@ describe('deliver-contact (the task add-contact-to-mailerlite enqueues)', () => 
       expect(logger.events()).toEqual(['add_contact.upserted', 'add_contact.erased_during_call']);
     });
 
-    it('when MailerLite refuses that forget, leaves it pending on the suppression entry (address sealed)', async () => {
+    it('when MailerLite refuses that forget, leaves it pending on the suppression entry (address sealed) and hands it to its finish task', async () => {
       const groups = { updates: ml.addGroup('Launch list'), club: ml.addGroup('Club list') };
       await seedSignups(firestore.db, [{ email: 'kid@example.com', ...HERO }], Date.now() - 1_000);
       ml.faults.latencyMs = 600;
-      const call = deliver(hero('kid@example.com'), deps({}, { groups }));
+      const queue = recordingEnqueue();
+      const mailboxes = testMailboxes(firestore.db, finishErasureLater(queue.enqueue, systemClock));
+      const call = deliver(hero('kid@example.com'), deps({}, { groups, mailboxes }));
       await new Promise((resolve) => setTimeout(resolve, 200));
       const entry = await suppress('kid@example.com');
       // The upsert is answered; every look-up of a subscriber after it fails.
@@ -609,8 +613,13 @@ describe('deliver-contact (the task add-contact-to-mailerlite enqueues)', () => 
       expect(JSON.stringify(left)).not.toMatch(/kid@example\.com/i);
       expect(logger.entries.at(-1)).toMatchObject({
         event: 'add_contact.erased_during_call',
-        fields: { forget: 'pending' },
+        fields: { forget: 'pending', finish_task: 'enqueued' },
       });
+      // The entry's finish task, naming the entry alone, retries the forget until MailerLite answers.
+      expect(queue.tasks.map(({ queue, payload }) => ({ queue, payload }))).toEqual([
+        { queue: ERASURE_QUEUE, payload: { entry: entry.id } },
+      ]);
+      expect(JSON.stringify(queue.tasks)).not.toMatch(/kid/i);
     });
   });
 });

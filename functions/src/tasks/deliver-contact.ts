@@ -14,7 +14,8 @@ import { emailFields } from '../privacy/log-fields';
 import { type Mailboxes, mailboxesFromParams } from '../privacy/mailboxes';
 import { type AddContactInput, parseAddContactInput } from '../schemas';
 import { mailboxSignups, storedSignups } from '../signups/lookup';
-import { parseTask, positiveNumber, RETRY, RetryLater } from './queue';
+import { finishErasureLater } from './finish-erasure';
+import { cloudTasksEnqueue, parseTask, positiveNumber, RETRY, RetryLater } from './queue';
 
 /**
  * One MailerLite request may take this long, and the client may try twice (waiting out a short
@@ -183,7 +184,11 @@ async function forgetIfErased(
     request,
   });
   for await (const { forget } of undone) {
-    deps.logger.warn('add_contact.erased_during_call', { ...log, forget: forget.kind });
+    deps.logger.warn('add_contact.erased_during_call', {
+      ...log,
+      forget: forget.kind,
+      finish_task: forget.kind === 'pending' ? forget.finishTask : undefined,
+    });
   }
 }
 
@@ -235,7 +240,7 @@ export const deliverContact = onTaskDispatched(
       groups,
       clock: systemClock,
       logger: cloudLogger,
-      mailboxes: mailboxesFromParams(db),
+      mailboxes: mailboxesFromParams(db, finishErasureLater(cloudTasksEnqueue, systemClock)),
     });
   },
 );

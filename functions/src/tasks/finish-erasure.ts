@@ -27,8 +27,9 @@ export function parseFinishErasureTask(body: unknown): FinishErasureTask {
 export const FINISH_TASK_DELAY_MS = 60_000;
 
 /**
- * The click's way to hand what MailerLite left of its erasure to this queue (privacy/erasure.ts,
- * `retryLater`): one task per entry and mark, naming the entry alone, a minute later.
+ * How a suppression entry's mark is handed to this queue (privacy/suppression.ts, handOff: by the click,
+ * privacy/erasure.ts, and by a push the sync or the contact worker could not undo): one task per entry and
+ * mark, naming the entry alone, a minute later.
  */
 export function finishErasureLater(enqueue: Enqueue, clock: Clock) {
   return ({ entry, mark }: { entry: string; mark: string }) =>
@@ -42,7 +43,8 @@ export function finishErasureLater(enqueue: Enqueue, clock: Clock) {
 export type FinishErasureOutcome = 'finished' | 'not_pending' | 'unopenable' | 'dropped';
 
 /**
- * Finishes the erasure an unsubscribe click left pending because MailerLite failed (privacy/erasure.ts):
+ * Finishes the erasure MailerLite left pending (an unsubscribe click, privacy/erasure.ts, or a push the sync or
+ * the contact worker could not undo, privacy/suppression.ts):
  * reads the entry the task names, opens the addresses it holds sealed and runs the erasure's remaining
  * steps. While MailerLite still fails it throws RetryLater, and Cloud Tasks tries again after its backoff;
  * an entry finished meanwhile (a second click, the half-hourly job) is left alone, without a MailerLite
