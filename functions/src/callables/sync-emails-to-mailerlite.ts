@@ -19,8 +19,7 @@ import { mailboxesFromParams } from '../privacy/mailboxes';
 import { parseSyncInput, validated } from '../schemas';
 import { runSync } from '../sync/run';
 import { DEFAULT_SYNC_OPTIONS, type SyncFailure, type SyncOptions, type SyncWorld } from '../sync/types';
-import { finishErasureLater } from '../tasks/finish-erasure';
-import { cloudTasksEnqueue } from '../tasks/queue';
+import { finishErasureOnCloudTasks } from '../tasks/finish-erasure';
 
 /** The function's timeout: the longest an HTTPS function may run. */
 export const SYNC_TIMEOUT_SECONDS = 540;
@@ -148,7 +147,7 @@ export const syncEmailsToMailerlite = onCall(
       clock: systemClock,
       logger: cloudLogger,
       deadline,
-      mailboxes: mailboxesFromParams(db, finishErasureLater(cloudTasksEnqueue, systemClock)),
+      mailboxes: mailboxesFromParams(db, finishErasureOnCloudTasks),
       options: {
         minIntervalMs: intParam(SYNC_MIN_INTERVAL_SECONDS, DEFAULTS.SYNC_MIN_INTERVAL_SECONDS) * 1000,
       },

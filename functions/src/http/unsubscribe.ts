@@ -9,8 +9,7 @@ import { type ErasureReport, eraseAddress } from '../privacy/erasure';
 import { erasureDepsFromParams } from '../privacy/erasure-from-params';
 import { emailFields } from '../privacy/log-fields';
 import { openUnsubscribeToken } from '../privacy/unsubscribe-token';
-import { finishErasureLater } from '../tasks/finish-erasure';
-import { cloudTasksEnqueue } from '../tasks/queue';
+import { finishErasureOnCloudTasks } from '../tasks/finish-erasure';
 
 /** What the handler reads of a request: Express's req, or a test's literal. */
 export interface UnsubscribeHttpRequest {
@@ -322,10 +321,7 @@ export const unsubscribe = onRequest(
         limiter,
         now: () => systemClock.now(),
         erase: async (email) =>
-          eraseAddress(
-            email,
-            await erasureDepsFromParams(40_000, finishErasureLater(cloudTasksEnqueue, systemClock)),
-          ),
+          eraseAddress(email, await erasureDepsFromParams(40_000, finishErasureOnCloudTasks)),
       },
     );
     res.status(response.status).set(response.headers).send(response.body);

@@ -14,8 +14,8 @@ import { emailFields } from '../privacy/log-fields';
 import { type Mailboxes, mailboxesFromParams } from '../privacy/mailboxes';
 import { type AddContactInput, parseAddContactInput } from '../schemas';
 import { mailboxSignups, storedSignups } from '../signups/lookup';
-import { finishErasureLater } from './finish-erasure';
-import { cloudTasksEnqueue, parseTask, positiveNumber, RETRY, RetryLater } from './queue';
+import { finishErasureOnCloudTasks } from './finish-erasure';
+import { parseTask, positiveNumber, RETRY, RetryLater } from './queue';
 
 /**
  * One MailerLite request may take this long, and the client may try twice (waiting out a short
@@ -240,7 +240,7 @@ export const deliverContact = onTaskDispatched(
       groups,
       clock: systemClock,
       logger: cloudLogger,
-      mailboxes: mailboxesFromParams(db, finishErasureLater(cloudTasksEnqueue, systemClock)),
+      mailboxes: mailboxesFromParams(db, finishErasureOnCloudTasks),
     });
   },
 );

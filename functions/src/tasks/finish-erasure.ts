@@ -1,11 +1,12 @@
 import '../global-options';
 import { onTaskDispatched } from 'firebase-functions/v2/tasks';
-import type { Clock } from '../clock';
+import { type Clock, systemClock } from '../clock';
 import { SUPPRESSIONS } from '../contract';
 import { MAILBOX_KEY_SECRET, MAILERLITE_API_KEY, UNSUBSCRIBE_SECRET } from '../params';
 import { type EraseDeps, finishPendingEntry } from '../privacy/erasure';
 import { erasureDepsFromParams } from '../privacy/erasure-from-params';
 import {
+  cloudTasksEnqueue,
   type Enqueue,
   ERASURE_QUEUE,
   type FinishErasureTask,
@@ -39,6 +40,9 @@ export function finishErasureLater(enqueue: Enqueue, clock: Clock) {
       { id: finishErasureTaskId(entry, mark), notBefore: clock.now() + FINISH_TASK_DELAY_MS },
     );
 }
+
+/** The hand-off of a deployed function that may leave an erasure pending: the click, deliver-contact, the sync. */
+export const finishErasureOnCloudTasks = finishErasureLater(cloudTasksEnqueue, systemClock);
 
 export type FinishErasureOutcome = 'finished' | 'not_pending' | 'unopenable' | 'dropped';
 
