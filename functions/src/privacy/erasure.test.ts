@@ -392,6 +392,15 @@ describe('MailerLite down during an erasure', () => {
 describe('an erasure MailerLite left pending, on its own task', () => {
   const kidsLink = () => ({ ...unsubscribeToken(SECRET, 'Kid@Example.com') });
 
+  /** kid (and a friend) signed up; kid's click comes while MailerLite is down, which it stays. Returns the queue. */
+  async function clickWhileMailerLiteDown() {
+    await seedKidAndFriend();
+    const queue = recordingQueue();
+    ml.faults.down = true;
+    await unsubscribe({ method: 'POST', query: kidsLink(), body: ONE_CLICK }, { mailboxes: queue.mailboxes });
+    return queue;
+  }
+
   it('a click while MailerLite is down enqueues one finish task naming only the entry, a minute later; a second click no other', async () => {
     await seedKidAndFriend();
     const queue = recordingQueue();
@@ -448,10 +457,7 @@ describe('an erasure MailerLite left pending, on its own task', () => {
   });
 
   it('the task fails while MailerLite is still down, so Cloud Tasks retries it; once MailerLite is back it finishes the erasure', async () => {
-    await seedKidAndFriend();
-    const queue = recordingQueue();
-    ml.faults.down = true;
-    await unsubscribe({ method: 'POST', query: kidsLink(), body: ONE_CLICK }, { mailboxes: queue.mailboxes });
+    const queue = await clickWhileMailerLiteDown();
     const payload = queue.tasks[0]?.payload;
 
     await expect(handleFinishErasure(payload, eraseDeps())).rejects.toBeInstanceOf(RetryLater);
@@ -472,10 +478,7 @@ describe('an erasure MailerLite left pending, on its own task', () => {
   });
 
   it('a task for an entry finished meanwhile does nothing and asks MailerLite nothing', async () => {
-    await seedKidAndFriend();
-    const queue = recordingQueue();
-    ml.faults.down = true;
-    await unsubscribe({ method: 'POST', query: kidsLink(), body: ONE_CLICK }, { mailboxes: queue.mailboxes });
+    const queue = await clickWhileMailerLiteDown();
     ml.faults.down = false;
     expect(await finishPending()).toEqual({ finished: 1, stillPending: 0, unopenable: 0 });
     await seedSignups(db, [{ email: 'friend2@example.com', ...HERO }]);

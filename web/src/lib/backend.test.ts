@@ -75,6 +75,10 @@ describe('preloadBackendWhenIdle', () => {
 });
 
 describe('prepareSignup (the visitor types an address)', () => {
+  beforeEach(() => {
+    firebaseMock.warmConnectionTest.mockClear();
+  });
+
   it('runs the Firebase module at once in a build with App Check, so its token is fetched before the press', async () => {
     vi.stubEnv('VITE_APPCHECK_RECAPTCHA_ENTERPRISE_SITE_KEY', '6LdAbCdEfGhIjKlMnOpQrStUvWxYz-0123456_89');
     const { prepareSignup } = await import('./backend');
@@ -95,7 +99,6 @@ describe('prepareSignup (the visitor types an address)', () => {
   it("once the address is complete, asks Firestore's preflight for the connection test, again only when the last one may have lapsed", async () => {
     vi.useFakeTimers();
     const { prepareSignup, PREFLIGHT_REFRESH_MS } = await import('./backend');
-    firebaseMock.warmConnectionTest.mockClear();
     prepareSignup(true);
     prepareSignup(true);
     await vi.advanceTimersByTimeAsync(100);
@@ -118,7 +121,6 @@ describe('prepareSignup (the visitor types an address)', () => {
   it('a press before the warm-up went out leaves the connection test the only read', async () => {
     vi.useFakeTimers();
     const { prepareSignup, startingSignup } = await import('./backend');
-    firebaseMock.warmConnectionTest.mockClear();
     prepareSignup(true);
     startingSignup();
     await vi.advanceTimersByTimeAsync(10_000);
@@ -128,7 +130,6 @@ describe('prepareSignup (the visitor types an address)', () => {
   it('a press while the warm-up waits for the Firebase module drops it: the read is not sent after the press', async () => {
     vi.useFakeTimers();
     const { prepareSignup, startingSignup } = await import('./backend');
-    firebaseMock.warmConnectionTest.mockClear();
     prepareSignup(true);
     // The timer fires and asks for the module; the press comes before the module has been handed over.
     vi.advanceTimersByTime(100);
