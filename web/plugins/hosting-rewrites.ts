@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { loadEnv, type Plugin, type ProxyOptions } from 'vite';
-import { type FirebaseSettings, readFirebaseSettings } from '../src/lib/config.ts';
+import { type FirebaseSettings, readFirebaseSettings } from '../src/lib/settings.ts';
 import type { Json } from './build-policies.ts';
 
 interface FunctionRewrite {

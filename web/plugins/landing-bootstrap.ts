@@ -28,7 +28,7 @@ import {
  *   fetch them: those bytes would share a slow link with the app's own chunks.
  * - **Connections early.** Starting the app also preconnects to the origins a sign-up calls besides the page's
  *   own (data-preconnect: Firestore, App Check when on; the callables are on the page's origin, already
- *   connected; web/src/lib/config.ts, backendOrigins), anonymous like the
+ *   connected; web/src/lib/settings.ts, backendOrigins), anonymous like the
  *   SDKs' fetches, so a phone sets up DNS, TCP and TLS (two or three round trips per origin) while the
  *   visitor types instead of after the press. Not on load: a reader opens no connection to them.
  * - **Captured submits.** A submit on a sign-up form the app does not handle yet is stopped (no

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build, type Plugin, type ResolvedConfig } from 'vite';
-import { backendOrigins, readFirebaseSettings } from '../src/lib/config.ts';
+import { backendOrigins, readFirebaseSettings } from '../src/lib/settings.ts';
 import {
   assertPolicyAllowsBootstrap,
   BOOTSTRAP_HASH_SOURCE,

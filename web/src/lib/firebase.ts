@@ -83,10 +83,10 @@ export const deadlines = {
    */
   insertMs: 10_000,
   /**
-   * 20 s for add-contact-to-mailerlite and send-thank-you-email, which only queue the work (Cloud Tasks
-   * delivers it, retried): a cold start at worst. Their failures are only logged, so past this the
-   * visitor gets their success instead of a longer wait; the sign-up is stored, and the admin sync
-   * delivers a contact whose call never arrived. (The SDK's default is 70 s.)
+   * 20 s for add-contact-to-mailerlite and send-thank-you-email, which only check the body and answer (the
+   * stored row's trigger enqueues its delivery, whatever becomes of these calls): a cold start at worst.
+   * Their failures are only logged, so past this the visitor gets their success instead of a longer wait;
+   * the sign-up is stored and delivered all the same. (The SDK's default is 70 s.)
    */
   signupCallableMs: 20_000,
   /**

@@ -1,4 +1,4 @@
-import { addContactRequest, type SignupSource, subscriptionTypeOf } from '@goody/contract';
+import { addContactRequest, CALLABLES, type SignupSource, subscriptionTypeOf } from '@goody/contract';
 import type { Backend } from '@/lib/backend';
 import type { ToastMessage } from '@/lib/toast/toast';
 import { signupMessages } from './signupMessages';
@@ -72,16 +72,16 @@ export async function runSignup(
     try {
       await backend.addContactToMailerlite(addContactRequest(email, source));
     } catch (error) {
-      logError(
-        'add-contact-to-mailerlite failed; the sign-up itself is saved',
-        describeFailure(error, email),
-      );
+      logError(`${CALLABLES.addContact} failed; the sign-up itself is saved`, describeFailure(error, email));
     }
 
     try {
       await backend.sendThankYouEmail({ email });
     } catch (error) {
-      logError('send-thank-you-email failed; the sign-up itself is saved', describeFailure(error, email));
+      logError(
+        `${CALLABLES.sendThankYou} failed; the sign-up itself is saved`,
+        describeFailure(error, email),
+      );
     }
 
     return {
