@@ -22,6 +22,8 @@ export interface BannerInfo {
   pubsubHostPort: string;
   tasksHostPort: string;
   functions: FunctionsState;
+  /** The scheduled functions the launcher fires (scheduler.ts), each with where its schedule comes from. */
+  scheduled?: string[];
 }
 
 function displayPath(repoRoot: string, dir: string): string {
@@ -61,7 +63,13 @@ export function formatReadyBanner(info: BannerInfo): string {
     ['MailerLite', `stand-in at ${info.mailerLiteBaseUrl} (API key ${info.mailerLiteApiKey})`],
     ['Firestore', `Firebase Firestore emulator at ${info.firestoreHostPort}, enforcing firestore.rules`],
     ['Functions', functionsLine(info.functions)],
-    ['Pub/Sub', `Firebase Pub/Sub emulator at ${info.pubsubHostPort} (triggers the scheduled functions)`],
+    ['Pub/Sub', `Firebase Pub/Sub emulator at ${info.pubsubHostPort} (the scheduled functions' topics)`],
+    [
+      'Schedules',
+      info.scheduled?.length
+        ? `the launcher fires ${info.scheduled.join(', ')}, as Cloud Scheduler would`
+        : 'none loaded',
+    ],
     ['Tasks', `Firebase Cloud Tasks emulator at ${info.tasksHostPort} (the task queues)`],
   ];
   const rule = '─'.repeat(72);

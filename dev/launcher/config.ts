@@ -5,6 +5,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LauncherError } from './errors.ts';
+import { parseScheduleOverrides, type Schedule } from './scheduler.ts';
 
 // firebase.json's defaults, the team's fixed ports for `npm start`. Tests and a second stack move them, each
 // by its variable; the purpose is who listens there, in words a developer recognises in an error message.
@@ -74,6 +75,8 @@ export interface LauncherConfig {
   emulatorStartTimeoutMs: number;
   /** The functions' pace overrides a benchmark or a test suite sets (functionsOverrides below). */
   functionsOverrides: Record<string, string>;
+  /** GOODY_SCHEDULES: scheduled functions fired locally on a schedule of their own (scheduler.ts). */
+  scheduleOverrides: Map<string, Schedule>;
 }
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -116,7 +119,9 @@ function positiveNumber(name: string, raw: string): string {
 
 /**
  * What a benchmark or a test suite may change in the functions' pace: GOODY_MAILERLITE_TASKS_PER_MINUTE,
- * GOODY_MAIL_TASKS_PER_SECOND, GOODY_MAIL_PER_HOUR (the mail budget) and GOODY_SYNC_MIN_INTERVAL_SECONDS;
+ * GOODY_MAIL_TASKS_PER_SECOND, GOODY_MAIL_PER_HOUR (the mail budget), GOODY_SYNC_MIN_INTERVAL_SECONDS and the
+ * delivery tasks' retries (GOODY_DELIVERY_MAX_ATTEMPTS, GOODY_DELIVERY_MAX_RETRY_SECONDS,
+ * GOODY_DELIVERY_MIN_BACKOFF_SECONDS: the stack tests make tasks give up in seconds);
  * and GOODY_ENFORCE_APP_CHECK, for the browser suite's App Check run (tests/e2e/support/app-check.ts). Unset,
  * the functions keep their defaults (App Check not enforced: a demo- project gets no real tokens).
  */
@@ -132,7 +137,15 @@ export function functionsOverrides(env: NodeJS.ProcessEnv): Record<string, strin
       throw new LauncherError(`GOODY_${name} must be a whole number, at least ${smallest}, got "${raw}".`, 2);
     overrides[name] = raw;
   }
-  for (const name of ['MAILERLITE_TASKS_PER_MINUTE', 'MAIL_TASKS_PER_SECOND']) {
+  for (const name of [
+    'MAILERLITE_TASKS_PER_MINUTE',
+    'MAIL_TASKS_PER_SECOND',
+    'DELIVERY_MAX_ATTEMPTS',
+    'DELIVERY_MAX_RETRY_SECONDS',
+    'DELIVERY_MIN_BACKOFF_SECONDS',
+    'DELIVERY_QUEUE_WAIT_SECONDS',
+    'MAIL_BUDGET_WINDOW_SECONDS',
+  ]) {
     const raw = env[`GOODY_${name}`]?.trim();
     if (raw) overrides[name] = positiveNumber(`GOODY_${name}`, raw);
   }
@@ -143,6 +156,14 @@ export function functionsOverrides(env: NodeJS.ProcessEnv): Record<string, strin
     overrides.ENFORCE_APP_CHECK = enforce;
   }
   return overrides;
+}
+
+function scheduleOverrides(env: NodeJS.ProcessEnv): Map<string, Schedule> {
+  try {
+    return parseScheduleOverrides(env.GOODY_SCHEDULES);
+  } catch (error) {
+    throw new LauncherError((error as Error).message, 2);
+  }
 }
 
 export const USAGE = `Usage: npm start            build the site and the functions, then run the whole stack offline
@@ -168,6 +189,12 @@ ${PORT_SPECS.map((spec) => `  ${spec.env.padEnd(26)} ${String(spec.defaultPort).
   GOODY_MAIL_TASKS_PER_SECOND      the thank-you queue's rate (default 20)
   GOODY_MAIL_PER_HOUR              the mail budget: thank-you mails an hour (default 500)
   GOODY_SYNC_MIN_INTERVAL_SECONDS  the wait between two syncs (default 60; the e2e suite sets 0)
+  GOODY_DELIVERY_MAX_ATTEMPTS, GOODY_DELIVERY_MAX_RETRY_SECONDS, GOODY_DELIVERY_MIN_BACKOFF_SECONDS
+                                   the delivery tasks' retries (default 400 attempts, 2 days, 10 s)
+  GOODY_DELIVERY_QUEUE_WAIT_SECONDS  how long the reconciler allows a task to wait in its queue (default 6 h)
+  GOODY_MAIL_BUDGET_WINDOW_SECONDS the mail budget's window (default 3600: MAIL_PER_HOUR is per hour)
+  GOODY_SCHEDULES                  scheduled functions fired on a schedule of their own, e.g.
+                                   "reconcile-deliveries=every 5 seconds" (default: each one's own schedule)
   GOODY_ENFORCE_APP_CHECK          true: the callables refuse calls without an App Check token (default false;
                                    the browser suite's App Check run, GOODY_E2E_APP_CHECK=1, sets it)
   GOODY_DATA_DIR                   what survives a restart (default .dev-data): firestore-export/, mailerlite/, mail/
@@ -218,5 +245,6 @@ export function resolveLauncherConfig(
       ),
     ),
     functionsOverrides: functionsOverrides(env),
+    scheduleOverrides: scheduleOverrides(env),
   };
 }

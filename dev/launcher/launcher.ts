@@ -31,6 +31,7 @@ import {
 import { type LauncherConfig, stackPortKeys } from './config.ts';
 import { LauncherError } from './errors.ts';
 import { assertPortsFree, type PortClaim, portClaims, probePort } from './ports.ts';
+import { LocalScheduler } from './scheduler.ts';
 import { prepareStackDir, writeStackFiles } from './stack-files.ts';
 import {
   FIRESTORE_EXPORT_DIR,
@@ -134,6 +135,8 @@ export class Launcher {
   /** firebase-tools' TMPDIR (its hub locator file), removed when the stack stops. */
   private firebaseTmpDir: string | undefined;
   private claims: PortClaim[] = [];
+  /** Fires the scheduled functions on their schedules, as Cloud Scheduler does (scheduler.ts). */
+  private scheduler: LocalScheduler | undefined;
   /**
    * Set once the port check has passed and the stack directory is ours: from then on the ports are this stack's
    * to free and the directory is this stack's to remove. Before, both may belong to another running stack.
@@ -181,6 +184,7 @@ export class Launcher {
     if (this.shutdownPromise) return this.shutdownPromise;
     if (message) (code === 0 ? this.io.out : this.io.err)(message);
     this.shutdownPromise = (async () => {
+      await this.scheduler?.stop();
       await this.supervisor.stopAll();
       if (this.firebaseTmpDir) rmSync(this.firebaseTmpDir, { recursive: true, force: true });
       await Promise.all(this.standIns.reverse().map((item) => stopWithin(item, 5_000, this.io.out)));
@@ -471,8 +475,18 @@ export class Launcher {
     }
     this.checkpoint();
 
+    this.scheduler = new LocalScheduler({
+      functionsOrigin: `http://${config.host}:${config.ports.functions}`,
+      projectId: config.projectId,
+      overrides: config.scheduleOverrides,
+      log: io.err,
+    });
+    const scheduled = await this.scheduler.start();
+    this.checkpoint();
+
     io.out(
       formatReadyBanner({
+        scheduled,
         repoRoot,
         server: config.dev ? 'vite' : 'hosting',
         siteUrl,

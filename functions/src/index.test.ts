@@ -62,7 +62,7 @@ function callable(id: string): Callable {
 }
 
 describe('the functions module', () => {
-  it("exports the contract's three callables under their names, their two task queues, the unsubscribe endpoint and its erasures' queue, the two jobs and the sign-up trigger", () => {
+  it("exports the contract's three callables under their names, their two task queues, the unsubscribe endpoint and its erasures' queue, the three jobs and the sign-up trigger", () => {
     expect([...discovered.keys()].sort()).toEqual(
       [
         ...Object.values(CALLABLES),
@@ -70,6 +70,7 @@ describe('the functions module', () => {
         ERASURE_QUEUE,
         'finish-erasures',
         'index-signup',
+        'reconcile-deliveries',
         'retention',
         'unsubscribe',
       ].sort(),
@@ -94,9 +95,9 @@ describe('the functions module', () => {
     for (const id of Object.values(CALLABLES)) {
       expect(endpoint(id)).toMatchObject({ platform: 'gcfv2', region: ['us-central1'], callableTrigger: {} });
     }
-    // The two sign-up callables only enqueue: the mailbox key names the task (and is the logs' handle key).
-    expect(secrets('add-contact-to-mailerlite')).toEqual(['MAILBOX_KEY_SECRET']);
-    expect(secrets('send-thank-you-email')).toEqual(['MAILBOX_KEY_SECRET']);
+    // The two sign-up callables only check the body: they hold no secret.
+    expect(secrets('add-contact-to-mailerlite')).toBeUndefined();
+    expect(secrets('send-thank-you-email')).toBeUndefined();
     const KEYS = ['UNSUBSCRIBE_SECRET', 'MAILBOX_KEY_SECRET'];
     expect(secrets('sync-emails-to-mailerlite')).toEqual(['MAILERLITE_API_KEY', ...KEYS]);
     expect(secrets('deliver-contact')).toEqual(['MAILERLITE_API_KEY', ...KEYS]);
@@ -148,6 +149,12 @@ describe('the functions module', () => {
       scheduleTrigger: { schedule: 'every 30 minutes', timeZone: 'Etc/UTC' },
     });
     expect(secrets('finish-erasures')).toEqual(['MAILERLITE_API_KEY', ...KEYS]);
+    expect(endpoint('reconcile-deliveries')).toMatchObject({
+      platform: 'gcfv2',
+      scheduleTrigger: { schedule: 'every 10 minutes', timeZone: 'Etc/UTC' },
+    });
+    // It names the tasks it enqueues (tasks/queue.ts, deliveryTaskId) and keys rows the trigger never reached.
+    expect(secrets('reconcile-deliveries')).toEqual(['MAILBOX_KEY_SECRET']);
     expect(endpoint('sync-emails-to-mailerlite').timeoutSeconds).toBe(540);
   });
 });
@@ -184,16 +191,22 @@ describe('the onCall wrappers, bound to their params', () => {
   const dispatch = (task: RecordedTask) =>
     callable(task.queue).run({ data: task.payload } as CallableRequest);
 
-  it('runs a sign-up through all three, as the page and the admin page call them, and the two queues', async () => {
-    await seedSignups(firestore.db, [{ email: 'kid@example.com', ...HERO }]);
+  it('runs a sign-up through the trigger, the two callables, the two queues and the sync, as deployed', async () => {
+    await seedSignups(firestore.db, [{ email: 'kid@example.com', ...HERO }], Date.now(), { keyed: false });
+    const [row] = (await firestore.db.collection('email_subscriptions').get()).docs;
+    if (!row) throw new Error('not stored');
+    // What the Firestore trigger is handed for the new row.
+    await callable('index-signup').run({ data: row, params: { signupId: row.id } } as never);
     expect(
       await call('add-contact-to-mailerlite', { email: 'kid@example.com', source: 'hero_form' }),
     ).toEqual({ status: 'accepted' });
     expect(await call('send-thank-you-email', { email: 'kid@example.com' })).toEqual({ status: 'accepted' });
-    // A second press enqueues nothing new.
-    expect(await call('send-thank-you-email', { email: 'kid@example.com' })).toEqual({ status: 'accepted' });
-    expect(tasks.tasks.map((task) => task.queue)).toEqual([QUEUES.contact, QUEUES.thankYou]);
-    expect(JSON.stringify(tasks.tasks.map((task) => task.name))).not.toContain('kid');
+    // Only the row's trigger enqueued: one task a queue, naming the row, no address.
+    expect(tasks.tasks.map((task) => [task.queue, task.payload])).toEqual([
+      [QUEUES.contact, { signup: row.id }],
+      [QUEUES.thankYou, { signup: row.id }],
+    ]);
+    expect(JSON.stringify(tasks.tasks)).not.toContain('kid');
     for (const task of tasks.tasks) await dispatch(task);
     expect(ml.state.subscribers.map((s) => s.email)).toEqual(['kid@example.com']);
     expect((await outbox.messages()).map((m) => m.to)).toEqual([['kid@example.com']]);

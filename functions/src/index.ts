@@ -6,6 +6,7 @@
 import { addContactToMailerlite, sendThankYouEmail } from './callables/signup-callables';
 import { syncEmailsToMailerlite } from './callables/sync-emails-to-mailerlite';
 import { finishErasures } from './scheduled/pending-erasures';
+import { reconcileDeliveriesJob } from './scheduled/reconcile-deliveries';
 import { deliverContact } from './tasks/deliver-contact';
 import { deliverThankYou } from './tasks/deliver-thank-you';
 import { finishPendingErasure } from './tasks/finish-erasure';
@@ -15,8 +16,9 @@ export const add = { contact: { to: { mailerlite: addContactToMailerlite } } };
 export const send = { thank: { you: { email: sendThankYouEmail } } };
 export const sync = { emails: { to: { mailerlite: syncEmailsToMailerlite } } };
 
-// The task queues the first two enqueue to (tasks/): deliver-contact and deliver-thank-you. Cloud Tasks
-// names a queue after its function, and firebase-admin's taskQueue() finds it by that name.
+// The task queues of a sign-up's delivery (tasks/): deliver-contact and deliver-thank-you, which each stored
+// row's trigger (index-signup, below) enqueues to. Cloud Tasks names a queue after its function, and
+// firebase-admin's taskQueue() finds it by that name.
 export const deliver = { contact: deliverContact, thank: { you: deliverThankYou } };
 
 // One word each, so no nesting: the one-click unsubscribe link of the thank-you mail (an HTTPS
@@ -24,11 +26,16 @@ export const deliver = { contact: deliverContact, thank: { you: deliverThankYou 
 export { unsubscribe } from './http/unsubscribe';
 export { eraseExpiredSignups as retention } from './scheduled/retention';
 
+// reconcile-deliveries: every 10 minutes, enqueues again the delivery of rows still pending after their tasks
+// gave up, and does the trigger's work for rows it never reached (scheduled/reconcile-deliveries.ts).
+export const reconcile = { deliveries: reconcileDeliveriesJob };
+
 // finish-erasure: the task queue of the erasures an unsubscribe left pending because MailerLite failed,
 // each retried until MailerLite answers (tasks/finish-erasure.ts). finish-erasures: every 30 minutes,
 // finishes what is still pending, such as an erasure that died before its task was enqueued
 // (scheduled/pending-erasures.ts).
 export const finish = { erasure: finishPendingErasure, erasures: finishErasures };
 
-// index-signup: writes each new sign-up's mailbox key on it, for lookups by key (triggers/index-signup.ts).
+// index-signup: the row is the outbox. Writes each new sign-up's mailbox key and delivery state on it, and
+// enqueues its contact and its thank-you (triggers/index-signup.ts).
 export const index = { signup: indexSignupOnCreate };

@@ -14,6 +14,7 @@ import { mailboxKey } from '../src/privacy/mailbox-key';
 import { Mailboxes } from '../src/privacy/mailboxes';
 import type { FinishErasureLater } from '../src/privacy/suppression';
 import { MAILBOX_KEY_FIELD } from '../src/signups/lookup';
+import { DELIVERY, pendingPart } from '../src/tasks/row-delivery';
 
 export interface Signup {
   email: string;
@@ -48,8 +49,9 @@ export async function suppressMailbox(db: Firestore, email: string): Promise<Doc
 /**
  * Stores sign-ups as the page does (auto ids, the four fields), with created_at one millisecond
  * apart in the order given so that "the order they were made in" is known to the test. Each row of a
- * valid address also gets its `mailbox_key`, as the index-signup trigger writes it a moment later;
- * `keyed: false` leaves it out (the moment before the trigger ran).
+ * valid address also gets its `mailbox_key` and its delivery state (both parts pending, round 0), as the
+ * index-signup trigger writes them a moment later; `keyed: false` leaves them out (the moment before the
+ * trigger ran).
  */
 export async function seedSignups(
   db: Firestore,
@@ -61,12 +63,33 @@ export async function seedSignups(
   for (let offset = 0; offset < signups.length; offset += 400) {
     const batch = db.batch();
     signups.slice(offset, offset + 400).forEach((signup, index) => {
+      const at = start + offset + index;
       const key =
         keyed && emailProblem(signup.email) === null
-          ? { [MAILBOX_KEY_FIELD]: mailboxKey(MAILBOX_SECRET, signup.email as string) }
+          ? {
+              [MAILBOX_KEY_FIELD]: mailboxKey(MAILBOX_SECRET, signup.email as string),
+              [DELIVERY]: { contact: pendingPart(0, at, at), thank_you: pendingPart(0, at, at) },
+            }
           : {};
-      batch.create(collection.doc(), { created_at: new Date(start + offset + index), ...signup, ...key });
+      batch.create(collection.doc(), { created_at: new Date(at), ...signup, ...key });
     });
     await batch.commit();
   }
+}
+
+/**
+ * The task the row's trigger enqueues for the latest stored sign-up of this exact spelling (and list, if
+ * given): it names the row. With no such row, a task naming a row that does not exist (an erased one).
+ */
+export async function taskFor(
+  db: Firestore,
+  email: string,
+  subscriptionType?: SubscriptionType,
+): Promise<{ signup: string }> {
+  let query = db.collection(SIGNUPS).where('email', '==', email);
+  if (subscriptionType) query = query.where('subscription_type', '==', subscriptionType);
+  const rows = (await query.get()).docs.sort(
+    (a, b) => a.get('created_at').toMillis() - b.get('created_at').toMillis(),
+  );
+  return { signup: rows.at(-1)?.id ?? 'no-such-row' };
 }

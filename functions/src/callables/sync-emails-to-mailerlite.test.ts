@@ -16,7 +16,7 @@ import {
   resetMailerLiteOverHttp,
   startMailerLite,
 } from '../../test-support/mailerlite';
-import { FINAL, HERO, type Signup, seedSignups, testMailboxes } from '../../test-support/signups';
+import { FINAL, HERO, type Signup, seedSignups, taskFor, testMailboxes } from '../../test-support/signups';
 import { systemClock } from '../clock';
 import type { SyncReply } from '../contract';
 import type { MailerLiteClientOptions } from '../mailerlite/client';
@@ -233,18 +233,16 @@ describe('sync-emails-to-mailerlite', () => {
         logger,
         mailboxes: testMailboxes(db),
       };
-      expect(await handleDeliverContact({ email: 'kid@example.com', source: 'hero_form' }, contactDeps)).toBe(
-        'delivered',
-      );
+      expect(await handleDeliverContact(await taskFor(db, 'kid@example.com'), contactDeps)).toBe('delivered');
       const before = confirmed.length;
       const reply = await sync();
       expect(reply).toMatchObject({ success: true, synced: 2 });
       // Only friend was sent; kid's row was delivered by its task.
       expect(confirmed.slice(before).map((upsert) => upsert.email)).toEqual(['friend@example.com']);
       // And a task that comes after the sync finds friend delivered too.
-      expect(
-        await handleDeliverContact({ email: 'friend@example.com', source: 'hero_form' }, contactDeps),
-      ).toBe('already_delivered');
+      expect(await handleDeliverContact(await taskFor(db, 'friend@example.com'), contactDeps)).toBe(
+        'already_delivered',
+      );
     });
 
     it('sends spellings of one mailbox as one contact, in every group they asked for', async () => {

@@ -5,7 +5,7 @@ import type { Firestore } from 'firebase-admin/firestore';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { MailerLiteStandIn } from '../../../dev/mailerlite/index.ts';
 import { type FirestoreHarness, startFirestore } from '../../test-support/firestore';
-import { type RecordingLogger, recordingLogger } from '../../test-support/logs';
+import { clockAhead, type RecordingLogger, recordingLogger } from '../../test-support/logs';
 import { mailerLiteClient, resetMailerLite, startMailerLite } from '../../test-support/mailerlite';
 import { countReads } from '../../test-support/reads';
 import {
@@ -41,6 +41,7 @@ import { type Enqueue, ERASURE_QUEUE, RetryLater } from '../tasks/queue';
 import { type EraseDeps, type ErasureStep, eraseAddress } from './erasure';
 import { mailboxKey } from './mailbox-key';
 import type { Mailboxes } from './mailboxes';
+import { CONTACT_PUSH_LEASE_MS } from './mailerlite-contacts';
 import { unsubscribeToken } from './unsubscribe-token';
 
 let firestore: FirestoreHarness;
@@ -601,6 +602,32 @@ describe('an erasure written ahead', () => {
     expect((await entryOfKid()).pending).toBe(true);
     expect(await finishPending()).toEqual({ finished: 1, stillPending: 0, unopenable: 0 });
     expect(await emailsStored()).toEqual(['friend@example.com']);
+  });
+});
+
+describe('an erasure while a contact task pushes the mailbox', () => {
+  it('keeps the mark until the push has certainly ended, then forgets again: a push landing after the forget is undone', async () => {
+    await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
+    // A contact task holds the mailbox's push (deliver-contact.ts claims the record's lease before upserting).
+    const mailboxes = testMailboxes(db);
+    const claim = await mailboxes.contacts.claim('kid@example.com', { list: 'updates', clock: systemClock });
+    if (claim.status !== 'claimed') throw new Error('not claimed');
+    const queue = recordingEnqueue();
+    const deps = eraseDeps({ mailboxes: testMailboxes(db, finishErasureLater(queue.enqueue, systemClock)) });
+    expect(await eraseAddress('kid@example.com', deps)).toMatchObject({ mailerLite: 'pending' });
+    expect(await entryOfKid()).toMatchObject({ pending: true });
+    expect(queue.tasks.map((task) => task.queue)).toEqual([ERASURE_QUEUE]);
+    // The task's upsert lands after the erasure's forget, and the task dies before its own check.
+    await mailerLiteClient(ml).upsertSubscriber({ email: 'kid@example.com', groups: [] }, {});
+    expect(ml.state.subscribers).toHaveLength(1);
+    // Its finish task, while the push's lease runs: still pending, retried later.
+    const entry = { entry: mailboxKey(MAILBOX_SECRET, 'kid@example.com') };
+    await expect(handleFinishErasure(entry, deps)).rejects.toBeInstanceOf(RetryLater);
+    // Once the lease has run out the push is over for certain: forgotten, and the mark cleared.
+    const later = clockAhead(CONTACT_PUSH_LEASE_MS + 1_000);
+    expect(await handleFinishErasure(entry, { ...deps, clock: later })).toBe('finished');
+    expect(ml.state.subscribers).toEqual([]);
+    expect(await entryOfKid()).not.toHaveProperty('pending', true);
   });
 });
 

@@ -7,6 +7,7 @@ import { MailerLiteError } from '../mailerlite/errors';
 import { mailboxSignups, ROWS_PER_QUERY, storedSignups } from '../signups/lookup';
 import { emailFields } from './log-fields';
 import type { Mailboxes } from './mailboxes';
+import { pushInFlight } from './mailerlite-contacts';
 import { clearPending, isPending, PENDING_ID } from './suppression';
 
 /**
@@ -133,7 +134,8 @@ export async function finishErasure(
 
   // The spelling MailerLite knows the mailbox by (privacy/mailerlite-contacts.ts), if no row names it any more.
   const record = deps.mailboxes.contacts.ref(email);
-  const known = (await record.get()).get('email');
+  const recorded = await record.get();
+  const known = recorded.get('email');
   const forget = [...new Set([...rows.addresses, ...(typeof known === 'string' ? [known] : [])])];
   let outcome: ErasureReport['mailerLite'] = 'absent';
   for (const address of forget) {
@@ -146,6 +148,13 @@ export async function finishErasure(
     }
   }
   await deps.afterStep?.('forgotten');
+  if (pushInFlight(recorded, deps.clock.now())) {
+    // A contact task holds the mailbox's push (deliver-contact.ts): its upsert may land after these forgets,
+    // and should the task die before its own check, nobody would undo it. The mark stays, and the entry's
+    // finish task forgets again once the push's lease has run out.
+    deps.logger.warn('unsubscribe.erasure_pending', { ...emailFields(email), reason: 'push_in_flight' });
+    return { signups: rows.deleted, mailerLite: 'pending' };
+  }
   await record.delete();
   await clearPending(ref, attempt);
   deps.logger.info('unsubscribe.erased', {

@@ -1,4 +1,4 @@
-import type { DocumentData, DocumentReference, Firestore } from 'firebase-admin/firestore';
+import type { DocumentData, DocumentReference, DocumentSnapshot, Firestore } from 'firebase-admin/firestore';
 import type { Clock } from '../clock';
 import type { SubscriptionType } from '../contract';
 import { millisOf } from '../firestore';
@@ -40,6 +40,12 @@ const PUSH_LEASE: LeaseLayout = {
   },
   fields: (owner, expiresAt) => ({ push_owner: expiresAt ? owner : null, push_expires_at: expiresAt }),
 };
+
+/** Whether a contact task holds the record's push lease at `now`: its upsert may still land. */
+export function pushInFlight(record: DocumentSnapshot, now: number): boolean {
+  const expiresAt = PUSH_LEASE.expiresAt(record.data() ?? {});
+  return expiresAt !== null && expiresAt > now;
+}
 
 /** Whether the record says MailerLite has the mailbox in this list's group. */
 export function hasList(record: DocumentData | undefined, list: SubscriptionType): boolean {

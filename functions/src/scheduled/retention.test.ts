@@ -2,9 +2,10 @@ import type { Firestore } from 'firebase-admin/firestore';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type FirestoreHarness, startFirestore } from '../../test-support/firestore';
 import { type RecordingLogger, recordingLogger } from '../../test-support/logs';
-import { HERO, seedSignups } from '../../test-support/signups';
+import { HERO, MAILBOX_SECRET, seedSignups } from '../../test-support/signups';
 import { systemClock } from '../clock';
 import { SIGNUPS, SUPPRESSIONS, THANK_YOU_MAILS } from '../contract';
+import { mailboxKey } from '../privacy/mailbox-key';
 import { MAILERLITE_CONTACTS } from '../privacy/mailerlite-contacts';
 import { handleRetention } from './retention';
 
@@ -69,6 +70,14 @@ describe('the retention job', () => {
       .doc('new')
       .set({ email: 'recent@example.com', seen_at: new Date(now - DAY) });
 
+    // One not seen within the period but still used by a kept sign-up of its mailbox stays, marked seen:
+    // deleting it would make that mailbox's next spelling a second MailerLite subscriber.
+    const inUse = mailboxKey(MAILBOX_SECRET, 'yesterday@example.com');
+    await db
+      .collection(MAILERLITE_CONTACTS)
+      .doc(inUse)
+      .set({ email: 'yesterday@example.com', seen_at: new Date(now - 800 * DAY) });
+
     // The mail budget's counters: yesterday's go, this hour's stays.
     await db
       .collection('_mail_budget')
@@ -82,7 +91,10 @@ describe('the retention job', () => {
     const report = await handleRetention({ db, clock: systemClock, logger, retentionDays: 730, pageSize: 3 });
 
     expect(report).toEqual({ signups: 7, contacts: 1, mailBudgets: 1 });
-    expect(await ids(MAILERLITE_CONTACTS)).toEqual(['new']);
+    expect(await ids(MAILERLITE_CONTACTS)).toEqual([inUse, 'new'].sort());
+    expect(
+      (await db.collection(MAILERLITE_CONTACTS).doc(inUse).get()).get('seen_at').toMillis(),
+    ).toBeGreaterThanOrEqual(now);
     expect(await ids('_mail_budget')).toEqual(['now-0']);
     const left = (await db.collection(SIGNUPS).get()).docs.map((doc) => doc.get('email')).sort();
     expect(left).toEqual(['recent@example.com', 'yesterday@example.com']);

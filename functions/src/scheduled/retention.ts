@@ -8,6 +8,7 @@ import { cloudLogger, type Logger } from '../logs';
 import { MAIL_BUDGETS } from '../mail/budget';
 import { RETENTION_DAYS } from '../params';
 import { MAILERLITE_CONTACTS } from '../privacy/mailerlite-contacts';
+import { mailboxSignups } from '../signups/lookup';
 
 const DAY_MS = 24 * 60 * 60_000;
 export const RETENTION_PAGE_SIZE = 400;
@@ -33,7 +34,9 @@ export interface RetentionReport {
  * batched write, so a large backlog never needs one huge read or write; logged as counts only.
  *
  * The mailboxes' MailerLite contact records name an address, so they go on the same terms: one not
- * pushed or claimed within the period is erased (a later sign-up makes a new one).
+ * pushed or claimed within the period, and with no sign-up of its mailbox left, is erased (a later sign-up
+ * makes a new one). One that a kept sign-up still uses is marked seen instead: deleting it would make a later
+ * spelling of that mailbox a second MailerLite subscriber.
  *
  * The thank-you records and the suppression list are kept: they hold no address, only a mailbox key
  * (privacy/mailbox-key.ts), and they are what keeps a mailbox from being thanked twice or mailed after
@@ -54,6 +57,14 @@ export async function handleRetention(deps: RetentionDeps): Promise<RetentionRep
       deps.db,
       deps.db.collection(MAILERLITE_CONTACTS).where('seen_at', '<', cutoff),
       pageSize,
+      // Still in use while a sign-up of its mailbox is kept (the rows past the period went first): seen now,
+      // so a later sign-up of another spelling stays the same MailerLite contact.
+      async (record) => {
+        const [row] = await mailboxSignups(deps.db, record.id, 1);
+        if (!row) return true;
+        await record.ref.update({ seen_at: new Date(now) });
+        return false;
+      },
     ),
     mailBudgets: await deleteAll(
       deps.db,
@@ -71,17 +82,24 @@ export async function handleRetention(deps: RetentionDeps): Promise<RetentionRep
   return report;
 }
 
-/** Deletes what the query finds, page by page after the last document read. */
-async function deleteAll(db: Firestore, query: Query, pageSize: number): Promise<number> {
+/** Deletes what the query finds (what `unused` agrees to, when given), page by page after the last document read. */
+async function deleteAll(
+  db: Firestore,
+  query: Query,
+  pageSize: number,
+  unused?: (doc: QueryDocumentSnapshot) => Promise<boolean>,
+): Promise<number> {
   let deleted = 0;
   let last: QueryDocumentSnapshot | undefined;
   for (;;) {
     const page = await (last ? query.startAfter(last) : query).limit(pageSize).get();
-    if (page.size > 0) {
+    const gone = [];
+    for (const doc of page.docs) if (!unused || (await unused(doc))) gone.push(doc);
+    if (gone.length > 0) {
       const batch = db.batch();
-      for (const doc of page.docs) batch.delete(doc.ref);
+      for (const doc of gone) batch.delete(doc.ref);
       await batch.commit();
-      deleted += page.size;
+      deleted += gone.length;
     }
     if (page.size < pageSize) return deleted;
     last = page.docs[page.docs.length - 1];

@@ -16,6 +16,7 @@ import {
   MAILBOX_SECRET,
   seedSignups,
   suppressMailbox,
+  taskFor,
   testMailboxes,
 } from '../../test-support/signups';
 import { recordingEnqueue } from '../../test-support/tasks';
@@ -33,6 +34,7 @@ import {
 } from './deliver-contact';
 import { finishErasureLater } from './finish-erasure';
 import { ERASURE_QUEUE, RetryLater } from './queue';
+import { CONFIGURATION_WAIT_MS } from './row-delivery';
 
 let ml: MailerLiteStandIn;
 let firestore: FirestoreHarness;
@@ -71,9 +73,10 @@ function deps(
 
 type ContactBody = { email: string; source: string; subscription_type?: string };
 
-/** Runs the task the row's trigger (or the callable) enqueues for this body. */
-function deliver(body: ContactBody, taskDeps: DeliverContactDeps = deps()) {
-  return handleDeliverContact(body, taskDeps);
+/** Runs the task the row's trigger enqueues for the latest stored sign-up of this spelling and list. */
+async function deliver(body: ContactBody, taskDeps: DeliverContactDeps = deps()) {
+  const list = body.source === 'final_cta' ? 'club' : 'updates';
+  return handleDeliverContact(await taskFor(firestore.db, body.email, list), taskDeps);
 }
 
 /** Stores the sign-up the body names, as the page does before it calls, then runs its task. */
@@ -90,11 +93,12 @@ const upsertStatuses = () =>
 
 /**
  * A task that failed downstream, logged with the code the failure maps to: one a retry can fix
- * (unavailable) is thrown back to Cloud Tasks (RetryLater), any other is dropped.
+ * (unavailable) is thrown back to Cloud Tasks (RetryLater); our setup refused (failed-precondition) leaves the
+ * part pending for the reconciler (`configuration`); the address refused (invalid-argument) skips it.
  */
 async function expectFailure(call: Promise<unknown>, code: string): Promise<{ message: unknown }> {
   if (code === 'unavailable') await expect(call).rejects.toBeInstanceOf(RetryLater);
-  else expect(await call).toBe('dropped');
+  else expect(await call).toBe(code === 'failed-precondition' ? 'configuration' : 'refused');
   const failure = logger.entries.filter((entry) => entry.event === 'add_contact.failed').at(-1);
   expect(failure?.fields.code, 'the logged failure').toBe(code);
   return { message: failure?.fields.message };
@@ -127,6 +131,15 @@ const requestsSince = (skip: number) =>
   apiRequests()
     .slice(skip)
     .map((request) => `${request.method} ${request.path.split('?')[0]} ${request.status}`);
+
+/** The contact part of the delivery state on the latest row of this spelling. */
+async function contactPart(email: string) {
+  const { signup } = await taskFor(firestore.db, email);
+  const row = await firestore.db.collection('email_subscriptions').doc(signup).get();
+  return row.get('delivery.contact') as
+    | (Record<string, unknown> & { due_at: { toMillis(): number } })
+    | undefined;
+}
 
 const groupId = (name: string) => ml.state.groups.find((group) => group.name === name)?.id;
 
@@ -400,52 +413,51 @@ describe('deliver-contact (the task add-contact-to-mailerlite enqueues)', () => 
       expect(upsertStatuses()).toEqual(['created']);
     });
 
-    it('a permanent failure (the key refused) is dropped after one log line, not retried', async () => {
+    it('our setup refused (the key): one log line, the part kept pending for the reconciler in an hour', async () => {
       await seedSignups(firestore.db, [{ email: 'kid@example.com', ...HERO }]);
-      expect(await deliver(hero('kid@example.com'), deps({ apiKey: 'revoked-key' }))).toBe('dropped');
+      const before = Date.now();
+      expect(await deliver(hero('kid@example.com'), deps({ apiKey: 'revoked-key' }))).toBe('configuration');
       expect(logger.events()).toEqual(['add_contact.failed']);
+      const part = await contactPart('kid@example.com');
+      expect(part).toMatchObject({
+        state: 'pending',
+        reason: 'configuration',
+        attempts: 1,
+        last_error: 'mailerlite 401',
+      });
+      expect(part?.due_at.toMillis()).toBeGreaterThanOrEqual(before + CONFIGURATION_WAIT_MS);
+      expect(part?.due_at.toMillis()).toBeLessThan(Date.now() + CONFIGURATION_WAIT_MS + 1_000);
     });
 
-    it('an address with no stored sign-up is dropped at its first look: no retry, no MailerLite request', async () => {
-      // The row, when it comes, enqueues its own task (triggers/index-signup.ts): nothing waits for it.
-      expect(await deliver(hero('kid@example.com'))).toBe('not_stored');
-      expect(ml.state.requests).toEqual([]);
-      expect(logger.events()).toEqual(['add_contact.refused_unknown_address']);
-    });
-
-    it('an erasure between the enqueue and the dispatch: nothing is sent', async () => {
+    it('a task whose row is gone (erased between the enqueue and the dispatch): nothing is sent', async () => {
       await seedSignups(firestore.db, [{ email: 'kid@example.com', ...HERO }]);
+      const task = await taskFor(firestore.db, 'kid@example.com');
       // What the unsubscribe link does: the sign-ups go, the mailbox goes on the suppression list.
       for (const doc of (await firestore.db.collection('email_subscriptions').get()).docs)
         await doc.ref.delete();
       await suppress('kid@example.com');
-      expect(await deliver(hero('kid@example.com'))).toBe('not_stored');
+      expect(await handleDeliverContact(task, deps())).toBe('gone');
       expect(ml.state.requests).toEqual([]);
       expect(ml.state.subscribers).toEqual([]);
+      expect(logger.events()).toEqual(['add_contact.signup_gone']);
     });
 
-    it('a retry after a push, once the person unsubscribed and the rows went, forgets the contact again', async () => {
-      // The first attempt pushed and died before its own check; the erasure's forget ran before the push landed.
+    it('a task of a part already settled (an earlier round that ran late): one read, no MailerLite request', async () => {
       await seedSignups(firestore.db, [{ email: 'kid@example.com', ...HERO }]);
       expect(await deliver(hero('kid@example.com'))).toBe('delivered');
-      for (const doc of (await firestore.db.collection('email_subscriptions').get()).docs)
-        await doc.ref.delete();
-      await suppress('kid@example.com');
-      expect(ml.state.subscribers).toHaveLength(1);
-      expect(await deliver(hero('kid@example.com'), deps({}, { retryCount: 1 }))).toBe('not_stored');
-      expect(ml.state.subscribers).toEqual([]);
-      // A first attempt (a stranger's guess of that address) asks MailerLite nothing.
       const requests = ml.state.requests.length;
-      expect(await deliver(hero('kid@example.com'))).toBe('not_stored');
+      expect(await deliver(hero('kid@example.com'))).toBe('settled');
       expect(ml.state.requests).toHaveLength(requests);
     });
   });
 
   describe('one MailerLite contact per mailbox (privacy/mailerlite-contacts.ts)', () => {
-    it("the row's task and the callable's task for one sign-up make exactly one upsert", async () => {
+    it('two sign-ups of one mailbox and list make exactly one upsert; the second row is done by the record', async () => {
       await seedSignups(firestore.db, [{ email: 'kid@example.com', ...HERO }]);
       expect(await deliver(hero('kid@example.com'))).toBe('delivered');
-      expect(await deliver(hero('kid@example.com'))).toBe('already_delivered');
+      await seedSignups(firestore.db, [{ email: 'Kid@Example.com', ...HERO }]);
+      expect(await deliver(hero('Kid@Example.com'))).toBe('already_delivered');
+      expect(await contactPart('Kid@Example.com')).toMatchObject({ state: 'done', attempts: 1 });
       expect(
         ml.state.requests.filter((r) => r.method === 'POST' && r.path === '/api/subscribers'),
       ).toHaveLength(1);
@@ -460,7 +472,7 @@ describe('deliver-contact (the task add-contact-to-mailerlite enqueues)', () => 
       expect(outcomes.filter((o) => o.status === 'fulfilled' && o.value === 'delivered')).toHaveLength(1);
       const retried = outcomes.filter((o) => o.status === 'rejected');
       for (const outcome of retried) expect(outcome.reason).toBeInstanceOf(RetryLater);
-      for (const _ of retried) expect(await deliver(hero('kid@example.com'))).toBe('already_delivered');
+      for (const _ of retried) expect(await deliver(hero('kid@example.com'))).toBe('settled');
       expect(ml.state.subscribers).toHaveLength(1);
     });
 
@@ -538,27 +550,31 @@ describe('deliver-contact (the task add-contact-to-mailerlite enqueues)', () => 
         await Promise.all(['email_subscriptions', SUPPRESSIONS].map((c) => firestore.db.collection(c).get()))
       ).map((snapshot) => snapshot.size);
 
-    it("a stranger's guess: no MailerLite request, nothing written", async () => {
-      const result = await deliver(hero('classmate@example.com'));
-      expect(result).toBe('not_stored');
-      expect(ml.state.requests).toEqual([]);
-      expect(ml.state.subscribers).toEqual([]);
-      expect(await documents()).toEqual([0, 0]);
-      expect(logger.events()).toEqual(['add_contact.refused_unknown_address']);
-      expect(logger.text()).not.toContain('classmate@example.com');
+    it('sends the stored spelling, not anything a caller sent, and records the part done on the row', async () => {
+      await seedSignups(firestore.db, [{ email: 'Kid.Name@School-Example.org', ...HERO }]);
+      expect(await deliver(hero('Kid.Name@School-Example.org'))).toBe('delivered');
+      expect(ml.state.subscribers.map((s) => s.email)).toEqual(['kid.name@school-example.org']);
+      const part = await contactPart('Kid.Name@School-Example.org');
+      expect(part).toMatchObject({ state: 'done', attempts: 1 });
+      expect(part).not.toHaveProperty('due_at');
     });
 
-    it('a sign-up through the other form does not let a call name this one', async () => {
-      await seedSignups(firestore.db, [{ email: 'kid@example.com', ...FINAL }]);
-      expect(await deliver(hero('kid@example.com'))).toBe('not_stored');
-      expect(ml.state.requests).toEqual([]);
-      expect(logger.events()).toEqual(['add_contact.refused_unknown_address']);
-    });
-
-    it('finds a sign-up stored in another case than the one sent', async () => {
+    it('the address refused by MailerLite: the part skipped, refused, for good', async () => {
       await seedSignups(firestore.db, [{ email: 'kid@example.com', ...HERO }]);
-      expect(await deliver(hero('KID@Example.com'))).toBe('delivered');
-      expect(subscriber('kid@example.com')?.groupNames).toEqual([GROUPS.updates]);
+      ml.faults.failNext(1, 422, { message: 'The email must be valid.', errors: { email: ['invalid'] } });
+      expect(await deliver(hero('kid@example.com'))).toBe('refused');
+      expect(await contactPart('kid@example.com')).toMatchObject({ state: 'skipped', reason: 'refused' });
+    });
+
+    it('a retried failure is counted on the row with its code, never an address', async () => {
+      await seedSignups(firestore.db, [{ email: 'kid@example.com', ...HERO }]);
+      ml.faults.down = true;
+      await expect(deliver(hero('kid@example.com'))).rejects.toBeInstanceOf(RetryLater);
+      ml.faults.down = false;
+      const part = await contactPart('kid@example.com');
+      expect(part).toMatchObject({ attempts: 1 });
+      expect(String(part?.last_error)).toMatch(/^mailerlite /);
+      expect(JSON.stringify(part)).not.toContain('kid@');
     });
 
     it("sends the first sign-up time of the pairing as MailerLite's consent time (opted_in_at)", async () => {

@@ -1,7 +1,8 @@
 import '../global-options';
-import type { Firestore } from 'firebase-admin/firestore';
+import type { DocumentSnapshot, Firestore } from 'firebase-admin/firestore';
 import { onTaskDispatched } from 'firebase-functions/v2/tasks';
 import { type Clock, systemClock } from '../clock';
+import { SIGNUPS } from '../contract';
 import { adminFirestore, millisOf } from '../firestore';
 import { cloudLogger, type LogFields, type Logger } from '../logs';
 import { type MailerLiteClient, mailerLiteTime } from '../mailerlite/client';
@@ -13,9 +14,10 @@ import { MAILBOX_KEY_SECRET, MAILERLITE_API_KEY, UNSUBSCRIBE_SECRET } from '../p
 import { emailFields } from '../privacy/log-fields';
 import { type Mailboxes, mailboxesFromParams } from '../privacy/mailboxes';
 import { type AddContactInput, parseAddContactInput } from '../schemas';
-import { mailboxSignups, storedSignups } from '../signups/lookup';
+import { MAILBOX_KEY_FIELD, mailboxSignups } from '../signups/lookup';
 import { finishErasureOnCloudTasks } from './finish-erasure';
-import { parseTask, positiveNumber, RETRY, RetryLater } from './queue';
+import { parseSignupTask, parseTask, positiveNumber, RETRY, RetryLater } from './queue';
+import { CONFIGURATION_WAIT_MS, isSettled, partOf, RowDelivery } from './row-delivery';
 
 /**
  * One MailerLite request may take this long, and the client may try twice (waiting out a short
@@ -34,48 +36,80 @@ export interface DeliverContactDeps {
   requestTimeoutMs?: number;
   /** The mailbox's key, its suppression entry (which seals the address when undoing a push must wait for MailerLite) and its contact record. */
   mailboxes: Mailboxes;
-  /** Cloud Tasks' retry count of this task (0 on its first attempt). */
-  retryCount?: number;
 }
 
-/** Sign-ups of one address and list read to deliver it: enough for its consent time, bounded whatever a bot stored. */
+/** Sign-ups of one mailbox and list read for the consent time: bounded whatever a bot stored. */
 export const CONTACT_ROWS_READ = 20;
 
 /** What a task came to; a failure Cloud Tasks should retry is thrown (RetryLater) instead. */
-export type ContactOutcome = 'delivered' | 'already_delivered' | 'not_stored' | 'suppressed' | 'dropped';
+export type ContactOutcome =
+  | 'delivered'
+  | 'already_delivered'
+  | 'settled'
+  | 'gone'
+  | 'suppressed'
+  | 'refused'
+  | 'configuration'
+  | 'dropped';
 
 /**
- * Upserts a stored sign-up into the group of its list, with its source as a field and its first sign-up
- * time as MailerLite's consent time. Every stored row enqueues one of these tasks itself
- * (triggers/index-signup.ts), and the page's add-contact callable may enqueue another (a fast path, anyone
- * can call it): so the task delivers only a stored sign-up of the pairing it names, and a task for an
- * address with none is dropped at its first look: the row, when it comes, brings its own task.
+ * Upserts a stored sign-up into the group of its list, with its source as a field and the mailbox's first
+ * sign-up of that list as MailerLite's consent time. The task names the row (tasks/queue.ts); the row's
+ * trigger enqueued it (triggers/index-signup.ts), or the reconciler did again (scheduled/reconcile-deliveries.ts).
+ * The address, its list and its source are the row's: nothing a caller sent reaches MailerLite. A row gone
+ * (erased, or past retention) is not delivered; a part already settled (a task of an earlier round that ran
+ * late) costs the read.
  *
- * One MailerLite contact per mailbox (privacy/mailerlite-contacts.ts): the mailbox's record, claimed for the push,
- * names the spelling MailerLite knows and the lists it has; a list already there costs no request, so the
- * row's task and the callable's together make one upsert. MailerLite's upsert adds groups and keeps the
- * ones the subscriber is in, so someone who joined through both forms ends up in both groups. A failure a
- * retry can fix (429, 5xx, a timeout, the database, another task pushing the same mailbox) throws
- * RetryLater; one it cannot (the key refused, a group or field misconfigured, the address refused) is
- * logged once and the task dropped: the admin sync delivers the sign-up once the cause is fixed.
+ * One MailerLite contact per mailbox (privacy/mailerlite-contacts.ts): the mailbox's record, claimed for the
+ * push, names the spelling MailerLite knows (the first stored spelling pushed) and the lists it has; a list
+ * already there costs no request. MailerLite's upsert adds groups and keeps the ones the subscriber is in, so
+ * someone who joined through both forms ends up in both groups. A failure a retry can fix (429, 5xx, a
+ * timeout, the database, another task pushing the same mailbox) throws RetryLater, counted on the row; the
+ * address refused is settled `skipped: refused`; our setup refused (the key, a group, a field) leaves the
+ * part pending for the reconciler to try again in an hour, once an operator has fixed it.
  */
 export async function handleDeliverContact(task: unknown, deps: DeliverContactDeps): Promise<ContactOutcome> {
-  const input = parseTask(task, parseAddContactInput, deps.logger, 'add_contact.task_malformed');
+  const input = parseTask(task, parseSignupTask, deps.logger, 'add_contact.task_malformed');
   if (!input) return 'dropped';
+  const row = await withDatabase(() => deps.db.collection(SIGNUPS).doc(input.signup).get());
+  if (!row.exists) {
+    deps.logger.info('add_contact.signup_gone', {});
+    return 'gone';
+  }
+  const delivery = new RowDelivery(row.ref, 'contact');
+  const now = () => deps.clock.now();
+  const part = partOf(row.data(), 'contact');
+  if (isSettled(part)) return 'settled';
+  let stored: AddContactInput;
+  try {
+    stored = parseAddContactInput({
+      email: row.get('email'),
+      subscription_type: row.get('subscription_type'),
+      source: row.get('source'),
+    });
+  } catch {
+    await withDatabase(() => delivery.settle('skipped', now(), 'not_an_address'));
+    return 'dropped';
+  }
   const log = {
-    ...emailFields(input.email),
-    subscription_type: input.subscriptionType,
-    source: input.source,
+    ...emailFields(stored.email),
+    subscription_type: stored.subscriptionType,
+    source: stored.source,
   };
   try {
-    const outcome = await addStoredContact(input, deps, log);
-    if (outcome === 'not_stored') deps.logger.info('add_contact.refused_unknown_address', log);
+    const outcome = await addStoredContact(row, stored, deps, log);
+    if (outcome === 'suppressed') await delivery.settle('skipped', now(), 'suppressed');
+    else await delivery.settle('done', now());
     return outcome;
   } catch (error) {
-    if (error instanceof RetryLater) throw error;
+    if (error instanceof RetryLater) {
+      await delivery.failed(error.code, now()).catch(() => undefined);
+      throw error;
+    }
     if (!(error instanceof MailerLiteError)) {
       deps.logger.warn('add_contact.failed', { ...log, error: 'database', code: 'unavailable' });
-      throw new RetryLater('The database is unavailable.');
+      await delivery.failed('database', now()).catch(() => undefined);
+      throw new RetryLater('The database is unavailable.', 'database');
     }
     const { code, message, retry } = failureOf(error);
     deps.logger.warn('add_contact.failed', {
@@ -87,26 +121,31 @@ export async function handleDeliverContact(task: unknown, deps: DeliverContactDe
       // can quote MailerLite on the contact, so they stay out.
       message: code === 'failed-precondition' ? message : undefined,
     });
-    if (retry) throw new RetryLater('MailerLite is unavailable.');
-    return 'dropped';
+    const lastError = `mailerlite ${error.status ?? error.name}`;
+    if (retry) {
+      await delivery.failed(lastError, now()).catch(() => undefined);
+      throw new RetryLater('MailerLite is unavailable.', lastError);
+    }
+    if (code === 'failed-precondition') {
+      // Our setup: kept pending, and the reconciler tries again once an operator had the time to fix it.
+      await withDatabase(() =>
+        delivery.waits('configuration', part?.round ?? 0, now() + CONFIGURATION_WAIT_MS, now(), lastError),
+      );
+      return 'configuration';
+    }
+    await withDatabase(() => delivery.settle('skipped', now(), 'refused'));
+    return 'refused';
   }
 }
 
 /** Throws what MailerLite or Firestore throw, and RetryLater while another task pushes the mailbox. */
 async function addStoredContact(
+  row: DocumentSnapshot,
   input: AddContactInput,
   deps: DeliverContactDeps,
   log: LogFields,
-): Promise<Exclude<ContactOutcome, 'dropped'>> {
-  const signups = await storedSignupsOfList(deps, input);
+): Promise<'delivered' | 'already_delivered' | 'suppressed'> {
   const { suppression, contacts } = deps.mailboxes;
-  if (signups.length === 0) {
-    // A retry of a task that pushed and then died, after which the person unsubscribed and their rows
-    // went: the push may have landed after the erasure's forget, so forget again. A first attempt (a
-    // stranger's guess) costs one look and no MailerLite request.
-    if ((deps.retryCount ?? 0) > 0) await forgetIfErased({ email: input.email }, deps, log);
-    return 'not_stored';
-  }
   if ((await suppression.among([input.email])).size > 0) {
     // The mailbox unsubscribed: a later sign-up of it, by anyone, does not put it back.
     deps.logger.info('add_contact.suppressed', log);
@@ -117,12 +156,14 @@ async function addStoredContact(
     deps.logger.info('add_contact.already_delivered', log);
     return 'already_delivered';
   }
-  // Another task pushes this mailbox (perhaps for the other list, read before this row existed): look
-  // again once it is done.
-  if (claim.status === 'in_progress') throw new RetryLater('Another task is pushing this mailbox.');
+  // Another task pushes this mailbox (perhaps for the other list): look again once it is done.
+  if (claim.status === 'in_progress')
+    throw new RetryLater('Another task is pushing this mailbox.', 'in_progress');
 
-  const times = signups.map((doc) => millisOf(doc.get('created_at'))).filter((time) => time > 0);
-  // The first sign-up of this pairing read is when the person opted in to this list.
+  // The mailbox's first sign-up of this list is when the person opted in to it.
+  const key = String(row.get(MAILBOX_KEY_FIELD) ?? deps.mailboxes.key(input.email));
+  const signups = await mailboxSignups(deps.db, key, CONTACT_ROWS_READ, input.subscriptionType);
+  const times = [row, ...signups].map((doc) => millisOf(doc.get('created_at'))).filter((time) => time > 0);
   const optedInAt = mailerLiteTime(times.length > 0 ? Math.min(...times) : deps.clock.now());
   const request = {
     deadline: deps.clock.now() + (deps.budgetMs ?? CONTACT_TASK_BUDGET_MS),
@@ -155,21 +196,19 @@ async function addStoredContact(
   await claim.delivered();
   deps.logger.info('add_contact.upserted', { ...log, status: result.created ? 'created' : 'updated' });
 
-  // The person left (one-click unsubscribe) while this task was pushing: undo the push.
+  // The person left (one-click unsubscribe) while this task was pushing: undo the push. Should this task die
+  // first, the erasure saw the push's lease on the mailbox's record and forgets again once it has run out
+  // (privacy/erasure.ts).
   await forgetIfErased({ email: input.email, address: claim.email }, deps, log);
   return 'delivered';
 }
 
-/**
- * The stored sign-ups of the task's address and list: by the mailbox key the row's trigger writes, then
- * by the address as typed (a row the trigger has not keyed yet). Filtered by list in the query, so rows a
- * bot stored on the other list cannot hide this one.
- */
-async function storedSignupsOfList(deps: DeliverContactDeps, input: AddContactInput) {
-  const key = deps.mailboxes.key(input.email);
-  const byKey = await mailboxSignups(deps.db, key, CONTACT_ROWS_READ, input.subscriptionType);
-  if (byKey.length > 0) return byKey;
-  return storedSignups(deps.db, input.emailAsSent, CONTACT_ROWS_READ, input.subscriptionType);
+async function withDatabase<T>(operation: () => Promise<T>): Promise<T> {
+  try {
+    return await operation();
+  } catch {
+    throw new RetryLater('The database is unavailable.', 'database');
+  }
 }
 
 /** Forgets the mailbox's contact if the person unsubscribed (the guard after a push), now or (MailerLite failing) later. */
@@ -234,7 +273,6 @@ export const deliverContact = onTaskDispatched(
     const { client, groups } = mailerLiteFromParams();
     const db = await adminFirestore();
     await handleDeliverContact(request.data, {
-      retryCount: request.retryCount,
       db,
       client,
       groups,

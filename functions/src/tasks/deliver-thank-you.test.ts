@@ -10,9 +10,11 @@ import {
   MAILBOX_SECRET,
   seedSignups,
   suppressMailbox,
+  taskFor,
   testMailboxes,
 } from '../../test-support/signups';
 import { startOutbox } from '../../test-support/smtp';
+import { recordingEnqueue } from '../../test-support/tasks';
 import { type Clock, systemClock } from '../clock';
 import { THANK_YOU_MAILS } from '../contract';
 import { DOMAIN_SHARE, DOMAIN_SHARE_MIN } from '../mail/budget';
@@ -29,12 +31,14 @@ import {
   type ThankYouRecord,
 } from './deliver-thank-you';
 import { RetryLater } from './queue';
+import { enqueuePart } from './row-delivery';
 
 let firestore: FirestoreHarness;
 let db: Firestore;
 let outbox: SmtpOutbox;
 let logger: RecordingLogger;
 let transportLoads: number;
+let queue: ReturnType<typeof recordingEnqueue>;
 
 beforeAll(async () => {
   [firestore, outbox] = await Promise.all([startFirestore(), startOutbox()]);
@@ -49,6 +53,7 @@ beforeEach(async () => {
   await outbox.clear();
   logger = recordingLogger();
   transportLoads = 0;
+  queue = recordingEnqueue();
 });
 
 const FROM = 'GOODY <hello@goody.example>';
@@ -66,6 +71,7 @@ function deps(extra: Partial<DeliverThankYouDeps> = {}): DeliverThankYouDeps {
     logger,
     mailboxes: testMailboxes(db),
     mailPerHour: 1_000,
+    enqueuePart: enqueuePart(queue.enqueue, MAILBOX_SECRET),
     ...extra,
   };
 }
@@ -73,17 +79,25 @@ function deps(extra: Partial<DeliverThankYouDeps> = {}): DeliverThankYouDeps {
 const UNSUBSCRIBE_URL = 'http://127.0.0.1:5001/demo-goody/us-central1/unsubscribe';
 const SECRET = 'test-unsubscribe-secret';
 
-/** Runs the task the row's trigger (or send-thank-you-email) enqueues for this body. */
-function outcomeOf(
+/** Runs the task the row's trigger enqueues for the latest stored sign-up of this spelling. */
+async function outcomeOf(
   body: { email: string },
   taskDeps: DeliverThankYouDeps = deps(),
 ): Promise<ThankYouOutcome> {
-  return handleDeliverThankYou(body, taskDeps);
+  return handleDeliverThankYou(await taskFor(db, body.email), taskDeps);
 }
 
 async function record(email: string): Promise<ThankYouRecord | undefined> {
   const snapshot = await db.collection(THANK_YOU_MAILS).doc(mailboxKey(MAILBOX_SECRET, email)).get();
   return snapshot.data() as ThankYouRecord | undefined;
+}
+
+/** The thank-you part of the delivery state on the latest row of this spelling. */
+async function thankYouPart(email: string) {
+  const { signup } = await taskFor(db, email);
+  return (await db.collection('email_subscriptions').doc(signup).get()).get('delivery.thank_you') as
+    | Record<string, unknown>
+    | undefined;
 }
 
 async function thankYouRecords(): Promise<number> {
@@ -97,7 +111,8 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
 
     const [message, ...others] = await outbox.messages();
     expect(others).toEqual([]);
-    expect(message?.to).toEqual(['kid@example.com']);
+    // The spelling the person typed, as stored.
+    expect(message?.to).toEqual(['Kid@example.com']);
     expect(message?.from).toContain('hello@goody.example');
     expect(message?.subject).toBe("You're on the GOODY list 🎉");
     expect(message?.text).toContain(
@@ -124,9 +139,15 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
     expect((await outbox.messages())[0]?.subject).toBe('Welcome to the GOODY Club 🌟');
   });
 
-  it('finds a sign-up stored in another case than the one sent', async () => {
+  it('writes the delivery state on the row: done, one attempt, no due time; no address in it', async () => {
     await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
-    expect(await outcomeOf({ email: 'KID@example.com' })).toEqual({ status: 'sent' });
+    expect(await outcomeOf({ email: 'kid@example.com' })).toEqual({ status: 'sent' });
+    const part = await thankYouPart('kid@example.com');
+    expect(part).toMatchObject({ state: 'done', attempts: 1, round: 0 });
+    expect(part).not.toHaveProperty('due_at');
+    // A task of an earlier round that ran late costs the read.
+    expect(await outcomeOf({ email: 'kid@example.com' })).toEqual({ status: 'settled' });
+    expect(await outbox.messages()).toHaveLength(1);
   });
 
   it('sends nothing the second time, for any spelling of the same address', async () => {
@@ -135,13 +156,14 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
       { email: 'Kid@Example.com', ...FINAL },
     ]);
     await outcomeOf({ email: 'kid@example.com' });
-    expect(await outcomeOf({ email: 'kid@example.com' })).toEqual({
-      status: 'already_sent',
-    });
     expect(await outcomeOf({ email: 'Kid@Example.com' })).toEqual({
       status: 'already_sent',
     });
     expect(await outbox.messages()).toHaveLength(1);
+    expect(await thankYouPart('Kid@Example.com')).toMatchObject({
+      state: 'skipped',
+      reason: 'already_thanked',
+    });
   });
 
   it('sends one message to a Gmail mailbox signed up under twelve spellings (dots, +tags, googlemail.com, case)', async () => {
@@ -207,7 +229,7 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
           ),
         );
       }
-      expect(outcomes).toEqual(['sent', 'sent', 'sent', 'RetryLater', 'RetryLater']);
+      expect(outcomes).toEqual(['sent', 'sent', 'sent', 'waiting', 'waiting']);
       expect(await outbox.messages()).toHaveLength(3);
       // Said once for the hour, however many tasks it holds back.
       expect(logger.events().filter((event) => event === 'thank_you.budget_reached')).toHaveLength(1);
@@ -217,7 +239,20 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
         per_hour: 3,
       });
 
-      // Cloud Tasks retries them; in the next hour they go out.
+      // Not a retry spent: each one's next round is enqueued for the next hour, the part pending on it.
+      const nextHour = Math.floor(at(0).now() / HOUR) * HOUR + HOUR;
+      expect(queue.tasks.map((task) => [task.queue, task.notBefore])).toEqual([
+        ['deliver-thank-you', nextHour],
+        ['deliver-thank-you', nextHour],
+      ]);
+      for (const email of addresses.slice(3)) {
+        expect(await thankYouPart(email)).toMatchObject({
+          state: 'pending',
+          reason: 'mail_budget',
+          round: 1,
+        });
+      }
+      // In the next hour they go out.
       for (const email of addresses.slice(3)) {
         expect(await outcomeOf({ email }, deps({ mailPerHour: 3, clock: at(1) }))).toEqual({
           status: 'sent',
@@ -262,7 +297,7 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
         );
       }
       expect(outcomes.filter((o) => o === 'sent')).toHaveLength(share);
-      expect(outcomes.filter((o) => o === 'RetryLater')).toHaveLength(5);
+      expect(outcomes.filter((o) => o === 'waiting')).toHaveLength(5);
       expect(await outcomeOf({ email: 'kid@school-example.org' }, deps(budget))).toEqual({ status: 'sent' });
       // The held-back ones are not dropped: the next hour sends them.
       const later = { mailPerHour: 100, clock: at(1) };
@@ -276,6 +311,7 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
       const budget = { mailPerHour: 1, clock: at(0) };
       expect(await outcomeOf({ email: 'kid@example.com' }, deps(budget))).toEqual({ status: 'sent' });
       for (let i = 0; i < 3; i += 1) {
+        await seedSignups(db, [{ email: 'Kid@Example.com', ...HERO }]);
         expect(await outcomeOf({ email: 'Kid@Example.com' }, deps(budget))).toEqual({
           status: 'already_sent',
         });
@@ -299,13 +335,13 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
     expect((await record('kid@example.com'))?.state).toBe('sent');
   });
 
-  it('sends and writes nothing for an address that never signed up', async () => {
+  it('sends and writes nothing for a task whose row does not exist', async () => {
     await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
-    expect(await outcomeOf({ email: 'stranger@example.com' })).toEqual({ status: 'unknown_address' });
+    expect(await handleDeliverThankYou({ signup: 'not-a-stored-row' }, deps())).toEqual({ status: 'gone' });
     expect(await outbox.messages()).toEqual([]);
     expect(await thankYouRecords()).toBe(0);
     expect(transportLoads).toBe(0);
-    expect(logger.events()).toEqual(['thank_you.refused_unknown_address']);
+    expect(logger.events()).toEqual(['thank_you.signup_gone']);
   });
 
   describe('when SMTP fails', () => {
@@ -324,9 +360,31 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
         fields: { error: 'EMESSAGE 554' },
       });
 
+      expect(await thankYouPart('kid@example.com')).toMatchObject({ state: 'skipped', reason: 'refused' });
+      await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
       expect(await outcomeOf({ email: 'kid@example.com' })).toEqual({ status: 'sent' });
       expect(await outbox.messages()).toHaveLength(1);
       expect(await record('kid@example.com')).toMatchObject({ state: 'sent', attempts: 2 });
+    });
+
+    it('refusing our login (535): the part kept pending for the reconciler, once an operator fixed it', async () => {
+      await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
+      const refusedLogin: MailTransport = {
+        send: async () => {
+          throw Object.assign(new Error('Invalid login'), { code: 'EAUTH', responseCode: 535 });
+        },
+      };
+      expect(
+        await outcomeOf({ email: 'kid@example.com' }, deps({ transport: async () => refusedLogin })),
+      ).toEqual({
+        status: 'failed',
+        configuration: true,
+      });
+      expect(await thankYouPart('kid@example.com')).toMatchObject({
+        state: 'pending',
+        reason: 'configuration',
+        last_error: 'smtp EAUTH',
+      });
     });
 
     it('refusing the recipient (550): failed, recorded as failed, dropped', async () => {
@@ -352,8 +410,13 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
       outbox.faults.rejectNext(1, 451);
       await expect(outcomeOf({ email: 'kid@example.com' })).rejects.toBeInstanceOf(RetryLater);
       expect(logger.entries.at(-1)).toMatchObject({ event: 'thank_you.failed', fields: { retry: true } });
+      expect(await thankYouPart('kid@example.com')).toMatchObject({
+        state: 'pending',
+        attempts: 1,
+        last_error: 'smtp EMESSAGE 451',
+      });
       expect(await outcomeOf({ email: 'kid@example.com' })).toEqual({ status: 'sent' });
-      expect(await outcomeOf({ email: 'kid@example.com' })).toEqual({ status: 'already_sent' });
+      expect(await outcomeOf({ email: 'kid@example.com' })).toEqual({ status: 'settled' });
       expect(await outbox.messages()).toHaveLength(1);
     });
 
@@ -366,17 +429,11 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
   });
 
   describe('before it is sent', () => {
-    it('an address with no stored sign-up is dropped at its first look: no retry, nothing written', async () => {
-      // The row, when it comes, enqueues its own task (triggers/index-signup.ts): nothing waits for it.
-      expect(await outcomeOf({ email: 'kid@example.com' })).toEqual({ status: 'unknown_address' });
-      await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
-      expect(await outcomeOf({ email: 'kid@example.com' })).toEqual({ status: 'sent' });
-    });
-
     it('an erasure between the enqueue and the dispatch: nothing is sent', async () => {
       await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
+      const task = await taskFor(db, 'kid@example.com');
       for (const doc of (await db.collection('email_subscriptions').get()).docs) await doc.ref.delete();
-      expect(await outcomeOf({ email: 'kid@example.com' })).toEqual({ status: 'unknown_address' });
+      expect(await handleDeliverThankYou(task, deps())).toEqual({ status: 'gone' });
       expect(await outbox.messages()).toEqual([]);
       expect(await thankYouRecords()).toBe(0);
     });
@@ -415,7 +472,7 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
         status: 'sent',
       });
       expect(await outcomeOf({ email: 'kid@example.com' }, deps({ clock: later }))).toEqual({
-        status: 'already_sent',
+        status: 'settled',
       });
       expect(await outbox.messages()).toHaveLength(1);
       expect(await record('kid@example.com')).toMatchObject({ state: 'sent', attempts: 2 });

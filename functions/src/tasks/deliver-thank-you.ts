@@ -2,7 +2,7 @@ import '../global-options';
 import type { DocumentReference, Firestore, Timestamp } from 'firebase-admin/firestore';
 import { onTaskDispatched } from 'firebase-functions/v2/tasks';
 import { type Clock, systemClock } from '../clock';
-import { SUBSCRIPTION_TYPES, type SubscriptionType, THANK_YOU_MAILS } from '../contract';
+import { SIGNUPS, SUBSCRIPTION_TYPES, type SubscriptionType, THANK_YOU_MAILS } from '../contract';
 import { adminFirestore, millisOf } from '../firestore';
 import { claimLease, type Lease, type Claim as LeaseClaim, type LeaseLayout, LeaseLostError } from '../lease';
 import { cloudLogger, type Logger } from '../logs';
@@ -22,8 +22,15 @@ import {
 import { emailFields } from '../privacy/log-fields';
 import { type Mailboxes, mailboxesFromParams } from '../privacy/mailboxes';
 import { parseThankYouInput, type ThankYouInput } from '../schemas';
-import { storedSignups } from '../signups/lookup';
-import { parseTask, positiveNumber, RETRY, RetryLater } from './queue';
+import { cloudTasksEnqueue, parseSignupTask, parseTask, positiveNumber, RETRY, RetryLater } from './queue';
+import {
+  CONFIGURATION_WAIT_MS,
+  type EnqueuePart,
+  enqueuePart,
+  isSettled,
+  partOf,
+  RowDelivery,
+} from './row-delivery';
 
 /** How long the function may run; the lease below must outlive it. */
 export const THANK_YOU_TIMEOUT_SECONDS = 60;
@@ -58,11 +65,19 @@ export interface ThankYouRecord {
 export type ThankYouOutcome =
   | { status: 'sent' }
   | { status: 'already_sent' }
-  | { status: 'unknown_address' }
+  /** The row is gone (erased, or past retention): nothing is sent for it. */
+  | { status: 'gone' }
+  /** The row's thank-you was settled by an earlier task. */
+  | { status: 'settled' }
   /** The mailbox unsubscribed: nothing is sent to it again, whoever signs it up. */
   | { status: 'suppressed' }
-  /** The relay refused for good (a 5xx, or our own setup): logged once, the task dropped. */
-  | { status: 'failed' };
+  /** Over the mail budget: the next round is enqueued for the next hour, and this task acknowledged. */
+  | { status: 'waiting'; until: number }
+  /**
+   * The relay refused for good: the address (a 5xx; the part is skipped), or our own setup (the relay
+   * refused our login; the part waits for the reconciler, once an operator has fixed it).
+   */
+  | { status: 'failed'; configuration?: boolean };
 type ThankYouResult = { status: 'already_sent' } | { status: 'in_progress' };
 
 export interface DeliverThankYouDeps {
@@ -79,38 +94,82 @@ export interface DeliverThankYouDeps {
   mailboxes: Mailboxes;
   /** MAIL_PER_HOUR: the mail budget (mail/budget.ts). */
   mailPerHour: number;
+  /** Enqueues the part's next round, for a thank-you that waits for the next hour's budget. */
+  enqueuePart: EnqueuePart;
 }
 
 /**
  * One thank-you message per mailbox (privacy/mailbox-key.ts: every spelling of one mailbox is one), ever,
- * only for an address that signed up, and never to a mailbox on the suppression list. Every stored row
- * enqueues one of these tasks itself (triggers/index-signup.ts), and the page's callable may enqueue another;
- * a task for an address with no stored sign-up is dropped at its first look (the row, when it comes,
- * brings its own task). The record is claimed (lease.ts) before anything else is spent: a second task
+ * only for a stored sign-up, to the spelling stored, and never to a mailbox on the suppression list. The task
+ * names the row (tasks/queue.ts); the row's trigger enqueued it (triggers/index-signup.ts), or the
+ * reconciler did again (scheduled/reconcile-deliveries.ts). A row gone (erased, or past retention) gets
+ * nothing. The mailbox's record is claimed (lease.ts) before anything else is spent: a second task
  * (concurrent or later) sees the claim and sends nothing, and only the claim's holder takes a slot of the
- * mail budget, so a burst of spellings of one mailbox spends one. A failure a retry can fix (the relay down
- * or answering 4xx, the database, another task's claim still held, the budget spent for this hour) throws
- * RetryLater and Cloud Tasks sends it again later; a refusal for good (5xx, or the relay refusing our
- * login) is recorded, logged once, and the task dropped.
+ * mail budget, so a burst of spellings of one mailbox spends one.
+ *
+ * Over the budget, the task does not spend its retries waiting: the part's next round is enqueued for the
+ * next hour (Cloud Tasks' scheduleTime) and this one acknowledged. A failure a retry can fix (the relay down
+ * or answering 4xx, the database, another task's claim still held) throws RetryLater, counted on the row; a
+ * refusal for good (5xx, or the relay refusing our login) is recorded, logged once, and the part skipped.
  */
 export async function handleDeliverThankYou(
   task: unknown,
   deps: DeliverThankYouDeps,
 ): Promise<ThankYouOutcome> {
-  const input = parseTask(task, parseThankYouInput, deps.logger, 'thank_you.task_malformed');
+  const input = parseTask(task, parseSignupTask, deps.logger, 'thank_you.task_malformed');
   if (!input) return { status: 'failed' };
-  const outcome = await sendOnce(input, deps);
-  if (outcome.status === 'unknown_address')
-    deps.logger.info('thank_you.refused_unknown_address', emailFields(input.email));
-  return outcome;
+  const row = await withDatabase(() => deps.db.collection(SIGNUPS).doc(input.signup).get());
+  if (!row.exists) {
+    deps.logger.info('thank_you.signup_gone', {});
+    return { status: 'gone' };
+  }
+  const part = partOf(row.data(), 'thank_you');
+  if (isSettled(part)) return { status: 'settled' };
+  const delivery = new RowDelivery(row.ref, 'thank_you');
+  const now = deps.clock.now();
+  let stored: ThankYouInput;
+  try {
+    stored = parseThankYouInput({ email: row.get('email') });
+  } catch {
+    await withDatabase(() => delivery.settle('skipped', now, 'not_an_address'));
+    return { status: 'failed' };
+  }
+  const type = row.get('subscription_type');
+  const subscriptionType = (SUBSCRIPTION_TYPES as readonly unknown[]).includes(type)
+    ? (type as SubscriptionType)
+    : 'updates';
+  try {
+    const outcome = await sendOnce(stored, subscriptionType, deps);
+    if (outcome.status === 'waiting') {
+      const round = (part?.round ?? 0) + 1;
+      await deps.enqueuePart('thank_you', row.id, round, outcome.until);
+      await delivery.waits('mail_budget', round, outcome.until, deps.clock.now());
+    } else if (outcome.status === 'sent') await delivery.settle('done', deps.clock.now());
+    else if (outcome.status === 'already_sent')
+      await delivery.settle('skipped', deps.clock.now(), 'already_thanked');
+    else if (outcome.status === 'suppressed')
+      await delivery.settle('skipped', deps.clock.now(), 'suppressed');
+    else if (outcome.status === 'failed' && outcome.configuration) {
+      const later = deps.clock.now() + CONFIGURATION_WAIT_MS;
+      await delivery.waits('configuration', part?.round ?? 0, later, deps.clock.now(), 'smtp EAUTH');
+    } else if (outcome.status === 'failed') await delivery.settle('skipped', deps.clock.now(), 'refused');
+    return outcome;
+  } catch (error) {
+    const code = error instanceof RetryLater ? error.code : 'database';
+    await delivery.failed(code, deps.clock.now()).catch(() => undefined);
+    if (error instanceof RetryLater) throw error;
+    throw new RetryLater('The database or Cloud Tasks is unavailable.', code);
+  }
 }
 
-async function sendOnce(input: ThankYouInput, deps: DeliverThankYouDeps): Promise<ThankYouOutcome> {
+async function sendOnce(
+  input: ThankYouInput,
+  subscriptionType: SubscriptionType,
+  deps: DeliverThankYouDeps,
+): Promise<ThankYouOutcome> {
   const log = emailFields(input.email);
   const id = deps.mailboxes.key(input.email);
 
-  const subscriptionType = await storedSubscriptionType(deps.db, input.emailAsSent);
-  if (!subscriptionType) return { status: 'unknown_address' };
   const suppressed = await withDatabase(() => deps.mailboxes.suppression.among([input.email]));
   if (suppressed.size > 0) {
     deps.logger.info('thank_you.skipped', { ...log, reason: 'suppressed' });
@@ -121,7 +180,7 @@ async function sendOnce(input: ThankYouInput, deps: DeliverThankYouDeps): Promis
   if (claim.status === 'in_progress') {
     // Another task holds the claim: it sends, or its lease runs out and this one does, later.
     deps.logger.info('thank_you.skipped', { ...log, reason: claim.status });
-    throw new RetryLater('Another task is sending this thank-you.');
+    throw new RetryLater('Another task is sending this thank-you.', 'in_progress');
   }
   if (claim.status !== 'claimed') {
     deps.logger.info('thank_you.skipped', { ...log, reason: claim.status });
@@ -138,16 +197,18 @@ async function sendOnce(input: ThankYouInput, deps: DeliverThankYouDeps): Promis
     });
   } catch {
     await finish(claim.lease, { state: 'waiting' }).catch(() => undefined);
-    throw new RetryLater('The database is unavailable.');
+    throw new RetryLater('The database is unavailable.', 'database');
   }
   if (!slot.granted) {
     // Given back, so the mailbox is not held "in progress" while it waits for a later hour.
     await finish(claim.lease, { state: 'waiting' }).catch(() => undefined);
-    throw new RetryLater('Over the mail budget for this hour.');
+    deps.logger.info('thank_you.skipped', { ...log, reason: 'mail_budget' });
+    return { status: 'waiting', until: slot.nextHourAt };
   }
 
   const message = buildThankYouMessage({
-    to: input.email,
+    // The spelling stored, as the person typed it (trimmed).
+    to: input.emailAsSent,
     from: deps.from,
     subscriptionType,
     recipientHash: thankYouMessageToken(id),
@@ -180,8 +241,8 @@ async function sendOnce(input: ThankYouInput, deps: DeliverThankYouDeps): Promis
       failed_at: new Date(deps.clock.now()),
       last_error: code,
     }).catch(() => undefined);
-    if (transient) throw new RetryLater('The mail relay is unavailable.');
-    return { status: 'failed' };
+    if (transient) throw new RetryLater('The mail relay is unavailable.', `smtp ${code}`);
+    return { status: 'failed', ...(code.startsWith('EAUTH') ? { configuration: true } : {}) };
   }
 }
 
@@ -250,15 +311,6 @@ async function claimRecord(
   return { status: 'claimed', lease: claim.lease, attempts: (previous?.attempts ?? 0) + 1 };
 }
 
-/** The type of a stored sign-up of this address, or null when it never signed up. */
-async function storedSubscriptionType(db: Firestore, emailAsSent: string): Promise<SubscriptionType | null> {
-  // Sign-ups are stored as typed; the page sends the same string, so the first query normally hits.
-  const [signup] = await withDatabase(() => storedSignups(db, emailAsSent, 1));
-  if (!signup) return null;
-  const type = signup.get('subscription_type');
-  return (SUBSCRIPTION_TYPES as readonly unknown[]).includes(type) ? (type as SubscriptionType) : 'updates';
-}
-
 /** Moves the record on and ends the claim, unless another call has claimed it since (then that call owns it). */
 async function finish(lease: Lease, fields: Partial<ThankYouRecord>): Promise<void> {
   try {
@@ -282,7 +334,7 @@ async function withDatabase<T>(operation: () => Promise<T>): Promise<T> {
   try {
     return await operation();
   } catch {
-    throw new RetryLater('The database is unavailable.');
+    throw new RetryLater('The database is unavailable.', 'database');
   }
 }
 
@@ -312,6 +364,7 @@ export const deliverThankYou = onTaskDispatched(
     const db = await adminFirestore();
     const mailboxes = mailboxesFromParams(db);
     await handleDeliverThankYou(request.data, {
+      enqueuePart: enqueuePart(cloudTasksEnqueue, MAILBOX_KEY_SECRET.value()),
       db,
       transport: () => smtpTransport(SMTP_URL.value()),
       from,

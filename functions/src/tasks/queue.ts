@@ -1,13 +1,13 @@
 import { createHmac } from 'node:crypto';
-import type { SubscriptionType } from '../contract';
 import { derivedKey } from '../derived-key';
 import type { LogEvent, Logger } from '../logs';
 
 /**
- * The delivery of a sign-up, handed to Cloud Tasks: every stored row enqueues its contact and its
- * thank-you (triggers/index-signup.ts), and the two sign-up callables may enqueue the same work sooner (they
- * validate, enqueue one task and answer); a task-queue function (deliver-contact.ts, deliver-thank-you.ts) does the work, and Cloud
- * Tasks retries it with backoff, paces it (`rateLimits`) and drops a task whose id it has seen.
+ * The delivery of a sign-up, handed to Cloud Tasks. The stored row is the outbox: its create trigger
+ * (triggers/index-signup.ts) is the one producer of its delivery work, a contact (deliver-contact.ts) and a
+ * thank-you (deliver-thank-you.ts); the reconciler (scheduled/reconcile-deliveries.ts) enqueues again what is
+ * still pending once its tasks gave up. Cloud Tasks retries each task with backoff, paces the queues
+ * (`rateLimits`) and drops a task whose id it has seen.
  *
  * Queue names are the worker functions' names (Firebase names a task-queue function's queue after it);
  * the exports in index.ts nest them so Firebase joins the groups with dashes.
@@ -23,17 +23,14 @@ export const QUEUES = {
 export const ERASURE_QUEUE = 'finish-erasure';
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES] | typeof ERASURE_QUEUE;
 
-/** A contact to upsert into MailerLite: the list's stored sign-up decides, not the caller. */
-export interface ContactTask {
-  /** As the page sent it (trimmed), and so as stored. */
-  email: string;
-  subscription_type: SubscriptionType;
-  source: string;
-}
-
-/** A thank-you mail to send, at most once per mailbox ever. */
-export interface ThankYouTask {
-  email: string;
+/**
+ * A delivery task names the stored row, never an address: the worker reads the row and sends what it
+ * holds, so what reaches MailerLite or an inbox is always a spelling someone stored, and Cloud Tasks holds no
+ * address.
+ */
+export interface SignupTask {
+  /** The document id of the row in email_subscriptions. */
+  signup: string;
 }
 
 /**
@@ -45,7 +42,7 @@ export interface FinishErasureTask {
 }
 
 /** Enqueues one task; a task with the same id already enqueued (or run) is not an error. */
-export type Enqueue = <T extends ContactTask | ThankYouTask | FinishErasureTask>(
+export type Enqueue = <T extends SignupTask | FinishErasureTask>(
   queue: QueueName,
   payload: T,
   task: DeliveryTask,
@@ -57,42 +54,44 @@ export interface DeliveryTask {
   notBefore?: number;
 }
 
+/** Firestore's document ids: not empty, at most 1,500 bytes, no slash, not `.`, `..` or `__…__`. */
+export function parseSignupTask(body: unknown): SignupTask {
+  const signup = (body as { signup?: unknown } | null)?.signup;
+  if (
+    typeof signup !== 'string' ||
+    signup.length === 0 ||
+    Buffer.byteLength(signup) > 1_500 ||
+    signup.includes('/') ||
+    signup === '.' ||
+    signup === '..' ||
+    /^__.*__$/.test(signup)
+  ) {
+    throw new Error('Not a sign-up id.');
+  }
+  return { signup };
+}
+
+const TASK_ID_PURPOSE = 'goody-task-id-v3';
+
 /**
- * One id for one piece of work, whoever enqueues it: the stored row's trigger (triggers/index-signup.ts) and
- * the page's callable name a task by the queue, the mailbox (its key, privacy/mailbox-key.ts), the list and
- * a time bucket of BUCKET_MS; Cloud Tasks refuses a second task with an id it has seen, so the two make one
- * dispatch (the contact queue's dispatches are MailerLite's budget), and a second press, a client retry or
- * a retried trigger enqueue nothing new.
- *
- * The trigger's bucket is the row's `created_at`, and its task runs at once. The callable's bucket is the
- * time of the call, a moment after the insert (the same bucket, but at a bucket's edge), and its task runs
- * only once that bucket has ended (`notBefore`, afterBucket): by then every row of the bucket is committed,
- * so whichever task the id names sees the row. That is what makes a stranger's call harmless: a guess made
- * before someone signs up cannot pre-empt their row's task with a task that runs too early and finds
- * nothing; it runs after the bucket, finds the row if there is one, and costs one short look if not. The
- * callable hurries the work only when the trigger is late (past the bucket's end); otherwise its enqueue is
- * a duplicate and costs nothing.
- *
- * Keyed by HMAC under a key derived from MAILBOX_KEY_SECRET for this one use: a stranger cannot compute an
- * id, nor learn anything from one.
+ * The id of one round of one part of a row's delivery: an HMAC of the queue, the row's id and the round,
+ * under a key derived from MAILBOX_KEY_SECRET for this one use. Only the server can make it, and only from a
+ * stored row: no caller can choose, predict or take it, and it carries no timestamp prefix (Cloud Tasks
+ * spreads ids by their start, so a sequential prefix would crowd one shard). The trigger enqueues round 0,
+ * a retried trigger names the same task (one dispatch); the reconciler and the mail budget's wait enqueue
+ * the next round, a task Cloud Tasks has not seen.
  */
-export const BUCKET_MS = 10_000;
-/** How long after its bucket's end a callable's task runs: a margin for the clocks of two servers. */
-export const AFTER_BUCKET_MS = 1_000;
-
-const TASK_ID_PURPOSE = 'goody-task-id-v2';
-
 export function deliveryTaskId(
   mailboxSecret: string,
   queue: QueueName,
-  work: { mailboxKey: string; list: string; at: number },
+  signup: string,
+  round: number,
 ): string {
-  const bucket = Math.floor(work.at / BUCKET_MS);
   const mac = createHmac('sha256', derivedKey(mailboxSecret, TASK_ID_PURPOSE, 'task-id'))
-    .update(`${queue}\n${work.mailboxKey}\n${work.list}\n${bucket}`, 'utf8')
+    .update(`${queue}\n${signup}\n${round}`, 'utf8')
     .digest('base64url');
   // Cloud Tasks ids: letters, digits, hyphens and underscores.
-  return `${queue}-${bucket}-${mac.replace(/[^A-Za-z0-9_-]/g, '_')}`;
+  return `${queue}-${mac.replace(/[^A-Za-z0-9_-]/g, '_')}`;
 }
 
 /**
@@ -102,11 +101,6 @@ export function deliveryTaskId(
  */
 export function finishErasureTaskId(entry: string, mark: string): string {
   return `${ERASURE_QUEUE}-${entry}-${mark}`;
-}
-
-/** When a task named in the bucket of `at` may run, if a callable enqueued it: just after that bucket. */
-export function afterBucket(at: number): number {
-  return (Math.floor(at / BUCKET_MS) + 1) * BUCKET_MS + AFTER_BUCKET_MS;
 }
 
 /**
@@ -135,19 +129,54 @@ export function parseTask<T>(
  */
 export class RetryLater extends Error {
   override name = 'RetryLater';
+  constructor(
+    message: string,
+    /** What failed, as the row's `last_error` records it (tasks/row-delivery.ts): a code, never an address. */
+    readonly code = 'retry',
+  ) {
+    super(message);
+  }
+}
+
+/** Cloud Tasks' retry settings of a queue (firebase-functions' `retryConfig`). */
+export interface RetrySettings {
+  maxAttempts: number;
+  maxRetrySeconds: number;
+  minBackoffSeconds: number;
+  maxBackoffSeconds: number;
+  maxDoublings: number;
 }
 
 /**
- * What the workers ask Cloud Tasks for. Retried for two days (at least a day, as an outage of MailerLite
- * or of the SMTP relay may last a night), backoff from 10 s doubling to 10 min.
+ * What the delivery workers ask Cloud Tasks for: retried for two days (at least a day, as an outage of
+ * MailerLite or of the SMTP relay may last a night), backoff from 10 s doubling to 10 min. What is still
+ * pending after that is the reconciler's (scheduled/reconcile-deliveries.ts). DELIVERY_MAX_ATTEMPTS,
+ * DELIVERY_MAX_RETRY_SECONDS and DELIVERY_MIN_BACKOFF_SECONDS override them, read when the functions load
+ * (functions/.env.<project>; the stack tests make tasks give up in seconds with them).
  */
-export const RETRY = {
-  maxAttempts: 400,
-  maxRetrySeconds: 2 * 24 * 60 * 60,
-  minBackoffSeconds: 10,
-  maxBackoffSeconds: 600,
+export const RETRY: RetrySettings = {
+  maxAttempts: positiveNumber(process.env.DELIVERY_MAX_ATTEMPTS, 400),
+  maxRetrySeconds: positiveNumber(process.env.DELIVERY_MAX_RETRY_SECONDS, 2 * 24 * 60 * 60),
+  minBackoffSeconds: positiveNumber(process.env.DELIVERY_MIN_BACKOFF_SECONDS, 10),
+  maxBackoffSeconds: Math.max(positiveNumber(process.env.DELIVERY_MIN_BACKOFF_SECONDS, 10), 600),
   maxDoublings: 6,
-} as const;
+};
+
+/**
+ * How long Cloud Tasks may go on retrying a task, from its first attempt: it stops once both the attempts
+ * and the retry duration are spent (its documented rule), so the longer of the two, the attempts' being
+ * their backoffs added up as Cloud Tasks grows them (doubling maxDoublings times, then linear, capped).
+ */
+export function retryWindowMs(retry: RetrySettings): number {
+  let attempts = 0;
+  for (let attempt = 1; attempt < retry.maxAttempts; attempt += 1) {
+    const doublings = Math.min(attempt - 1, retry.maxDoublings);
+    const multiplier =
+      2 ** doublings + Math.max(0, attempt - 1 - retry.maxDoublings) * 2 ** retry.maxDoublings;
+    attempts += Math.min(retry.maxBackoffSeconds, multiplier * retry.minBackoffSeconds);
+  }
+  return Math.max(attempts, retry.maxRetrySeconds) * 1000;
+}
 
 /** A rate read from the environment when the functions load, or the default when unset or not a positive number. */
 export function positiveNumber(raw: string | undefined, fallback: number): number {

@@ -4,11 +4,13 @@ import { type FirestoreHarness, startFirestore } from '../../test-support/firest
 import { type RecordingLogger, recordingLogger } from '../../test-support/logs';
 import { HERO, MAILBOX_SECRET, seedSignups } from '../../test-support/signups';
 import { recordingEnqueue } from '../../test-support/tasks';
+import { systemClock } from '../clock';
 import { SIGNUPS } from '../contract';
 import { mailboxKey } from '../privacy/mailbox-key';
 import { MAILBOX_KEY_FIELD, mailboxSignups, storedSignups } from '../signups/lookup';
-import { deliveryTaskId, type Enqueue, QUEUES } from '../tasks/queue';
-import { indexSignup } from './index-signup';
+import { deliveryTaskId, type Enqueue, QUEUES, RETRY, retryWindowMs } from '../tasks/queue';
+import { enqueuePart, QUEUE_WAIT_MS } from '../tasks/row-delivery';
+import { type IndexSignupDeps, indexSignup } from './index-signup';
 
 let firestore: FirestoreHarness;
 let db: Firestore;
@@ -30,13 +32,18 @@ const enqueued = () => new Map(queue.tasks.map(({ id, ...task }) => [id, task]))
 beforeEach(() => {
   queue = recordingEnqueue();
 });
-const triggerDeps = () => ({ mailboxSecret: MAILBOX_SECRET, enqueue: queue.enqueue, logger });
+const triggerDeps = (enqueue: Enqueue = queue.enqueue): IndexSignupDeps => ({
+  mailboxSecret: MAILBOX_SECRET,
+  enqueuePart: enqueuePart(enqueue, MAILBOX_SECRET),
+  clock: systemClock,
+  logger,
+});
 
 const index = async (email: string) => {
   await seedSignups(db, [{ email, ...HERO }], Date.now(), { keyed: false });
   const [row] = (await db.collection(SIGNUPS).where('email', '==', email).get()).docs;
   if (!row) throw new Error('not stored');
-  return { row, result: await indexSignup({ ref: row.ref, data: row.data() }, triggerDeps()) };
+  return { row, result: await indexSignup(row.ref, triggerDeps()) };
 };
 
 describe('index-signup (the trigger on each new sign-up)', () => {
@@ -49,33 +56,46 @@ describe('index-signup (the trigger on each new sign-up)', () => {
       'Kid.Teen@gmail.com',
       'kidteen+goody@googlemail.com',
     ]);
-    // The row keeps the page's fields as written: the key is the only one added.
+    // The row keeps the page's fields as written: the key and the delivery state are the only ones added.
     expect(Object.keys(rows[0]?.data() ?? {}).sort()).toEqual(
-      ['created_at', 'email', MAILBOX_KEY_FIELD, 'source', 'subscription_type'].sort(),
+      ['created_at', 'delivery', 'email', MAILBOX_KEY_FIELD, 'source', 'subscription_type'].sort(),
     );
   });
 
-  it("enqueues the row's own contact and thank-you, to run at once, under the ids the callables use: a retried trigger enqueues nothing twice", async () => {
+  it("writes both parts pending and enqueues the row's contact and thank-you at once, naming the row: a retried trigger enqueues nothing twice", async () => {
+    const before = Date.now();
     const { row } = await index('Kid@Example.com');
-    const key = mailboxKey(MAILBOX_SECRET, 'kid@example.com');
-    const at = (row.get('created_at') as { toMillis(): number }).toMillis();
     expect([...enqueued().entries()]).toEqual([
       [
-        deliveryTaskId(MAILBOX_SECRET, QUEUES.contact, { mailboxKey: key, list: 'updates', at }),
-        {
-          queue: QUEUES.contact,
-          payload: { email: 'Kid@Example.com', subscription_type: 'updates', source: 'hero_form' },
-        },
+        deliveryTaskId(MAILBOX_SECRET, QUEUES.contact, row.id, 0),
+        { queue: QUEUES.contact, payload: { signup: row.id } },
       ],
       [
-        deliveryTaskId(MAILBOX_SECRET, QUEUES.thankYou, { mailboxKey: key, list: '', at }),
-        { queue: QUEUES.thankYou, payload: { email: 'Kid@Example.com' } },
+        deliveryTaskId(MAILBOX_SECRET, QUEUES.thankYou, row.id, 0),
+        { queue: QUEUES.thankYou, payload: { signup: row.id } },
       ],
     ]);
-    expect(await indexSignup({ ref: row.ref, data: row.data() }, triggerDeps())).toBe('delivery_enqueued');
+    const delivery = (await row.ref.get()).get('delivery');
+    for (const part of [delivery.contact, delivery.thank_you]) {
+      expect(part).toMatchObject({ state: 'pending', attempts: 0, round: 0 });
+      // The reconciler looks again once the tasks' whole retry window and the queue's wait have passed.
+      expect(part.due_at.toMillis()).toBeGreaterThanOrEqual(before + QUEUE_WAIT_MS + retryWindowMs(RETRY));
+    }
+    expect(await indexSignup(row.ref, triggerDeps())).toBe('delivery_enqueued');
     expect(enqueued().size).toBe(2);
     // The log names the row's mailbox by its handle, never the address.
     expect(JSON.stringify(logger.entries)).not.toMatch(/kid@example\.com/i);
+  });
+
+  it('keeps a delivery state already written (a retried trigger, the sweep): a settled part is not enqueued again', async () => {
+    const { row } = await index('kid@example.com');
+    await row.ref.update({ 'delivery.contact.state': 'done', 'delivery.thank_you.round': 3 });
+    queue = recordingEnqueue();
+    expect(await indexSignup(row.ref, triggerDeps())).toBe('delivery_enqueued');
+    expect(queue.tasks.map((task) => task.id)).toEqual([
+      deliveryTaskId(MAILBOX_SECRET, QUEUES.thankYou, row.id, 3),
+    ]);
+    expect((await row.ref.get()).get('delivery.contact.state')).toBe('done');
   });
 
   it('throws when Cloud Tasks refuses, so the trigger is retried and the row is not left undelivered', async () => {
@@ -85,10 +105,8 @@ describe('index-signup (the trigger on each new sign-up)', () => {
     const refusing: Enqueue = async () => {
       throw new Error('UNAVAILABLE');
     };
-    await expect(
-      indexSignup({ ref: row.ref, data: row.data() }, { ...triggerDeps(), enqueue: refusing }),
-    ).rejects.toThrow('UNAVAILABLE');
-    expect(await indexSignup({ ref: row.ref, data: row.data() }, triggerDeps())).toBe('delivery_enqueued');
+    await expect(indexSignup(row.ref, triggerDeps(refusing))).rejects.toThrow('UNAVAILABLE');
+    expect(await indexSignup(row.ref, triggerDeps())).toBe('delivery_enqueued');
     expect(enqueued().size).toBe(2);
   });
 
@@ -96,9 +114,8 @@ describe('index-signup (the trigger on each new sign-up)', () => {
     await seedSignups(db, [{ email: 'kid@example.com', ...HERO }], Date.now(), { keyed: false });
     const [row] = (await db.collection(SIGNUPS).get()).docs;
     if (!row) throw new Error('not stored');
-    const data = row.data();
     await row.ref.delete();
-    expect(await indexSignup({ ref: row.ref, data }, triggerDeps())).toBe('gone');
+    expect(await indexSignup(row.ref, triggerDeps())).toBe('gone');
     expect((await db.collection(SIGNUPS).get()).size).toBe(0);
     expect(enqueued().size).toBe(0);
   });
@@ -106,9 +123,7 @@ describe('index-signup (the trigger on each new sign-up)', () => {
   it('gives no key to a row the grammar refuses, with one log line and no address', async () => {
     const ref = db.collection(SIGNUPS).doc();
     await ref.set({ email: 'kid@localhost', ...HERO, created_at: new Date() });
-    expect(await indexSignup({ ref, data: (await ref.get()).data() ?? {} }, triggerDeps())).toBe(
-      'not_an_address',
-    );
+    expect(await indexSignup(ref, triggerDeps())).toBe('not_an_address');
     expect((await ref.get()).get(MAILBOX_KEY_FIELD)).toBeUndefined();
     expect(logger.events()).toEqual(['signup.not_indexed']);
     expect(enqueued().size).toBe(0);

@@ -1,65 +1,88 @@
 import '../global-options';
 import type { DocumentReference } from 'firebase-admin/firestore';
 import { onDocumentCreated } from 'firebase-functions/v2/firestore';
+import { type Clock, systemClock } from '../clock';
 import { SIGNUPS } from '../contract';
-import { millisOf } from '../firestore';
 import { cloudLogger, type Logger } from '../logs';
 import { MAILBOX_KEY_SECRET } from '../params';
 import { emailFields } from '../privacy/log-fields';
 import { mailboxKey } from '../privacy/mailbox-key';
 import { parseAddContactInput } from '../schemas';
 import { MAILBOX_KEY_FIELD } from '../signups/lookup';
-import { cloudTasksEnqueue, deliveryTaskId, type Enqueue, QUEUES, type QueueName } from '../tasks/queue';
+import { cloudTasksEnqueue } from '../tasks/queue';
+import {
+  DELIVERY,
+  DELIVERY_PARTS,
+  type DeliveryPart,
+  type EnqueuePart,
+  enqueuePart,
+  type PartRecord,
+  partOf,
+  pendingPart,
+} from '../tasks/row-delivery';
 
 export type IndexOutcome = 'delivery_enqueued' | 'not_an_address' | 'gone';
 
+export interface IndexSignupDeps {
+  mailboxSecret: string;
+  enqueuePart: EnqueuePart;
+  clock: Clock;
+  logger: Logger;
+}
+
 /**
- * What makes a stored sign-up the guarantee of its delivery, whatever became of the page that stored it
- * (a phone that lost its link after the insert, a tab closed before the two callables): each new row
+ * The one producer of a sign-up's delivery: the stored row, whatever became of the page that stored it (a
+ * phone that lost its link after the insert, a tab closed before the two callables, which make no work
+ * themselves). Each new row
  *
- * 1. gets its mailbox key written on it (lookup.ts), so the erasure, the sync and the workers find every
- *    row of a mailbox with one equality query;
- * 2. enqueues its contact (tasks/deliver-contact.ts) and its thank-you (tasks/deliver-thank-you.ts), to run
- *    at once, under the ids the page's callables give the same work (tasks/queue.ts, deliveryTaskId): one
- *    dispatch whichever enqueues first, and a retried trigger enqueues nothing twice.
+ * 1. gets its mailbox key (signups/lookup.ts) and its delivery state, both parts pending on round 0
+ *    (tasks/row-delivery.ts), in one transaction: a retried trigger, or the reconciler's sweep of a row the
+ *    trigger never reached, finds them there and keeps them;
+ * 2. enqueues the round its pending parts are on, to run at once: the contact (tasks/deliver-contact.ts) and
+ *    the thank-you (tasks/deliver-thank-you.ts), each task naming the row by its id under an id only the
+ *    server can make (tasks/queue.ts, deliveryTaskId), so a retry enqueues nothing twice.
  *
  * A row the grammar refuses (the rules let none in) gets neither; a row erased before this runs is left
- * erased, and enqueues nothing. Enqueueing fails only with Cloud Tasks itself: then the trigger throws
- * and is retried (`retry: true`), the key's write being idempotent.
+ * erased, and enqueues nothing. Enqueueing fails only with Cloud Tasks itself: then the trigger throws and
+ * is retried (`retry: true`); what is still not enqueued when those retries end, the reconciler's sweep
+ * finds (scheduled/reconcile-deliveries.ts).
  */
-export async function indexSignup(
-  row: { ref: DocumentReference; data: Record<string, unknown> },
-  deps: { mailboxSecret: string; enqueue: Enqueue; logger: Logger },
-): Promise<IndexOutcome> {
-  const { email, subscription_type, source } = row.data;
-  let input: ReturnType<typeof parseAddContactInput>;
-  try {
-    input = parseAddContactInput({ email, subscription_type, source });
-  } catch {
+export async function indexSignup(ref: DocumentReference, deps: IndexSignupDeps): Promise<IndexOutcome> {
+  const now = deps.clock.now();
+  const indexed = await ref.firestore.runTransaction(async (transaction) => {
+    const row = await transaction.get(ref);
+    if (!row.exists) return 'gone' as const;
+    const data = row.data() ?? {};
+    let email: string;
+    try {
+      ({ email } = parseAddContactInput({
+        email: data.email,
+        subscription_type: data.subscription_type,
+        source: data.source,
+      }));
+    } catch {
+      return 'not_an_address' as const;
+    }
+    const parts = new Map<DeliveryPart, PartRecord>();
+    for (const part of DELIVERY_PARTS) parts.set(part, partOf(data, part) ?? pendingPart(0, now, now));
+    if (DELIVERY_PARTS.some((part) => partOf(data, part) === null)) {
+      transaction.update(ref, {
+        [MAILBOX_KEY_FIELD]: mailboxKey(deps.mailboxSecret, email),
+        [DELIVERY]: Object.fromEntries(parts),
+      });
+    }
+    return { email, parts };
+  });
+  if (indexed === 'gone') return 'gone';
+  if (indexed === 'not_an_address') {
     deps.logger.warn('signup.not_indexed', { reason: 'not_an_address' });
     return 'not_an_address';
   }
-  const key = mailboxKey(deps.mailboxSecret, input.email);
-  try {
-    await row.ref.update({ [MAILBOX_KEY_FIELD]: key });
-  } catch (error) {
-    // 5 NOT_FOUND: the row was erased (one-click unsubscribe) before its key was written.
-    if ((error as { code?: unknown }).code === 5) return 'gone';
-    throw error;
-  }
-  // The bucket of the row's own time; a row written without one (none the rules let in) uses now.
-  const at = millisOf(row.data.created_at) || Date.now();
-  const id = (queue: QueueName, list: string) =>
-    deliveryTaskId(deps.mailboxSecret, queue, { mailboxKey: key, list, at });
-  await Promise.all([
-    deps.enqueue(
-      QUEUES.contact,
-      { email: input.emailAsSent, subscription_type: input.subscriptionType, source: input.source },
-      { id: id(QUEUES.contact, input.subscriptionType) },
-    ),
-    deps.enqueue(QUEUES.thankYou, { email: input.emailAsSent }, { id: id(QUEUES.thankYou, '') }),
-  ]);
-  deps.logger.info('signup.enqueued', emailFields(input.email));
+  const pending = [...indexed.parts].filter(([, record]) => record.state === 'pending');
+  // A part found on a later round (the reconciler or the mail budget moved it) has that round's task
+  // enqueued already: the same id is a duplicate, and costs nothing.
+  await Promise.all(pending.map(([part, record]) => deps.enqueuePart(part, ref.id, record.round)));
+  deps.logger.info('signup.enqueued', { ...emailFields(indexed.email), parts: pending.length });
   return 'delivery_enqueued';
 }
 
@@ -68,9 +91,11 @@ export const indexSignupOnCreate = onDocumentCreated(
   { document: `${SIGNUPS}/{signupId}`, secrets: [MAILBOX_KEY_SECRET], retry: true },
   async (event) => {
     if (!event.data) return;
-    await indexSignup(
-      { ref: event.data.ref, data: event.data.data() ?? {} },
-      { mailboxSecret: MAILBOX_KEY_SECRET.value(), enqueue: cloudTasksEnqueue, logger: cloudLogger },
-    );
+    await indexSignup(event.data.ref, {
+      mailboxSecret: MAILBOX_KEY_SECRET.value(),
+      enqueuePart: enqueuePart(cloudTasksEnqueue, MAILBOX_KEY_SECRET.value()),
+      clock: systemClock,
+      logger: cloudLogger,
+    });
   },
 );

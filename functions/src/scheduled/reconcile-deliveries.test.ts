@@ -1,0 +1,129 @@
+import type { Firestore } from 'firebase-admin/firestore';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { type FirestoreHarness, startFirestore } from '../../test-support/firestore';
+import { clockAhead, type RecordingLogger, recordingLogger } from '../../test-support/logs';
+import { FINAL, HERO, MAILBOX_SECRET, seedSignups } from '../../test-support/signups';
+import { recordingEnqueue } from '../../test-support/tasks';
+import { type Clock, systemClock } from '../clock';
+import { SIGNUPS } from '../contract';
+import { deliveryTaskId, QUEUES } from '../tasks/queue';
+import { dueAt, enqueuePart, QUEUE_WAIT_MS } from '../tasks/row-delivery';
+import { indexSignup } from '../triggers/index-signup';
+import { type ReconcileDeps, reconcileDeliveries, SWEEP_AFTER_MS } from './reconcile-deliveries';
+
+let firestore: FirestoreHarness;
+let db: Firestore;
+let logger: RecordingLogger;
+let queue: ReturnType<typeof recordingEnqueue>;
+
+beforeAll(async () => {
+  firestore = await startFirestore();
+  db = firestore.db;
+});
+afterAll(() => firestore.stop());
+beforeEach(async () => {
+  await firestore.reset();
+  logger = recordingLogger();
+  queue = recordingEnqueue();
+});
+
+function deps(clock: Clock = systemClock, perRun?: number): ReconcileDeps {
+  const enqueue = enqueuePart(queue.enqueue, MAILBOX_SECRET);
+  return {
+    db,
+    clock,
+    logger,
+    enqueuePart: enqueue,
+    index: (ref) => indexSignup(ref, { mailboxSecret: MAILBOX_SECRET, enqueuePart: enqueue, clock, logger }),
+    ...(perRun ? { perRun } : {}),
+  };
+}
+
+const rows = async () => (await db.collection(SIGNUPS).orderBy('created_at').get()).docs;
+/** A clock past every part's due time: their tasks' whole retry window has run out. */
+const afterTheyGaveUp = () => clockAhead(dueAt(Date.now()).getTime() - Date.now() + 60_000);
+
+describe('the delivery reconciler', () => {
+  it("finds nothing to do while the rows' tasks may still run: no task, no log", async () => {
+    await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
+    expect(await reconcileDeliveries(deps())).toEqual({ redriven: 0, swept: 0 });
+    expect(queue.tasks).toEqual([]);
+    expect(logger.events()).toEqual([]);
+  });
+
+  it('enqueues the next round of each part still pending once its tasks gave up, and moves its due time on', async () => {
+    await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
+    const [row] = await rows();
+    if (!row) throw new Error('not stored');
+    await row.ref.update({ 'delivery.contact.state': 'done', 'delivery.contact.due_at': null });
+    const later = afterTheyGaveUp();
+    expect(await reconcileDeliveries(deps(later))).toEqual({ redriven: 1, swept: 0 });
+    expect(queue.tasks).toEqual([
+      {
+        queue: QUEUES.thankYou,
+        payload: { signup: row.id },
+        id: deliveryTaskId(MAILBOX_SECRET, QUEUES.thankYou, row.id, 1),
+      },
+    ]);
+    const part = (await row.ref.get()).get('delivery.thank_you');
+    expect(part).toMatchObject({ state: 'pending', round: 1 });
+    expect(Math.abs(part.due_at.toMillis() - dueAt(later.now()).getTime())).toBeLessThan(5_000);
+    expect(logger.entries).toEqual([
+      { severity: 'info', event: 'reconcile.run', fields: { redriven: 1, swept: 0 } },
+    ]);
+    // The next run, at the same time, finds it not due any more.
+    expect(await reconcileDeliveries(deps(later))).toEqual({ redriven: 0, swept: 0 });
+  });
+
+  it('is bounded per run: a backlog is worked through run by run, each part once', async () => {
+    await seedSignups(
+      db,
+      Array.from({ length: 5 }, (_, i) => ({ email: `kid${i}@example.com`, ...FINAL })),
+    );
+    const later = afterTheyGaveUp();
+    expect(await reconcileDeliveries(deps(later, 3))).toEqual({ redriven: 6, swept: 0 });
+    expect(await reconcileDeliveries(deps(later, 3))).toEqual({ redriven: 4, swept: 0 });
+    expect(await reconcileDeliveries(deps(later, 3))).toEqual({ redriven: 0, swept: 0 });
+    expect(new Set(queue.tasks.map((task) => task.id)).size).toBe(10);
+  });
+
+  it('leaves a part a worker settled meanwhile alone, and drops its due time', async () => {
+    await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
+    const [row] = await rows();
+    if (!row) throw new Error('not stored');
+    await row.ref.update({ 'delivery.contact.state': 'skipped', 'delivery.thank_you.state': 'done' });
+    expect(await reconcileDeliveries(deps(afterTheyGaveUp()))).toEqual({ redriven: 0, swept: 0 });
+    expect(queue.tasks).toEqual([]);
+    expect((await row.ref.get()).get('delivery.contact.due_at')).toBeUndefined();
+  });
+
+  it("does the trigger's work for rows it never reached, once they are old enough, each row once", async () => {
+    await seedSignups(
+      db,
+      [
+        { email: 'first@example.com', ...HERO },
+        { email: 'second@example.com', ...FINAL },
+      ],
+      Date.now() - SWEEP_AFTER_MS - 60_000,
+      { keyed: false },
+    );
+    // A row the trigger reached, and one too recent for the sweep.
+    await seedSignups(db, [{ email: 'indexed@example.com', ...HERO }], Date.now() - SWEEP_AFTER_MS - 30_000);
+    await seedSignups(db, [{ email: 'recent@example.com', ...HERO }], Date.now(), { keyed: false });
+    expect(await reconcileDeliveries(deps())).toEqual({ redriven: 0, swept: 2 });
+    expect(queue.tasks).toHaveLength(4);
+    const byEmail = new Map((await rows()).map((row) => [row.get('email'), row]));
+    for (const email of ['first@example.com', 'second@example.com']) {
+      expect(byEmail.get(email)?.get('delivery.contact')).toMatchObject({ state: 'pending', round: 0 });
+      expect(byEmail.get(email)?.get('mailbox_key')).toEqual(expect.any(String));
+    }
+    expect(byEmail.get('recent@example.com')?.get('delivery')).toBeUndefined();
+    // The cursor has moved past them: the next run reads on from there.
+    expect(await reconcileDeliveries(deps())).toEqual({ redriven: 0, swept: 0 });
+    expect(queue.tasks).toHaveLength(4);
+    // The recent row, once old enough.
+    const later = clockAhead(SWEEP_AFTER_MS + 1_000);
+    expect((await reconcileDeliveries(deps(later))).swept).toBe(1);
+    expect(QUEUE_WAIT_MS).toBeGreaterThan(SWEEP_AFTER_MS);
+  });
+});

@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import { deliveryTaskId, parseSignupTask, QUEUES, RETRY, retryWindowMs } from './queue';
+
+const SECRET = 'test-mailbox-key-secret';
+
+describe('delivery task ids (one round of one part of a row)', () => {
+  it('name the row and the round: the same for a retried trigger, another for the next round, row or queue', () => {
+    const id = deliveryTaskId(SECRET, QUEUES.contact, 'row-1', 0);
+    expect(deliveryTaskId(SECRET, QUEUES.contact, 'row-1', 0)).toBe(id);
+    expect(deliveryTaskId(SECRET, QUEUES.contact, 'row-1', 1)).not.toBe(id);
+    expect(deliveryTaskId(SECRET, QUEUES.contact, 'row-2', 0)).not.toBe(id);
+    expect(deliveryTaskId(SECRET, QUEUES.thankYou, 'row-1', 0)).not.toBe(
+      deliveryTaskId(SECRET, QUEUES.contact, 'row-1', 0).replace(QUEUES.contact, QUEUES.thankYou),
+    );
+  });
+
+  it('cannot be made without the secret, and carry neither the row id nor a timestamp prefix', () => {
+    const ours = deliveryTaskId(SECRET, QUEUES.contact, 'AbCdEfGh12345678ijkl', 0);
+    expect(deliveryTaskId('another-secret', QUEUES.contact, 'AbCdEfGh12345678ijkl', 0)).not.toBe(ours);
+    expect(ours).not.toContain('AbCdEfGh12345678ijkl');
+    expect(ours).toMatch(/^deliver-contact-[A-Za-z0-9_-]{43}$/);
+  });
+});
+
+describe('a delivery task body', () => {
+  it('is the row id alone; anything else is malformed', () => {
+    expect(parseSignupTask({ signup: 'AbCdEfGh12345678ijkl' })).toEqual({ signup: 'AbCdEfGh12345678ijkl' });
+    for (const body of [
+      undefined,
+      { email: 'kid@example.com' },
+      { signup: '' },
+      { signup: 'a/b' },
+      { signup: '..' },
+      { signup: '__name__' },
+      { signup: 'x'.repeat(1_501) },
+    ]) {
+      expect(() => parseSignupTask(body)).toThrow();
+    }
+  });
+});
+
+describe("the delivery tasks' retry window", () => {
+  it('is the longer of the attempts (their backoffs added up as Cloud Tasks grows them) and the retry duration', () => {
+    const short = {
+      maxAttempts: 4,
+      maxRetrySeconds: 1,
+      minBackoffSeconds: 1,
+      maxBackoffSeconds: 600,
+      maxDoublings: 6,
+    };
+    // Backoffs before attempts 2, 3 and 4: 1, 2, 4 s.
+    expect(retryWindowMs(short)).toBe(7_000);
+    expect(retryWindowMs({ ...short, maxRetrySeconds: 60 })).toBe(60_000);
+    // Capped at the longest backoff, linear past maxDoublings.
+    expect(retryWindowMs({ ...short, maxAttempts: 5, maxBackoffSeconds: 5, maxDoublings: 1 })).toBe(
+      (1 + 2 + 4 + 5) * 1000,
+    );
+  });
+
+  it('is about 2.7 days by default: 400 attempts at up to 10 minutes apart outlast the two days', () => {
+    expect(RETRY).toMatchObject({ maxAttempts: 400, maxRetrySeconds: 172_800 });
+    const days = retryWindowMs(RETRY) / 86_400_000;
+    expect(days).toBeGreaterThan(2.7);
+    expect(days).toBeLessThan(2.8);
+  });
+});
