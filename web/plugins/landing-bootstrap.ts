@@ -16,7 +16,7 @@ import {
  *   visitor who only reads runs no app code at all, so the main thread stays as quiet as static HTML.
  * - **Only the entry when idle.** Once the page has loaded and the browser is idle, the small entry module
  *   is fetched into the HTTP cache (rel=prefetch). The chunks it loads are not: measured in Lighthouse
- *   (README, Performance), prefetching them added about 80 ms of blocking time to a page nobody touched,
+ *   (docs/performance/README.md), prefetching them added about 80 ms of blocking time to a page nobody touched,
  *   which is the cost this loading model exists to avoid.
  * - **All at once.** Starting the app modulepreloads every chunk it always loads (data-preload), so on a slow
  *   link they arrive in one round trip instead of one per level of imports.

@@ -19,7 +19,7 @@ export function deployRefusal(appCheck: boolean, env: NodeJS.ProcessEnv): string
   if (appCheck || env[OPT_OUT] === '1') return undefined;
   return (
     'The site was built without an App Check site key, so nothing would keep scripts off Firestore and the ' +
-    'callables. Build with VITE_APPCHECK_RECAPTCHA_ENTERPRISE_SITE_KEY set (README, "App Check"), or deploy ' +
+    'callables. Build with VITE_APPCHECK_RECAPTCHA_ENTERPRISE_SITE_KEY set (docs/configuration.md, "App Check"), or deploy ' +
     `without App Check on purpose: ${OPT_OUT}=1 npm run deploy -- --project <id>.`
   );
 }
