@@ -91,32 +91,31 @@ async function redrive(row: DocumentSnapshot, part: DeliveryPart, now: number, d
   const { FieldValue } = await firestoreSdk();
   if (record?.state !== 'pending') {
     // Settled meanwhile, with its due time left behind: nothing to do, and the row leaves the query.
-    await row.ref.update(
-      { [`${DELIVERY}.${part}.due_at`]: FieldValue.delete() },
-      { lastUpdateTime: row.updateTime },
-    );
+    await row.ref
+      .update({ [`${DELIVERY}.${part}.due_at`]: FieldValue.delete() }, { lastUpdateTime: row.updateTime })
+      .catch((error: { code?: unknown }) => {
+        // 9 FAILED_PRECONDITION: written since it was read (the next run looks again); 5 NOT_FOUND: erased.
+        if (error.code !== 9 && error.code !== 5) throw error;
+      });
     return false;
   }
   const round = record.round + 1;
-  // Enqueued first: should the write below fail, the next run enqueues a round more, which its worker finds
-  // settled; the other order could move the due time on with no task behind it.
+  // Enqueued first: should the write below fail, the next run enqueues that round again (the same id, a
+  // duplicate); the other order could move the due time on with no task behind it.
   await deps.enqueuePart(part, row.id, round);
-  try {
-    await row.ref.update(
-      {
-        [`${DELIVERY}.${part}.round`]: round,
-        [`${DELIVERY}.${part}.due_at`]: dueAt(now),
-        [`${DELIVERY}.${part}.reason`]: FieldValue.delete(),
-        [`${DELIVERY}.${part}.updated_at`]: new Date(now),
-      },
-      { lastUpdateTime: row.updateTime },
-    );
-  } catch (error) {
-    // 9 FAILED_PRECONDITION: a worker wrote the row since it was read (it settled the part, or counted an
-    // attempt); 5 NOT_FOUND: the row was erased. The task enqueued finds either.
-    const code = (error as { code?: unknown }).code;
-    if (code !== 9 && code !== 5) throw error;
-  }
+  // In a transaction, as the workers write the row's other fields (their attempts) at any time: the round and
+  // the due time move on only while the part is still pending, and never back.
+  await deps.db.runTransaction(async (transaction) => {
+    const fresh = await transaction.get(row.ref);
+    const current = partOf(fresh.data(), part);
+    if (!fresh.exists || current?.state !== 'pending' || current.round >= round) return;
+    transaction.update(row.ref, {
+      [`${DELIVERY}.${part}.round`]: round,
+      [`${DELIVERY}.${part}.due_at`]: dueAt(now),
+      [`${DELIVERY}.${part}.reason`]: FieldValue.delete(),
+      [`${DELIVERY}.${part}.updated_at`]: new Date(now),
+    });
+  });
   return true;
 }
 

@@ -158,6 +158,7 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
     await outcomeOf({ email: 'kid@example.com' });
     expect(await outcomeOf({ email: 'Kid@Example.com' })).toEqual({
       status: 'already_sent',
+      byThisRow: false,
     });
     expect(await outbox.messages()).toHaveLength(1);
     expect(await thankYouPart('Kid@Example.com')).toMatchObject({
@@ -314,6 +315,7 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
         await seedSignups(db, [{ email: 'Kid@Example.com', ...HERO }]);
         expect(await outcomeOf({ email: 'Kid@Example.com' }, deps(budget))).toEqual({
           status: 'already_sent',
+          byThisRow: false,
         });
       }
       expect(logger.events()).not.toContain('thank_you.budget_reached');
@@ -333,6 +335,11 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
     expect(outcomes.every((outcome) => ['sent', 'already_sent', 'RetryLater'].includes(outcome))).toBe(true);
     expect(await outbox.messages()).toHaveLength(1);
     expect((await record('kid@example.com'))?.state).toBe('sent');
+    // They were all this row's (a re-driven round beside the first): the row is done, not "already thanked".
+    for (let retry = 0; retry < 6; retry += 1) {
+      await outcomeOf({ email: 'kid@example.com' }).catch(() => undefined);
+    }
+    expect(await thankYouPart('kid@example.com')).toMatchObject({ state: 'done' });
   });
 
   it('sends and writes nothing for a task whose row does not exist', async () => {

@@ -53,6 +53,8 @@ export interface ThankYouRecord {
   attempts: number;
   attempt_id: string;
   subscription_type: SubscriptionType;
+  /** The row (its id: no address) whose task claimed it last: the one thanked, once `sent`. */
+  signup?: string;
   claimed_at: Date | Timestamp;
   lease_expires_at: Date | Timestamp | null;
   sent_at?: Date | Timestamp;
@@ -64,7 +66,7 @@ export interface ThankYouRecord {
 /** What a task came to; a failure Cloud Tasks should retry is thrown (RetryLater) instead. */
 export type ThankYouOutcome =
   | { status: 'sent' }
-  | { status: 'already_sent' }
+  | { status: 'already_sent'; byThisRow?: boolean }
   /** The row is gone (erased, or past retention): nothing is sent for it. */
   | { status: 'gone' }
   /** The row's thank-you was settled by an earlier task. */
@@ -78,7 +80,8 @@ export type ThankYouOutcome =
    * refused our login; the part waits for the reconciler, once an operator has fixed it).
    */
   | { status: 'failed'; configuration?: boolean };
-type ThankYouResult = { status: 'already_sent' } | { status: 'in_progress' };
+/** `byThisRow`: the mail went out for this very row (a duplicate task of it, a later round). */
+type ThankYouResult = { status: 'already_sent'; byThisRow: boolean } | { status: 'in_progress' };
 
 export interface DeliverThankYouDeps {
   db: Firestore;
@@ -139,12 +142,14 @@ export async function handleDeliverThankYou(
     ? (type as SubscriptionType)
     : 'updates';
   try {
-    const outcome = await sendOnce(stored, subscriptionType, deps);
+    const outcome = await sendOnce(stored, subscriptionType, row.id, deps);
     if (outcome.status === 'waiting') {
       const round = (part?.round ?? 0) + 1;
       await deps.enqueuePart('thank_you', row.id, round, outcome.until);
       await delivery.waits('mail_budget', round, outcome.until, deps.clock.now());
     } else if (outcome.status === 'sent') await delivery.settle('done', deps.clock.now());
+    else if (outcome.status === 'already_sent' && outcome.byThisRow)
+      await delivery.settle('done', deps.clock.now());
     else if (outcome.status === 'already_sent')
       await delivery.settle('skipped', deps.clock.now(), 'already_thanked');
     else if (outcome.status === 'suppressed')
@@ -165,6 +170,7 @@ export async function handleDeliverThankYou(
 async function sendOnce(
   input: ThankYouInput,
   subscriptionType: SubscriptionType,
+  signup: string,
   deps: DeliverThankYouDeps,
 ): Promise<ThankYouOutcome> {
   const log = emailFields(input.email);
@@ -176,7 +182,7 @@ async function sendOnce(
     return { status: 'suppressed' };
   }
   const record = deps.db.collection(THANK_YOU_MAILS).doc(id);
-  const claim = await claimRecord(deps, record, subscriptionType);
+  const claim = await claimRecord(deps, record, subscriptionType, signup);
   if (claim.status === 'in_progress') {
     // Another task holds the claim: it sends, or its lease runs out and this one does, later.
     deps.logger.info('thank_you.skipped', { ...log, reason: claim.status });
@@ -278,6 +284,7 @@ async function claimRecord(
   deps: DeliverThankYouDeps,
   ref: DocumentReference,
   subscriptionType: SubscriptionType,
+  signup: string,
 ): Promise<Claim> {
   let claim: LeaseClaim<ThankYouResult>;
   try {
@@ -291,11 +298,14 @@ async function claimRecord(
       },
       (previous, now) => {
         const record = previous as Partial<ThankYouRecord> | undefined;
-        if (record?.state === 'sent') return { refuse: { status: 'already_sent' } };
+        if (record?.state === 'sent') {
+          return { refuse: { status: 'already_sent', byThisRow: record.signup === signup } };
+        }
         return {
           write: {
             state: 'sending',
             subscription_type: subscriptionType,
+            signup,
             claimed_at: new Date(now),
             attempts: (record?.attempts ?? 0) + 1,
           },

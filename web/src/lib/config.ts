@@ -11,7 +11,7 @@ export {
   type HostPort,
   parseHostPort,
   readFirebaseSettings,
-} from './settings';
+} from './settings.ts';
 
 /**
  * The callables the page calls on its own origin, and where: a Hosting rewrite (firebase.json, before the app

@@ -1,0 +1,310 @@
+// The row is the outbox, on the whole local stack: Google's emulators (Functions, Firestore, Cloud Tasks), the
+// launcher's scheduler and the two stand-ins, one stack for the file (`npm run emulators`: it runs what
+// `npm test`'s build step built). What a stranger sends makes no work; a stored row is delivered at the
+// spelling stored, whatever its tasks' retries and the mail budget do. Times are compressed for the test:
+// tasks give up after two attempts a second apart, the reconciler runs every 3 s, the mail budget's "hour"
+// is 20 s long and holds 2 mails.
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stackDirFor } from '../../dev/launcher/config.ts';
+import {
+  freeStackPorts,
+  type LauncherRun,
+  portEnv,
+  repoRoot,
+  runLauncher,
+  type StackPorts,
+} from './launcher-process.ts';
+
+const START_TIMEOUT_MS = 150_000;
+const BUDGET_WINDOW_S = 20;
+const BUDGET_PER_WINDOW = 2;
+
+let ports: StackPorts;
+let dataDir: string;
+let run: LauncherRun;
+
+const local = (port: number) => `http://127.0.0.1:${port}`;
+const DOCUMENTS = 'projects/demo-goody/databases/(default)/documents';
+
+beforeAll(async () => {
+  ports = await freeStackPorts();
+  dataDir = mkdtempSync(path.join(os.tmpdir(), 'goody-delivery-data-'));
+  run = runLauncher('npm', ['run', 'emulators'], {
+    ...portEnv(ports),
+    GOODY_DATA_DIR: dataDir,
+    GOODY_DELIVERY_MAX_ATTEMPTS: '2',
+    GOODY_DELIVERY_MAX_RETRY_SECONDS: '1',
+    GOODY_DELIVERY_MIN_BACKOFF_SECONDS: '1',
+    GOODY_DELIVERY_QUEUE_WAIT_SECONDS: '2',
+    GOODY_SCHEDULES: 'reconcile-deliveries=every 3 seconds',
+    GOODY_MAIL_PER_HOUR: String(BUDGET_PER_WINDOW),
+    GOODY_MAIL_BUDGET_WINDOW_SECONDS: String(BUDGET_WINDOW_S),
+  });
+  await run.waitFor(/Ctrl-C stops everything\.\n(?: {2}.*\n)+─+/, START_TIMEOUT_MS);
+  run.rememberTree();
+  // Hosting answers before the functions have loaded: a callable's answer says they have.
+  const deadline = Date.now() + 60_000;
+  while ((await call('send-thank-you-email', { email: 'warm-up@example.com' }).catch(() => 0)) !== 200) {
+    if (Date.now() > deadline) throw new Error(`the callables never answered:\n${run.output().slice(-3000)}`);
+    await delay(500);
+  }
+}, START_TIMEOUT_MS + 70_000);
+
+afterAll(async () => {
+  await run?.interrupt(30_000).catch(() => run?.killAll());
+  run?.killAll();
+  run?.keepOutput('delivery-stack.log');
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  if (ports) rmSync(stackDirFor(repoRoot, ports.GOODY_HOSTING_PORT), { recursive: true, force: true });
+});
+
+/** A callable through the site's origin, as the page calls it (Hosting's rewrite); resolves with the status. */
+async function call(name: string, data: unknown): Promise<number> {
+  const response = await fetch(`${local(ports.GOODY_HOSTING_PORT)}/api/${name}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ data }),
+  });
+  await response.arrayBuffer();
+  return response.status;
+}
+
+/** Both callables, as the page makes them after its insert (the hero form's bodies). */
+async function bothCallables(email: string): Promise<number[]> {
+  return [
+    await call('add-contact-to-mailerlite', { email, source: 'hero_form' }),
+    await call('send-thank-you-email', { email }),
+  ];
+}
+
+/** The insert as the page makes it: the four fields, under the rules (no owner credential), an automatic id. */
+async function storeSignup(email: string): Promise<string> {
+  const id = `row${Math.random().toString(36).slice(2, 12)}`;
+  const response = await fetch(`${local(ports.GOODY_FIRESTORE_PORT)}/v1/${DOCUMENTS}:commit`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      writes: [
+        {
+          update: {
+            name: `${DOCUMENTS}/email_subscriptions/${id}`,
+            fields: {
+              email: { stringValue: email },
+              subscription_type: { stringValue: 'updates' },
+              source: { stringValue: 'hero_form' },
+            },
+          },
+          currentDocument: { exists: false },
+          updateTransforms: [{ fieldPath: 'created_at', setToServerValue: 'REQUEST_TIME' }],
+        },
+      ],
+    }),
+  });
+  expect(response.status, await response.clone().text()).toBe(200);
+  return id;
+}
+
+interface PartFields {
+  state?: string;
+  reason?: string;
+  round?: number;
+  attempts?: number;
+}
+
+/** One part of a row's delivery state, read past the rules (what the Admin SDK sends the emulator). */
+async function part(id: string, name: 'contact' | 'thank_you'): Promise<PartFields> {
+  const response = await fetch(
+    `${local(ports.GOODY_FIRESTORE_PORT)}/v1/${DOCUMENTS}/email_subscriptions/${id}`,
+    {
+      headers: { authorization: 'Bearer owner' },
+    },
+  );
+  const doc = (await response.json()) as {
+    fields?: {
+      delivery?: { mapValue: { fields: Record<string, { mapValue?: { fields: Record<string, Value> } }> } };
+    };
+  };
+  const fields = doc.fields?.delivery?.mapValue.fields[name]?.mapValue?.fields ?? {};
+  return {
+    state: fields.state?.stringValue,
+    reason: fields.reason?.stringValue,
+    round: fields.round ? Number(fields.round.integerValue) : undefined,
+    attempts: fields.attempts ? Number(fields.attempts.integerValue) : undefined,
+  };
+}
+type Value = { stringValue?: string; integerValue?: string };
+
+const mailerLite = async () =>
+  (await (await fetch(`${local(ports.GOODY_MAILERLITE_PORT)}/__control/state`)).json()) as {
+    subscribers: { email: string }[];
+    requests: { method: string; path: string }[];
+  };
+const mailerLiteFaults = (faults: Record<string, unknown>) =>
+  fetch(`${local(ports.GOODY_MAILERLITE_PORT)}/__control/faults`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(faults),
+  });
+const outbox = async () =>
+  (
+    (await (await fetch(`${local(ports.GOODY_SMTP_API_PORT)}/__control/state`)).json()) as {
+      messages: { to: string[] }[];
+    }
+  ).messages;
+const mailsTo = async (pattern: RegExp) =>
+  (await outbox()).filter((message) => message.to.some((to) => pattern.test(to)));
+
+/** Tasks the Cloud Tasks emulator took in the last five minutes, over every queue. */
+async function tasksAdded(): Promise<number> {
+  const stats = (await (await fetch(`${local(ports.GOODY_TASKS_PORT)}/queueStats`)).json()) as Record<
+    string,
+    { tasksAdded: number }
+  >;
+  return Math.round(Object.values(stats).reduce((sum, queue) => sum + queue.tasksAdded * 5, 0));
+}
+
+describe('the row is the outbox (npm run emulators)', () => {
+  // First, on a stack with no row yet: nothing else can add a task while the guesses run.
+  it("1,000 strangers' guesses through both callables enqueue no task at the Cloud Tasks emulator", async () => {
+    expect(await tasksAdded()).toBe(0);
+    const guesses = Array.from({ length: 1_000 }, (_, i) => `guess-${i}@example.net`);
+    const started = Date.now();
+    for (let i = 0; i < guesses.length; i += 10) {
+      const statuses = await Promise.all(guesses.slice(i, i + 10).map(bothCallables));
+      expect(statuses.flat().every((status) => status === 200)).toBe(true);
+    }
+    // The window the emulator counts in is five minutes: the guesses fit in it.
+    expect(Date.now() - started).toBeLessThan(5 * 60_000);
+    expect(await tasksAdded()).toBe(0);
+    expect((await mailerLite()).requests.filter((r) => r.path.startsWith('/api/'))).toEqual([]);
+    expect(await outbox()).toEqual([]);
+  }, 300_000);
+
+  it.each([
+    ['a +tag spelling', 'kid.row+x@school-example.org', 'Kid.Row@School-Example.org'],
+    [
+      'a case change of a stored mixed-case address',
+      'MAYA.ROW@School-Example.org',
+      'Maya.Row@School-Example.org',
+    ],
+  ])(
+    "a stranger's calls with %s just before the person signs up: thanked once at the spelling typed, in MailerLite as typed",
+    async (_label, stranger, typed) => {
+      expect(await bothCallables(stranger)).toEqual([200, 200]);
+      const id = await storeSignup(typed);
+      expect(await bothCallables(typed)).toEqual([200, 200]);
+      const mailbox = new RegExp(`^${typed.split('@')[0]?.split('.')[0]}`, 'i');
+      await expect.poll(() => mailsTo(mailbox), { timeout: 30_000, interval: 250 }).toHaveLength(1);
+      await expect
+        .poll(async () => (await mailerLite()).subscribers.filter((s) => mailbox.test(s.email)), {
+          timeout: 30_000,
+          interval: 250,
+        })
+        .toHaveLength(1);
+      // Long enough for a stranger's task (were there one) and the reconciler to have run.
+      await delay(6_000);
+      // To the spelling typed (the outbox keeps the domain as SMTP carries it, in lower case).
+      const [local_, domain] = typed.split('@') as [string, string];
+      expect((await mailsTo(mailbox)).map((message) => message.to)).toEqual([
+        [`${local_}@${domain.toLowerCase()}`],
+      ]);
+      expect(
+        (await mailerLite()).subscribers.filter((s) => mailbox.test(s.email)).map((s) => s.email),
+      ).toEqual([typed.toLowerCase()]);
+      expect(await part(id, 'contact')).toMatchObject({ state: 'done' });
+      expect(await part(id, 'thank_you')).toMatchObject({ state: 'done' });
+    },
+    60_000,
+  );
+
+  it('a row whose contact tasks ran out of retries (MailerLite down) is delivered by the reconciler on its schedule', async () => {
+    await mailerLiteFaults({ down: true });
+    const email = 'outlasted@example.org';
+    const id = await storeSignup(email);
+    try {
+      // Two attempts a second apart, then Cloud Tasks gives up; the part stays pending on the row.
+      await expect
+        .poll(async () => (await part(id, 'contact')).attempts ?? 0, { timeout: 30_000, interval: 250 })
+        .toBeGreaterThanOrEqual(2);
+      // Long enough for every task enqueued so far (the reconciler's too) to have given up as well.
+      await delay(4_000);
+      expect(await part(id, 'contact')).toMatchObject({ state: 'pending' });
+      expect((await mailerLite()).subscribers.filter((s) => s.email === email)).toEqual([]);
+    } finally {
+      await mailerLiteFaults({ down: false });
+    }
+    // Nobody calls anything: the launcher fires reconcile-deliveries, which enqueues the next round.
+    await expect
+      .poll(async () => (await mailerLite()).subscribers.filter((s) => s.email === email), {
+        timeout: 45_000,
+        interval: 500,
+      })
+      .toHaveLength(1);
+    await expect.poll(() => part(id, 'contact'), { timeout: 10_000 }).toMatchObject({ state: 'done' });
+    expect((await part(id, 'contact')).round).toBeGreaterThanOrEqual(1);
+    expect(run.output()).toMatch(/"event":"reconcile\.run"/);
+  }, 120_000);
+
+  it("a thank-you held by the mail budget past its task's retry window is still sent once the budget allows", async () => {
+    // Wait for the start of a budget window, so the three sign-ups fall in one.
+    const windowMs = BUDGET_WINDOW_S * 1000;
+    await delay(windowMs - (Date.now() % windowMs) + 200);
+    const emails = ['budget-a@example.org', 'budget-b@example.org', 'budget-c@example.org'];
+    const ids: string[] = [];
+    for (const email of emails) ids.push(await storeSignup(email));
+    const budget = /^budget-/;
+    // Two go out in this window; the third waits for the next one, pending on its next round (enqueued for
+    // the window's end, not a retry: its task's retries, 2 attempts in a second, are long over by then).
+    await expect
+      .poll(() => mailsTo(budget), { timeout: windowMs - 2_000, interval: 250 })
+      .toHaveLength(BUDGET_PER_WINDOW);
+    const parts = async () => Promise.all(ids.map((id) => part(id, 'thank_you')));
+    await expect
+      .poll(async () => (await parts()).filter((p) => p.reason === 'mail_budget'), {
+        timeout: windowMs,
+        interval: 250,
+      })
+      .toEqual([expect.objectContaining({ state: 'pending' })]);
+    await expect
+      .poll(() => mailsTo(budget), { timeout: windowMs + 15_000, interval: 500 })
+      .toHaveLength(emails.length);
+    expect((await mailsTo(budget)).map((m) => m.to[0]).sort()).toEqual(emails);
+    // Each once (a round the reconciler enqueued beside the first finds the row thanked), and each row done.
+    expect((await parts()).map((p) => p.state)).toEqual(['done', 'done', 'done']);
+  }, 120_000);
+
+  it('an erasure before the tasks have delivered leaves nothing in MailerLite and sends nothing', async () => {
+    const smtpFaults = (faults: Record<string, unknown>) =>
+      fetch(`${local(ports.GOODY_SMTP_API_PORT)}/__control/faults`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(faults),
+      });
+    const email = 'erased-first@example.org';
+    await Promise.all([mailerLiteFaults({ down: true }), smtpFaults({ down: true })]);
+    let id: string;
+    try {
+      id = await storeSignup(email);
+      // Both tasks have tried and failed: the row's delivery is still to come when the person leaves.
+      const attempted = async () =>
+        Math.min((await part(id, 'contact')).attempts ?? 0, (await part(id, 'thank_you')).attempts ?? 0);
+      await expect.poll(attempted, { timeout: 30_000, interval: 250 }).toBeGreaterThanOrEqual(1);
+      // The one-click unsubscribe's erasure deletes the mailbox's rows.
+      await fetch(`${local(ports.GOODY_FIRESTORE_PORT)}/v1/${DOCUMENTS}/email_subscriptions/${id}`, {
+        method: 'DELETE',
+        headers: { authorization: 'Bearer owner' },
+      });
+    } finally {
+      await Promise.all([mailerLiteFaults({ down: false }), smtpFaults({ down: false })]);
+    }
+    // The tasks' retries and the reconciler's runs come and go: the row is gone, so nothing is delivered.
+    await delay(10_000);
+    expect((await mailerLite()).subscribers.filter((s) => s.email === email)).toEqual([]);
+    expect(await mailsTo(/^erased-first@/)).toEqual([]);
+  }, 60_000);
+});
