@@ -2,7 +2,7 @@
 // free ports, puts four addresses in four states (never seen; stored; stored then erased by the unsubscribe
 // link; stored and already thanked), then calls add-contact-to-mailerlite and send-thank-you-email 50 times
 // each per state, interleaved, over the callable HTTP protocol, and prints each state's median. The two
-// callables only check the body and enqueue, so the target is that the medians of one callable stay within
+// callables only check the body (they read nothing and enqueue nothing), so the target is that the medians of one callable stay within
 // 15 ms of one another. Writes bench-results/stranger-<timestamp>.json and stranger-latest.json.
 //
 //   npm run bench:stranger [-- --calls 50]
