@@ -12,7 +12,7 @@ import { getFirestore } from 'firebase-admin/firestore';
 import { loopbackOnlyEnv } from '../../dev/loopback-env.ts';
 import { type RequestLogEntry, startMailerLiteStandIn } from '../../dev/mailerlite/index.ts';
 import { startFirestoreEmulator } from '../../tests/support/firestore-emulator.ts';
-import { handleSyncEmailsToMailerlite } from '../src/callables/sync-emails-to-mailerlite';
+import { handleSyncEmailsToMailerlite } from '../src/callables/sync-callable';
 import { systemClock } from '../src/clock';
 import type { SyncReply } from '../src/contract';
 import type { Logger } from '../src/logs';

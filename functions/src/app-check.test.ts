@@ -16,10 +16,9 @@ import { startOutbox } from '../test-support/smtp';
 import { startTasksRecorder } from '../test-support/tasks';
 import { withAppCheck } from './app-check';
 import { addContactToMailerlite, sendThankYouEmail } from './callables/signup-callables';
-import { syncEmailsToMailerlite } from './callables/sync-emails-to-mailerlite';
+import { syncEmailsToMailerlite } from './callables/sync-callable';
 import { THANK_YOU_MAILS } from './contract';
 import { clearGroupCache } from './mailerlite/groups';
-import { QUEUES } from './tasks/queue';
 
 type AppCheckData = NonNullable<CallableRequest['app']>;
 

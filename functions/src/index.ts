@@ -1,10 +1,10 @@
 // The product names the callables add-contact-to-mailerlite, send-thank-you-email and
 // sync-emails-to-mailerlite (contract/src/index.ts, CALLABLES). Firebase names a function inside export groups by joining the group
 // path with "-", and the runtime (the emulator and Cloud Functions alike) finds it by walking that
-// path: a flat export named "add-contact-to-mailerlite" deploys, but its calls fail with "Failed to
+// path: a flat export named add-contact-to-mailerlite deploys, but its calls fail with "Failed to
 // find function add.contact.to.mailerlite in the loaded module". Hence the nesting.
 import { addContactToMailerlite, sendThankYouEmail } from './callables/signup-callables';
-import { syncEmailsToMailerlite } from './callables/sync-emails-to-mailerlite';
+import { syncEmailsToMailerlite } from './callables/sync-callable';
 import { finishErasures } from './scheduled/pending-erasures';
 import { reconcileDeliveriesJob } from './scheduled/reconcile-deliveries';
 import { deliverContact } from './tasks/deliver-contact';

@@ -4,7 +4,7 @@
 
 import { deleteApp, initializeApp } from 'firebase-admin/app';
 import { getFirestore } from 'firebase-admin/firestore';
-import { handleSyncEmailsToMailerlite } from '../src/callables/sync-emails-to-mailerlite';
+import { handleSyncEmailsToMailerlite } from '../src/callables/sync-callable';
 import { systemClock } from '../src/clock';
 import { MailerLiteClient } from '../src/mailerlite/client';
 import { Mailboxes } from '../src/privacy/mailboxes';

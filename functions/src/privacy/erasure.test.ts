@@ -17,7 +17,7 @@ import {
   testMailboxes,
 } from '../../test-support/signups';
 import { type EnqueuedTask, recordingEnqueue } from '../../test-support/tasks';
-import { handleSyncEmailsToMailerlite } from '../callables/sync-emails-to-mailerlite';
+import { handleSyncEmailsToMailerlite } from '../callables/sync-callable';
 import { systemClock } from '../clock';
 import { SIGNUPS, SUPPRESSIONS, THANK_YOU_MAILS } from '../contract';
 import {

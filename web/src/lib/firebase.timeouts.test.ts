@@ -78,7 +78,7 @@ describe('the bounds are the ones documented', () => {
 
   it("the admin sync waits longer than the function's own deadline, so the client never gives up first", () => {
     const source = readFileSync(
-      new URL('../../../functions/src/callables/sync-emails-to-mailerlite.ts', import.meta.url),
+      new URL('../../../functions/src/callables/sync-callable.ts', import.meta.url),
       'utf8',
     );
     expect(source).toMatch(/timeoutSeconds: SYNC_TIMEOUT_SECONDS\b/);

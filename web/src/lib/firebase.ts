@@ -91,7 +91,7 @@ export const deadlines = {
   signupCallableMs: 20_000,
   /**
    * sync-emails-to-mailerlite runs for up to its `timeoutSeconds`, 540 s
-   * (functions/src/callables/sync-emails-to-mailerlite.ts, SYNC_TIMEOUT_SECONDS), and answers with what
+   * (functions/src/callables/sync-callable.ts, SYNC_TIMEOUT_SECONDS), and answers with what
    * it did. The client waits 30 s longer (a cold start and the reply's trip back) so it never gives up
    * before the server answers; only a reply that never comes ends in the Sync Failed toast.
    */

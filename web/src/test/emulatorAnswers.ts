@@ -1,3 +1,5 @@
+import { CALLABLES } from '@goody/contract';
+
 /**
  * What the emulators answer the Firebase SDKs, by route (the last segment of the request's path, after a
  * `:`): Firestore Lite's read (`batchGet`: every document missing) and write (`commit`), and a callable (its
@@ -10,7 +12,7 @@ export function emulatorAnswer(route: string, body: unknown): unknown {
     return names.map((name) => ({ missing: name, readTime: '2024-05-01T10:00:00.000000Z' }));
   }
   if (route === 'commit') return { commitTime: '2024-05-01T10:00:00.000000Z', writeResults: [{}] };
-  if (route === 'sync-emails-to-mailerlite') return { result: { success: true, synced: 3 } };
+  if (route === CALLABLES.syncEmails) return { result: { success: true, synced: 3 } };
   return { result: null };
 }
 

@@ -24,7 +24,7 @@ import { clearGroupCache } from '../mailerlite/groups';
 import { MAX_SKIP_PAGE, PAGES_PER_STEP } from '../sync/pages';
 import { SYNC_STATE_COLLECTION, SYNC_STATE_DOC, type SyncStateDoc } from '../sync/state';
 import { handleDeliverContact } from '../tasks/deliver-contact';
-import { handleSyncEmailsToMailerlite, type SyncDeps } from './sync-emails-to-mailerlite';
+import { handleSyncEmailsToMailerlite, type SyncDeps } from './sync-callable';
 
 let firestore: FirestoreHarness;
 let db: Firestore;
