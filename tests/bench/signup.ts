@@ -1,6 +1,6 @@
 // `npm run bench:signup`: how long a visitor waits for the answer to a sign-up. Starts `npm start`'s stack as a
 // child process on free ports (Google's emulators and the two stand-ins), then times the click on submit to
-// the success toast in Chromium: the connection test, the insert, both callables (which only enqueue) and the
+// the success toast in Chromium: the connection test, the insert, both callables (which only check the body) and the
 // toast render. Two profiles:
 //
 //   warm   N sign-ups (default 20), each on a landing page loaded in the same browser, its app idle-loaded:

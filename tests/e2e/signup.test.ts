@@ -91,11 +91,14 @@ describe.each(cases)('the $form form ($source)', ({ form, title, subscriptionTyp
     expect(await liveRegions(page)).toEqual({ status: `${title} ${TEXT.successDescription}`, alert: '' });
 
     // Firestore: one document with exactly the four fields the page writes, created_at a server timestamp
-    // from just now (the index-signup trigger adds the mailbox key beside them a moment later).
+    // from just now (the index-signup trigger adds the mailbox key and the delivery state beside them a moment
+    // later: the server's, which no client may write).
     const documents = await e2e.services.firestore.documents('email_subscriptions');
     expect(documents).toHaveLength(1);
     const [stored] = documents;
-    const pageFields = Object.keys(stored?.fields ?? {}).filter((key) => key !== 'mailbox_key');
+    const pageFields = Object.keys(stored?.fields ?? {}).filter(
+      (key) => key !== 'mailbox_key' && key !== 'delivery',
+    );
     expect(pageFields.sort()).toEqual(['created_at', 'email', 'source', 'subscription_type']);
     expect(stored?.data).toMatchObject({ email, subscription_type: subscriptionType, source });
     expect(stored?.fields.created_at).toHaveProperty('timestampValue');
@@ -103,7 +106,8 @@ describe.each(cases)('the $form form ($source)', ({ form, title, subscriptionTyp
     expect(createdAt).toBeGreaterThanOrEqual(before - 5_000);
     expect(createdAt).toBeLessThanOrEqual(Date.now() + 5_000);
 
-    // The two callables only queued the work; Cloud Tasks (its emulator here) runs it within moments.
+    // The row's trigger queued the work (the callables only answered); Cloud Tasks (its emulator here) runs it
+    // within moments.
     // MailerLite: the contact, in the group of this form's subscription type only.
     await expect
       .poll(() => e2e.services.mailerLite.groupsOf(email), { timeout: QUEUE_TIMEOUT_MS })
