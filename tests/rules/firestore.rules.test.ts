@@ -163,6 +163,8 @@ describe.each(callers)('Firestore rules for $kind', ({ context }) => {
       ['a field the spec does not name', { name: 'Sam' }],
       ['a client-supplied id field', { id: 'chosen-id' }],
       ['a status flag a client could use to skip the sync', { synced: true }],
+      ['a delivery state of its own (the server writes it)', { delivery: { contact: { state: 'done' } } }],
+      ["a mailbox key of its choosing (the server's)", { mailbox_key: 'chosen-key' }],
     ])('refuses %s', async (_label, extra) => {
       await assertFails(addDoc(signups(), { ...heroSignup(), ...extra }));
     });
@@ -229,6 +231,13 @@ describe.each(callers)('Firestore rules for $kind', ({ context }) => {
 
     it('refuses updating a stored sign-up', async () => {
       await assertFails(updateDoc(doc(db, 'email_subscriptions/stored'), { source: 'final_cta' }));
+    });
+
+    it("refuses touching a stored sign-up's delivery state (settling or re-driving it is the server's)", async () => {
+      await assertFails(
+        updateDoc(doc(db, 'email_subscriptions/stored'), { 'delivery.thank_you.state': 'done' }),
+      );
+      await assertFails(updateDoc(doc(db, 'email_subscriptions/stored'), { 'delivery.contact.round': 9 }));
     });
 
     it('refuses overwriting a stored sign-up, even with a valid sign-up', async () => {
