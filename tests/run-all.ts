@@ -33,9 +33,14 @@ function banner(title: string): void {
   process.stdout.write(`\n=== ${title} ===\n`);
 }
 
+/** Each step's wall time, printed in the summary: where CI's time goes. */
+const stepSeconds: Array<[string, number]> = [];
+
 async function step(title: string, cmd: string, args: string[], env?: NodeJS.ProcessEnv): Promise<boolean> {
   banner(title);
+  const started = Date.now();
   const code = await run(cmd, args, env);
+  stepSeconds.push([title, (Date.now() - started) / 1000]);
   if (code !== 0) failedSteps.push(title);
   return code === 0;
 }
@@ -113,6 +118,8 @@ if (chromium) {
 }
 
 banner('summary');
+for (const [title, seconds] of stepSeconds)
+  process.stdout.write(`${seconds.toFixed(0).padStart(5)} s  ${title}\n`);
 for (const line of skippedLayers) process.stdout.write(`${line}\n`);
 for (const title of failedSteps) process.stdout.write(`failed: ${title}\n`);
 process.stdout.write(`tests: ${total.passed} passed, ${total.failed} failed, ${total.skipped} skipped\n`);

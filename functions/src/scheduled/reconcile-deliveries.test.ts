@@ -7,7 +7,7 @@ import { recordingEnqueue } from '../../test-support/tasks';
 import { type Clock, systemClock } from '../clock';
 import { SIGNUPS } from '../contract';
 import { deliveryTaskId, QUEUES } from '../tasks/queue';
-import { dueAt, enqueuePart, QUEUE_WAIT_MS } from '../tasks/row-delivery';
+import { dueAt, enqueuePart, QUEUE_WAIT_MS, rowOfTasks } from '../tasks/row-delivery';
 import { indexSignup } from '../triggers/index-signup';
 import { type ReconcileDeps, reconcileDeliveries, SWEEP_AFTER_MS } from './reconcile-deliveries';
 
@@ -62,7 +62,7 @@ describe('the delivery reconciler', () => {
       {
         queue: QUEUES.thankYou,
         payload: { signup: row.id },
-        id: deliveryTaskId(MAILBOX_SECRET, QUEUES.thankYou, row.id, 1),
+        id: deliveryTaskId(MAILBOX_SECRET, QUEUES.thankYou, rowOfTasks(row), 1),
       },
     ]);
     const part = (await row.ref.get()).get('delivery.thank_you');

@@ -15,6 +15,7 @@ import {
   type EnqueuePart,
   enqueuePart,
   partOf,
+  rowOfTasks,
 } from '../tasks/row-delivery';
 import { type IndexSignupDeps, indexSignup } from '../triggers/index-signup';
 
@@ -102,7 +103,7 @@ async function redrive(row: DocumentSnapshot, part: DeliveryPart, now: number, d
   const round = record.round + 1;
   // Enqueued first: should the write below fail, the next run enqueues that round again (the same id, a
   // duplicate); the other order could move the due time on with no task behind it.
-  await deps.enqueuePart(part, row.id, round);
+  await deps.enqueuePart(part, rowOfTasks(row), round);
   // In a transaction, as the workers write the row's other fields (their attempts) at any time: the round and
   // the due time move on only while the part is still pending, and never back.
   await deps.db.runTransaction(async (transaction) => {

@@ -30,6 +30,7 @@ import {
   isSettled,
   partOf,
   RowDelivery,
+  rowOfTasks,
 } from './row-delivery';
 
 /** How long the function may run; the lease below must outlive it. */
@@ -145,7 +146,7 @@ export async function handleDeliverThankYou(
     const outcome = await sendOnce(stored, subscriptionType, row.id, deps);
     if (outcome.status === 'waiting') {
       const round = (part?.round ?? 0) + 1;
-      await deps.enqueuePart('thank_you', row.id, round, outcome.until);
+      await deps.enqueuePart('thank_you', rowOfTasks(row), round, outcome.until);
       await delivery.waits('mail_budget', round, outcome.until, deps.clock.now());
     } else if (outcome.status === 'sent') await delivery.settle('done', deps.clock.now());
     else if (outcome.status === 'already_sent' && outcome.byThisRow)

@@ -4,20 +4,29 @@ import { deliveryTaskId, parseSignupTask, QUEUES, RETRY, retryWindowMs } from '.
 const SECRET = 'test-mailbox-key-secret';
 
 describe('delivery task ids (one round of one part of a row)', () => {
+  const row = (id: string, seconds = 1_700_000_000) => ({ id, createTime: { seconds, nanoseconds: 500 } });
+
   it('name the row and the round: the same for a retried trigger, another for the next round, row or queue', () => {
-    const id = deliveryTaskId(SECRET, QUEUES.contact, 'row-1', 0);
-    expect(deliveryTaskId(SECRET, QUEUES.contact, 'row-1', 0)).toBe(id);
-    expect(deliveryTaskId(SECRET, QUEUES.contact, 'row-1', 1)).not.toBe(id);
-    expect(deliveryTaskId(SECRET, QUEUES.contact, 'row-2', 0)).not.toBe(id);
-    expect(deliveryTaskId(SECRET, QUEUES.thankYou, 'row-1', 0)).not.toBe(
-      deliveryTaskId(SECRET, QUEUES.contact, 'row-1', 0).replace(QUEUES.contact, QUEUES.thankYou),
+    const id = deliveryTaskId(SECRET, QUEUES.contact, row('row-1'), 0);
+    expect(deliveryTaskId(SECRET, QUEUES.contact, row('row-1'), 0)).toBe(id);
+    expect(deliveryTaskId(SECRET, QUEUES.contact, row('row-1'), 1)).not.toBe(id);
+    expect(deliveryTaskId(SECRET, QUEUES.contact, row('row-2'), 0)).not.toBe(id);
+    expect(deliveryTaskId(SECRET, QUEUES.thankYou, row('row-1'), 0)).not.toBe(
+      id.replace(QUEUES.contact, QUEUES.thankYou),
+    );
+  });
+
+  it("name a row stored again under an erased row's id (a client may pick the id) anew: its creation time differs", () => {
+    expect(deliveryTaskId(SECRET, QUEUES.contact, row('chosen', 1_700_000_000), 0)).not.toBe(
+      deliveryTaskId(SECRET, QUEUES.contact, row('chosen', 1_700_000_900), 0),
     );
   });
 
   it('cannot be made without the secret, and carry neither the row id nor a timestamp prefix', () => {
-    const ours = deliveryTaskId(SECRET, QUEUES.contact, 'AbCdEfGh12345678ijkl', 0);
-    expect(deliveryTaskId('another-secret', QUEUES.contact, 'AbCdEfGh12345678ijkl', 0)).not.toBe(ours);
+    const ours = deliveryTaskId(SECRET, QUEUES.contact, row('AbCdEfGh12345678ijkl'), 0);
+    expect(deliveryTaskId('another-secret', QUEUES.contact, row('AbCdEfGh12345678ijkl'), 0)).not.toBe(ours);
     expect(ours).not.toContain('AbCdEfGh12345678ijkl');
+    expect(ours).not.toContain('1700000000');
     expect(ours).toMatch(/^deliver-contact-[A-Za-z0-9_-]{43}$/);
   });
 });

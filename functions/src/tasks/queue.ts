@@ -74,21 +74,32 @@ export function parseSignupTask(body: unknown): SignupTask {
 const TASK_ID_PURPOSE = 'goody-task-id-v3';
 
 /**
- * The id of one round of one part of a row's delivery: an HMAC of the queue, the row's id and the round,
- * under a key derived from MAILBOX_KEY_SECRET for this one use. Only the server can make it, and only from a
- * stored row: no caller can choose, predict or take it, and it carries no timestamp prefix (Cloud Tasks
- * spreads ids by their start, so a sequential prefix would crowd one shard). The trigger enqueues round 0,
- * a retried trigger names the same task (one dispatch); the reconciler and the mail budget's wait enqueue
- * the next round, a task Cloud Tasks has not seen.
+ * A stored row as its tasks are named: its document id and the time Firestore created it (the document's
+ * `createTime`, which only the database sets). A row erased and stored again under the same id (a client may
+ * pick its document's id) is another row, with tasks of its own.
+ */
+export interface RowOfTasks {
+  id: string;
+  createTime: { seconds: number; nanoseconds: number };
+}
+
+/**
+ * The id of one round of one part of a row's delivery: an HMAC of the queue, the row (its id and creation
+ * time) and the round, under a key derived from MAILBOX_KEY_SECRET for this one use. Only the server can make
+ * it, and only from a stored row: no caller can choose, predict or take it, and it carries no timestamp
+ * prefix (Cloud Tasks spreads ids by their start, so a sequential prefix would crowd one shard). The trigger
+ * enqueues round 0, a retried trigger names the same task (one dispatch); the reconciler and the mail
+ * budget's wait enqueue the next round, a task Cloud Tasks has not seen.
  */
 export function deliveryTaskId(
   mailboxSecret: string,
   queue: QueueName,
-  signup: string,
+  row: RowOfTasks,
   round: number,
 ): string {
+  const created = `${row.createTime.seconds}.${row.createTime.nanoseconds}`;
   const mac = createHmac('sha256', derivedKey(mailboxSecret, TASK_ID_PURPOSE, 'task-id'))
-    .update(`${queue}\n${signup}\n${round}`, 'utf8')
+    .update(`${queue}\n${row.id}\n${created}\n${round}`, 'utf8')
     .digest('base64url');
   // Cloud Tasks ids: letters, digits, hyphens and underscores.
   return `${queue}-${mac.replace(/[^A-Za-z0-9_-]/g, '_')}`;

@@ -1,4 +1,4 @@
-import type { DocumentReference, Firestore } from 'firebase-admin/firestore';
+import type { DocumentReference, DocumentSnapshot, Firestore } from 'firebase-admin/firestore';
 import { firestoreSdk } from '../firestore';
 import {
   deliveryTaskId,
@@ -7,6 +7,7 @@ import {
   QUEUES,
   type QueueName,
   RETRY,
+  type RowOfTasks,
   retryWindowMs,
 } from './queue';
 
@@ -103,17 +104,23 @@ export function partOf(data: Record<string, unknown> | undefined, part: Delivery
  */
 export type EnqueuePart = (
   part: DeliveryPart,
-  signup: string,
+  row: RowOfTasks,
   round: number,
   notBefore?: number,
 ) => Promise<'enqueued' | 'duplicate'>;
 
 export function enqueuePart(enqueue: Enqueue, mailboxSecret: string): EnqueuePart {
-  return (part, signup, round, notBefore) => {
+  return (part, row, round, notBefore) => {
     const queue = PART_QUEUE[part];
-    const id = deliveryTaskId(mailboxSecret, queue, signup, round);
-    return enqueue(queue, { signup }, notBefore === undefined ? { id } : { id, notBefore });
+    const id = deliveryTaskId(mailboxSecret, queue, row, round);
+    return enqueue(queue, { signup: row.id }, notBefore === undefined ? { id } : { id, notBefore });
   };
+}
+
+/** A row as read, as its tasks are named (tasks/queue.ts, deliveryTaskId). */
+export function rowOfTasks(row: DocumentSnapshot): RowOfTasks {
+  if (!row.createTime) throw new Error('A row read without its creation time.');
+  return { id: row.id, createTime: row.createTime };
 }
 
 /**

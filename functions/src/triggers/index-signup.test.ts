@@ -9,7 +9,7 @@ import { SIGNUPS } from '../contract';
 import { mailboxKey } from '../privacy/mailbox-key';
 import { MAILBOX_KEY_FIELD, mailboxSignups, storedSignups } from '../signups/lookup';
 import { deliveryTaskId, type Enqueue, QUEUES, RETRY, retryWindowMs } from '../tasks/queue';
-import { enqueuePart, QUEUE_WAIT_MS } from '../tasks/row-delivery';
+import { enqueuePart, QUEUE_WAIT_MS, rowOfTasks } from '../tasks/row-delivery';
 import { type IndexSignupDeps, indexSignup } from './index-signup';
 
 let firestore: FirestoreHarness;
@@ -67,11 +67,11 @@ describe('index-signup (the trigger on each new sign-up)', () => {
     const { row } = await index('Kid@Example.com');
     expect([...enqueued().entries()]).toEqual([
       [
-        deliveryTaskId(MAILBOX_SECRET, QUEUES.contact, row.id, 0),
+        deliveryTaskId(MAILBOX_SECRET, QUEUES.contact, rowOfTasks(row), 0),
         { queue: QUEUES.contact, payload: { signup: row.id } },
       ],
       [
-        deliveryTaskId(MAILBOX_SECRET, QUEUES.thankYou, row.id, 0),
+        deliveryTaskId(MAILBOX_SECRET, QUEUES.thankYou, rowOfTasks(row), 0),
         { queue: QUEUES.thankYou, payload: { signup: row.id } },
       ],
     ]);
@@ -93,7 +93,7 @@ describe('index-signup (the trigger on each new sign-up)', () => {
     queue = recordingEnqueue();
     expect(await indexSignup(row.ref, triggerDeps())).toBe('delivery_enqueued');
     expect(queue.tasks.map((task) => task.id)).toEqual([
-      deliveryTaskId(MAILBOX_SECRET, QUEUES.thankYou, row.id, 3),
+      deliveryTaskId(MAILBOX_SECRET, QUEUES.thankYou, rowOfTasks(row), 3),
     ]);
     expect((await row.ref.get()).get('delivery.contact.state')).toBe('done');
   });

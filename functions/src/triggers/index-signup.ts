@@ -19,6 +19,7 @@ import {
   type PartRecord,
   partOf,
   pendingPart,
+  rowOfTasks,
 } from '../tasks/row-delivery';
 
 export type IndexOutcome = 'delivery_enqueued' | 'not_an_address' | 'gone';
@@ -71,7 +72,7 @@ export async function indexSignup(ref: DocumentReference, deps: IndexSignupDeps)
         [DELIVERY]: Object.fromEntries(parts),
       });
     }
-    return { email, parts };
+    return { email, parts, row: rowOfTasks(row) };
   });
   if (indexed === 'gone') return 'gone';
   if (indexed === 'not_an_address') {
@@ -81,7 +82,7 @@ export async function indexSignup(ref: DocumentReference, deps: IndexSignupDeps)
   const pending = [...indexed.parts].filter(([, record]) => record.state === 'pending');
   // A part found on a later round (the reconciler or the mail budget moved it) has that round's task
   // enqueued already: the same id is a duplicate, and costs nothing.
-  await Promise.all(pending.map(([part, record]) => deps.enqueuePart(part, ref.id, record.round)));
+  await Promise.all(pending.map(([part, record]) => deps.enqueuePart(part, indexed.row, record.round)));
   deps.logger.info('signup.enqueued', { ...emailFields(indexed.email), parts: pending.length });
   return 'delivery_enqueued';
 }
