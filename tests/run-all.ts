@@ -3,11 +3,8 @@
 // what to install and fails (dev/emulators/find.ts), it never falls back. Only the browser suite is skipped,
 // with its reason printed, where no Chromium is installed.
 //
-// What does not depend on another layer runs beside it (the machine is mostly waiting on emulators, queues and
-// browsers, not computing): the type check beside everything; after the build, three lanes at once: the unit,
-// integration and rules tests, the stack tests (npm start and npm run dev as child processes, one file at a
-// time), and the browser suite (its two runs one after the other). Each step's output is kept whole and printed
-// when it ends (and in tests/.artifacts/<step>.log), so lanes never interleave their lines.
+// Layers that do not depend on each other run at the same time (see the phases below). Each step's output is kept
+// whole and printed when it ends (and in tests/.artifacts/<step>.log), so steps never interleave their lines.
 import { spawn } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
@@ -135,25 +132,30 @@ async function browserSuites(): Promise<void> {
   );
 }
 
+// In three phases: the lint and the type check beside the build; the unit, functions, dev and rules tests
+// alone, their files two at a time (vitest gives a 2-core machine one worker), with nothing else to starve
+// their timing cases; then the stack tests (npm start and npm run dev as child processes,
+// one file at a time) beside the browser suite (its two runs one after the other), each waiting on emulators,
+// queues and browsers more than computing. The browser suite's stack runs in a copy of the repository
+// (tests/e2e/global-setup.ts), so no stack's build rewrites the functions another stack's emulator loads.
 await Promise.all([
   step('lint and format (biome ci)', 'npx', ['biome', 'ci', '.']),
-  // tsc only reads: it runs beside everything else.
+  // The web build enforces the bundle budget; the functions build is what the emulators run. The stack and
+  // browser suites build for their own stacks too, but web/dist and functions/lib come from here.
+  step('build (web with bundle budget, functions)', 'npm', ['run', 'build']),
   step('type check (every workspace)', 'npm', ['run', 'typecheck', '--workspaces', '--if-present']),
-  (async () => {
-    // The web build enforces the bundle budget; the functions build is what the emulators run. The stack
-    // and browser suites build for their own stacks too, but web/dist and functions/lib come from here.
-    await step('build (web with bundle budget, functions)', 'npm', ['run', 'build']);
-    // The root vitest.config.ts lists the projects: web, functions, dev and tests/rules (the security rules
-    // on the Firestore emulator) in one lane, tests/stack (npm start and npm run dev) in another.
-    await Promise.all([
-      vitest('unit, integration and security-rules tests (web, functions, dev, rules)', [
-        '--project',
-        '!stack',
-      ]),
-      vitest('stack tests (npm start, npm run dev and the hosting config, as run)', ['--project', 'stack']),
-      browserSuites(),
-    ]);
-  })(),
+]);
+// The root vitest.config.ts lists the projects: web, functions, dev and tests/rules (the security rules on the
+// Firestore emulator) here, tests/stack below.
+await vitest('unit, integration and security-rules tests (web, functions, dev, rules)', [
+  '--project',
+  '!stack',
+  '--maxWorkers',
+  '2',
+]);
+await Promise.all([
+  vitest('stack tests (npm start, npm run dev and the hosting config, as run)', ['--project', 'stack']),
+  browserSuites(),
 ]);
 
 process.stdout.write('\n=== summary ===\n');
