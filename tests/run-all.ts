@@ -1,9 +1,12 @@
-// `npm test`: every layer, in order, and one closing line with the counts. The functions tests, the rules suite
-// and the browser suite run on Google's Firebase emulators; without Java 21+ and the emulators on disk the run
-// says what to install and fails (dev/emulators/find.ts), it never falls back. Only the browser suite is
-// skipped, with its reason printed, where no Chromium is installed.
+// `npm test`: every layer, and one closing line with the counts. The functions tests, the rules suite and the
+// browser suite run on Google's Firebase emulators; without Java 21+ and the emulators on disk the run says
+// what to install and fails (dev/emulators/find.ts), it never falls back. Only the browser suite is skipped,
+// with its reason printed, where no Chromium is installed.
+//
+// Layers that do not depend on each other run at the same time (see the phases below). Each step's output is kept
+// whole and printed when it ends (and in tests/.artifacts/<step>.log), so steps never interleave their lines.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { findGoogleEmulators, GoogleEmulatorsMissing } from '../dev/emulators/find.ts';
@@ -11,6 +14,7 @@ import { findChromium } from './e2e/chromium.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const artifacts = path.join(root, 'tests', '.artifacts');
+const runStarted = Date.now();
 
 interface Counts {
   passed: number;
@@ -20,38 +24,53 @@ interface Counts {
 const total: Counts = { passed: 0, failed: 0, skipped: 0 };
 const failedSteps: string[] = [];
 const skippedLayers: string[] = [];
+const timings: { title: string; seconds: number }[] = [];
 
-function run(cmd: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<number> {
-  return new Promise((resolve) => {
-    const child = spawn(cmd, args, { cwd: root, stdio: 'inherit', env: { ...process.env, ...env } });
-    child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
-    child.on('error', () => resolve(1));
+const slug = (title: string) => title.replace(/\W+/g, '-').replace(/^-|-$/g, '');
+const seconds = (since: number) => (Date.now() - since) / 1000;
+const clock = () => `${seconds(runStarted).toFixed(0).padStart(4)} s`;
+
+/**
+ * Runs `cmd args` with its output collected (and written to tests/.artifacts/<step>.log as it comes); prints a
+ * line when it starts, and its whole output under a banner when it ends. False when it failed.
+ */
+function step(title: string, cmd: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<boolean> {
+  const started = Date.now();
+  process.stdout.write(`[${clock()}] started: ${title}\n`);
+  const log = createWriteStream(path.join(artifacts, `${slug(title)}.log`));
+  const chunks: Buffer[] = [];
+  return new Promise<number>((resolve) => {
+    const child = spawn(cmd, args, {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, ...env },
+    });
+    const collect = (chunk: Buffer) => {
+      chunks.push(chunk);
+      log.write(chunk);
+    };
+    child.stdout.on('data', collect);
+    child.stderr.on('data', collect);
+    child.on('close', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+    child.on('error', (error) => {
+      collect(Buffer.from(`${error.message}\n`));
+      resolve(1);
+    });
+  }).then((code) => {
+    log.end();
+    const took = seconds(started);
+    timings.push({ title, seconds: took });
+    process.stdout.write(`\n=== ${title} (${took.toFixed(0)} s${code === 0 ? '' : `, exit ${code}`}) ===\n`);
+    process.stdout.write(Buffer.concat(chunks));
+    process.stdout.write(`[${clock()}] finished: ${title}\n`);
+    if (code !== 0) failedSteps.push(title);
+    return code === 0;
   });
 }
 
-function banner(title: string): void {
-  process.stdout.write(`\n=== ${title} ===\n`);
-}
-
-/** Each step's wall time, printed in the summary: where CI's time goes. */
-const stepSeconds: Array<[string, number]> = [];
-
-async function step(title: string, cmd: string, args: string[], env?: NodeJS.ProcessEnv): Promise<boolean> {
-  banner(title);
-  const started = Date.now();
-  const code = await run(cmd, args, env);
-  stepSeconds.push([title, (Date.now() - started) / 1000]);
-  if (code !== 0) failedSteps.push(title);
-  return code === 0;
-}
-
 /** Runs a Vitest suite with a JSON report beside the console one, and adds its counts to the total. */
-async function vitest(
-  title: string,
-  args: string[],
-  options: { env?: NodeJS.ProcessEnv } = {},
-): Promise<void> {
-  const report = path.join(artifacts, `${title.replace(/\W+/g, '-')}.json`);
+async function vitest(title: string, args: string[], env?: NodeJS.ProcessEnv): Promise<void> {
+  const report = path.join(artifacts, `${slug(title)}.json`);
   rmSync(report, { force: true });
   const argv = [
     'vitest',
@@ -61,7 +80,7 @@ async function vitest(
     '--reporter=json',
     `--outputFile.json=${report}`,
   ];
-  const ok = await step(title, 'npx', argv, options.env);
+  const ok = await step(title, 'npx', argv, env);
   if (!existsSync(report)) {
     if (ok) failedSteps.push(`${title} (no report written)`);
     return;
@@ -82,7 +101,7 @@ async function vitest(
 mkdirSync(artifacts, { recursive: true });
 
 // Google's emulators first: without them most layers cannot run, and one message says what to install.
-banner("Google's Firebase emulators (dev/emulators/find.ts)");
+process.stdout.write("=== Google's Firebase emulators (dev/emulators/find.ts) ===\n");
 try {
   process.stdout.write(`${findGoogleEmulators().summary}\n`);
 } catch (error) {
@@ -91,35 +110,58 @@ try {
   failedSteps.push("Google's Firebase emulators are not installed (see above)");
 }
 
-await step('lint and format (biome ci)', 'npx', ['biome', 'ci', '.']);
-await step('type check (every workspace)', 'npm', ['run', 'typecheck', '--workspaces', '--if-present']);
-// The web build enforces the bundle budget; the functions build is what the emulator and e2e suite run.
-await step('build (web with bundle budget, functions)', 'npm', ['run', 'build']);
-// web, functions (on the Firestore emulator), dev, tests/stack (npm start as a child process) and tests/rules
-// (the security rules on the Firestore emulator): the root vitest.config.ts lists them.
-await vitest('unit, integration and security-rules tests (web, functions, dev, stack, rules)', []);
-
 const chromium = findChromium();
-if (chromium) {
+
+/** The browser suite, once as is and once with App Check on: one stack each, so one after the other. */
+async function browserSuites(): Promise<void> {
+  if (!chromium) {
+    skippedLayers.push(
+      'e2e tests skipped: no Chromium found (install Debian package chromium, or set CHROMIUM_PATH)',
+    );
+    return;
+  }
   await vitest('end-to-end tests (Chromium)', ['--config', 'tests/e2e/vitest.config.ts'], {
-    env: { CHROMIUM_PATH: chromium },
+    CHROMIUM_PATH: chromium,
   });
   // Once more with App Check on (its debug provider; the callables enforcing it): the sign-ups through
   // Hosting's rewrites carry a token fetched before the press (tests/e2e/support/app-check.ts).
   await vitest(
     'end-to-end tests with App Check (Chromium, debug provider)',
     ['--config', 'tests/e2e/vitest.config.ts', 'signup.test.ts', 'same-origin-callables.test.ts'],
-    { env: { CHROMIUM_PATH: chromium, GOODY_E2E_APP_CHECK: '1' } },
-  );
-} else {
-  skippedLayers.push(
-    'e2e tests skipped: no Chromium found (install Debian package chromium, or set CHROMIUM_PATH)',
+    { CHROMIUM_PATH: chromium, GOODY_E2E_APP_CHECK: '1' },
   );
 }
 
-banner('summary');
-for (const [title, seconds] of stepSeconds)
-  process.stdout.write(`${seconds.toFixed(0).padStart(5)} s  ${title}\n`);
+// In three phases: the lint and the type check beside the build; the unit, functions, dev and rules tests
+// alone, their files two at a time (vitest gives a 2-core machine one worker), with nothing else to starve
+// their timing cases; then the stack tests (npm start and npm run dev as child processes,
+// one file at a time) beside the browser suite (its two runs one after the other), each waiting on emulators,
+// queues and browsers more than computing. The browser suite's stack runs in a copy of the repository
+// (tests/e2e/global-setup.ts), so no stack's build rewrites the functions another stack's emulator loads.
+await Promise.all([
+  step('lint and format (biome ci)', 'npx', ['biome', 'ci', '.']),
+  // The web build enforces the bundle budget; the functions build is what the emulators run. The stack and
+  // browser suites build for their own stacks too, but web/dist and functions/lib come from here.
+  step('build (web with bundle budget, functions)', 'npm', ['run', 'build']),
+  step('type check (every workspace)', 'npm', ['run', 'typecheck', '--workspaces', '--if-present']),
+]);
+// The root vitest.config.ts lists the projects: web, functions, dev and tests/rules (the security rules on the
+// Firestore emulator) here, tests/stack below.
+await vitest('unit, integration and security-rules tests (web, functions, dev, rules)', [
+  '--project',
+  '!stack',
+  '--maxWorkers',
+  '2',
+]);
+await Promise.all([
+  vitest('stack tests (npm start, npm run dev and the hosting config, as run)', ['--project', 'stack']),
+  browserSuites(),
+]);
+
+process.stdout.write('\n=== summary ===\n');
+for (const { title, seconds: took } of timings)
+  process.stdout.write(`${took.toFixed(0).padStart(5)} s  ${title}\n`);
+process.stdout.write(`${seconds(runStarted).toFixed(0).padStart(5)} s  in all\n`);
 for (const line of skippedLayers) process.stdout.write(`${line}\n`);
 for (const title of failedSteps) process.stdout.write(`failed: ${title}\n`);
 process.stdout.write(`tests: ${total.passed} passed, ${total.failed} failed, ${total.skipped} skipped\n`);

@@ -17,6 +17,7 @@ import {
   runLauncher,
   type StackPorts,
 } from './launcher-process.ts';
+import { READY_BANNER, sharedStack } from './shared-stack.ts';
 
 // It builds the site and the functions first: generous, since a cold machine is slow.
 const START_TIMEOUT_MS = 150_000;
@@ -146,25 +147,15 @@ describe('npm start', () => {
   let banner: Banner;
   let webDistBefore: number | undefined;
 
-  beforeAll(async () => {
+  beforeAll(() => {
     webDistBefore = statSync(webDistIndex, { throwIfNoEntry: false })?.mtimeMs;
-    ports = await freeStackPorts();
-    dataDir = mkdtempSync(path.join(os.tmpdir(), 'goody-stack-data-'));
+  });
+  // One stack for every case below: each uses addresses and documents of its own, and the last ones stop it.
+  const stack = sharedStack({ logName: 'start-stack.log', startTimeoutMs: START_TIMEOUT_MS });
+  beforeAll(() => {
+    ({ ports, dataDir, run } = stack);
     mailDir = path.join(dataDir, 'mail');
-    run = runLauncher('npm', ['start'], { ...portEnv(ports), GOODY_DATA_DIR: dataDir });
-    // The block ends with a rule line after its rows.
-    await run.waitFor(/Ctrl-C stops everything\.\n(?: {2}.*\n)+─+/, START_TIMEOUT_MS);
     banner = parseBanner(run.output());
-    run.rememberTree();
-  }, START_TIMEOUT_MS + 10_000);
-
-  afterAll(() => {
-    run?.killAll();
-    // What the stack printed (functions' logs included), kept for whoever reads a failure.
-    run?.keepOutput('start-stack.log');
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
-    // A failed run keeps its stack directory for debugging; the test's is of no further use.
-    if (ports) rmSync(stackDirOf(ports), { recursive: true, force: true });
   });
 
   it("prints where the site, the admin page, mail and MailerLite are, and which parts are Google's emulators", () => {
@@ -446,7 +437,7 @@ describe('npm start', () => {
         GOODY_DATA_DIR: dataDir,
       });
       try {
-        await again.waitFor(/Ctrl-C stops everything\.\n(?: {2}.*\n)+─+/, START_TIMEOUT_MS);
+        await again.waitFor(READY_BANNER, START_TIMEOUT_MS);
         const stored = await fetch(
           `http://${banner.firestoreHostPort}/v1/${DOCUMENTS}/email_subscriptions/just-now`,
           { headers: OWNER },

@@ -101,11 +101,13 @@ function functionsLoaded(output: string): boolean {
 
 /**
  * Starts the launcher (`node --import tsx dev/start.ts`, what `npm start` runs) on free ports, and resolves once it prints its ready banner with the three callables loaded. `logFile` receives the
- * launcher's whole output when it stops (or fails to start).
+ * launcher's whole output when it stops (or fails to start). `root`: the repository it runs in (and builds
+ * into), the repository itself unless given a copy of it (tests/stack/repo-copy.ts).
  */
 export async function startStack(
-  options: { logFile?: string; env?: Record<string, string> } = {},
+  options: { logFile?: string; env?: Record<string, string>; root?: string } = {},
 ): Promise<RunningStack> {
+  const root = options.root ?? repoRoot;
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'goody-e2e-data-'));
   const saveLog = (run: LauncherRun) => {
     if (!options.logFile) return;
@@ -117,12 +119,12 @@ export async function startStack(
   // which the launcher reports (exit 2, nothing started). Pick again then.
   for (let attempt = 1; ; attempt++) {
     const ports = await freeStackPorts();
-    const run = runLauncher(process.execPath, ['--import', 'tsx', 'dev/start.ts'], {
-      ...loopbackOnlyEnv,
-      ...portEnv(ports),
-      GOODY_DATA_DIR: dataDir,
-      ...options.env,
-    });
+    const run = runLauncher(
+      process.execPath,
+      ['--import', 'tsx', 'dev/start.ts'],
+      { ...loopbackOnlyEnv, ...portEnv(ports), GOODY_DATA_DIR: dataDir, ...options.env },
+      { cwd: root },
+    );
     try {
       await run.waitFor(READY_BANNER, START_TIMEOUT_MS);
     } catch (error) {
@@ -130,7 +132,7 @@ export async function startStack(
       run.killAll();
       saveLog(run);
       const exit = await within(run.exited, 5_000);
-      rmSync(stackDir(ports), { recursive: true, force: true });
+      rmSync(stackDirFor(root, ports.GOODY_HOSTING_PORT), { recursive: true, force: true });
       const portTaken = exit?.code === PORT_TAKEN_EXIT_CODE;
       if (portTaken && attempt < 3) continue;
       rmSync(dataDir, { recursive: true, force: true });
@@ -138,7 +140,7 @@ export async function startStack(
     }
     run.rememberTree();
     if (!functionsLoaded(run.output())) {
-      await stopRun(run, ports).catch(() => {});
+      await stopRun(run, ports, root).catch(() => {});
       saveLog(run);
       rmSync(dataDir, { recursive: true, force: true });
       throw new Error(`the stack started without its three callables:\n${run.output().slice(-4000)}`);
@@ -147,7 +149,7 @@ export async function startStack(
       info: stackInfoFromPorts(ports),
       async stop() {
         try {
-          await stopRun(run, ports);
+          await stopRun(run, ports, root);
         } finally {
           saveLog(run);
           rmSync(dataDir, { recursive: true, force: true });
@@ -172,12 +174,7 @@ async function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined
   }
 }
 
-/** The launcher's generated files for the stack (dev/launcher/config.ts: keyed by the hosting port). */
-function stackDir(ports: StackPorts): string {
-  return stackDirFor(repoRoot, ports.GOODY_HOSTING_PORT);
-}
-
-async function stopRun(run: LauncherRun, ports: StackPorts): Promise<void> {
+async function stopRun(run: LauncherRun, ports: StackPorts, root: string): Promise<void> {
   // Everything below the launcher right now, so anything that outlives the stop is found and named.
   run.rememberTree();
   const pid = run.child.pid as number;
@@ -192,8 +189,9 @@ async function stopRun(run: LauncherRun, ports: StackPorts): Promise<void> {
   run.killAll();
   const busy: number[] = [];
   for (const port of Object.values(ports)) if (!(await isPortFree(port))) busy.push(port);
-  // The launcher removes it on a clean stop; after a forced one it is left.
-  rmSync(stackDir(ports), { recursive: true, force: true });
+  // The launcher's generated files for the stack (dev/launcher/config.ts: keyed by the hosting port). It
+  // removes them on a clean stop; after a forced one they are left.
+  rmSync(stackDirFor(root, ports.GOODY_HOSTING_PORT), { recursive: true, force: true });
   const problems = [
     stopped ? '' : `the launcher did not stop within ${STOP_TIMEOUT_MS / 1000} s of SIGINT`,
     survivors.length > 0

@@ -1,0 +1,86 @@
+// One stack for every case of a describe block (or a file) whose cases do not disturb each other: started once
+// in a beforeAll, as a developer starts it (`npm start`, or what `args` say), on ports of its own with a data
+// directory of its own, and killed in the afterAll with its output kept in tests/.artifacts. Starting a stack
+// takes a build and the emulators' start (about 20 s on a 2-core machine): a stack per case would pay it per case.
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
+import { stackDirFor } from '../../dev/launcher/config.ts';
+import {
+  freeStackPorts,
+  type LauncherRun,
+  portEnv,
+  repoRoot,
+  runLauncher,
+  type StackPorts,
+} from './launcher-process.ts';
+
+/** What the launcher prints last once everything is up: the ready block, closed by a rule line. */
+export const READY_BANNER = /Ctrl-C stops everything\.\n(?: {2}.*\n)+─+/;
+
+export interface SharedStack {
+  readonly ports: StackPorts;
+  /** GOODY_DATA_DIR: the Firestore export and the mail; removed after the last case. */
+  readonly dataDir: string;
+  readonly run: LauncherRun;
+}
+
+export interface SharedStackOptions {
+  /** Where its output is kept in tests/.artifacts, for whoever reads a failure. */
+  logName: string;
+  /** `npm start` unless given. */
+  command?: string;
+  args?: string[];
+  env?: Record<string, string>;
+  startTimeoutMs?: number;
+}
+
+/**
+ * Registers the beforeAll that starts the stack and the afterAll that kills it, in the describe block (or file)
+ * it is called in; the returned object's fields are there from the first case on.
+ */
+export function sharedStack(options: SharedStackOptions): SharedStack {
+  const startTimeoutMs = options.startTimeoutMs ?? 150_000;
+  let started: SharedStack | undefined;
+  let dataDir: string | undefined;
+  let ports: StackPorts | undefined;
+
+  beforeAll(async () => {
+    ports = await freeStackPorts();
+    dataDir = mkdtempSync(path.join(os.tmpdir(), 'goody-stack-data-'));
+    const run = runLauncher(options.command ?? 'npm', options.args ?? ['start'], {
+      ...portEnv(ports),
+      GOODY_DATA_DIR: dataDir,
+      ...options.env,
+    });
+    started = { ports, dataDir, run };
+    await run.waitFor(READY_BANNER, startTimeoutMs);
+    run.rememberTree();
+  }, startTimeoutMs + 10_000);
+
+  afterAll(() => {
+    started?.run.killAll();
+    started?.run.keepOutput(options.logName);
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+    // A failed run keeps its stack directory for debugging; the test's is of no further use.
+    if (ports) rmSync(stackDirFor(repoRoot, ports.GOODY_HOSTING_PORT), { recursive: true, force: true });
+  });
+
+  const get = (): SharedStack => {
+    if (!started) throw new Error('the shared stack is not started: use it inside a case, not at collection');
+    return started;
+  };
+  return {
+    get ports() {
+      return get().ports;
+    },
+    get dataDir() {
+      return get().dataDir;
+    },
+    get run() {
+      return get().run;
+    },
+  };
+}
