@@ -19,6 +19,7 @@ import {
   runLauncher,
   type StackPorts,
 } from './launcher-process.ts';
+import { storeSignupAsThePage } from './page-writes.ts';
 
 const START_TIMEOUT_MS = 150_000;
 const BUDGET_WINDOW_S = 12;
@@ -85,27 +86,7 @@ async function bothCallables(email: string): Promise<number[]> {
 /** The insert as the page makes it: the four fields, under the rules (no owner credential), an automatic id. */
 async function storeSignup(email: string): Promise<string> {
   const id = `row${Math.random().toString(36).slice(2, 12)}`;
-  const response = await fetch(`${local(ports.GOODY_FIRESTORE_PORT)}/v1/${DOCUMENTS}:commit`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      writes: [
-        {
-          update: {
-            name: `${DOCUMENTS}/email_subscriptions/${id}`,
-            fields: {
-              email: { stringValue: email },
-              subscription_type: { stringValue: 'updates' },
-              source: { stringValue: 'hero_form' },
-            },
-          },
-          currentDocument: { exists: false },
-          updateTransforms: [{ fieldPath: 'created_at', setToServerValue: 'REQUEST_TIME' }],
-        },
-      ],
-    }),
-  });
-  expect(response.status, await response.clone().text()).toBe(200);
+  await storeSignupAsThePage(`127.0.0.1:${ports.GOODY_FIRESTORE_PORT}`, id, email);
   return id;
 }
 

@@ -20,6 +20,7 @@ import {
   runLauncher,
   type StackPorts,
 } from './launcher-process.ts';
+import { storeSignupAsThePage } from './page-writes.ts';
 import { copyRepository, type RepoCopy } from './repo-copy.ts';
 
 // tsc's first compilation, then the emulators: generous, since a cold 2-core machine is slow.
@@ -43,30 +44,8 @@ function bannerField(output: string, name: string): string {
 }
 
 /** What the page writes for a sign-up (over the REST API, as the rules allow); its trigger queues the contact. */
-async function storeSignup(firestore: string, id: string, email: string): Promise<void> {
-  const response = await fetch(`http://${firestore}/v1/${DOCUMENTS}:commit`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      writes: [
-        {
-          update: {
-            name: `${DOCUMENTS}/email_subscriptions/${id}`,
-            fields: {
-              email: { stringValue: email },
-              subscription_type: { stringValue: 'updates' },
-              source: { stringValue: 'hero_form' },
-            },
-          },
-          currentDocument: { exists: false },
-          updateTransforms: [{ fieldPath: 'created_at', setToServerValue: 'REQUEST_TIME' }],
-        },
-      ],
-    }),
-  });
-  expect(response.status).toBe(200);
-  await response.arrayBuffer();
-}
+const storeSignup = (firestore: string, id: string, email: string) =>
+  storeSignupAsThePage(firestore, id, email);
 
 /**
  * Resolves with the first match of `pattern` in what the run printed after `from` (an output length), its

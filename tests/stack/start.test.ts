@@ -17,6 +17,7 @@ import {
   runLauncher,
   type StackPorts,
 } from './launcher-process.ts';
+import { storeSignupAsThePage } from './page-writes.ts';
 import { READY_BANNER, sharedStack } from './shared-stack.ts';
 
 // It builds the site and the functions first: generous, since a cold machine is slow.
@@ -96,37 +97,8 @@ async function callCallable(
 }
 
 /** What the site writes: the sign-up document, with a server timestamp, over the REST API (as the rules allow). */
-async function storeSignup(
-  banner: Banner,
-  id: string,
-  email: string,
-  source: 'hero_form' | 'final_cta',
-): Promise<void> {
-  const commit = await fetch(
-    `http://${banner.firestoreHostPort}/v1/projects/demo-goody/databases/(default)/documents:commit`,
-    {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        writes: [
-          {
-            update: {
-              name: `projects/demo-goody/databases/(default)/documents/email_subscriptions/${id}`,
-              fields: {
-                email: { stringValue: email },
-                subscription_type: { stringValue: source === 'hero_form' ? 'updates' : 'club' },
-                source: { stringValue: source },
-              },
-            },
-            currentDocument: { exists: false },
-            updateTransforms: [{ fieldPath: 'created_at', setToServerValue: 'REQUEST_TIME' }],
-          },
-        ],
-      }),
-    },
-  );
-  expect(commit.status).toBe(200);
-  await commit.arrayBuffer();
+function storeSignup(banner: Banner, id: string, email: string, source: 'hero_form' | 'final_cta') {
+  return storeSignupAsThePage(banner.firestoreHostPort, id, email, source);
 }
 
 interface MailerLiteState {
