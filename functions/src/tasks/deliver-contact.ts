@@ -16,7 +16,7 @@ import { type Mailboxes, mailboxesFromParams } from '../privacy/mailboxes';
 import { type AddContactInput, parseAddContactInput } from '../schemas';
 import { MAILBOX_KEY_FIELD, mailboxSignups } from '../signups/lookup';
 import { finishErasureOnCloudTasks } from './finish-erasure';
-import { parseSignupTask, parseTask, positiveNumber, RETRY, RetryLater } from './queue';
+import { parseSignupTask, parseTask, positiveNumber, RETRY, RetryLater, withDatabase } from './queue';
 import { CONFIGURATION_WAIT_MS, isSettled, partOf, RowDelivery } from './row-delivery';
 
 /**
@@ -201,14 +201,6 @@ async function addStoredContact(
   // (privacy/erasure.ts).
   await forgetIfErased({ email: input.email, address: claim.email }, deps, log);
   return 'delivered';
-}
-
-async function withDatabase<T>(operation: () => Promise<T>): Promise<T> {
-  try {
-    return await operation();
-  } catch {
-    throw new RetryLater('The database is unavailable.', 'database');
-  }
 }
 
 /** Forgets the mailbox's contact if the person unsubscribed (the guard after a push), now or (MailerLite failing) later. */

@@ -22,7 +22,15 @@ import {
 import { emailFields } from '../privacy/log-fields';
 import { type Mailboxes, mailboxesFromParams } from '../privacy/mailboxes';
 import { parseThankYouInput, type ThankYouInput } from '../schemas';
-import { cloudTasksEnqueue, parseSignupTask, parseTask, positiveNumber, RETRY, RetryLater } from './queue';
+import {
+  cloudTasksEnqueue,
+  parseSignupTask,
+  parseTask,
+  positiveNumber,
+  RETRY,
+  RetryLater,
+  withDatabase,
+} from './queue';
 import {
   CONFIGURATION_WAIT_MS,
   type EnqueuePart,
@@ -339,14 +347,6 @@ function smtpErrorCode(error: unknown): string {
     typeof responseCode === 'number' ? responseCode : null,
   ];
   return parts.filter((part) => part !== null).join(' ');
-}
-
-async function withDatabase<T>(operation: () => Promise<T>): Promise<T> {
-  try {
-    return await operation();
-  } catch {
-    throw new RetryLater('The database is unavailable.', 'database');
-  }
 }
 
 /**

@@ -149,6 +149,15 @@ export class RetryLater extends Error {
   }
 }
 
+/** Runs a read or write of Firestore; its failure is one Cloud Tasks should retry (RetryLater, code `database`). */
+export async function withDatabase<T>(operation: () => Promise<T>): Promise<T> {
+  try {
+    return await operation();
+  } catch {
+    throw new RetryLater('The database is unavailable.', 'database');
+  }
+}
+
 /** Cloud Tasks' retry settings of a queue (firebase-functions' `retryConfig`). */
 export interface RetrySettings {
   maxAttempts: number;

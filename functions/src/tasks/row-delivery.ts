@@ -1,4 +1,4 @@
-import type { DocumentReference, DocumentSnapshot, Firestore } from 'firebase-admin/firestore';
+import type { DocumentReference, DocumentSnapshot } from 'firebase-admin/firestore';
 import { firestoreSdk } from '../firestore';
 import {
   deliveryTaskId,
@@ -76,10 +76,9 @@ export function dueAt(runsAt: number): Date {
 }
 
 /** A part's record when its round `round` is enqueued to run at `runsAt`. */
-export function pendingPart(round: number, runsAt: number, now: number, reason?: WaitReason): PartRecord {
+export function pendingPart(round: number, runsAt: number, now: number): PartRecord {
   return {
     state: 'pending',
-    ...(reason ? { reason } : {}),
     attempts: 0,
     round,
     due_at: dueAt(runsAt),
@@ -133,10 +132,6 @@ export class RowDelivery {
     readonly ref: DocumentReference,
     private readonly part: DeliveryPart,
   ) {}
-
-  static of(db: Firestore, collection: string, signup: string, part: DeliveryPart): RowDelivery {
-    return new RowDelivery(db.collection(collection).doc(signup), part);
-  }
 
   /** The part is done (`done`) or will not be done (`skipped`, with why): one attempt more, no due time. */
   async settle(state: 'done' | 'skipped', now: number, reason?: SkipReason): Promise<void> {
