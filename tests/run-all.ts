@@ -153,8 +153,16 @@ await vitest('unit, integration and security-rules tests (web, functions, dev, r
   '--maxWorkers',
   '2',
 ]);
+// The two stack files that time requests (a press's round trips, Chromium's start-up) run alone first: beside
+// the browser suite one of them lost its POST under load (CI, 2026-11-26).
+const TIMED_STACK_FILES = ['request-path.test.ts', 'bench-chromium.test.ts'];
+await vitest('stack tests that time requests (alone)', ['--project', 'stack', ...TIMED_STACK_FILES]);
 await Promise.all([
-  vitest('stack tests (npm start, npm run dev and the hosting config, as run)', ['--project', 'stack']),
+  vitest('stack tests (npm start, npm run dev and the hosting config, as run)', [
+    '--project',
+    'stack',
+    ...TIMED_STACK_FILES.flatMap((file) => ['--exclude', `**/${file}`]),
+  ]),
   browserSuites(),
 ]);
 
