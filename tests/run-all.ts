@@ -6,10 +6,12 @@
 // Layers that do not depend on each other run at the same time (see the phases below). Each step's output is kept
 // whole and printed when it ends (and in tests/.artifacts/<step>.log), so steps never interleave their lines.
 import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { findGoogleEmulators, GoogleEmulatorsMissing } from '../dev/emulators/find.ts';
+import { commandLineOf, killProcesses, processesMarked } from '../dev/launcher/process-table.ts';
 import { findChromium } from './e2e/chromium.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -25,6 +27,11 @@ const total: Counts = { passed: 0, failed: 0, skipped: 0 };
 const failedSteps: string[] = [];
 const skippedLayers: string[] = [];
 const timings: { title: string; seconds: number }[] = [];
+
+// Every process a step starts carries this mark in its environment, down to the emulators' java and the function
+// workers (they inherit it), so that whatever outlives its step is found after each phase, named, and fails the run.
+const RUN_MARK = 'GOODY_TEST_RUN';
+const runMark = randomUUID();
 
 const slug = (title: string) => title.replace(/\W+/g, '-').replace(/^-|-$/g, '');
 const seconds = (since: number) => (Date.now() - since) / 1000;
@@ -43,7 +50,7 @@ function step(title: string, cmd: string, args: string[], env: NodeJS.ProcessEnv
     const child = spawn(cmd, args, {
       cwd: root,
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, ...env },
+      env: { ...process.env, ...env, [RUN_MARK]: runMark },
     });
     const collect = (chunk: Buffer) => {
       chunks.push(chunk);
@@ -98,6 +105,21 @@ async function vitest(title: string, args: string[], env?: NodeJS.ProcessEnv): P
   if (ok && json.numTotalTests === 0) failedSteps.push(`${title} (ran no test)`);
 }
 
+/**
+ * After a phase, when every step of it has exited: any process still carrying the run's mark was left behind by
+ * one (a stack's emulator, a function worker, a browser). Each is named and killed, and the run fails.
+ */
+function noProcessLeftAfter(phase: string): void {
+  const left = processesMarked(RUN_MARK, runMark);
+  if (left.length === 0) return;
+  process.stdout.write(`\n=== processes left running after ${phase} (killed now) ===\n`);
+  for (const entry of left) {
+    process.stdout.write(`  pid ${entry.pid} (parent ${entry.ppid}): ${commandLineOf(entry.pid) ?? '?'}\n`);
+  }
+  killProcesses(left);
+  failedSteps.push(`${left.length} process(es) left running after ${phase} (listed above)`);
+}
+
 mkdirSync(artifacts, { recursive: true });
 
 // Google's emulators first: without them most layers cannot run, and one message says what to install.
@@ -134,9 +156,9 @@ async function browserSuites(): Promise<void> {
 
 // In three phases: the lint and the type check beside the build; the unit, functions, dev and rules tests
 // alone, their files two at a time (vitest gives a 2-core machine one worker), with nothing else to starve
-// their timing cases; then the stack tests (npm start and npm run dev as child processes,
-// one file at a time) beside the browser suite (its two runs one after the other), each waiting on emulators,
-// queues and browsers more than computing. The browser suite's stack runs in a copy of the repository
+// their timing cases; then the stack tests (npm start and npm run dev as child processes, one file at a time;
+// the delivery's files in a lane of their own) beside the browser suite (its two runs one after the other), each
+// waiting on emulators, queues and browsers more than computing. The browser suite's stack runs in a copy of the repository
 // (tests/e2e/global-setup.ts), so no stack's build rewrites the functions another stack's emulator loads.
 await Promise.all([
   step('lint and format (biome ci)', 'npx', ['biome', 'ci', '.']),
@@ -145,6 +167,7 @@ await Promise.all([
   step('build (web with bundle budget, functions)', 'npm', ['run', 'build']),
   step('type check (every workspace)', 'npm', ['run', 'typecheck', '--workspaces', '--if-present']),
 ]);
+noProcessLeftAfter('the lint, type check and build');
 // The root vitest.config.ts lists the projects: web, functions, dev and tests/rules (the security rules on the
 // Firestore emulator) here, tests/stack below.
 await vitest('unit, integration and security-rules tests (web, functions, dev, rules)', [
@@ -153,18 +176,30 @@ await vitest('unit, integration and security-rules tests (web, functions, dev, r
   '--maxWorkers',
   '2',
 ]);
+noProcessLeftAfter('the unit, integration and security-rules tests');
 // The two stack files that time requests (a press's round trips, Chromium's start-up) run alone first: beside
 // the browser suite one of them lost its POST under load (CI, 2026-11-26).
 const TIMED_STACK_FILES = ['request-path.test.ts', 'bench-chromium.test.ts'];
 await vitest('stack tests that time requests (alone)', ['--project', 'stack', ...TIMED_STACK_FILES]);
+noProcessLeftAfter('the stack tests that time requests');
+// The stack files that drive the delivery (the queues' pace, the reconciler's schedule, a rush of sign-ups)
+// mostly wait on MailerLite's pace and the schedules: a lane of their own beside the other stack files and the
+// browser suite.
+const DELIVERY_STACK_FILES = ['delivery.test.ts', 'concurrency.test.ts'];
 await Promise.all([
   vitest('stack tests (npm start, npm run dev and the hosting config, as run)', [
     '--project',
     'stack',
-    ...TIMED_STACK_FILES.flatMap((file) => ['--exclude', `**/${file}`]),
+    ...[...TIMED_STACK_FILES, ...DELIVERY_STACK_FILES].flatMap((file) => ['--exclude', `**/${file}`]),
+  ]),
+  vitest('stack tests of the delivery (the queues, the reconciler, a rush of sign-ups)', [
+    '--project',
+    'stack',
+    ...DELIVERY_STACK_FILES,
   ]),
   browserSuites(),
 ]);
+noProcessLeftAfter('the stack tests and the browser suite');
 
 process.stdout.write('\n=== summary ===\n');
 for (const { title, seconds: took } of timings)

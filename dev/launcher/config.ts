@@ -200,6 +200,11 @@ ${PORT_SPECS.map((spec) => `  ${spec.env.padEnd(26)} ${String(spec.defaultPort).
   GOODY_DATA_DIR                   what survives a restart (default .dev-data): firestore-export/, mailerlite/, mail/
   GOODY_EMULATOR_START_TIMEOUT_MS  how long firebase-tools may take to start (default 120000)
   GOODY_TASKS_EMULATOR_PACING      off: the Cloud Tasks emulator as it ships (its own pacing, backoff and scheduleTime)
+  GOODY_FUNCTIONS_WORKERS          worker processes a function may run at once (default 4; more requests wait their turn)
+  GOODY_FUNCTIONS_LOADS_AT_ONCE    workers of the stack that may load at once (default: the cores, at least 2)
+  GOODY_FUNCTIONS_LOAD_ATTEMPTS    workers a request is tried on before it is answered 503 (default 3)
+  GOODY_FUNCTIONS_QUEUE_WAIT_SECONDS  how long a request waits for a free worker before a 503 (default 60)
+  GOODY_FUNCTIONS_EMULATOR_POOL    off: the Functions emulator as it ships (a process per request, unbounded)
 `;
 
 export function resolveLauncherConfig(

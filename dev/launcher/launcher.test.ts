@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { GoogleEmulators } from '../emulators/find.ts';
 import { functionsOverrides } from './config.ts';
 import { LauncherError } from './errors.ts';
-import { firebaseBin, firebaseToolsEnv, functionsParallelism, persistenceArgs } from './launcher.ts';
+import { FUNCTIONS_REQUESTS_HELD, firebaseBin, firebaseToolsEnv, persistenceArgs } from './launcher.ts';
 
 const FOUND: GoogleEmulators = {
   java: { home: '/opt/jdk-25', major: 25 },
@@ -33,16 +33,18 @@ describe('how firebase-tools is run', () => {
       npm_config_offline: 'true',
       METADATA_SERVER_DETECTION: 'none',
       GCE_METADATA_HOST: '127.0.0.1:9',
-      FUNCTIONS_EMULATOR_PARALLEL: String(functionsParallelism()),
+      FUNCTIONS_EMULATOR_PARALLEL: String(FUNCTIONS_REQUESTS_HELD),
     });
   });
 
-  it("bounds the Functions emulator's parallel invocations by the cores, unless the shell sets it", () => {
-    expect(functionsParallelism(1)).toBe(8);
-    expect(functionsParallelism(2)).toBe(16);
-    expect(functionsParallelism(64)).toBe(50);
-    const env = firebaseToolsEnv({ FUNCTIONS_EMULATOR_PARALLEL: '3' }, FOUND);
-    expect(env.FUNCTIONS_EMULATOR_PARALLEL).toBe('3');
+  it("lets the Functions emulator's work queue hold every request (the pool bounds the processes), unless the shell sets it", () => {
+    expect(firebaseToolsEnv({}, FOUND).FUNCTIONS_EMULATOR_PARALLEL).toBe(String(FUNCTIONS_REQUESTS_HELD));
+    expect(firebaseToolsEnv({ FUNCTIONS_EMULATOR_PARALLEL: '3' }, FOUND).FUNCTIONS_EMULATOR_PARALLEL).toBe(
+      '3',
+    );
+    // The pool off: the emulator as it ships, its own default bound.
+    const shipped = firebaseToolsEnv({ GOODY_FUNCTIONS_EMULATOR_POOL: 'off' }, FOUND);
+    expect(shipped.FUNCTIONS_EMULATOR_PARALLEL).toBeUndefined();
   });
 
   it('inherits no emulator address from the shell, which could point the stack at another one', () => {

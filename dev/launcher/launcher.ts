@@ -5,7 +5,7 @@
 
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { availableParallelism, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -84,23 +84,24 @@ export function firebaseToolsEnv(base: NodeJS.ProcessEnv, emulators: GoogleEmula
   env.npm_config_offline = 'true';
   // The functions' firebase-admin would otherwise probe the GCE metadata server, off loopback.
   Object.assign(env, loopbackOnlyEnv);
-  env.FUNCTIONS_EMULATOR_PARALLEL =
-    base.FUNCTIONS_EMULATOR_PARALLEL?.trim() || String(functionsParallelism());
+  // The launcher's pool (functions-emulator-pool.cjs) bounds each function's worker processes; the emulator's own
+  // work queue then only holds requests, waiting ones included (see functionsRequestsHeld).
+  if (base.GOODY_FUNCTIONS_EMULATOR_POOL !== 'off') {
+    env.FUNCTIONS_EMULATOR_PARALLEL =
+      base.FUNCTIONS_EMULATOR_PARALLEL?.trim() || String(FUNCTIONS_REQUESTS_HELD);
+  }
   return emulatorEnv(emulators, env);
 }
 
 /**
- * How many function invocations the Functions emulator runs at once. Each runs in a Node process of its own
- * (about 80 MB), and a process serves one function only: a function busy N times over keeps N processes, so
- * the stack holds up to this many per function. firebase-tools' default, 50, let a launch-day rush (two
- * callables, a trigger and two task queues, all busy at once) start over 400 processes and fill 24 GB on a
- * 2-core machine. Eight a core is more than a core can serve, so nothing waits that a process would speed
- * up; the invocations beyond it wait in the emulator's queue, in order. FUNCTIONS_EMULATOR_PARALLEL in the
+ * How many requests the Functions emulator's work queue holds at once (FUNCTIONS_EMULATOR_PARALLEL). As it
+ * ships, that bound (50) is also the bound on worker processes, one per request in flight; under the launcher's
+ * pool (functions-emulator-pool.cjs) each function runs at most GOODY_FUNCTIONS_WORKERS requests at once and
+ * the rest wait their turn inside the work queue, so a bound here would let one function's waiting requests
+ * hold back every other function's. Waiting requests cost no process. FUNCTIONS_EMULATOR_PARALLEL in the
  * shell overrides it.
  */
-export function functionsParallelism(cores = availableParallelism()): number {
-  return Math.min(50, Math.max(8, cores * 8));
-}
+export const FUNCTIONS_REQUESTS_HELD = 1000;
 
 /**
  * firebase-tools' arguments for the Firestore emulator's data: import what the last stop exported, if anything,
@@ -420,6 +421,9 @@ export class Launcher {
         // Makes the Cloud Tasks emulator pace, free backoff slots and honour scheduleTime as Cloud Tasks does.
         '--require',
         fileURLToPath(new URL('./tasks-emulator-pacing.cjs', import.meta.url)),
+        // Makes the Functions emulator run each function on a bounded pool of workers and answer every request.
+        '--require',
+        fileURLToPath(new URL('./functions-emulator-pool.cjs', import.meta.url)),
         firebaseBin(),
         'emulators:start',
         '--only',

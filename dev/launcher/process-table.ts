@@ -124,3 +124,44 @@ export function commandLineOf(pid: number): string | undefined {
     return undefined;
   }
 }
+
+/**
+ * Every running process whose environment, as it was started, holds `name=value`: a mark a test run or a stack
+ * hands down to everything it starts (children inherit it, firebase-tools passes it to its workers and java), so
+ * what outlived it is found even once re-parented or in a group of its own. Linux (/proc) only; elsewhere none.
+ */
+export function processesMarked(name: string, value: string): ProcessEntry[] {
+  if (!hasProc) return [];
+  const mark = Buffer.from(`${name}=${value}\0`);
+  const found: ProcessEntry[] = [];
+  for (const entry of listProcesses()) {
+    if (entry.pid === process.pid || entry.state === 'Z') continue;
+    let environ: Buffer;
+    try {
+      environ = readFileSync(`/proc/${entry.pid}/environ`);
+    } catch {
+      continue;
+    }
+    if (
+      environ.subarray(0, mark.length).equals(mark) ||
+      environ.includes(Buffer.concat([Buffer.from([0]), mark]))
+    ) {
+      found.push(entry);
+    }
+  }
+  return found;
+}
+
+/** SIGKILL to each process (and to its group, if it leads one); those already gone are skipped. */
+export function killProcesses(entries: readonly ProcessEntry[]): void {
+  for (const entry of entries) {
+    if (!isStillRunning(entry)) continue;
+    for (const target of entry.pgid === entry.pid && entry.pid > 1 ? [-entry.pid, entry.pid] : [entry.pid]) {
+      try {
+        process.kill(target, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+    }
+  }
+}

@@ -2,11 +2,18 @@
 // whole stack from outside, as a developer or the e2e suite would.
 
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { descendantsOf, isStillRunning, type ProcessEntry } from '../../dev/launcher/process-table.ts';
+import {
+  descendantsOf,
+  isStillRunning,
+  killProcesses,
+  type ProcessEntry,
+  processesMarked,
+} from '../../dev/launcher/process-table.ts';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -67,8 +74,16 @@ export function isPortFree(port: number): Promise<boolean> {
   });
 }
 
+/**
+ * The mark every process of one run carries in its environment (the launcher, firebase-tools, its function
+ * workers, java, Vite), so that whatever outlives the run is found however it was re-parented or grouped.
+ */
+export const STACK_RUN_MARK = 'GOODY_STACK_RUN';
+
 export interface LauncherRun {
   readonly child: ChildProcess;
+  /** The value of STACK_RUN_MARK in the environment of every process of this run. */
+  readonly mark: string;
   /** stdout and stderr, interleaved as they arrived. */
   output(): string;
   /** Resolves with the first match of `pattern` in the output; rejects if the process ends first or on timeout. */
@@ -76,14 +91,17 @@ export interface LauncherRun {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** Every process below the run's root right now, remembered for `survivors()`. */
   rememberTree(): ProcessEntry[];
-  /** Remembered processes that are still running. */
+  /** Remembered processes, and any carrying this run's mark, that are still running. */
   survivors(): ProcessEntry[];
   /**
    * Ctrl-C as a terminal sends it (SIGINT to the run's whole process group); resolves with how the run
    * exited, or rejects with its last output if it has not within `timeoutMs`.
    */
   interrupt(timeoutMs: number): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  /** SIGKILL to the run's group and every remembered process: cleanup after a failed test. */
+  /**
+   * SIGKILL to the run's group, to every process below it now or remembered (with the group of each that leads
+   * one: firebase-tools' workers are in its group) and to every process carrying the run's mark.
+   */
   killAll(): void;
   /** Writes what the run printed to tests/.artifacts/`fileName`, kept for whoever reads a failure. */
   keepOutput(fileName: string): void;
@@ -99,9 +117,10 @@ export function runLauncher(
   env: Record<string, string>,
   { cwd = repoRoot }: { cwd?: string } = {},
 ): LauncherRun {
+  const mark = randomUUID();
   const child = spawn(command, args, {
     cwd,
-    env: { ...process.env, ...env },
+    env: { ...process.env, ...env, [STACK_RUN_MARK]: mark },
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -120,6 +139,7 @@ export function runLauncher(
 
   return {
     child,
+    mark,
     output: () => text,
     keepOutput(fileName) {
       const artifacts = path.join(repoRoot, 'tests', '.artifacts');
@@ -170,7 +190,11 @@ export function runLauncher(
       return tree;
     },
     survivors() {
-      return [...remembered.values()].filter(isStillRunning);
+      const found = new Map<number, ProcessEntry>();
+      for (const entry of [...remembered.values(), ...processesMarked(STACK_RUN_MARK, mark)]) {
+        if (isStillRunning(entry)) found.set(entry.pid, entry);
+      }
+      return [...found.values()];
     },
     interrupt(timeoutMs) {
       process.kill(-(child.pid as number), 'SIGINT');
@@ -181,19 +205,16 @@ export function runLauncher(
       return Promise.race([exited, late]).finally(() => clearTimeout(timer));
     },
     killAll() {
+      // What is below the run right now (a function worker started since the last look), before the group goes.
+      const tree = child.pid ? descendantsOf([child.pid]) : [];
+      for (const entry of tree) remembered.set(entry.pid, entry);
       try {
         if (child.pid) process.kill(-child.pid, 'SIGKILL');
       } catch {
         // Already gone.
       }
-      for (const entry of remembered.values()) {
-        if (!isStillRunning(entry)) continue;
-        try {
-          process.kill(entry.pid, 'SIGKILL');
-        } catch {
-          // Already gone.
-        }
-      }
+      killProcesses([...remembered.values()]);
+      killProcesses(processesMarked(STACK_RUN_MARK, mark));
     },
   };
 }
