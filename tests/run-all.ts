@@ -75,8 +75,15 @@ function step(title: string, cmd: string, args: string[], env: NodeJS.ProcessEnv
   });
 }
 
+// Each step that starts stacks hands out their ports from a block of its own (tests/stack/launcher-process.ts,
+// freePorts), so stacks started at the same moment in two lanes never pick the same port.
+let portBlock = 20_000;
+const PORT_BLOCK_SIZE = 2_000;
+
 /** Runs a Vitest suite with a JSON report beside the console one, and adds its counts to the total. */
 async function vitest(title: string, args: string[], env?: NodeJS.ProcessEnv): Promise<void> {
+  const ports = { GOODY_TEST_PORT_BASE: String(portBlock) };
+  portBlock += PORT_BLOCK_SIZE;
   const report = path.join(artifacts, `${slug(title)}.json`);
   rmSync(report, { force: true });
   const argv = [
@@ -87,7 +94,7 @@ async function vitest(title: string, args: string[], env?: NodeJS.ProcessEnv): P
     '--reporter=json',
     `--outputFile.json=${report}`,
   ];
-  const ok = await step(title, 'npx', argv, env);
+  const ok = await step(title, 'npx', argv, { ...ports, ...env });
   if (!existsSync(report)) {
     if (ok) failedSteps.push(`${title} (no report written)`);
     return;
@@ -154,7 +161,7 @@ async function browserSuites(): Promise<void> {
   );
 }
 
-// In three phases: the lint and the type check beside the build; the unit, functions, dev and rules tests
+// In four phases: the lint and the type check beside the build; the unit, functions, dev and rules tests
 // alone, their files two at a time (vitest gives a 2-core machine one worker), with nothing else to starve
 // their timing cases; then the stack tests (npm start and npm run dev as child processes, one file at a time;
 // the delivery's files in a lane of their own) beside the browser suite (its two runs one after the other), each

@@ -27,6 +27,8 @@ describe('launcher configuration', () => {
       smtpApi: 8025,
       hub: 4400,
       logging: 4500,
+      eventarc: 9299,
+      firestoreWebsocket: 9150,
     });
   });
 

@@ -22,6 +22,15 @@ const PORT_TABLE = [
   ['smtpApi', 'GOODY_SMTP_API_PORT', 8025, 'the SMTP outbox (HTTP control)'],
   ['hub', 'GOODY_HUB_PORT', 4400, 'the Firebase emulator hub'],
   ['logging', 'GOODY_LOGGING_PORT', 4500, 'the Firebase emulator logging service'],
+  // Two that firebase-tools would otherwise pick itself, when it starts, from its defaults up: two stacks
+  // starting at the same moment could pick the same one, and the second then failed to start.
+  [
+    'eventarc',
+    'GOODY_EVENTARC_PORT',
+    9299,
+    'the Eventarc emulator (firebase-tools starts it with the functions)',
+  ],
+  ['firestoreWebsocket', 'GOODY_FIRESTORE_WEBSOCKET_PORT', 9150, "the Firestore emulator's websocket"],
 ] as const;
 
 export type PortKey = (typeof PORT_TABLE)[number][0];

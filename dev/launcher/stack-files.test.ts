@@ -48,6 +48,8 @@ const ports = resolvePorts({
   GOODY_LOGGING_PORT: '14500',
   GOODY_PUBSUB_PORT: '18085',
   GOODY_TASKS_PORT: '19499',
+  GOODY_EVENTARC_PORT: '19299',
+  GOODY_FIRESTORE_WEBSOCKET_PORT: '19150',
 });
 
 const base = {
@@ -102,7 +104,8 @@ describe('the per-stack firebase config', () => {
       logging: { host: '127.0.0.1', port: 14500 },
       ui: { enabled: false },
       hosting: { host: '127.0.0.1', port: 15000 },
-      firestore: { host: '127.0.0.1', port: 18080 },
+      firestore: { host: '127.0.0.1', port: 18080, websocketPort: 19150 },
+      eventarc: { host: '127.0.0.1', port: 19299 },
       pubsub: { host: '127.0.0.1', port: 18085 },
       functions: { host: '127.0.0.1', port: 15001 },
       tasks: { host: '127.0.0.1', port: 19499 },
@@ -211,6 +214,7 @@ describe('the per-stack firebase config', () => {
     expect((config.emulators as Record<string, unknown>).firestore).toEqual({
       host: '127.0.0.1',
       port: 18080,
+      websocketPort: 19150,
     });
   });
 

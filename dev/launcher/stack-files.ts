@@ -187,11 +187,13 @@ export function buildEmulatorConfig(base: JsonObject, options: EmulatorConfigOpt
     singleProjectMode: true,
     hub: { host, port: ports.hub },
     logging: { host, port: ports.logging },
-    // The Emulator UI would be downloaded from the internet on first use; the Firestore emulator's websocket
-    // port serves only that UI, so firebase-tools picks a free one.
+    // The Emulator UI would be downloaded from the internet on first use.
     ui: { enabled: false },
     ...(publicDir === undefined ? {} : { hosting: { host, port: ports.hosting } }),
-    firestore: { host, port: ports.firestore },
+    // The websocket serves only the UI, but firebase-tools binds it all the same; left to firebase-tools it is
+    // picked at start, and two stacks starting at once could pick the same one.
+    firestore: { host, port: ports.firestore, websocketPort: ports.firestoreWebsocket },
+    eventarc: { host, port: ports.eventarc },
     // Pub/Sub carries the scheduled functions' triggers (topic firebase-schedule-<name>).
     pubsub: { host, port: ports.pubsub },
     functions: { host, port: ports.functions },

@@ -2,7 +2,7 @@
 // whole stack from outside, as a developer or the e2e suite would.
 
 import { type ChildProcess, spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { randomInt, randomUUID } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
@@ -30,29 +30,38 @@ export const PORT_VARIABLES = [
   'GOODY_SMTP_API_PORT',
   'GOODY_HUB_PORT',
   'GOODY_LOGGING_PORT',
+  'GOODY_EVENTARC_PORT',
+  'GOODY_FIRESTORE_WEBSOCKET_PORT',
 ] as const;
 
 export type StackPorts = Record<(typeof PORT_VARIABLES)[number], number>;
 
-/** Distinct ports free right now: all are held at once while picking, so none is handed out twice. */
+/**
+ * Where this process hands out stack ports from: GOODY_TEST_PORT_BASE (npm test gives each lane that starts stacks
+ * a block of its own), else a random block. Always below the kernel's ephemeral range (32768 and up on Linux),
+ * from which a listen on port 0 and every outgoing connection draw: a port picked there by a listen on 0 and
+ * released could be handed to another stack's pick (or another process's socket) before this stack bound it,
+ * and firebase-tools' Hosting emulator then moved to the next port without a word.
+ */
+function portBlockStart(): number {
+  const base = Number(process.env.GOODY_TEST_PORT_BASE);
+  if (Number.isInteger(base) && base >= 1024 && base < 65_000) return base;
+  return 20_000 + 500 * randomInt(24);
+}
+let nextPort: number | undefined;
+
+/**
+ * Distinct ports free right now, from this process's block (portBlockStart), never one it handed out before:
+ * two stacks of one test run never get the same port, even while one is starting and the other stopping.
+ */
 export async function freePorts(count: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from(
-      { length: count },
-      () =>
-        new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
-          const server = createServer();
-          server.once('error', reject);
-          server.listen(0, '127.0.0.1', () => resolve(server));
-        }),
-    ),
-  );
-  const ports = servers.map((server) => {
-    const address = server.address();
-    if (typeof address !== 'object' || !address) throw new Error('no address');
-    return address.port;
-  });
-  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  nextPort ??= portBlockStart();
+  const ports: number[] = [];
+  while (ports.length < count) {
+    if (nextPort > 65_000) nextPort = portBlockStart();
+    const port = nextPort++;
+    if (await isPortFree(port)) ports.push(port);
+  }
   return ports;
 }
 
