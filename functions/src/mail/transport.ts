@@ -21,6 +21,62 @@ export const SMTP_TIMEOUTS = {
   socketTimeout: 20_000,
 } as const;
 
+/** The connection settings of an SMTP URL that the TLS policy reads (nodemailer's parsed URL). */
+export interface SmtpTlsSettings {
+  host?: string;
+  secure?: boolean;
+  requireTLS?: boolean;
+  ignoreTLS?: boolean;
+}
+
+/** A host name or address that never leaves the machine: `localhost`, 127.0.0.0/8, `::1`. */
+export function isLoopbackHost(host: string | undefined): boolean {
+  // nodemailer connects to localhost when the URL names no host.
+  const name = (host ?? 'localhost')
+    .trim()
+    .toLowerCase()
+    .replace(/^\[|\]$/g, '');
+  return (
+    name === 'localhost' ||
+    name.endsWith('.localhost') ||
+    /^127(\.\d{1,3}){3}$/.test(name) ||
+    name === '::1' ||
+    name === '0:0:0:0:0:0:0:1'
+  );
+}
+
+/**
+ * The TLS policy of the relay connection, applied over whatever the URL says (its query can carry
+ * nodemailer options such as `ignoreTLS=true`):
+ *
+ * - `smtps://` (secure): TLS from the first byte.
+ * - `smtp://` to any host but loopback: STARTTLS is required (`requireTLS`). nodemailer's default only
+ *   upgrades when the server offers STARTTLS, so an attacker on the path who strips the offer would read
+ *   the relay's password and the recipient in clear; required, the send fails instead.
+ * - `smtp://` to a loopback relay (the local stack's SMTP stand-in on 127.0.0.1): plain SMTP is allowed,
+ *   since nothing on the path can strip what never leaves the machine. It is the only opt-out.
+ */
+export function withTlsPolicy<T extends SmtpTlsSettings>(settings: T): T {
+  if (settings.secure) return { ...settings, ignoreTLS: false };
+  if (isLoopbackHost(settings.host)) return settings;
+  return { ...settings, requireTLS: true, ignoreTLS: false };
+}
+
+/**
+ * nodemailer's options for an SMTP URL: the URL as nodemailer reads it, under the TLS policy, with the
+ * bounded waits and no file or URL access from message content. Shared by the thank-you worker and the
+ * operator's launch check (dev/doctor), so the check connects as a deployed function does.
+ */
+export async function smtpOptions(smtpUrl: string) {
+  const { parseConnectionUrl } = await import('nodemailer/lib/shared');
+  return {
+    ...withTlsPolicy(parseConnectionUrl(smtpUrl)),
+    ...SMTP_TIMEOUTS,
+    disableFileAccess: true,
+    disableUrlAccess: true,
+  };
+}
+
 const transports = new Map<string, Promise<MailTransport>>();
 
 /**
@@ -39,12 +95,7 @@ export function smtpTransport(smtpUrl: string): Promise<MailTransport> {
 
 async function createSmtpTransport(smtpUrl: string): Promise<MailTransport> {
   const { createTransport } = await import('nodemailer');
-  const transporter = createTransport({
-    url: smtpUrl,
-    ...SMTP_TIMEOUTS,
-    disableFileAccess: true,
-    disableUrlAccess: true,
-  });
+  const transporter = createTransport(await smtpOptions(smtpUrl));
   return {
     async send(message) {
       const info = await transporter.sendMail(message);
