@@ -124,7 +124,7 @@ describe('subscribers', () => {
     expect(standIn.state.groups.map((g) => g.subscriberCount)).toEqual([1, 1]);
   });
 
-  it('lists the account\'s fields, its custom ones among the defaults', async () => {
+  it("lists the account's fields, its custom ones among the defaults", async () => {
     await start({ customFields: ['source'] });
     const res = await call('/fields?limit=100');
     expect(res.status).toBe(200);

@@ -351,17 +351,13 @@ const NOT_IMPLEMENTED: Array<{ method: string; pattern: RegExp }> = [
   ['GET', '/api/subscribers/import/{import}'],
   ['POST', '/api/fields'],
   ['GET', '/api/fields/{id}'],
-  ...[
-    '/api/segments',
-    '/api/campaigns',
-    '/api/automations',
-    '/api/forms',
-    '/api/webhooks',
-  ].flatMap((base) => [
-    ['GET', base],
-    ['POST', base],
-    ['GET', `${base}/{id}`],
-  ]),
+  ...['/api/segments', '/api/campaigns', '/api/automations', '/api/forms', '/api/webhooks'].flatMap(
+    (base) => [
+      ['GET', base],
+      ['POST', base],
+      ['GET', `${base}/{id}`],
+    ],
+  ),
 ].map(([method = '', path = '']) => ({ method, pattern: compile(path).pattern }));
 
 export function matchRoute(method: string, pathname: string): RouteMatch {

@@ -27,7 +27,9 @@ describe('the TLS policy', () => {
   });
 
   it('requires STARTTLS for smtp:// to a remote relay, even when the URL asks to skip it', async () => {
-    const options = await smtpOptions('smtp://user:p%40ss@smtp.example.com:587?ignoreTLS=true&requireTLS=false');
+    const options = await smtpOptions(
+      'smtp://user:p%40ss@smtp.example.com:587?ignoreTLS=true&requireTLS=false',
+    );
     expect(options).toMatchObject({
       host: 'smtp.example.com',
       port: 587,
@@ -42,7 +44,10 @@ describe('the TLS policy', () => {
   });
 
   it('keeps smtps:// on implicit TLS and lets a loopback relay speak plain SMTP', async () => {
-    expect(await smtpOptions('smtps://u:p@smtp.example.com:465')).toMatchObject({ secure: true, ignoreTLS: false });
+    expect(await smtpOptions('smtps://u:p@smtp.example.com:465')).toMatchObject({
+      secure: true,
+      ignoreTLS: false,
+    });
     const local = await smtpOptions('smtp://127.0.0.1:2525');
     expect(local.secure).toBe(false);
     expect(local.requireTLS).toBeUndefined();
