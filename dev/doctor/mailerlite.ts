@@ -9,6 +9,8 @@ export interface MailerLiteSetup {
   groups: { MAILERLITE_GROUP_UPDATES: string; MAILERLITE_GROUP_CLUB: string };
   /** A group named, not given by id, that does not exist yet: fine locally (the functions create it), not in production. */
   missingNamedGroupFails: boolean;
+  /** The fix for an API that cannot be reached, when not the base URL (the local stack: start it). */
+  unreachableFix?: string;
 }
 
 const GROUP_ID = /^\d{1,30}$/;
@@ -91,7 +93,7 @@ export async function checkMailerLite(setup: MailerLiteSetup): Promise<CheckResu
       fail(
         'MailerLite: key',
         `cannot read ${base}/groups: ${messageOf(error)}`,
-        'check MAILERLITE_BASE_URL (default https://connect.mailerlite.com/api)',
+        setup.unreachableFix ?? 'check MAILERLITE_BASE_URL (default https://connect.mailerlite.com/api)',
       ),
     ];
   }

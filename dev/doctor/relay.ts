@@ -2,8 +2,9 @@
 // the same URL parsing and TLS policy) and asked for what a send needs, without sending: the TLS handshake
 // (implicit, or STARTTLS required), the login, and MAIL FROM with our sender, then RSET and QUIT.
 
+import { parseConnectionUrl } from 'nodemailer/lib/shared';
 import SMTPConnection from 'nodemailer/lib/smtp-connection';
-import { isLoopbackHost, smtpOptions } from '../../functions/src/mail/transport.ts';
+import { isLoopbackHost, smtpConnectionOptions } from '../../functions/src/mail/transport.ts';
 import { senderDomain } from './domain.ts';
 import { type CheckResult, cannotTell, fail, messageOf, pass } from './report.ts';
 
@@ -15,6 +16,8 @@ export interface RelayCheckOptions {
   allowPlainLoopback: boolean;
   /** Whether SMTP_URL must carry a login (a real relay always wants one). */
   requireLogin: boolean;
+  /** The fix for a relay that cannot be reached, when not the URL's host and port (the local stack: start it). */
+  unreachableFix?: string;
 }
 
 /** The few internals of SMTPConnection that issue one command and read its reply (no public API sends MAIL FROM alone). */
@@ -56,9 +59,9 @@ export async function checkRelay(
       ),
     ];
   }
-  let settings: Awaited<ReturnType<typeof smtpOptions>>;
+  let settings: ReturnType<typeof smtpConnectionOptions<ReturnType<typeof parseConnectionUrl>>>;
   try {
-    settings = await smtpOptions(smtpUrl);
+    settings = smtpConnectionOptions(parseConnectionUrl(smtpUrl));
   } catch (error) {
     return [
       fail(
@@ -90,7 +93,7 @@ export async function checkRelay(
         });
       });
     } catch (error) {
-      return [connectFailure(error, address, Boolean(settings.secure))];
+      return [connectFailure(error, address, Boolean(settings.secure), options.unreachableFix)];
     }
     if (connection.secure) {
       results.push(
@@ -175,7 +178,12 @@ function responseOf(error: unknown): string {
   return typeof response === 'string' ? response.trim() : messageOf(error);
 }
 
-function connectFailure(error: unknown, address: string, secure: boolean): CheckResult {
+function connectFailure(
+  error: unknown,
+  address: string,
+  secure: boolean,
+  unreachableFix?: string,
+): CheckResult {
   const code = String((error as { code?: unknown }).code ?? '');
   const message = messageOf(error);
   if (code === 'ETLS' || /STARTTLS/i.test(message)) {
@@ -202,6 +210,6 @@ function connectFailure(error: unknown, address: string, secure: boolean): Check
   return fail(
     'SMTP relay',
     `cannot reach ${address}: ${message}`,
-    "check SMTP_URL's host and port against the provider's SMTP settings",
+    unreachableFix ?? "check SMTP_URL's host and port against the provider's SMTP settings",
   );
 }

@@ -63,18 +63,23 @@ export function withTlsPolicy<T extends SmtpTlsSettings>(settings: T): T {
 }
 
 /**
- * nodemailer's options for an SMTP URL: the URL as nodemailer reads it, under the TLS policy, with the
- * bounded waits and no file or URL access from message content. Shared by the thank-you worker and the
- * operator's launch check (dev/doctor), so the check connects as a deployed function does.
+ * nodemailer's options for an SMTP URL as nodemailer's own parseConnectionUrl read it: under the TLS
+ * policy, with the bounded waits and no file or URL access from message content. Shared by the thank-you
+ * worker and the operator's launch check (dev/doctor), so the check connects as a deployed function does.
  */
-export async function smtpOptions(smtpUrl: string) {
-  const { parseConnectionUrl } = await import('nodemailer/lib/shared');
+export function smtpConnectionOptions<T extends SmtpTlsSettings>(parsedUrl: T) {
   return {
-    ...withTlsPolicy(parseConnectionUrl(smtpUrl)),
+    ...withTlsPolicy(parsedUrl),
     ...SMTP_TIMEOUTS,
     disableFileAccess: true,
     disableUrlAccess: true,
   };
+}
+
+/** smtpConnectionOptions of the URL, nodemailer's parser imported on first use, as nodemailer itself is. */
+export async function smtpOptions(smtpUrl: string) {
+  const { parseConnectionUrl } = await import('nodemailer/lib/shared');
+  return smtpConnectionOptions(parseConnectionUrl(smtpUrl));
 }
 
 const transports = new Map<string, Promise<MailTransport>>();
