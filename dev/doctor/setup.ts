@@ -110,14 +110,25 @@ export function firebaseCliSecretReader(repoRoot: string): SecretReader {
           maxBuffer: 1024 * 1024,
         },
       );
-      const value = stdout.trim();
-      if (!value) throw new Error('it printed nothing');
+      // The CLI prints its notices (⚠ …) on stdout too; the secret is its last line (ours are one line each).
+      const value = cliLines(stdout).at(-1);
+      if (!value) throw new Error('the Firebase CLI printed no value');
       return value;
     } catch (error) {
-      const text = String((error as { stderr?: unknown }).stderr ?? '').trim() || (error as Error).message;
-      throw new Error(text.split('\n').filter(Boolean).at(-1) ?? 'the Firebase CLI failed');
+      const { stdout, stderr } = error as { stdout?: unknown; stderr?: unknown };
+      const lines = cliLines(`${String(stdout ?? '')}\n${String(stderr ?? '')}`);
+      const said =
+        lines.find((line) => line.startsWith('Error:')) ?? lines.at(-1) ?? (error as Error).message;
+      throw new Error(`the Firebase CLI said: ${said.replace(/^Error:\s*/, '')}`);
     }
   };
+}
+
+function cliLines(text: string): string[] {
+  return text
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .filter((line) => line && !/^(⚠|i\s|✔|✖)/u.test(line));
 }
 
 export async function projectSetup(
