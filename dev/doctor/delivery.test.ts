@@ -1,7 +1,8 @@
 // The delivery summary's counting: by part, state and reason, with the oldest waiting age; doctor.test.ts reads
 // it from rows in the Firestore emulator.
+import type { Firestore } from 'firebase-admin/firestore';
 import { describe, expect, it } from 'vitest';
-import { deliveryResult, type RowView, summarise, summaryLines } from './delivery.ts';
+import { checkIndexes, deliveryResult, type RowView, summarise, summaryLines } from './delivery.ts';
 
 const NOW = Date.UTC(2026, 10, 27, 12, 0);
 const MIN = 60_000;
@@ -61,5 +62,37 @@ describe('the delivery summary', () => {
     expect(result.outcome).toBe('fail');
     expect(result.detail).toContain('1 contact and 0 thank-you part(s) wait for our setup');
     expect(result.lines?.[1]).toContain('configuration 1, oldest 1 h 30 min');
+  });
+});
+
+describe("the reconciler's indexes", () => {
+  /** A database answering the reconciler's query as Firestore does: served, or FAILED_PRECONDITION (code 9). */
+  function firestoreAnswering(missing: string[]): Firestore {
+    const query = (field: string) => {
+      const chain = {
+        where: (name: string) => query(name),
+        orderBy: () => chain,
+        select: () => chain,
+        limit: () => chain,
+        get: async () => {
+          if (missing.includes(field)) {
+            throw Object.assign(new Error('9 FAILED_PRECONDITION: The query requires an index.'), {
+              code: 9,
+            });
+          }
+          return { docs: [] };
+        },
+      };
+      return chain;
+    };
+    return { collection: () => query('') } as unknown as Firestore;
+  }
+
+  it('passes when both due_at queries are served, and fails naming the missing index and the deploy', async () => {
+    expect((await checkIndexes(firestoreAnswering([]), { emulator: false })).outcome).toBe('pass');
+    const result = await checkIndexes(firestoreAnswering(['delivery.thank_you.due_at']), { emulator: false });
+    expect(result.outcome).toBe('fail');
+    expect(result.detail).toContain('no index for delivery.thank_you.due_at');
+    expect(result.fix).toContain('firestore:indexes');
   });
 });

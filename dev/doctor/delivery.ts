@@ -177,7 +177,14 @@ export async function checkIndexes(
     for (const part of PARTS) {
       const field = `delivery.${part}.due_at`;
       try {
-        await db.collection(COLLECTIONS.signups).where(field, '<=', new Date()).orderBy(field).limit(1).get();
+        // An empty projection: the row's name only, never its address.
+        await db
+          .collection(COLLECTIONS.signups)
+          .where(field, '<=', new Date())
+          .orderBy(field)
+          .select()
+          .limit(1)
+          .get();
       } catch (error) {
         if ((error as { code?: unknown }).code === 9) missing.push(field);
         else throw error;
