@@ -1,6 +1,7 @@
 // The relay check against SMTP servers on loopback: one set up as a provider's is (STARTTLS, a login, a
 // sender it accepts), and ones that fail each step. Nothing is ever sent: no server sees DATA.
 import type { AddressInfo } from 'node:net';
+import { networkInterfaces } from 'node:os';
 import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type SmtpOutbox, startSmtpOutbox } from '../smtp/index.ts';
@@ -8,7 +9,7 @@ import { checkRelay } from './relay.ts';
 
 const REMOTE = { allowPlainLoopback: false, requireLogin: true };
 const FROM = 'GOODY <hello@goody.example>';
-// smtp-server's own self-signed certificate: the test trusts it through the URL, as no operator should.
+// smtp-server's own self-signed certificate: trusted through the URL, which the policy honours on loopback only.
 const TRUST_TEST_CERT = 'tls.rejectUnauthorized=false';
 
 let server: SMTPServer | undefined;
@@ -123,6 +124,27 @@ describe('the SMTP relay', () => {
     expect(down[0]?.detail).toContain('cannot reach');
     expect((await checkRelay(undefined, FROM, REMOTE))[0]?.detail).toBe('SMTP_URL is not set');
   });
+
+  // This machine's own non-loopback address: where the functions' policy verifies the certificate whatever
+  // the URL says. Skipped on a machine with no such address.
+  const address = Object.values(networkInterfaces())
+    .flat()
+    .find((entry) => entry && entry.family === 'IPv4' && !entry.internal)?.address;
+  it.skipIf(!address)(
+    'fails a relay whose certificate does not verify, even when SMTP_URL says not to verify',
+    async () => {
+      server = new SMTPServer({ logger: false, authOptional: true });
+      await new Promise<void>((resolve) => server?.listen(0, address, resolve));
+      const { port } = server.server.address() as AddressInfo;
+      const results = await checkRelay(
+        `smtp://relay:secret@${address}:${port}?${TRUST_TEST_CERT}`,
+        FROM,
+        REMOTE,
+      );
+      expect(outcomes(results)).toEqual([['SMTP relay: TLS', 'fail']]);
+      expect(results[0]?.detail).toContain('certificate is not valid');
+    },
+  );
 
   it('passes the local stack outbox, plain SMTP on loopback, as the functions reach it', async () => {
     outbox = await startSmtpOutbox({ quiet: true });

@@ -28,7 +28,7 @@ describe('the TLS policy', () => {
 
   it('requires STARTTLS for smtp:// to a remote relay, even when the URL asks to skip it', async () => {
     const options = await smtpOptions(
-      'smtp://user:p%40ss@smtp.example.com:587?ignoreTLS=true&requireTLS=false',
+      'smtp://user:p%40ss@smtp.example.com:587?ignoreTLS=true&requireTLS=false&tls.rejectUnauthorized=false',
     );
     expect(options).toMatchObject({
       host: 'smtp.example.com',
@@ -37,6 +37,7 @@ describe('the TLS policy', () => {
       requireTLS: true,
       ignoreTLS: false,
       auth: { user: 'user', pass: 'p@ss' },
+      tls: { rejectUnauthorized: true },
       connectionTimeout: 10_000,
       disableFileAccess: true,
       disableUrlAccess: true,
@@ -52,6 +53,8 @@ describe('the TLS policy', () => {
     expect(local.secure).toBe(false);
     expect(local.requireTLS).toBeUndefined();
     expect(withTlsPolicy({ host: 'localhost', secure: false })).toEqual({ host: 'localhost', secure: false });
+    // A well-known service goes to that service's host, whatever host the URL names.
+    expect(withTlsPolicy({ host: '127.0.0.1', service: 'gmail' })).toMatchObject({ requireTLS: true });
   });
 });
 
@@ -105,6 +108,30 @@ describe('sending', () => {
       const transport = await smtpTransport(`smtp://relay-user:relay-pass@${address}:${port}`);
       await expect(transport.send(message)).rejects.toThrow(/STARTTLS/);
       expect(received).toEqual([]);
+    });
+
+    it('and one whose certificate does not verify is refused too, even when the URL says not to verify', async () => {
+      // smtp-server's own certificate: self-signed, for localhost.
+      const impostor = new SMTPServer({
+        secure: false,
+        authOptional: true,
+        logger: false,
+        onAuth(auth, _session, callback) {
+          received.push(`AUTH ${auth.username}`);
+          callback(null, { user: auth.username });
+        },
+      });
+      await new Promise<void>((resolve) => impostor.listen(0, address, resolve));
+      try {
+        const { port: impostorPort } = impostor.server.address() as AddressInfo;
+        const transport = await smtpTransport(
+          `smtp://relay-user:relay-pass@${address}:${impostorPort}?tls.rejectUnauthorized=false`,
+        );
+        await expect(transport.send(message)).rejects.toThrow(/certificate/i);
+        expect(received).toEqual([]);
+      } finally {
+        await new Promise<void>((resolve) => impostor.close(() => resolve()));
+      }
     });
   });
 });

@@ -27,6 +27,10 @@ export interface SmtpTlsSettings {
   secure?: boolean;
   requireTLS?: boolean;
   ignoreTLS?: boolean;
+  /** A well-known service (`?service=`): nodemailer then connects to that service's host, not `host`. */
+  service?: string;
+  /** Options for Node's TLS; the URL can set them as `tls.<name>=`. */
+  tls?: { [key: string]: unknown };
 }
 
 /** A host name or address that never leaves the machine: `localhost`, 127.0.0.0/8, `::1`. */
@@ -47,19 +51,21 @@ export function isLoopbackHost(host: string | undefined): boolean {
 
 /**
  * The TLS policy of the relay connection, applied over whatever the URL says (its query can carry
- * nodemailer options such as `ignoreTLS=true`):
+ * nodemailer options such as `ignoreTLS=true` or `tls.rejectUnauthorized=false`):
  *
  * - `smtps://` (secure): TLS from the first byte.
- * - `smtp://` to any host but loopback: STARTTLS is required (`requireTLS`). nodemailer's default only
- *   upgrades when the server offers STARTTLS, so an attacker on the path who strips the offer would read
- *   the relay's password and the recipient in clear; required, the send fails instead.
- * - `smtp://` to a loopback relay (the local stack's SMTP stand-in on 127.0.0.1): plain SMTP is allowed,
- *   since nothing on the path can strip what never leaves the machine. It is the only opt-out.
+ * - `smtp://`: STARTTLS is required (`requireTLS`). nodemailer's default only upgrades when the server
+ *   offers STARTTLS, so an attacker on the path who strips the offer would read the relay's password and
+ *   the recipient in clear; required, the send fails instead.
+ * - Either way the relay's certificate is verified: TLS to an impostor protects nothing.
+ * - A loopback relay (the local stack's SMTP stand-in on 127.0.0.1) is taken as the URL says, plain SMTP
+ *   included, since nothing on the path can strip what never leaves the machine. It is the only opt-out.
  */
 export function withTlsPolicy<T extends SmtpTlsSettings>(settings: T): T {
-  if (settings.secure) return { ...settings, ignoreTLS: false };
-  if (isLoopbackHost(settings.host)) return settings;
-  return { ...settings, requireTLS: true, ignoreTLS: false };
+  if (isLoopbackHost(settings.host) && !settings.service) return settings;
+  const tls = { ...settings.tls, rejectUnauthorized: true };
+  if (settings.secure) return { ...settings, ignoreTLS: false, tls };
+  return { ...settings, requireTLS: true, ignoreTLS: false, tls };
 }
 
 /**
