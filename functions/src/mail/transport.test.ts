@@ -5,6 +5,7 @@ import { networkInterfaces } from 'node:os';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startOutbox } from '../../test-support/smtp';
+import { isTransientSmtpFailure } from '../tasks/deliver-thank-you';
 import { buildThankYouMessage } from './thank-you-message';
 import { isLoopbackHost, smtpOptions, smtpTransport, withTlsPolicy } from './transport';
 
@@ -104,9 +105,15 @@ describe('sending', () => {
     });
     afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-    it('is refused before the password or the message is sent', async () => {
+    it('is refused before the password or the message is sent, as a failure to retry, not a refused address', async () => {
       const transport = await smtpTransport(`smtp://relay-user:relay-pass@${address}:${port}`);
-      await expect(transport.send(message)).rejects.toThrow(/STARTTLS/);
+      const error = await transport.send(message).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(Error);
+      expect((error as Error).message).toMatch(/STARTTLS/);
+      expect(error).toMatchObject({ code: 'ETLS' });
+      expect((error as { responseCode?: unknown }).responseCode).toBeUndefined();
+      // The thank-you worker retries it (our setup), rather than skip the recipient as refused.
+      expect(isTransientSmtpFailure(error)).toBe(true);
       expect(received).toEqual([]);
     });
 
