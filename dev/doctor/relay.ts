@@ -168,8 +168,13 @@ export async function checkRelay(
     results.push(cannotTell('SMTP relay', `the conversation broke off: ${messageOf(error)}`, 'run it again'));
     return results;
   } finally {
-    connection.quit();
-    setTimeout(() => connection.close(), 1_000).unref();
+    try {
+      connection.quit();
+      setTimeout(() => connection.close(), 1_000).unref();
+    } catch {
+      // Never connected (the host did not resolve): nothing to say goodbye to.
+      connection.close();
+    }
   }
 }
 
