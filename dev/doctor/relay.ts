@@ -4,6 +4,7 @@
 
 import { parseConnectionUrl } from 'nodemailer/lib/shared';
 import SMTPConnection from 'nodemailer/lib/smtp-connection';
+import wellKnown from 'nodemailer/lib/well-known';
 import { isLoopbackHost, smtpConnectionOptions } from '../../functions/src/mail/transport.ts';
 import { senderDomain } from './domain.ts';
 import { type CheckResult, cannotTell, fail, messageOf, pass } from './report.ts';
@@ -72,13 +73,17 @@ export async function checkRelay(
     ];
   }
   const loopback = isLoopbackHost(settings.host);
-  const plainAllowed = options.allowPlainLoopback && loopback;
+  const plainAllowed = options.allowPlainLoopback && loopback && !settings.service;
+  // As nodemailer's transport does: a well-known service (`?service=`) names the host, port and TLS.
+  const service = typeof settings.service === 'string' ? wellKnown(settings.service) : false;
+  const merged = { ...settings, ...(service || {}) };
+  const target = { ...merged, port: merged.port === undefined ? undefined : Number(merged.port) };
   const connectionOptions = {
-    ...settings,
-    ...(settings.secure || plainAllowed ? {} : { requireTLS: true, ignoreTLS: false }),
+    ...target,
+    ...(target.secure || plainAllowed ? {} : { requireTLS: true, ignoreTLS: false }),
     name: 'goody-doctor',
   };
-  const address = where(settings);
+  const address = where(target);
   const results: CheckResult[] = [];
   const connection = new SMTPConnection(connectionOptions);
   // An error after the checks (the relay hanging up on QUIT) is not a finding.
@@ -93,14 +98,11 @@ export async function checkRelay(
         });
       });
     } catch (error) {
-      return [connectFailure(error, address, Boolean(settings.secure), options.unreachableFix)];
+      return [connectFailure(error, address, Boolean(target.secure), options.unreachableFix)];
     }
     if (connection.secure) {
       results.push(
-        pass(
-          'SMTP relay: TLS',
-          `${address} over ${settings.secure ? 'implicit TLS (smtps)' : 'STARTTLS, required'}`,
-        ),
+        pass('SMTP relay: TLS', `${address} over ${target.secure ? 'implicit TLS (smtps)' : 'STARTTLS'}`),
       );
     } else {
       results.push(
