@@ -6,9 +6,11 @@
 //   npm run doctor                          the running local stack (npm start)
 //   npm run doctor -- --project <id>        a real project: functions/.env.<id>, Secret Manager, DNS
 //   npm run doctor -- --project <id> --send-test you@your-domain
+//   npm run doctor -- --project <id> --read-message thank-you.eml   (that mail, as your mailbox received it)
 //
 // docs/deploy.md, "The launch check", says what each check reads and what it cannot tell.
 
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -17,6 +19,7 @@ import { type Firestore, getFirestore } from 'firebase-admin/firestore';
 import { checkDelivery, checkIndexes } from './delivery.ts';
 import { checkSendingDomain, type DnsResolver, dnsResolver } from './domain.ts';
 import { checkMailerLite } from './mailerlite.ts';
+import { checkReceivedMessage } from './message.ts';
 import { checkRelay } from './relay.ts';
 import { type CheckResult, cannotTell, exitCode, formatResult, formatSummary } from './report.ts';
 import { sendTest } from './send-test.ts';
@@ -37,6 +40,8 @@ export const USAGE = `Usage: npm run doctor [-- options]
                           gcloud application-default credentials)
   --send-test <address>   also send one real thank-you to <address> (yours), and say what to read in it
   --dkim-selector <name>  the DKIM selector your SMTP provider gave (its record is found only by it)
+  --read-message <file>   read a received thank-you (.eml, "Show original" > "Download original"): its DKIM
+                          signature, the receiver's verdict, the unsubscribe headers, no tracking
   --dns <server>          ask this DNS server (host or host:port), also without --project
   --help                  this text
 
@@ -52,6 +57,8 @@ export interface DoctorOptions {
   resolverMissing?: string;
   dkimSelector?: string;
   sendTo?: string;
+  /** A received thank-you, as the mailbox saved it. */
+  receivedMessage?: Buffer;
   firestore: Firestore | null;
   firestoreMissing?: string;
   now?: () => number;
@@ -134,6 +141,15 @@ export async function runDoctor(options: DoctorOptions): Promise<CheckResult[]> 
       }),
     );
   }
+  if (options.receivedMessage) {
+    add(
+      ...(await checkReceivedMessage(options.receivedMessage, {
+        resolver: options.resolver,
+        resolverMissing: options.resolverMissing,
+        unsubscribeUrl: setup.params.UNSUBSCRIBE_URL,
+      })),
+    );
+  }
   return results;
 }
 
@@ -185,6 +201,15 @@ async function main(argv: string[]): Promise<number> {
     .map((value) => value.trim())
     .filter(Boolean);
   const resolver = servers.length > 0 || projectId ? dnsResolver(servers) : null;
+  let receivedMessage: Buffer | undefined;
+  if (args['read-message']) {
+    try {
+      receivedMessage = readFileSync(args['read-message']);
+    } catch (error) {
+      console.error(`doctor: cannot read ${args['read-message']}: ${(error as Error).message}`);
+      return 2;
+    }
+  }
   const firestore = await openFirestore(setup);
   try {
     const results = await runDoctor({
@@ -194,6 +219,7 @@ async function main(argv: string[]): Promise<number> {
       resolverMissing: 'the local stack has no DNS for its sending domain (the internet is needed)',
       dkimSelector: args['dkim-selector'],
       sendTo: args['send-test'],
+      receivedMessage,
       firestore: firestore.db,
       firestoreMissing: firestore.missing,
       report: (result) => console.log(formatResult(result)),
@@ -212,6 +238,7 @@ function parse(argv: string[]) {
       project: { type: 'string' },
       'send-test': { type: 'string' },
       'dkim-selector': { type: 'string' },
+      'read-message': { type: 'string' },
       dns: { type: 'string', multiple: true },
       help: { type: 'boolean', short: 'h' },
     },
