@@ -123,7 +123,7 @@ async function createSmtpTransport(smtpUrl: string): Promise<MailTransport> {
 
 /**
  * A relay that will not do TLS (no STARTTLS, or a refused upgrade: nodemailer's ETLS) is our setup's problem,
- * never the recipient's. The relay's reply code to STARTTLS (a 5xx, typically 502) would make the worker take
+ * never the recipient's. The relay's reply code to STARTTLS (a 5xx, such as 500 or 502) would make the worker take
  * it for a permanent refusal of the address (tasks/deliver-thank-you.ts, isTransientSmtpFailure) and skip the
  * thank-you for good; without the code it is retried, like a relay that is down, until SMTP_URL is fixed
  * (`npm run doctor` names the fix). The error keeps its code, ETLS, and its message.
