@@ -124,6 +124,21 @@ describe('subscribers', () => {
     expect(standIn.state.groups.map((g) => g.subscriberCount)).toEqual([1, 1]);
   });
 
+  it("lists the account's fields, its custom ones among the defaults", async () => {
+    await start({ customFields: ['source'] });
+    const res = await call('/fields?limit=100');
+    expect(res.status).toBe(200);
+    const keys = (res.json.data as Array<{ key: string; type: string }>).map((field) => field.key);
+    expect(keys).toContain('name');
+    expect(keys).toContain('source');
+    expect(res.json.meta.last_page).toBe(1);
+    await ml?.stop();
+    await start();
+    expect(((await call('/fields')).json.data as Array<{ key: string }>).map((f) => f.key)).not.toContain(
+      'source',
+    );
+  });
+
   it('drops field values for keys the account does not have', async () => {
     const standIn = await start({ customFields: ['source'] });
     const res = await call('/subscribers', {

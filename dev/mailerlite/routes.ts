@@ -230,6 +230,41 @@ const deleteGroup: Handler = (ctx, params) => {
   return { status: 204, body: null };
 };
 
+// GET /api/fields: the account's fields, MailerLite's defaults and its custom ones, each {id, name, key, type},
+// in MailerLite's paging envelope; limit, page and filter[keyword] (partial match on name or key). Read by the
+// operator's launch check (dev/doctor), which looks for the `source` field.
+const listFields: Handler = (ctx, _params, query) => {
+  const v = new Validator();
+  const limit = positiveInt(query.get('limit'), 100);
+  const page = positiveInt(query.get('page'), 1);
+  if (limit === undefined) v.add('limit', 'The limit must be an integer.');
+  if (page === undefined) v.add('page', 'The page must be an integer.');
+  if (v.failed || limit === undefined || page === undefined) return invalid(v);
+  const keyword = query.get('filter[keyword]')?.toLowerCase();
+  const fields = ctx.store.fieldKeys
+    .map((key, index) => ({
+      id: String(100_000 + index),
+      name: key === 'z_i_p' ? 'ZIP' : key.replace(/_/g, ' ').replace(/^./, (c) => c.toUpperCase()),
+      key,
+      type: 'text',
+    }))
+    .filter((field) => !keyword || field.key.includes(keyword) || field.name.toLowerCase().includes(keyword));
+  const total = fields.length;
+  const lastPage = Math.max(1, Math.ceil(total / limit));
+  const start = (page - 1) * limit;
+  const pageItems = fields.slice(start, start + limit);
+  const path = `${ctx.baseUrl}/fields`;
+  const pageUrl = (n: number) => (n >= 1 && n <= lastPage ? `${path}?page=${n}` : null);
+  return {
+    status: 200,
+    body: {
+      data: pageItems,
+      links: { first: pageUrl(1), last: pageUrl(lastPage), prev: pageUrl(page - 1), next: pageUrl(page + 1) },
+      meta: { current_page: page, last_page: lastPage, path, per_page: limit, total },
+    },
+  };
+};
+
 const BATCH_METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'];
 
 // POST /api/batch: {requests: [{method, path: "api/...", body?}]}, at most 50. Answers 200 with one
@@ -299,6 +334,7 @@ const ROUTES: Route[] = [
   route('POST', '/api/groups', createGroup),
   route('DELETE', '/api/groups/{group}', deleteGroup),
   route('POST', '/api/batch', batch),
+  route('GET', '/api/fields', listFields),
 ];
 
 // Real endpoints the functions do not use. They are refused with 501 and a message naming them, rather than
@@ -313,18 +349,15 @@ const NOT_IMPLEMENTED: Array<{ method: string; pattern: RegExp }> = [
   ['GET', '/api/groups/{group}/subscribers'],
   ['POST', '/api/groups/{group}/import-subscribers'],
   ['GET', '/api/subscribers/import/{import}'],
-  ...[
-    '/api/fields',
-    '/api/segments',
-    '/api/campaigns',
-    '/api/automations',
-    '/api/forms',
-    '/api/webhooks',
-  ].flatMap((base) => [
-    ['GET', base],
-    ['POST', base],
-    ['GET', `${base}/{id}`],
-  ]),
+  ['POST', '/api/fields'],
+  ['GET', '/api/fields/{id}'],
+  ...['/api/segments', '/api/campaigns', '/api/automations', '/api/forms', '/api/webhooks'].flatMap(
+    (base) => [
+      ['GET', base],
+      ['POST', base],
+      ['GET', `${base}/{id}`],
+    ],
+  ),
 ].map(([method = '', path = '']) => ({ method, pattern: compile(path).pattern }));
 
 export function matchRoute(method: string, pathname: string): RouteMatch {

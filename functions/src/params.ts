@@ -45,7 +45,7 @@ export const MAILERLITE_GROUP_CLUB = defineString('MAILERLITE_GROUP_CLUB', {
 
 export const SMTP_URL = defineSecret('SMTP_URL', {
   description:
-    'SMTP connection for the thank-you mail, as a URL: smtp://user:pass@host:587 (STARTTLS) or smtps://user:pass@host:465.',
+    'SMTP connection for the thank-you mail, as a URL: smtps://user:pass@host:465 (TLS) or smtp://user:pass@host:587 (STARTTLS required; plain SMTP only to a loopback relay).',
 });
 
 export const MAIL_FROM = defineString('MAIL_FROM', {

@@ -53,12 +53,12 @@ describe('the thank-you message', () => {
     ]);
   });
 
-  it('offers one-click unsubscribe to mail providers (RFC 8058), the https link first', () => {
+  it('offers one-click unsubscribe to mail providers (RFC 8058), the https link only, and names its list', () => {
     const { headers, text } = buildThankYouMessage(input);
-    expect(headers['List-Unsubscribe']).toBe(
-      `<${input.unsubscribeUrl}>, <mailto:hello@goody.example?subject=unsubscribe>`,
-    );
+    // No mailto: nothing processes the MAIL_FROM inbox as an unsubscribe.
+    expect(headers['List-Unsubscribe']).toBe(`<${input.unsubscribeUrl}>`);
     expect(headers['List-Unsubscribe-Post']).toBe('List-Unsubscribe=One-Click');
+    expect(headers['List-Id']).toBe('GOODY pre-launch list <prelaunch.goody.example>');
     expect(text).toContain(`\n${input.unsubscribeUrl}\n`);
   });
 

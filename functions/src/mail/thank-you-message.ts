@@ -86,6 +86,11 @@ export function senderAddress(from: string): string {
   return (match?.[1] ?? from).trim();
 }
 
+/** The List-Id of the thank-you (RFC 2919): a phrase and `<prelaunch.<MAIL_FROM's domain>>`. */
+export function listId(domain: string): string {
+  return `GOODY pre-launch list <prelaunch.${domain}>`;
+}
+
 /** Text as HTML: the five characters that could end an element or an attribute, escaped. */
 export function escapeHtml(value: string): string {
   return value
@@ -178,9 +183,13 @@ ${paragraph('See you soon,<br>The GOODY team')}
     messageId: `<thank-you.${input.recipientHash}@${domain}>`,
     headers: {
       // RFC 2369 and RFC 8058: mail providers show an unsubscribe button and POST
-      // "List-Unsubscribe=One-Click" to the https link, with no page in between.
-      'List-Unsubscribe': `<${input.unsubscribeUrl}>, <mailto:${contact}?subject=unsubscribe>`,
+      // "List-Unsubscribe=One-Click" to the https link, with no page in between. The https link only: a
+      // mailto: there would land in MAIL_FROM's inbox, where nothing processes it, while mailbox providers
+      // expect an unsubscribe honoured within two days; the body still offers a reply to a person.
+      'List-Unsubscribe': `<${input.unsubscribeUrl}>`,
       'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
+      // RFC 2919: names the list, so filters and providers' feedback loops group its mail.
+      'List-Id': listId(domain),
       'Auto-Submitted': 'auto-generated',
     },
   };

@@ -21,6 +21,73 @@ export const SMTP_TIMEOUTS = {
   socketTimeout: 20_000,
 } as const;
 
+/** The connection settings of an SMTP URL that the TLS policy reads (nodemailer's parsed URL). */
+export interface SmtpTlsSettings {
+  host?: string;
+  secure?: boolean;
+  requireTLS?: boolean;
+  ignoreTLS?: boolean;
+  /** A well-known service (`?service=`): nodemailer then connects to that service's host, not `host`. */
+  service?: string;
+  /** Options for Node's TLS; the URL can set them as `tls.<name>=`. */
+  tls?: { [key: string]: unknown };
+}
+
+/** A host name or address that never leaves the machine: `localhost`, 127.0.0.0/8, `::1`. */
+export function isLoopbackHost(host: string | undefined): boolean {
+  // nodemailer connects to localhost when the URL names no host.
+  const name = (host ?? 'localhost')
+    .trim()
+    .toLowerCase()
+    .replace(/^\[|\]$/g, '');
+  return (
+    name === 'localhost' ||
+    name.endsWith('.localhost') ||
+    /^127(\.\d{1,3}){3}$/.test(name) ||
+    name === '::1' ||
+    name === '0:0:0:0:0:0:0:1'
+  );
+}
+
+/**
+ * The TLS policy of the relay connection, applied over whatever the URL says (its query can carry
+ * nodemailer options such as `ignoreTLS=true` or `tls.rejectUnauthorized=false`):
+ *
+ * - `smtps://` (secure): TLS from the first byte.
+ * - `smtp://`: STARTTLS is required (`requireTLS`). nodemailer's default only upgrades when the server
+ *   offers STARTTLS, so an attacker on the path who strips the offer would read the relay's password and
+ *   the recipient in clear; required, the send fails instead.
+ * - Either way the relay's certificate is verified: TLS to an impostor protects nothing.
+ * - A loopback relay (the local stack's SMTP stand-in on 127.0.0.1) is taken as the URL says, plain SMTP
+ *   included, since nothing on the path can strip what never leaves the machine. It is the only opt-out.
+ */
+export function withTlsPolicy<T extends SmtpTlsSettings>(settings: T): T {
+  if (isLoopbackHost(settings.host) && !settings.service) return settings;
+  const tls = { ...settings.tls, rejectUnauthorized: true };
+  if (settings.secure) return { ...settings, ignoreTLS: false, tls };
+  return { ...settings, requireTLS: true, ignoreTLS: false, tls };
+}
+
+/**
+ * nodemailer's options for an SMTP URL as nodemailer's own parseConnectionUrl read it: under the TLS
+ * policy, with the bounded waits and no file or URL access from message content. Shared by the thank-you
+ * worker and the operator's launch check (dev/doctor), so the check connects as a deployed function does.
+ */
+export function smtpConnectionOptions<T extends SmtpTlsSettings>(parsedUrl: T) {
+  return {
+    ...withTlsPolicy(parsedUrl),
+    ...SMTP_TIMEOUTS,
+    disableFileAccess: true,
+    disableUrlAccess: true,
+  };
+}
+
+/** smtpConnectionOptions of the URL, nodemailer's parser imported on first use, as nodemailer itself is. */
+export async function smtpOptions(smtpUrl: string) {
+  const { parseConnectionUrl } = await import('nodemailer/lib/shared');
+  return smtpConnectionOptions(parseConnectionUrl(smtpUrl));
+}
+
 const transports = new Map<string, Promise<MailTransport>>();
 
 /**
@@ -39,15 +106,12 @@ export function smtpTransport(smtpUrl: string): Promise<MailTransport> {
 
 async function createSmtpTransport(smtpUrl: string): Promise<MailTransport> {
   const { createTransport } = await import('nodemailer');
-  const transporter = createTransport({
-    url: smtpUrl,
-    ...SMTP_TIMEOUTS,
-    disableFileAccess: true,
-    disableUrlAccess: true,
-  });
+  const transporter = createTransport(await smtpOptions(smtpUrl));
   return {
     async send(message) {
-      const info = await transporter.sendMail(message);
+      const info = await transporter.sendMail(message).catch((error: unknown) => {
+        throw withoutReplyCodeIfTls(error);
+      });
       return {
         messageId: String(info.messageId ?? message.messageId),
         accepted: (info.accepted ?? []).map(String),
@@ -55,4 +119,24 @@ async function createSmtpTransport(smtpUrl: string): Promise<MailTransport> {
       };
     },
   };
+}
+
+/**
+ * A relay that will not do TLS (no STARTTLS, or a refused upgrade: nodemailer's ETLS) is our setup's problem,
+ * never the recipient's. The relay's reply code to STARTTLS (a 5xx, such as 500 or 502) would make the worker take
+ * it for a permanent refusal of the address (tasks/deliver-thank-you.ts, isTransientSmtpFailure) and skip the
+ * thank-you for good; without the code it is retried, like a relay that is down, until SMTP_URL is fixed
+ * (`npm run doctor` names the fix). The error keeps its code, ETLS, and its message.
+ */
+export function withoutReplyCodeIfTls(error: unknown): unknown {
+  if (!(error instanceof Error) || (error as { code?: unknown }).code !== 'ETLS') return error;
+  const {
+    responseCode: _replyCode,
+    permanent: _permanent,
+    ...rest
+  } = error as Error & {
+    responseCode?: unknown;
+    permanent?: unknown;
+  };
+  return Object.assign(new Error(error.message), rest, { name: error.name });
 }

@@ -498,7 +498,7 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
       await outcomeOf({ email: 'Kid@Example.com' });
       const [message] = await outbox.messages();
       const header = unfold(message?.headers['list-unsubscribe']);
-      const link = /^<(http[^>]+)>, <mailto:hello@goody\.example\?subject=unsubscribe>$/.exec(header)?.[1];
+      const link = /^<(http[^>]+)>$/.exec(header)?.[1];
       expect(link, header).toBeDefined();
       expect(unfold(message?.headers['list-unsubscribe-post'])).toBe('List-Unsubscribe=One-Click');
       expect(message?.text).toContain(link);
