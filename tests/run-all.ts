@@ -114,10 +114,16 @@ async function vitest(title: string, args: string[], env?: NodeJS.ProcessEnv): P
 
 /**
  * After a phase, when every step of it has exited: any process still carrying the run's mark was left behind by
- * one (a stack's emulator, a function worker, a browser). Each is named and killed, and the run fails.
+ * one (a stack's emulator, a function worker, a browser). What is still on its way out (a daemon such as
+ * Chromium's crash handler ends a moment after its browser) gets a few seconds; whatever is left then is named,
+ * killed, and fails the run.
  */
-function noProcessLeftAfter(phase: string): void {
-  const left = processesMarked(RUN_MARK, runMark);
+async function noProcessLeftAfter(phase: string): Promise<void> {
+  let left = processesMarked(RUN_MARK, runMark);
+  for (let waited = 0; left.length > 0 && waited < LEFTOVER_GRACE_MS; waited += 250) {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    left = processesMarked(RUN_MARK, runMark);
+  }
   if (left.length === 0) return;
   process.stdout.write(`\n=== processes left running after ${phase} (killed now) ===\n`);
   for (const entry of left) {
@@ -126,6 +132,7 @@ function noProcessLeftAfter(phase: string): void {
   killProcesses(left);
   failedSteps.push(`${left.length} process(es) left running after ${phase} (listed above)`);
 }
+const LEFTOVER_GRACE_MS = 10_000;
 
 /** Every workspace with a typecheck script, in two halves of about equal work: functions and dev, the rest. */
 function typecheckHalves(): string[][] {
@@ -193,7 +200,7 @@ await Promise.all([
     step(`type check (${half.join(', ')})`, 'npm', ['run', 'typecheck', ...half.flatMap((w) => ['-w', w])]),
   ),
 ]);
-noProcessLeftAfter('the lint, type check and build');
+await noProcessLeftAfter('the lint, type check and build');
 // The root vitest.config.ts lists the projects: web, functions, dev and tests/rules (the security rules on the
 // Firestore emulator) here, tests/stack below.
 await vitest('unit, integration and security-rules tests (web, functions, dev, rules)', [
@@ -202,12 +209,12 @@ await vitest('unit, integration and security-rules tests (web, functions, dev, r
   '--maxWorkers',
   '2',
 ]);
-noProcessLeftAfter('the unit, integration and security-rules tests');
+await noProcessLeftAfter('the unit, integration and security-rules tests');
 // The two stack files that time requests (a press's round trips, Chromium's start-up) run alone first: beside
 // the browser suite one of them lost its POST under load (CI, 2026-11-26).
 const TIMED_STACK_FILES = ['request-path.test.ts', 'bench-chromium.test.ts'];
 await vitest('stack tests that time requests (alone)', ['--project', 'stack', ...TIMED_STACK_FILES]);
-noProcessLeftAfter('the stack tests that time requests');
+await noProcessLeftAfter('the stack tests that time requests');
 // The stack files that drive the delivery (the queues' pace, the reconciler's schedule, a rush of sign-ups)
 // mostly wait on MailerLite's pace and the schedules: a lane of their own beside the other stack files and the
 // browser suite.
@@ -225,7 +232,7 @@ await Promise.all([
   ]),
   browserSuites(),
 ]);
-noProcessLeftAfter('the stack tests and the browser suite');
+await noProcessLeftAfter('the stack tests and the browser suite');
 
 process.stdout.write('\n=== summary ===\n');
 for (const { title, seconds: took } of timings)

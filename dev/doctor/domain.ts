@@ -5,6 +5,7 @@
 import { Resolver } from 'node:dns/promises';
 import { dmarc, spf } from 'mailauth';
 import { getPublicKey } from 'mailauth/lib/tools.js';
+import { MAILBOX_PROVIDERS } from '../../functions/src/mail/providers.ts';
 import { type CheckResult, cannotTell, fail, messageOf, pass } from './report.ts';
 
 /** A DNS lookup as mailauth takes it: TXT answers as arrays of strings. */
@@ -21,32 +22,7 @@ export function dnsResolver(servers?: string[]): DnsResolver {
  * Mailbox providers anyone can sign up at. A relay cannot send as them with their DKIM key, and their DMARC
  * policy tells receivers to refuse mail from them that did not leave through their own servers.
  */
-export const FREE_MAIL_DOMAINS: ReadonlySet<string> = new Set([
-  'gmail.com',
-  'googlemail.com',
-  'outlook.com',
-  'hotmail.com',
-  'live.com',
-  'msn.com',
-  'icloud.com',
-  'me.com',
-  'mac.com',
-  'yahoo.com',
-  'ymail.com',
-  'aol.com',
-  'proton.me',
-  'protonmail.com',
-  'pm.me',
-  'gmx.com',
-  'gmx.net',
-  'gmx.de',
-  'web.de',
-  'mail.com',
-  'yandex.com',
-  'yandex.ru',
-  'zoho.com',
-  'fastmail.com',
-]);
+export const FREE_MAIL_DOMAINS = MAILBOX_PROVIDERS;
 
 /** The domain of `GOODY <hello@goody.app>` or `hello@goody.app`, lower case; null when there is none. */
 export function senderDomain(mailFrom: string): string | null {

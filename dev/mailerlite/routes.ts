@@ -163,6 +163,31 @@ function isMailerLiteTime(value: unknown): boolean {
   return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 19).replace('T', ' ') === value;
 }
 
+/**
+ * One page of `items` in MailerLite's paging envelope (`data`, `links`, `meta`, of which the client reads
+ * `meta.last_page`), for the listing at `path`.
+ */
+function pageOf<T>(items: T[], page: number, limit: number, path: string) {
+  const total = items.length;
+  const lastPage = Math.max(1, Math.ceil(total / limit));
+  const start = (page - 1) * limit;
+  const data = items.slice(start, start + limit);
+  const pageUrl = (n: number) => (n >= 1 && n <= lastPage ? `${path}?page=${n}` : null);
+  return {
+    data,
+    links: { first: pageUrl(1), last: pageUrl(lastPage), prev: pageUrl(page - 1), next: pageUrl(page + 1) },
+    meta: {
+      current_page: page,
+      from: data.length > 0 ? start + 1 : null,
+      last_page: lastPage,
+      path,
+      per_page: limit,
+      to: data.length > 0 ? start + data.length : null,
+      total,
+    },
+  };
+}
+
 // GET /api/groups: limit, page (from 1), filter[name] (partial match, case-insensitive). The answer keeps
 // MailerLite's paging envelope (`links`, `meta`), of which the client reads `meta.last_page`.
 const listGroups: Handler = (ctx, _params, query) => {
@@ -177,28 +202,8 @@ const listGroups: Handler = (ctx, _params, query) => {
   const groups = [...ctx.store.groups.values()].filter(
     (g) => !nameFilter || g.name.toLowerCase().includes(nameFilter),
   );
-  const total = groups.length;
-  const lastPage = Math.max(1, Math.ceil(total / limit));
-  const start = (page - 1) * limit;
-  const pageItems = groups.slice(start, start + limit);
-  const path = `${ctx.baseUrl}/groups`;
-  const pageUrl = (n: number) => (n >= 1 && n <= lastPage ? `${path}?page=${n}` : null);
-  return {
-    status: 200,
-    body: {
-      data: pageItems.map((g) => ctx.store.groupJson(g)),
-      links: { first: pageUrl(1), last: pageUrl(lastPage), prev: pageUrl(page - 1), next: pageUrl(page + 1) },
-      meta: {
-        current_page: page,
-        from: pageItems.length > 0 ? start + 1 : null,
-        last_page: lastPage,
-        path,
-        per_page: limit,
-        to: pageItems.length > 0 ? start + pageItems.length : null,
-        total,
-      },
-    },
-  };
+  const listed = pageOf(groups, page, limit, `${ctx.baseUrl}/groups`);
+  return { status: 200, body: { ...listed, data: listed.data.map((g) => ctx.store.groupJson(g)) } };
 };
 
 function positiveInt(raw: string | null, fallback: number): number | undefined {
@@ -249,20 +254,7 @@ const listFields: Handler = (ctx, _params, query) => {
       type: 'text',
     }))
     .filter((field) => !keyword || field.key.includes(keyword) || field.name.toLowerCase().includes(keyword));
-  const total = fields.length;
-  const lastPage = Math.max(1, Math.ceil(total / limit));
-  const start = (page - 1) * limit;
-  const pageItems = fields.slice(start, start + limit);
-  const path = `${ctx.baseUrl}/fields`;
-  const pageUrl = (n: number) => (n >= 1 && n <= lastPage ? `${path}?page=${n}` : null);
-  return {
-    status: 200,
-    body: {
-      data: pageItems,
-      links: { first: pageUrl(1), last: pageUrl(lastPage), prev: pageUrl(page - 1), next: pageUrl(page + 1) },
-      meta: { current_page: page, last_page: lastPage, path, per_page: limit, total },
-    },
-  };
+  return { status: 200, body: pageOf(fields, page, limit, `${ctx.baseUrl}/fields`) };
 };
 
 const BATCH_METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'];

@@ -16,9 +16,6 @@ export const chromiumArgs = [
   '--disable-background-networking',
   '--disable-component-update',
   '--disable-sync',
-  // Chromium otherwise starts its crash handler (chrome_crashpad_handler) as a daemon of its own, outside the
-  // browser's process tree, and after a killed browser it can outlive it: npm test counts it as left behind.
-  '--disable-crashpad-for-testing',
 ];
 
 /**

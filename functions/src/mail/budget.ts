@@ -3,6 +3,7 @@ import type { DocumentReference, Firestore } from 'firebase-admin/firestore';
 import { normaliseEmail } from '../contract';
 import { firestoreSdk } from '../firestore';
 import type { Logger } from '../logs';
+import { MAILBOX_PROVIDERS } from './providers';
 
 /**
  * The mail budget: at most `perHour` thank-you mails leave in one clock hour (UTC), whatever a bot stores.
@@ -52,24 +53,7 @@ export const DOMAIN_SHARE_MIN = 10;
  * against the whole budget. Anyone can get a mailbox there, but a burst of them costs a bot a real account
  * each, and with their aliases folded a burst of spellings is one mailbox.
  */
-const SHARED_PROVIDERS: ReadonlySet<string> = new Set([
-  'gmail.com',
-  'googlemail.com',
-  'outlook.com',
-  'hotmail.com',
-  'live.com',
-  'msn.com',
-  'icloud.com',
-  'me.com',
-  'mac.com',
-  'yahoo.com',
-  'aol.com',
-  'proton.me',
-  'protonmail.com',
-  'pm.me',
-  'fastmail.com',
-  'gmx.com',
-]);
+const SHARED_PROVIDERS = MAILBOX_PROVIDERS;
 
 /**
  * The key the domain's share is counted under (a keyed hash: the budget's documents hold no domain), or
