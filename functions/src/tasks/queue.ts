@@ -31,6 +31,11 @@ export type QueueName = (typeof QUEUES)[keyof typeof QUEUES] | typeof ERASURE_QU
 export interface SignupTask {
   /** The document id of the row in email_subscriptions. */
   signup: string;
+  /**
+   * The round of the row's part this task is (tasks/part-life.ts): a task of a round older than the part's
+   * does nothing. Absent from tasks enqueued before rounds travelled with them: those act on the part's round.
+   */
+  round?: number;
 }
 
 /**
@@ -68,7 +73,12 @@ export function parseSignupTask(body: unknown): SignupTask {
   ) {
     throw new Error('Not a sign-up id.');
   }
-  return { signup };
+  const round = (body as { round?: unknown }).round;
+  if (round === undefined) return { signup };
+  if (typeof round !== 'number' || !Number.isSafeInteger(round) || round < 0) {
+    throw new Error('Not a round.');
+  }
+  return { signup, round };
 }
 
 const TASK_ID_PURPOSE = 'goody-task-id-v3';
@@ -144,6 +154,11 @@ export class RetryLater extends Error {
     message: string,
     /** What failed, as the row's `last_error` records it (tasks/row-delivery.ts): a code, never an address. */
     readonly code = 'retry',
+    /**
+     * `configuration`: our setup or the service refused us (not the person): the part waits, saying so on
+     * the row, and Cloud Tasks retries it until an operator has fixed it (tasks/part-life.ts).
+     */
+    readonly wait?: 'configuration',
   ) {
     super(message);
   }
