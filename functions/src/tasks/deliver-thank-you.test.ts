@@ -612,16 +612,34 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
       expect(logger.events()).not.toContain('thank_you.failed');
     });
 
-    it('a save that keeps failing: the record stays claimed (never `failed`), and no retry sends again', async () => {
+    it('a save that keeps failing: the record stays claimed (never `failed`); the next round carries the claim and saves it once the database answers, never sending again', async () => {
       await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
-      const failed = await outcomeOf({ email: 'kid@example.com' }, failingSaves(3)).catch((e: unknown) => e);
-      expect(failed).toMatchObject({ name: 'RetryLater', code: 'database' });
-      expect((await record('kid@example.com'))?.state).toBe('sending');
-      // Cloud Tasks' retries, the database back: the claim is held, so nothing is sent again.
-      await expect(outcomeOf({ email: 'kid@example.com' })).rejects.toMatchObject({ code: 'in_progress' });
-      await expect(outcomeOf({ email: 'kid@example.com' })).rejects.toMatchObject({ code: 'in_progress' });
-      expect(await outbox.messages()).toHaveLength(1);
+      expect(await outcomeOf({ email: 'kid@example.com' }, failingSaves(3))).toEqual({
+        status: 'sent_unsaved',
+      });
+      const unsaved = await record('kid@example.com');
+      expect(unsaved?.state).toBe('sending');
+      // Cloud Tasks holds what the database could not: round 1, naming the claim.
+      const { signup } = await taskFor(db, 'kid@example.com');
+      expect(queue.tasks.map((task) => task.payload)).toEqual([
+        { signup, round: 1, sent: unsaved?.attempt_id },
+      ]);
+      expect(logger.events()).toContain('thank_you.sent_unsaved');
       expect(logger.events()).not.toContain('thank_you.failed');
+      // The database back: that task saves the mail `sent` and settles the part done; nothing is sent again.
+      expect(await handleDeliverThankYou(queue.tasks[0]?.payload, deps())).toEqual({
+        status: 'already_sent',
+        byThisRow: true,
+      });
+      expect(await record('kid@example.com')).toMatchObject({ state: 'sent', lease_expires_at: null });
+      expect(await thankYouPart('kid@example.com')).toMatchObject({ state: 'done', round: 1 });
+      // A late retry of round 0, once its lease would have run out, finds it sent.
+      expect(
+        await outcomeOf({ email: 'kid@example.com' }, deps({ clock: clockAhead(THANK_YOU_LEASE_MS) })),
+      ).toEqual({
+        status: 'settled',
+      });
+      expect(await outbox.messages()).toHaveLength(1);
     });
   });
 

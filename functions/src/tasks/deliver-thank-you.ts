@@ -82,6 +82,11 @@ export type ThankYouOutcome =
   | { status: 'settled' }
   /** A task of a round older than the part's (tasks/part-life.ts): it does nothing. */
   | { status: 'stale' }
+  /**
+   * The relay accepted the mail and the database did not save it: the next round's task carries the claim's
+   * id and saves it once the database answers (never sending again).
+   */
+  | { status: 'sent_unsaved' }
   /** The mailbox unsubscribed: nothing is sent to it again, whoever signs it up. */
   | { status: 'suppressed' }
   /** Over the mail budget: the next round is enqueued for the next hour, and this task acknowledged. */
@@ -143,6 +148,20 @@ export async function handleDeliverThankYou(
     deps.logger.info('thank_you.signup_gone', {});
     return { status: 'gone' };
   }
+  if (input.sent) {
+    // A mail the relay accepted, whose save a database failure stopped: saved now, never sent again.
+    const email = (() => {
+      try {
+        return parseThankYouInput({ email: row.get('email') }).email;
+      } catch {
+        return null;
+      }
+    })();
+    if (email) {
+      const record = deps.db.collection(THANK_YOU_MAILS).doc(deps.mailboxes.key(email));
+      await withDatabase(() => settleUnsaved(record, input.sent as string, deps.clock.now()));
+    }
+  }
   const part = partOf(row.data(), 'thank_you');
   if (isSettled(part)) return { status: 'settled' };
   // A task of a past round does nothing: the round the part is on has its own task.
@@ -180,6 +199,18 @@ export async function handleDeliverThankYou(
     else if (outcome.status === 'failed') await apply({ kind: 'skipped', round, reason: 'refused' });
     return outcome;
   } catch (error) {
+    if (error instanceof UnsavedSend) {
+      // Cloud Tasks keeps what the database could not: the next round's task carries the claim's id and
+      // saves `sent` once the database answers, then settles the part done. This task is acknowledged, so
+      // none of its retries claims the mailbox again.
+      const handed = await deps
+        .enqueuePart('thank_you', rowOfTasks(row), round + 1, undefined, error.attempt)
+        .catch(() => null);
+      if (handed === 'enqueued') {
+        deps.logger.warn('thank_you.sent_unsaved', { ...emailFields(stored.email), round: round + 1 });
+        return { status: 'sent_unsaved' };
+      }
+    }
     const retry =
       error instanceof RetryLater
         ? error
@@ -278,7 +309,7 @@ async function sendOnce(
     );
   }
   // The relay accepted the mail: from here a failure is the database's, and never a reason to send again.
-  await saveSent(claim.lease, { sentAt: deps.clock.now(), messageId: sent.messageId }, deps);
+  await saveSent(claim.lease, claim.attempt, { sentAt: deps.clock.now(), messageId: sent.messageId }, deps);
   deps.logger.info('thank_you.sent', { ...log, attempts: claim.attempts });
   return { status: 'sent' };
 }
@@ -293,11 +324,13 @@ export const SAVE_SENT_RETRY_MS: readonly number[] = [250, 1_000, 3_000, 8_000];
 
 /**
  * Saves `sent`, tried again while the database fails. Should it still fail, the record stays `sending` under
- * this call's lease (never `failed`, which a retry would claim and send again at once): a retry within the
- * lease finds it in progress, and one that finds the record saved settles the part done.
+ * this call's claim (never `failed`, which a retry would claim and send again at once), and UnsavedSend says
+ * so: the handler hands the claim's id to a task of the part's next round, which saves `sent` once the
+ * database answers (settleUnsaved).
  */
 async function saveSent(
   lease: Lease,
+  claimId: string,
   sent: { sentAt: number; messageId: string },
   deps: DeliverThankYouDeps,
 ): Promise<void> {
@@ -308,10 +341,30 @@ async function saveSent(
       return;
     } catch {
       const wait = waits[attempt];
-      if (wait === undefined) throw new RetryLater('The database is unavailable.', 'database');
+      if (wait === undefined) throw new UnsavedSend(claimId);
       await deps.clock.sleep(wait);
     }
   }
+}
+
+/** The relay accepted the mail and the database did not save it: `attempt` is the claim that sent it. */
+class UnsavedSend extends RetryLater {
+  constructor(readonly attempt: string) {
+    super('The database did not save a mail the relay accepted.', 'database');
+  }
+}
+
+/**
+ * A task carrying a claim's id (`sent`): the mail that claim sent went out, and its record still names the
+ * claim, `sending`. It is saved `sent` now; a record claimed since by another call (its lease ran out first)
+ * is that call's, and left alone.
+ */
+async function settleUnsaved(record: DocumentReference, attempt: string, now: number): Promise<void> {
+  await record.firestore.runTransaction(async (transaction) => {
+    const current = (await transaction.get(record)).data() as Partial<ThankYouRecord> | undefined;
+    if (current?.state !== 'sending' || current.attempt_id !== attempt) return;
+    transaction.update(record, { state: 'sent', sent_at: new Date(now), lease_expires_at: null });
+  });
 }
 
 /**
@@ -345,7 +398,7 @@ export function smtpRefusal(error: unknown): SmtpRefusal {
   return 'transient';
 }
 
-type Claim = ThankYouResult | { status: 'claimed'; lease: Lease; attempts: number };
+type Claim = ThankYouResult | { status: 'claimed'; lease: Lease; attempts: number; attempt: string };
 
 /** The record's lease: `attempt_id` names the call that holds it, `lease_expires_at` until when. */
 const THANK_YOU_LEASE: LeaseLayout = {
@@ -368,11 +421,12 @@ async function claimRecord(
   signup: string,
 ): Promise<Claim> {
   let claim: LeaseClaim<ThankYouResult>;
+  const owner = crypto.randomUUID();
   try {
     claim = await claimLease<ThankYouResult>(
       ref,
       {
-        owner: crypto.randomUUID(),
+        owner,
         clock: deps.clock,
         leaseMs: deps.leaseMs ?? THANK_YOU_LEASE_MS,
         layout: THANK_YOU_LEASE,
@@ -399,7 +453,7 @@ async function claimRecord(
   if (claim.status === 'held') return { status: 'in_progress' };
   if (claim.status === 'refused') return claim.reason;
   const previous = claim.previous as Partial<ThankYouRecord> | undefined;
-  return { status: 'claimed', lease: claim.lease, attempts: (previous?.attempts ?? 0) + 1 };
+  return { status: 'claimed', lease: claim.lease, attempts: (previous?.attempts ?? 0) + 1, attempt: owner };
 }
 
 /** Moves the record on and ends the claim, unless another call has claimed it since (then that call owns it). */

@@ -142,12 +142,19 @@ export function next(part: PartRecord, event: PartEvent, now: number): PartRecor
   const updated_at = new Date(now);
   switch (event.kind) {
     case 'done':
-      return settled({ ...part, state: 'done', attempts: part.attempts + 1, updated_at });
+      return settled({
+        ...part,
+        state: 'done',
+        round: Math.max(part.round, event.round),
+        attempts: part.attempts + 1,
+        updated_at,
+      });
     case 'skipped':
       return settled({
         ...part,
         state: 'skipped',
         reason: event.reason,
+        round: Math.max(part.round, event.round),
         attempts: part.attempts + 1,
         updated_at,
       });

@@ -36,6 +36,11 @@ export interface SignupTask {
    * does nothing. Absent from tasks enqueued before rounds travelled with them: those act on the part's round.
    */
   round?: number;
+  /**
+   * A thank-you the relay accepted whose `sent` the database did not save (tasks/deliver-thank-you.ts): the
+   * claim's attempt id, which the record names while it is claimed. No address.
+   */
+  sent?: string;
 }
 
 /**
@@ -73,12 +78,18 @@ export function parseSignupTask(body: unknown): SignupTask {
   ) {
     throw new Error('Not a sign-up id.');
   }
-  const round = (body as { round?: unknown }).round;
-  if (round === undefined) return { signup };
-  if (typeof round !== 'number' || !Number.isSafeInteger(round) || round < 0) {
+  const { round, sent } = body as { round?: unknown; sent?: unknown };
+  if (round !== undefined && (typeof round !== 'number' || !Number.isSafeInteger(round) || round < 0)) {
     throw new Error('Not a round.');
   }
-  return { signup, round };
+  if (sent !== undefined && (typeof sent !== 'string' || !/^[A-Za-z0-9-]{1,64}$/.test(sent))) {
+    throw new Error('Not an attempt id.');
+  }
+  return {
+    signup,
+    ...(round === undefined ? {} : { round }),
+    ...(sent === undefined ? {} : { sent: sent as string }),
+  };
 }
 
 const TASK_ID_PURPOSE = 'goody-task-id-v3';

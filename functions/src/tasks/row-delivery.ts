@@ -53,13 +53,16 @@ export type EnqueuePart = (
   row: RowOfTasks,
   round: number,
   notBefore?: number,
+  /** A thank-you accepted by the relay and not saved: the claim's attempt id (tasks/deliver-thank-you.ts). */
+  sent?: string,
 ) => Promise<'enqueued' | 'duplicate'>;
 
 export function enqueuePart(enqueue: Enqueue, mailboxSecret: string): EnqueuePart {
-  return (part, row, round, notBefore) => {
+  return (part, row, round, notBefore, sent) => {
     const queue = PART_QUEUE[part];
     const id = deliveryTaskId(mailboxSecret, queue, row, round);
-    return enqueue(queue, { signup: row.id, round }, notBefore === undefined ? { id } : { id, notBefore });
+    const payload = sent === undefined ? { signup: row.id, round } : { signup: row.id, round, sent };
+    return enqueue(queue, payload, notBefore === undefined ? { id } : { id, notBefore });
   };
 }
 
