@@ -10,11 +10,13 @@ import { deliveryTaskId, type Enqueue, QUEUES, type QueueName, type RowOfTasks }
  *   delivery.contact    the MailerLite contact (tasks/deliver-contact.ts)
  *   delivery.thank_you  the thank-you mail (tasks/deliver-thank-you.ts)
  *
- * each `{ state, reason?, attempts, last_error?, round, due_at?, updated_at }`. `pending` until its worker
- * settles it `done` or `skipped` (with the reason); `attempts` counts the worker's runs, `last_error` the
- * last failure's code; `round` the task the part is on (each round has its own task id, tasks/queue.ts);
- * `due_at`, while pending, when the reconciler (scheduled/reconcile-deliveries.ts) looks at the part again:
- * by then its task has either settled it or given up.
+ * each `{ state, reason?, attempts, last_error?, round, due_at?, updated_at }`, moved only as its life says
+ * (tasks/part-life.ts): `pending` (waiting, with a reason, while our setup or the mail budget holds it) until
+ * its worker settles it `done` or `skipped` (for the person's reason); `attempts` counts the worker's runs,
+ * `last_error` the last failure's code; `round` the task the part is on (each round has its own task id,
+ * tasks/queue.ts, and the task carries its round); `due_at`, while pending, when the reconciler
+ * (scheduled/reconcile-deliveries.ts) looks at the part again: soon while its task is not confirmed, and
+ * otherwise once that task has either settled it or given up.
  */
 export const DELIVERY = 'delivery';
 
