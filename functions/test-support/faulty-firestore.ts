@@ -1,13 +1,21 @@
 // A Firestore of the functions' tests that fails where a test says: the emulator's own database (real reads,
-// writes and transactions), with a fault asked before each call a document reference makes. What the code
-// under test reaches through `db.collection(…).doc(…)` (and the references of what it reads) goes through it.
+// writes and transactions), with a fault asked before each call a document reference or the database makes.
+// What the code under test reaches through `db.collection(…).doc(…)`, the references of the documents it
+// reads that way, and `runTransaction` (on the database or on such a reference's `firestore`) go through it;
+// queries do not.
 
 import type { Firestore } from 'firebase-admin/firestore';
 
-export type DocumentCall = 'get' | 'create' | 'set' | 'update' | 'delete';
+export type DocumentCall = 'get' | 'create' | 'set' | 'update' | 'delete' | 'transaction';
 
-/** Asked before each call: an error to throw instead of making it, or undefined to make it. */
-export type Fault = (call: DocumentCall, path: string) => Error | undefined;
+/**
+ * Asked before each call: `before` (an error) fails it without making it; `after` (an error) makes it and
+ * then fails, as a write whose answer was lost after it applied; undefined makes it.
+ */
+export type Fault = (
+  call: DocumentCall,
+  path: string,
+) => { before?: Error; after?: Error } | Error | undefined;
 
 /** An error as the Admin SDK throws it when Firestore does not answer (gRPC UNAVAILABLE). */
 export function unavailable(): Error {
@@ -18,20 +26,34 @@ const CALLS: ReadonlySet<string> = new Set(['get', 'create', 'set', 'update', 'd
 
 export function faultyFirestore(db: Firestore, fault: Fault): Firestore {
   const wrapped = new WeakMap<object, object>();
+  const ask = async <T>(call: DocumentCall, path: string, make: () => Promise<T>): Promise<T> => {
+    const answer = fault(call, path);
+    const { before, after } = answer instanceof Error ? { before: answer, after: undefined } : (answer ?? {});
+    if (before) throw before;
+    const result = await make();
+    if (after) throw after;
+    return result;
+  };
   const wrap = <T extends object>(target: T): T => {
     const known = wrapped.get(target);
     if (known) return known as T;
+    const isDocument = 'path' in target && 'parent' in target && 'collection' in target;
+    const isSnapshot = 'exists' in target && 'ref' in target && 'data' in target;
     const proxy = new Proxy(target, {
       get(object, property, receiver) {
         const value = Reflect.get(object, property, receiver);
+        if (isSnapshot && property === 'ref') return wrap(value as object);
+        if (isDocument && property === 'firestore') return root;
         if (typeof value !== 'function') return value;
-        const isDocument = 'path' in object && 'parent' in object && 'collection' in object;
         if (isDocument && typeof property === 'string' && CALLS.has(property)) {
-          return (...args: unknown[]) => {
-            const error = fault(property as DocumentCall, (object as { path: string }).path);
-            if (error) return Promise.reject(error);
-            return value.apply(object, args);
+          const path = (object as { path: string }).path;
+          return async (...args: unknown[]) => {
+            const result = await ask(property as DocumentCall, path, () => value.apply(object, args));
+            return property === 'get' ? wrap(result as object) : result;
           };
+        }
+        if (object === db && property === 'runTransaction') {
+          return (...args: unknown[]) => ask('transaction', '', () => value.apply(object, args));
         }
         if (property === 'collection' || property === 'doc') {
           return (...args: unknown[]) => wrap(value.apply(object, args));
@@ -42,5 +64,6 @@ export function faultyFirestore(db: Firestore, fault: Fault): Firestore {
     wrapped.set(target, proxy);
     return proxy;
   };
-  return wrap(db);
+  const root = wrap(db);
+  return root;
 }

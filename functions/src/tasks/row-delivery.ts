@@ -89,14 +89,31 @@ export class RowDelivery {
 
   /** The part after `event` (null: the row is gone or not indexed, or the event changed nothing). */
   async apply(event: PartEvent, now: number): Promise<PartRecord | null> {
-    return this.ref.firestore.runTransaction(async (transaction) => {
-      const row = await transaction.get(this.ref);
-      if (!row.exists) return null;
-      const current = partOf(row.data(), this.part);
-      if (!current) return null;
-      const moved = next(current, event, now);
-      if (moved) transaction.update(this.ref, { [`${DELIVERY}.${this.part}`]: moved });
-      return moved;
-    });
+    const [moved] = await applyToParts(this.ref, [[this.part, event]], now);
+    return moved ?? null;
   }
+}
+
+/**
+ * Several parts' events on one row in one transaction (the trigger confirms both of its tasks at once, rather
+ * than two transactions contending for the row): each part after its event, null where nothing changed.
+ */
+export async function applyToParts(
+  ref: DocumentReference,
+  events: ReadonlyArray<readonly [DeliveryPart, PartEvent]>,
+  now: number,
+): Promise<Array<PartRecord | null>> {
+  return ref.firestore.runTransaction(async (transaction) => {
+    const row = await transaction.get(ref);
+    if (!row.exists) return events.map(() => null);
+    const update: Record<string, PartRecord> = {};
+    const moved = events.map(([part, event]) => {
+      const current = partOf(row.data(), part);
+      const after = current ? next(current, event, now) : null;
+      if (after) update[`${DELIVERY}.${part}`] = after;
+      return after;
+    });
+    if (Object.keys(update).length > 0) transaction.update(ref, update);
+    return moved;
+  });
 }

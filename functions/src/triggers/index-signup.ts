@@ -11,6 +11,7 @@ import { parseAddContactInput } from '../schemas';
 import { MAILBOX_KEY_FIELD } from '../signups/lookup';
 import { cloudTasksEnqueue } from '../tasks/queue';
 import {
+  applyToParts,
   DELIVERY,
   DELIVERY_PARTS,
   type DeliveryPart,
@@ -19,7 +20,6 @@ import {
   firstPart,
   type PartRecord,
   partOf,
-  RowDelivery,
   rowOfTasks,
 } from '../tasks/row-delivery';
 
@@ -87,15 +87,16 @@ export async function indexSignup(ref: DocumentReference, deps: IndexSignupDeps)
   // A part found on a later round (the reconciler or the mail budget moved it) has that round's task
   // enqueued already: the same id is a duplicate, and costs nothing. A duplicate is always that round's own
   // task (the id names the row and the round), so it confirms the round as an enqueue does.
-  await Promise.all(
-    pending.map(async ([part, record]) => {
-      await deps.enqueuePart(part, indexed.row, record.round);
-      await new RowDelivery(ref, part).apply(
-        { kind: 'enqueued', round: record.round, runsAt: now },
-        deps.clock.now(),
-      );
-    }),
-  );
+  await Promise.all(pending.map(([part, record]) => deps.enqueuePart(part, indexed.row, record.round)));
+  if (pending.length > 0) {
+    await applyToParts(
+      ref,
+      pending.map(
+        ([part, record]) => [part, { kind: 'enqueued', round: record.round, runsAt: now }] as const,
+      ),
+      deps.clock.now(),
+    );
+  }
   deps.logger.info('signup.enqueued', { ...emailFields(indexed.email), parts: pending.length });
   return 'delivery_enqueued';
 }
