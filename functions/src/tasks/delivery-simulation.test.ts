@@ -324,7 +324,8 @@ async function simulate(scenario: Scenario): Promise<void> {
   const profile: Record<string, { runs: number; ms: number }> = {};
   const run = async (label: string, work: () => Promise<unknown>): Promise<boolean> => {
     const started = performance.now();
-    const entry = (profile[label] ??= { runs: 0, ms: 0 });
+    const entry = profile[label] ?? { runs: 0, ms: 0 };
+    profile[label] = entry;
     entry.runs += 1;
     const current: Invocation = {
       crashAt: storming() && chance(scenario.crash) ? 1 + Math.floor(rand() * 30) : 0,
