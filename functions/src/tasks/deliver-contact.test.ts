@@ -24,6 +24,7 @@ import { systemClock } from '../clock';
 import type { MailerLiteClientOptions } from '../mailerlite/client';
 import { mailerLiteTime } from '../mailerlite/client';
 import { clearGroupCache } from '../mailerlite/groups';
+import { eraseAddress } from '../privacy/erasure';
 import { mailboxKey } from '../privacy/mailbox-key';
 import {
   CONTACT_ROWS_READ,
@@ -650,6 +651,37 @@ describe('deliver-contact (the task add-contact-to-mailerlite enqueues)', () => 
       ml.faults.latencyMs = 0;
       expect(ml.state.subscribers).toEqual([]);
       expect(logger.events()).toEqual(['add_contact.upserted', 'add_contact.erased_during_call']);
+    });
+
+    it('an erasure that lands between the suppression check and the claim, the task then dying after its push: nothing of the mailbox stays in MailerLite', async () => {
+      const groups = { updates: ml.addGroup('Launch list'), club: ml.addGroup('Club list') };
+      await seedSignups(firestore.db, [{ email: 'kid@example.com', ...HERO }], Date.now() - 1_000);
+      const client = mailerLiteClient(ml);
+      const mailboxes = testMailboxes(firestore.db);
+      const realClaim = mailboxes.contacts.claim.bind(mailboxes.contacts);
+      // The person clicks the unsubscribe link after the task checked the list, before it claims the record.
+      mailboxes.contacts.claim = async (...args) => {
+        await eraseAddress('kid@example.com', {
+          db: firestore.db,
+          client,
+          clock: systemClock,
+          logger: recordingLogger(),
+          mailboxes: testMailboxes(firestore.db),
+        });
+        return realClaim(...args);
+      };
+      // And the task dies right after MailerLite took its push, before its check after the push.
+      const dying = Object.create(client) as typeof client;
+      dying.upsertSubscriber = async (...args) => {
+        await client.upsertSubscriber(...args);
+        throw new Error('The instance died.');
+      };
+      const outcome = await deliver(
+        hero('kid@example.com'),
+        deps({}, { groups, mailboxes, client: dying }),
+      ).catch((error: unknown) => error);
+      expect(outcome).toBe('suppressed');
+      expect(ml.state.subscribers).toEqual([]);
     });
 
     it('when MailerLite refuses that forget, leaves it pending on the suppression entry (address sealed) and hands it to its finish task', async () => {

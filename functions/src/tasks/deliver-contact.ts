@@ -167,6 +167,15 @@ async function addStoredContact(
   // Another task pushes this mailbox (perhaps for the other list): look again once it is done.
   if (claim.status === 'in_progress')
     throw new RetryLater('Another task is pushing this mailbox.', 'in_progress');
+  // Looked at again now that this task holds the record: the erasure writes the suppression entry before it
+  // reads the record, so one that read it before this claim is seen here, and one that reads it after sees
+  // the claim and forgets again once the push is over (privacy/erasure.ts). Whichever dies where, no push
+  // starts after an erasure that could miss it.
+  if ((await suppression.among([input.email])).size > 0) {
+    await claim.abandon();
+    deps.logger.info('add_contact.suppressed', log);
+    return 'suppressed';
+  }
 
   // The mailbox's first sign-up of this list is when the person opted in to it.
   const key = String(row.get(MAILBOX_KEY_FIELD) ?? deps.mailboxes.key(input.email));
