@@ -549,6 +549,10 @@ describe('the delivery engine under faults (a seeded simulation)', () => {
     console.info(
       `delivery simulation: ${details.numRuns} of ${numRuns} runs from seed ${seed} in ${Math.round(performance.now() - started)} ms${details.interrupted ? ' (stopped at its time limit)' : ''}; DELIVERY_SIM_SEED=${seed} replays them`,
     );
-    if (details.failed) throw new Error(fc.defaultReportMessage(details) ?? 'The simulation failed.');
+    if (details.failed) {
+      const cause = details.errorInstance;
+      const why = cause instanceof Error ? cause.message : String(cause);
+      throw new Error(`${fc.defaultReportMessage(details) ?? 'The simulation failed.'}\n${why}`, { cause });
+    }
   }, 120_000);
 });
