@@ -4,6 +4,7 @@
 // reads that way, and `runTransaction` (on the database or on such a reference's `firestore`) go through it;
 // queries do not.
 
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Firestore } from 'firebase-admin/firestore';
 
 export type DocumentCall = 'get' | 'create' | 'set' | 'update' | 'delete' | 'transaction';
@@ -24,13 +25,23 @@ export function unavailable(): Error {
 
 const CALLS: ReadonlySet<string> = new Set(['get', 'create', 'set', 'update', 'delete']);
 
-export function faultyFirestore(db: Firestore, fault: Fault): Firestore {
+export interface FaultyOptions {
+  /**
+   * Awaited before each call, but not inside a transaction (whose callback must not wait on others while
+   * the emulator holds its locks): a simulation's scheduler lets other work go first there.
+   */
+  yieldBefore?: () => Promise<void>;
+}
+
+export function faultyFirestore(db: Firestore, fault: Fault, options: FaultyOptions = {}): Firestore {
   const wrapped = new WeakMap<object, object>();
+  const inTransaction = new AsyncLocalStorage<boolean>();
   const ask = async <T>(call: DocumentCall, path: string, make: () => Promise<T>): Promise<T> => {
+    if (options.yieldBefore && !inTransaction.getStore()) await options.yieldBefore();
     const answer = fault(call, path);
     const { before, after } = answer instanceof Error ? { before: answer, after: undefined } : (answer ?? {});
     if (before) throw before;
-    const result = await make();
+    const result = await (call === 'transaction' ? inTransaction.run(true, make) : make());
     if (after) throw after;
     return result;
   };

@@ -23,7 +23,8 @@
 // `sent` (no database failure; docs/architecture.md names it as what is left).
 //
 // A failing run prints its seed and path; DELIVERY_SIM_SEED and DELIVERY_SIM_PATH replay it (with the same
-// DELIVERY_SIM_FAULTS), and DELIVERY_SIM_RUNS sets the number of runs (12; at most 30 s of them).
+// DELIVERY_SIM_FAULTS), DELIVERY_SIM_RUNS sets the number of runs (12) and DELIVERY_SIM_SECONDS the time they
+// may take (30).
 //
 // On the code before the part's life was one module it finds: the relay's refusal of our sender ending a
 // thank-you `refused` (seed 2, path "0"), our login refused waiting an hour (seed 1, path "0"), a thank-you sent
@@ -176,6 +177,10 @@ interface Invocation {
   crashAt: number;
   calls: number;
   crashed: boolean;
+  /** Set while the invocation waits at an outside call for the scheduler to let it go on. */
+  wake: (() => void) | null;
+  parked: Promise<void> | null;
+  done: boolean;
   /** Between the relay's acceptance and the save of `sent`: no crash (the one case left out, above). */
   accepted: boolean;
 }
@@ -213,34 +218,68 @@ async function simulate(scenario: Scenario): Promise<void> {
     },
   };
   const invocation = new AsyncLocalStorage<Invocation>();
-  /** Counts an outside call of the running invocation; throws once it has died. */
-  const outside = () => {
+  // The scheduler: one invocation goes on at a time, up to the next outside call it makes (or its end); there
+  // the scheduler picks which one goes next, or starts a ready event beside them. So interleavings are of
+  // whole outside calls, and a run replays from its seed.
+  let stepped: (() => void) | null = null;
+  const stepDone = () => {
+    const done = stepped;
+    stepped = null;
+    done?.();
+  };
+  /** Before an outside call: hands the turn back to the scheduler and waits to be let on. */
+  const yieldTurn = async () => {
+    const current = invocation.getStore();
+    if (!current) return;
+    // Calls the invocation makes side by side (Promise.all) wait for the same turn.
+    if (current.parked) return current.parked;
+    current.parked = new Promise<void>((resume) => {
+      current.wake = () => {
+        current.wake = null;
+        current.parked = null;
+        resume();
+      };
+      stepDone();
+    });
+    return current.parked;
+  };
+  /** Counts an outside call of the running invocation, at its turn; throws once it has died. */
+  const outside = async () => {
+    await yieldTurn();
     const current = invocation.getStore();
     if (!current) return;
     current.calls += 1;
     if (!current.crashed && !current.accepted && current.calls === current.crashAt) current.crashed = true;
     if (current.crashed) throw new Crash('The invocation died.');
   };
+  const crashed = () => {
+    const current = invocation.getStore();
+    if (!current) return false;
+    current.calls += 1;
+    if (!current.crashed && !current.accepted && current.calls === current.crashAt) current.crashed = true;
+    return current.crashed;
+  };
   const logger = recordingLogger();
 
-  const db: Firestore = faultyFirestore(firestore.db, (call: DocumentCall) => {
-    try {
-      outside();
-    } catch (error) {
-      return error as Error;
-    }
-    if (!storming()) return undefined;
-    if (chance(scenario.dbBefore)) return { before: unavailable() };
-    if (call !== 'get' && chance(scenario.dbAfter)) return { after: unavailable() };
-    return undefined;
-  });
+  const db: Firestore = faultyFirestore(
+    firestore.db,
+    (call: DocumentCall) => {
+      if (crashed()) return new Crash('The invocation died.');
+      if (!storming()) return undefined;
+      if (chance(scenario.dbBefore)) return { before: unavailable() };
+      if (call !== 'get' && chance(scenario.dbAfter)) return { after: unavailable() };
+      return undefined;
+    },
+    { yieldBefore: yieldTurn },
+  );
 
   // Cloud Tasks: ids seen are kept (ALREADY_EXISTS for ever, as far as a run goes).
   let seq = 0;
   const events: Event[] = [];
   const seen = new Set<string>();
   const enqueue: Enqueue = async (queue, payload, { id, notBefore }) => {
-    outside();
+    // Not a turn of its own: the trigger enqueues its two parts side by side.
+    if (crashed()) throw new Crash('The invocation died.');
     if (storming() && chance(scenario.enqueueBefore))
       throw Object.assign(new Error('UNAVAILABLE'), { code: 14 });
     if (seen.has(id)) return 'duplicate';
@@ -265,7 +304,7 @@ async function simulate(scenario: Scenario): Promise<void> {
   const mails: Array<{ mailbox: string; at: number }> = [];
   const transport: MailTransport = {
     async send(message) {
-      outside();
+      await outside();
       const to = String(message.to);
       if (storming() && scenario.smtp === 'sender_refused') {
         throw Object.assign(new Error('refused'), {
@@ -302,7 +341,7 @@ async function simulate(scenario: Scenario): Promise<void> {
   const subscribers = new Map<string, Set<string>>();
   const client = {
     async upsertSubscriber(input: UpsertSubscriberInput) {
-      outside();
+      await outside();
       if (storming() && scenario.mailerLite === 'key_refused') throw new MailerLiteAuthError();
       if (storming() && scenario.mailerLite === 'forbidden')
         throw new MailerLiteRequestError(403, 'This action is unauthorized.');
@@ -327,7 +366,7 @@ async function simulate(scenario: Scenario): Promise<void> {
       };
     },
     async forgetSubscriber(address: string) {
-      outside();
+      await outside();
       if (storming() && scenario.mailerLite === 'outage' && rand() < 0.5)
         throw new MailerLiteServerError(503);
       const known = [...subscribers.keys()].filter((email) => email.toLowerCase() === address.toLowerCase());
@@ -406,8 +445,9 @@ async function simulate(scenario: Scenario): Promise<void> {
   };
   let checkedBound = false;
   const profile: Record<string, { runs: number; ms: number }> = {};
-  const run = async (label: string, work: () => Promise<unknown>): Promise<boolean> => {
-    const started = performance.now();
+  /** An invocation in flight, and what its end does (a retry, a second delivery, a record). */
+  const inFlight: Array<{ current: Invocation; label: string; then: (ok: boolean) => void }> = [];
+  const begin = (label: string, work: () => Promise<unknown>, then: (ok: boolean) => void = () => {}) => {
     const entry = profile[label] ?? { runs: 0, ms: 0 };
     profile[label] = entry;
     entry.runs += 1;
@@ -416,32 +456,41 @@ async function simulate(scenario: Scenario): Promise<void> {
       calls: 0,
       crashed: false,
       accepted: false,
+      wake: null,
+      parked: null,
+      done: false,
     };
-    try {
-      await invocation.run(current, work);
-      return !current.crashed;
-    } catch {
-      return false;
-    } finally {
-      entry.ms += performance.now() - started;
-    }
+    const flight = { current, label, then };
+    inFlight.push(flight);
+    const started = performance.now();
+    return new Promise<void>((turnOver) => {
+      stepped = turnOver;
+      invocation
+        .run(current, work)
+        .then(
+          () => !current.crashed,
+          () => false,
+        )
+        .then((ok) => {
+          entry.ms += performance.now() - started;
+          current.done = true;
+          inFlight.splice(inFlight.indexOf(flight), 1);
+          then(ok);
+          stepDone();
+        });
+    });
   };
+  /** Lets a waiting invocation go on to its next outside call or its end. */
+  const resume = (current: Invocation) =>
+    new Promise<void>((turnOver) => {
+      stepped = turnOver;
+      current.wake?.();
+    });
+  const MAX_IN_FLIGHT = 3;
 
-  while (events.length > 0) {
-    const nextAt = Math.min(...events.map((event) => event.runAt));
-    if (nextAt > bound && !checkedBound) {
-      await checkSettled(await storedRows(), committed, '16 minutes after the storm');
-      checkedBound = true;
-    }
-    if (nextAt > end) break;
-    now = Math.max(now, nextAt);
-    // Any event ready by now may go next: the interleaving is the seed's.
-    const ready = events.filter((event) => event.runAt <= now).sort((a, b) => a.seq - b.seq);
-    const event = ready[Math.floor(rand() * ready.length)] as Event;
-    events.splice(events.indexOf(event), 1);
-    now += 50 + Math.floor(rand() * 950);
+  const start = (event: Event) => {
     if (event.kind === 'reconcile') {
-      await run('reconcile', () =>
+      return begin('reconcile', () =>
         reconcileDeliveries({
           db,
           clock,
@@ -450,57 +499,103 @@ async function simulate(scenario: Scenario): Promise<void> {
           index: (ref) => indexSignup(ref, triggerDeps),
         }),
       );
-      continue;
     }
-    if (event.kind === 'pending_erasures') {
-      await run('pending_erasures', () => finishPendingErasures(eraseDeps));
-      continue;
-    }
+    if (event.kind === 'pending_erasures')
+      return begin('pending_erasures', () => finishPendingErasures(eraseDeps));
     if (event.kind === 'erase') {
       // The person presses the button; should the page fail, they press again a minute later.
-      const ok = await run('erase', () => eraseAddress(erasing as string, eraseDeps));
-      if (ok) erasedAt = now;
-      else events.push({ ...event, runAt: now + MINUTE });
-      continue;
+      return begin(
+        'erase',
+        () => eraseAddress(erasing as string, eraseDeps),
+        (ok) => {
+          if (ok) erasedAt = now;
+          else events.push({ ...event, runAt: now + MINUTE });
+        },
+      );
     }
     if (event.kind === 'trigger') {
-      const ok = await run('trigger', () => indexSignup(db.collection(SIGNUPS).doc(event.row), triggerDeps));
-      const row = await firestore.db.collection(SIGNUPS).doc(event.row).get();
-      if (row.get('delivery') !== undefined) committed.add(event.row);
-      if (!ok && !(storming() && chance(scenario.drop)))
-        events.push({ ...event, attempts: event.attempts + 1, runAt: now + backoff(event.attempts + 1) });
+      return begin(
+        'trigger',
+        async () => {
+          try {
+            await indexSignup(db.collection(SIGNUPS).doc(event.row), triggerDeps);
+          } finally {
+            const row = await firestore.db.collection(SIGNUPS).doc(event.row).get();
+            if (row.get('delivery') !== undefined) committed.add(event.row);
+          }
+        },
+        (ok) => {
+          if (!ok && !(storming() && chance(scenario.drop)))
+            events.push({ ...event, attempts: event.attempts + 1, runAt: now + backoff(event.attempts + 1) });
+        },
+      );
+    }
+    return begin(
+      event.queue,
+      () =>
+        event.queue === ERASURE_QUEUE
+          ? handleFinishErasure(event.payload, eraseDeps)
+          : event.queue === QUEUES.contact
+            ? handleDeliverContact(event.payload, {
+                db,
+                client,
+                groups: { updates: '111', club: '222' },
+                clock,
+                logger,
+                mailboxes,
+              })
+            : handleDeliverThankYou(event.payload, {
+                db,
+                transport: async () => transport,
+                from: 'GOODY <hello@goody.example>',
+                unsubscribeLink: (email) =>
+                  mailboxes.unsubscribeLink('https://goody.example/unsubscribe', email),
+                clock,
+                logger,
+                mailboxes,
+                mailPerHour: 1_000,
+                enqueuePart: enqueueParts,
+                saveRetryMs: [1_000, 2_000],
+              }),
+      (ok) => {
+        if (!ok)
+          events.push({ ...event, attempts: event.attempts + 1, runAt: now + backoff(event.attempts + 1) });
+        else if (chance(scenario.twice))
+          events.push({ ...event, runAt: now + Math.floor(rand() * MINUTE), seq: seq++ });
+      },
+    );
+  };
+
+  for (;;) {
+    const waiting = inFlight.filter((flight) => flight.current.wake !== null);
+    const ready =
+      inFlight.length < MAX_IN_FLIGHT
+        ? events.filter((event) => event.runAt <= now).sort((a, b) => a.seq - b.seq)
+        : [];
+    if (waiting.length + ready.length === 0) {
+      if (inFlight.length > 0) throw new Error('An invocation neither ended nor waits at an outside call.');
+      if (events.length === 0) break;
+      // Nothing to do until the next event: the clock jumps to it.
+      const nextAt = Math.min(...events.map((event) => event.runAt));
+      if (nextAt > bound && !checkedBound) {
+        await checkSettled(await storedRows(), committed, '16 minutes after the storm');
+        checkedBound = true;
+      }
+      if (nextAt > end) break;
+      now = Math.max(now, nextAt);
       continue;
     }
-    const ok = await run(event.queue, () =>
-      event.queue === ERASURE_QUEUE
-        ? handleFinishErasure(event.payload, eraseDeps)
-        : event.queue === QUEUES.contact
-          ? handleDeliverContact(event.payload, {
-              db,
-              client,
-              groups: { updates: '111', club: '222' },
-              clock,
-              logger,
-              mailboxes,
-            })
-          : handleDeliverThankYou(event.payload, {
-              db,
-              transport: async () => transport,
-              from: 'GOODY <hello@goody.example>',
-              unsubscribeLink: (email) =>
-                mailboxes.unsubscribeLink('https://goody.example/unsubscribe', email),
-              clock,
-              logger,
-              mailboxes,
-              mailPerHour: 1_000,
-              enqueuePart: enqueueParts,
-              saveRetryMs: [1_000, 2_000],
-            }),
-    );
-    if (!ok)
-      events.push({ ...event, attempts: event.attempts + 1, runAt: now + backoff(event.attempts + 1) });
-    else if (chance(scenario.twice))
-      events.push({ ...event, runAt: now + Math.floor(rand() * MINUTE), seq: seq++ });
+    // Any invocation waiting, or any event ready, may go next: the interleaving is the seed's.
+    const pick = Math.floor(rand() * (waiting.length + ready.length));
+    now += 10 + Math.floor(rand() * 190);
+    if (pick < waiting.length) {
+      await resume((waiting[pick] as (typeof waiting)[number]).current);
+    } else {
+      const event = ready[pick - waiting.length] as Event;
+      events.splice(events.indexOf(event), 1);
+      await start(event);
+    }
+    if (now > end && inFlight.length === 0) break;
   }
 
   if (process.env.DELIVERY_SIM_PROFILE) console.info(JSON.stringify(profile));
@@ -543,7 +638,7 @@ describe('the delivery engine under faults (a seeded simulation)', () => {
       ...(path ? { path } : {}),
       endOnFailure: true,
       // A machine under load runs fewer cases, never longer: how many ran is printed below.
-      interruptAfterTimeLimit: 30_000,
+      interruptAfterTimeLimit: Number(process.env.DELIVERY_SIM_SECONDS ?? 30) * 1000,
       markInterruptAsFailure: false,
     });
     console.info(
@@ -554,5 +649,5 @@ describe('the delivery engine under faults (a seeded simulation)', () => {
       const why = cause instanceof Error ? cause.message : String(cause);
       throw new Error(`${fc.defaultReportMessage(details) ?? 'The simulation failed.'}\n${why}`, { cause });
     }
-  }, 120_000);
+  }, 600_000);
 });
