@@ -653,6 +653,25 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
       expect(await thankYouRecords()).toBe(0);
     });
 
+    it('a person who unsubscribes while the task claims the record and takes its slot: nothing is sent', async () => {
+      await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
+      const mailboxes = testMailboxes(db);
+      const among = mailboxes.suppression.among.bind(mailboxes.suppression);
+      let looks = 0;
+      // The click lands after the task's first look at the list.
+      mailboxes.suppression.among = async (...args) => {
+        looks += 1;
+        if (looks === 2) await suppressMailbox(db, 'kid@example.com');
+        return among(...args);
+      };
+      expect(await outcomeOf({ email: 'kid@example.com' }, deps({ mailboxes }))).toEqual({
+        status: 'suppressed',
+      });
+      expect(await outbox.messages()).toEqual([]);
+      expect((await record('kid@example.com'))?.state).not.toBe('sending');
+      expect(await thankYouPart('kid@example.com')).toMatchObject({ state: 'skipped', reason: 'suppressed' });
+    });
+
     it('the database unreachable: thrown back to Cloud Tasks', async () => {
       await expect(
         outcomeOf({ email: 'kid@example.com' }, { ...deps(), db: brokenDb() }),

@@ -234,8 +234,7 @@ async function sendOnce(
   const log = emailFields(input.email);
   const id = deps.mailboxes.key(input.email);
 
-  const suppressed = await withDatabase(() => deps.mailboxes.suppression.among([input.email]));
-  if (suppressed.size > 0) {
+  if (await suppression(deps, input.email)) {
     deps.logger.info('thank_you.skipped', { ...log, reason: 'suppressed' });
     return { status: 'suppressed' };
   }
@@ -268,6 +267,18 @@ async function sendOnce(
     await finish(claim.lease, { state: 'waiting' }).catch(() => undefined);
     deps.logger.info('thank_you.skipped', { ...log, reason: 'mail_budget' });
     return { status: 'waiting', until: slot.nextHourAt };
+  }
+  // The list looked at again, last before the relay: a person who unsubscribed while this task claimed the
+  // record and took its slot gets nothing. Nothing but building the message lies between this read and the
+  // send; a click whose first write comes after this read found a mail already on its way.
+  const left = await suppression(deps, input.email).catch(async (error: unknown) => {
+    await finish(claim.lease, { state: 'waiting' }).catch(() => undefined);
+    throw error;
+  });
+  if (left) {
+    await finish(claim.lease, { state: 'waiting' }).catch(() => undefined);
+    deps.logger.info('thank_you.skipped', { ...log, reason: 'suppressed' });
+    return { status: 'suppressed' };
   }
 
   const message = buildThankYouMessage({
@@ -312,6 +323,11 @@ async function sendOnce(
   await saveSent(claim.lease, claim.attempt, { sentAt: deps.clock.now(), messageId: sent.messageId }, deps);
   deps.logger.info('thank_you.sent', { ...log, attempts: claim.attempts });
   return { status: 'sent' };
+}
+
+/** Whether the mailbox is on the suppression list (the person unsubscribed). */
+async function suppression(deps: DeliverThankYouDeps, email: string): Promise<boolean> {
+  return (await withDatabase(() => deps.mailboxes.suppression.among([email]))).size > 0;
 }
 
 /**
