@@ -1,36 +1,42 @@
 // A fault-injecting simulation of the delivery engine, of the kind storage and database engines use to find what
 // example tests miss. The real trigger (triggers/index-signup.ts), both workers (tasks/deliver-contact.ts,
-// tasks/deliver-thank-you.ts) and the reconciler (scheduled/reconcile-deliveries.ts) run against the Firestore
-// emulator (real reads, writes and transactions), under a simulated clock, with Cloud Tasks, the SMTP relay and
-// MailerLite as doubles that keep what they were given. A seeded generator (fast-check) picks the sign-ups, one
-// storm of faults and the interleaving: which ready task, trigger or reconciler run goes next, and where the
-// faults fall.
+// tasks/deliver-thank-you.ts), the reconciler (scheduled/reconcile-deliveries.ts) and the erasure
+// (privacy/erasure.ts, its finish tasks and the half-hourly job) run against the Firestore emulator (real reads,
+// writes and transactions), under a simulated clock, with Cloud Tasks, the SMTP relay and MailerLite as doubles
+// that keep what they were given. A seeded generator (fast-check) picks the sign-ups, a person who unsubscribes,
+// one storm of faults, and the interleaving: up to three invocations are in flight, and at each outside call a
+// cooperative scheduler picks which goes on next, or starts a ready task, trigger or scheduled run beside them.
 //
 // Faults, during the storm only: Firestore calls failing before they apply, or after (the answer lost), on
 // documents and transactions; the enqueue failing before or after it applied; ALREADY_EXISTS from ids Cloud
-// Tasks has seen; our setup refused by the relay (554 5.7.1 at MAIL FROM, 535 EAUTH) or by MailerLite (401,
-// 403, an answer not in its shapes); outages of both (no answer, 451, 503, a timeout after the change applied);
-// an invocation that dies at any outside call; a task delivered twice or late; the clock jumping.
+// Tasks has seen; a trigger whose retries end; our setup refused by the relay (554 5.7.1 at MAIL FROM, 535
+// EAUTH) or by MailerLite (401, 403, an answer not in its shapes); outages of both (no answer, 451, 503, a
+// timeout after the change applied); an invocation that dies at an outside call; a task delivered twice or
+// late; the clock jumping to the next event.
 //
 // At the end of the storm (F) the faults stop. Checked: every part of every row the trigger indexed is settled
-// within 16 minutes of F (the 15 minutes the issue allows, plus the simulated runs' own time), and of every row
-// (a trigger whose retries ended leaves its row to the sweep) within 31; `done` or `skipped` for the person's
-// reason only (`refused` only for the one mailbox the relay and MailerLite refuse as the person's own;
-// `already_thanked` only beside a row of that mailbox that is done); at most one thank-you and one MailerLite
-// contact per mailbox, and exactly one for each mailbox that is not refused; no address in any log line.
+// within 16 minutes of F (the 15 minutes allowed, plus the simulated runs' own time), and of every row (a
+// trigger whose retries ended leaves its row to the sweep) within 31; `done` or `skipped` for the person's reason
+// only (`refused` only for the one mailbox the relay and MailerLite refuse as the person's own; `already_thanked`
+// only beside a row of that mailbox that is done; `suppressed` only for the mailbox that unsubscribed); at most
+// one thank-you and one MailerLite contact per mailbox, and exactly one for each mailbox neither refused nor
+// erased; of the erased mailbox, nothing in MailerLite and no thank-you after the unsubscribe page said done; no
+// address in any log line.
 //
-// The one case left out on purpose: an invocation dying between the relay's acceptance of a mail and the save of
-// `sent` (no database failure; docs/architecture.md names it as what is left).
+// Left out on purpose: an invocation dying between the relay's acceptance of a mail and the save of `sent` (no
+// database failure; docs/architecture.md names it as what is left), and a turn between a thank-you's last look
+// at the suppression list and the relay (nothing but building the message lies there).
 //
 // A failing run prints its seed and path; DELIVERY_SIM_SEED and DELIVERY_SIM_PATH replay it (with the same
 // DELIVERY_SIM_FAULTS), DELIVERY_SIM_RUNS sets the number of runs (12) and DELIVERY_SIM_SECONDS the time they
 // may take (30).
 //
-// On the code before the part's life was one module it finds: the relay's refusal of our sender ending a
-// thank-you `refused` (seed 2, path "0"), our login refused waiting an hour (seed 1, path "0"), a thank-you sent
-// twice when its save failed (DELIVERY_SIM_FAULTS=db DELIVERY_SIM_RUNS=30, seed 5, path "16"), and a part left
-// pending with no task after an enqueue failed past the trigger's commit (DELIVERY_SIM_FAULTS=enqueue,drop,
-// seed 1, path "2").
+// On the code before the part's life was one module, and before the workers looked at the suppression list
+// again, it finds (each replayed with DELIVERY_SIM_SEED, DELIVERY_SIM_PATH and the DELIVERY_SIM_FAULTS given):
+// our login refused waiting an hour (seed 1, path "0"); the relay's refusal of our sender ending a thank-you
+// `refused` (seed 2, path "0"); a thank-you sent twice when its save failed (faults db, seed 5, path "31"); a
+// part left pending with no task after an enqueue failed past the trigger's commit (faults enqueue,drop, seed 1,
+// path "2"); a thank-you sent after the unsubscribe page said done (faults erase, seed 1, path "45").
 
 import { AsyncLocalStorage } from 'node:async_hooks';
 import fc from 'fast-check';
