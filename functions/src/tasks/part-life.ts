@@ -3,8 +3,8 @@ import { positiveNumber, RETRY, retryWindowMs } from './queue';
 /**
  * The life of one part of a sign-up's delivery (`delivery.contact`, `delivery.thank_you`; the row is the
  * outbox, tasks/row-delivery.ts), in one place. The trigger, the two workers and the reconciler say what
- * happened (an event) and write what `next` answers, in a transaction on the row; none of them writes a
- * part's fields itself.
+ * happened (an event) and write what `next` answers on the row as it stands (compare-and-swap); none of them
+ * writes a part's fields itself.
  *
  * The states, as a newcomer reads them:
  *
@@ -134,7 +134,7 @@ export function lifeOf(part: PartRecord): PartLife {
 
 /**
  * The part after `event` at `now`, or null when the event changes nothing: the part is final, or the event
- * is of a past round. Pure: the callers read the part and write the answer in one transaction
+ * is of a past round. Pure: the callers read the part and write the answer only if the row is unchanged
  * (tasks/row-delivery.ts, RowDelivery.apply).
  */
 export function next(part: PartRecord, event: PartEvent, now: number): PartRecord | null {

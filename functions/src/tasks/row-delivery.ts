@@ -76,8 +76,8 @@ export function rowOfTasks(row: DocumentSnapshot): RowOfTasks {
 
 /**
  * One part of a row's delivery, as its trigger, worker or reconciler moves it: each says what happened
- * (tasks/part-life.ts, PartEvent) and `apply` writes what `next` answers, in a transaction, so a write made
- * on a stale read (a round the reconciler moved on meanwhile) cannot put a part back. Each write touches only
+ * (tasks/part-life.ts, PartEvent) and `apply` writes what `next` answers on the row as it stands (applyToParts),
+ * so a write made on a stale read (a round the reconciler moved on meanwhile) cannot put a part back. Each write touches only
  * its own part, so the two workers of one row never overwrite each other. A row erased meanwhile (one-click
  * unsubscribe, retention) is left erased: nothing is written.
  */
@@ -95,17 +95,19 @@ export class RowDelivery {
 }
 
 /**
- * Several parts' events on one row in one transaction (the trigger confirms both of its tasks at once, rather
- * than two transactions contending for the row): each part after its event, null where nothing changed.
+ * Several parts' events on one row in one write (the trigger confirms both of its tasks at once): each part
+ * after its event, null where nothing changed. Read, then written only if nobody wrote the row since
+ * (compare-and-swap on its update time, read again on a conflict): no transaction, whose lock two workers
+ * finishing the same row at once would wait on.
  */
 export async function applyToParts(
   ref: DocumentReference,
   events: ReadonlyArray<readonly [DeliveryPart, PartEvent]>,
   now: number,
 ): Promise<Array<PartRecord | null>> {
-  return ref.firestore.runTransaction(async (transaction) => {
-    const row = await transaction.get(ref);
-    if (!row.exists) return events.map(() => null);
+  for (let attempt = 1; ; attempt += 1) {
+    const row = await ref.get();
+    if (!row.exists || !row.updateTime) return events.map(() => null);
     const update: Record<string, PartRecord> = {};
     const moved = events.map(([part, event]) => {
       const current = partOf(row.data(), part);
@@ -113,7 +115,18 @@ export async function applyToParts(
       if (after) update[`${DELIVERY}.${part}`] = after;
       return after;
     });
-    if (Object.keys(update).length > 0) transaction.update(ref, update);
-    return moved;
-  });
+    if (Object.keys(update).length === 0) return moved;
+    try {
+      await ref.update(update, { lastUpdateTime: row.updateTime });
+      return moved;
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      // 5 NOT_FOUND: erased meanwhile, nothing to record. 9 FAILED_PRECONDITION: written since it was read.
+      if (code === 5) return events.map(() => null);
+      if (code !== 9 || attempt >= APPLY_ATTEMPTS) throw error;
+    }
+  }
 }
+
+/** Reads and writes of one event before a conflict on the row is reported as a failure (retried by the task). */
+const APPLY_ATTEMPTS = 5;
