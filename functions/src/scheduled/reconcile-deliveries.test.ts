@@ -6,10 +6,23 @@ import { FINAL, HERO, MAILBOX_SECRET, seedSignups } from '../../test-support/sig
 import { recordingEnqueue } from '../../test-support/tasks';
 import { type Clock, systemClock } from '../clock';
 import { SIGNUPS } from '../contract';
-import { deliveryTaskId, type Enqueue, QUEUES } from '../tasks/queue';
-import { CONFIRM_WAIT_MS, dueAt, enqueuePart, QUEUE_WAIT_MS, rowOfTasks } from '../tasks/row-delivery';
+import { GIVE_UP_SLACK_MS } from '../tasks/part-life';
+import { deliveryTaskId, type Enqueue, QUEUES, RETRY, retryWindowMs } from '../tasks/queue';
+import {
+  CONFIRM_WAIT_MS,
+  dueAt,
+  enqueuePart,
+  QUEUE_WAIT_MS,
+  RowDelivery,
+  rowOfTasks,
+} from '../tasks/row-delivery';
 import { indexSignup } from '../triggers/index-signup';
-import { type ReconcileDeps, reconcileDeliveries, SWEEP_AFTER_MS } from './reconcile-deliveries';
+import {
+  RECONCILE_EVERY_MS,
+  type ReconcileDeps,
+  reconcileDeliveries,
+  SWEEP_AFTER_MS,
+} from './reconcile-deliveries';
 
 let firestore: FirestoreHarness;
 let db: Firestore;
@@ -104,6 +117,27 @@ describe('the delivery reconciler', () => {
       expect(Math.abs(part.due_at.toMillis() - dueAt(soon.now()).getTime())).toBeLessThan(5_000);
     }
     expect(await reconcileDeliveries(deps(soon))).toEqual({ redriven: 0, swept: 0 });
+  });
+
+  it('re-drives within 15 minutes a part whose task ran and then gave up, not after the queue wait as well', async () => {
+    await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
+    const [row] = await rows();
+    if (!row) throw new Error('not stored');
+    // The contact task's first attempt failed now (MailerLite down); it is retried for its retry window.
+    await new RowDelivery(row.ref, 'contact').apply(
+      { kind: 'retry', round: 0, code: 'mailerlite 503' },
+      Date.now(),
+    );
+    const gaveUp = Date.now() + retryWindowMs(RETRY);
+    expect(await reconcileDeliveries(deps(clockAhead(gaveUp - Date.now() - 60_000)))).toEqual({
+      redriven: 0,
+      swept: 0,
+    });
+    // The first run at least GIVE_UP_SLACK_MS after it gave up (runs are 10 minutes apart).
+    const run = clockAhead(gaveUp - Date.now() + GIVE_UP_SLACK_MS + 1_000);
+    expect(await reconcileDeliveries(deps(run))).toEqual({ redriven: 1, swept: 0 });
+    expect(GIVE_UP_SLACK_MS + RECONCILE_EVERY_MS).toBeLessThanOrEqual(15 * 60_000);
+    expect((await row.ref.get()).get('delivery.contact')).toMatchObject({ state: 'pending', round: 1 });
   });
 
   it('is bounded per run: a backlog is worked through run by run, each part once', async () => {

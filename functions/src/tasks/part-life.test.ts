@@ -3,11 +3,13 @@ import {
   CONFIRM_WAIT_MS,
   dueAt,
   firstPart,
+  GIVE_UP_SLACK_MS,
   lifeOf,
   next,
   type PartEvent,
   type PartRecord,
 } from './part-life';
+import { RETRY, retryWindowMs } from './queue';
 
 const T0 = Date.UTC(2026, 10, 27, 12, 0, 0);
 const at = (minutes: number) => T0 + minutes * 60_000;
@@ -58,7 +60,13 @@ describe("a part's life (tasks/part-life.ts)", () => {
       { kind: 'retry', round: 0, code: 'smtp EENVELOPE 554', reason: 'configuration' },
       at(1),
     ]);
-    expect(waiting).toMatchObject({ state: 'pending', attempts: 1, due_at: dueAt(T0) });
+    // Due once that task's retries from now would have ended: soon after it gives up, not after the queue's wait.
+    expect(waiting).toMatchObject({
+      state: 'pending',
+      attempts: 1,
+      due_at: new Date(at(1) + retryWindowMs(RETRY) + GIVE_UP_SLACK_MS),
+    });
+    expect(next(waiting, { kind: 'retry', round: 0, code: 'x' }, at(30))?.due_at).toEqual(waiting.due_at);
     expect(lifeOf(waiting)).toEqual({
       state: 'waiting',
       round: 0,

@@ -20,7 +20,8 @@ import { positiveNumber, RETRY, retryWindowMs } from './queue';
  *   enqueued(round)        the round's task is confirmed in Cloud Tasks: due long after (dueAt)
  *   redriven(round)        the reconciler enqueued a later round: that round, due long after
  *   retry(round, code)     an attempt failed and Cloud Tasks retries it (backoff at most 10 minutes); with
- *                          `configuration` when our setup or the service refused us (waiting)
+ *                          `configuration` when our setup or the service refused us (waiting); due at the
+ *                          latest when that task's retries from now would have ended (GIVE_UP_SLACK_MS)
  *   waits(round, next)     over the mail budget: the next round enqueued for the next hour (waiting)
  *   done(round)            delivered
  *   skipped(round, why)    the person's reason: final
@@ -86,6 +87,16 @@ export const QUEUE_WAIT_MS = positiveNumber(process.env.DELIVERY_QUEUE_WAIT_SECO
  * DELIVERY_CONFIRM_SECONDS overrides it, read when the functions load.
  */
 export const CONFIRM_WAIT_MS = positiveNumber(process.env.DELIVERY_CONFIRM_SECONDS, 4 * 60) * 1000;
+
+/**
+ * How long after a task that has run may have given up the reconciler looks at its part: with its run every
+ * 10 minutes, a part whose task gave up is re-driven within 15 minutes of it.
+ */
+export const GIVE_UP_SLACK_MS = 5 * 60_000;
+
+function millis(time: StoredTime): number {
+  return time instanceof Date ? time.getTime() : time.toMillis();
+}
 
 /** When the reconciler looks again at a part whose task is enqueued (confirmed) to run at `runsAt`. */
 export function dueAt(runsAt: number): Date {
@@ -170,12 +181,17 @@ export function next(part: PartRecord, event: PartEvent, now: number): PartRecor
     case 'retry': {
       if (event.round < part.round) return null;
       const { reason: _reason, ...rest } = part;
+      // The task has run: it gives up once its retry window from now has passed at the latest, so the
+      // reconciler looks again soon after that, not after the queue's wait as well.
+      const givesUp = now + retryWindowMs(RETRY) + GIVE_UP_SLACK_MS;
+      const due = part.due_at ? millis(part.due_at) : givesUp;
       return {
         ...rest,
         ...(event.reason ? { reason: event.reason } : {}),
         round: event.round,
         attempts: part.attempts + 1,
         last_error: event.code,
+        due_at: new Date(Math.min(due, givesUp)),
         updated_at,
       };
     }
