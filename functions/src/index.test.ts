@@ -203,8 +203,8 @@ describe('the onCall wrappers, bound to their params', () => {
     expect(await call('send-thank-you-email', { email: 'kid@example.com' })).toEqual({ status: 'accepted' });
     // Only the row's trigger enqueued: one task a queue, naming the row, no address.
     expect(tasks.tasks.map((task) => [task.queue, task.payload])).toEqual([
-      [QUEUES.contact, { signup: row.id }],
-      [QUEUES.thankYou, { signup: row.id }],
+      [QUEUES.contact, { signup: row.id, round: 0 }],
+      [QUEUES.thankYou, { signup: row.id, round: 0 }],
     ]);
     expect(JSON.stringify(tasks.tasks)).not.toContain('kid');
     for (const task of tasks.tasks) await dispatch(task);

@@ -29,6 +29,7 @@ export type LogEvent =
   | 'retention.erased'
   | 'retention.failed'
   | 'thank_you.sent'
+  | 'thank_you.sent_unsaved'
   | 'thank_you.skipped'
   | 'thank_you.budget_reached'
   | 'thank_you.signup_gone'

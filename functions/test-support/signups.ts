@@ -14,7 +14,8 @@ import { mailboxKey } from '../src/privacy/mailbox-key';
 import { Mailboxes } from '../src/privacy/mailboxes';
 import type { FinishErasureLater } from '../src/privacy/suppression';
 import { MAILBOX_KEY_FIELD } from '../src/signups/lookup';
-import { DELIVERY, pendingPart } from '../src/tasks/row-delivery';
+import { firstPart, next, type PartRecord } from '../src/tasks/part-life';
+import { DELIVERY } from '../src/tasks/row-delivery';
 
 export interface Signup {
   email: string;
@@ -46,6 +47,11 @@ export async function suppressMailbox(db: Firestore, email: string): Promise<Doc
   return ref;
 }
 
+/** A part as the trigger leaves it once Cloud Tasks has its round-0 task (tasks/part-life.ts). */
+export function enqueuedPart(at: number): PartRecord {
+  return next(firstPart(at), { kind: 'enqueued', round: 0, runsAt: at }, at) as PartRecord;
+}
+
 /**
  * Stores sign-ups as the page does (auto ids, the four fields), with created_at one millisecond
  * apart in the order given so that "the order they were made in" is known to the test. Each row of a
@@ -68,7 +74,7 @@ export async function seedSignups(
         keyed && emailProblem(signup.email) === null
           ? {
               [MAILBOX_KEY_FIELD]: mailboxKey(MAILBOX_SECRET, signup.email as string),
-              [DELIVERY]: { contact: pendingPart(0, at, at), thank_you: pendingPart(0, at, at) },
+              [DELIVERY]: { contact: enqueuedPart(at), thank_you: enqueuedPart(at) },
             }
           : {};
       batch.create(collection.doc(), { created_at: new Date(at), ...signup, ...key });

@@ -6,10 +6,23 @@ import { FINAL, HERO, MAILBOX_SECRET, seedSignups } from '../../test-support/sig
 import { recordingEnqueue } from '../../test-support/tasks';
 import { type Clock, systemClock } from '../clock';
 import { SIGNUPS } from '../contract';
-import { deliveryTaskId, QUEUES } from '../tasks/queue';
-import { dueAt, enqueuePart, QUEUE_WAIT_MS, rowOfTasks } from '../tasks/row-delivery';
+import { GIVE_UP_SLACK_MS } from '../tasks/part-life';
+import { deliveryTaskId, type Enqueue, QUEUES, RETRY, retryWindowMs } from '../tasks/queue';
+import {
+  CONFIRM_WAIT_MS,
+  dueAt,
+  enqueuePart,
+  QUEUE_WAIT_MS,
+  RowDelivery,
+  rowOfTasks,
+} from '../tasks/row-delivery';
 import { indexSignup } from '../triggers/index-signup';
-import { type ReconcileDeps, reconcileDeliveries, SWEEP_AFTER_MS } from './reconcile-deliveries';
+import {
+  RECONCILE_EVERY_MS,
+  type ReconcileDeps,
+  reconcileDeliveries,
+  SWEEP_AFTER_MS,
+} from './reconcile-deliveries';
 
 let firestore: FirestoreHarness;
 let db: Firestore;
@@ -61,7 +74,7 @@ describe('the delivery reconciler', () => {
     expect(queue.tasks).toEqual([
       {
         queue: QUEUES.thankYou,
-        payload: { signup: row.id },
+        payload: { signup: row.id, round: 1 },
         id: deliveryTaskId(MAILBOX_SECRET, QUEUES.thankYou, rowOfTasks(row), 1),
       },
     ]);
@@ -73,6 +86,58 @@ describe('the delivery reconciler', () => {
     ]);
     // The next run, at the same time, finds it not due any more.
     expect(await reconcileDeliveries(deps(later))).toEqual({ redriven: 0, swept: 0 });
+  });
+
+  it("re-drives within 15 minutes the parts whose enqueue failed after the trigger's commit (Cloud Tasks down, a grant missing)", async () => {
+    await seedSignups(db, [{ email: 'kid@example.com', ...HERO }], Date.now(), { keyed: false });
+    const [row] = await rows();
+    if (!row) throw new Error('not stored');
+    const refusing: Enqueue = async () => {
+      throw Object.assign(new Error('PERMISSION_DENIED'), { code: 7 });
+    };
+    await expect(
+      indexSignup(row.ref, {
+        mailboxSecret: MAILBOX_SECRET,
+        enqueuePart: enqueuePart(refusing, MAILBOX_SECRET),
+        clock: systemClock,
+        logger,
+      }),
+    ).rejects.toThrow('PERMISSION_DENIED');
+    expect(await reconcileDeliveries(deps())).toEqual({ redriven: 0, swept: 0 });
+    // The first run after the short due time (at most CONFIRM_WAIT_MS + 10 minutes after the commit).
+    const soon = clockAhead(CONFIRM_WAIT_MS + 1_000);
+    expect(await reconcileDeliveries(deps(soon))).toEqual({ redriven: 2, swept: 0 });
+    expect(queue.tasks.map((task) => [task.queue, task.payload])).toEqual([
+      [QUEUES.contact, { signup: row.id, round: 1 }],
+      [QUEUES.thankYou, { signup: row.id, round: 1 }],
+    ]);
+    const delivery = (await row.ref.get()).get('delivery');
+    for (const part of [delivery.contact, delivery.thank_you]) {
+      expect(part).toMatchObject({ state: 'pending', round: 1 });
+      expect(Math.abs(part.due_at.toMillis() - dueAt(soon.now()).getTime())).toBeLessThan(5_000);
+    }
+    expect(await reconcileDeliveries(deps(soon))).toEqual({ redriven: 0, swept: 0 });
+  });
+
+  it('re-drives within 15 minutes a part whose task ran and then gave up, not after the queue wait as well', async () => {
+    await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
+    const [row] = await rows();
+    if (!row) throw new Error('not stored');
+    // The contact task's first attempt failed now (MailerLite down); it is retried for its retry window.
+    await new RowDelivery(row.ref, 'contact').apply(
+      { kind: 'retry', round: 0, code: 'mailerlite 503' },
+      Date.now(),
+    );
+    const gaveUp = Date.now() + retryWindowMs(RETRY);
+    expect(await reconcileDeliveries(deps(clockAhead(gaveUp - Date.now() - 60_000)))).toEqual({
+      redriven: 0,
+      swept: 0,
+    });
+    // The first run at least GIVE_UP_SLACK_MS after it gave up (runs are 10 minutes apart).
+    const run = clockAhead(gaveUp - Date.now() + GIVE_UP_SLACK_MS + 1_000);
+    expect(await reconcileDeliveries(deps(run))).toEqual({ redriven: 1, swept: 0 });
+    expect(GIVE_UP_SLACK_MS + RECONCILE_EVERY_MS).toBeLessThanOrEqual(15 * 60_000);
+    expect((await row.ref.get()).get('delivery.contact')).toMatchObject({ state: 'pending', round: 1 });
   });
 
   it('is bounded per run: a backlog is worked through run by run, each part once', async () => {

@@ -11,10 +11,10 @@ import {
   DELIVERY,
   DELIVERY_PARTS,
   type DeliveryPart,
-  dueAt,
   type EnqueuePart,
   enqueuePart,
   partOf,
+  RowDelivery,
   rowOfTasks,
 } from '../tasks/row-delivery';
 import { type IndexSignupDeps, indexSignup } from '../triggers/index-signup';
@@ -52,10 +52,11 @@ export interface ReconcileReport {
  * Nothing is dropped while the row lives: the net under the rows' own tasks (the row is the outbox,
  * tasks/row-delivery.ts). Each run
  *
- * 1. re-drives every part still pending whose `due_at` has passed: its tasks gave up (Cloud Tasks' retry
- *    window ran out while MailerLite or the relay was down), or its wait for an operator ended. The part's
- *    next round is enqueued (a task id Cloud Tasks has not seen) and its due time moved on, the write made
- *    only if nobody wrote the row since it was read;
+ * 1. re-drives every part still pending whose `due_at` has passed: its task was never confirmed (the
+ *    enqueue after the trigger's commit failed: the part's short due time, tasks/part-life.ts) or its tasks
+ *    gave up (Cloud Tasks' retry window ran out while MailerLite or the relay was down). The part's next round
+ *    is enqueued (a task id Cloud Tasks has not seen) and its due time moved on, in a transaction that moves
+ *    the round only forward (the part's `redriven`);
  * 2. sweeps the rows the create trigger never reached (no `delivery` yet: its retries ended, or the local
  *    stack was not running functions when the row was written), after a cursor, and does the trigger's work
  *    for them.
@@ -102,21 +103,11 @@ async function redrive(row: DocumentSnapshot, part: DeliveryPart, now: number, d
   }
   const round = record.round + 1;
   // Enqueued first: should the write below fail, the next run enqueues that round again (the same id, a
-  // duplicate); the other order could move the due time on with no task behind it.
+  // duplicate, which is that round's own task: the id names the row and the round); the other order could
+  // move the due time on with no task behind it. The part's `redriven` moves it forward only: a round a worker
+  // moved it to meanwhile is left as it is (tasks/part-life.ts).
   await deps.enqueuePart(part, rowOfTasks(row), round);
-  // In a transaction, as the workers write the row's other fields (their attempts) at any time: the round and
-  // the due time move on only while the part is still pending, and never back.
-  await deps.db.runTransaction(async (transaction) => {
-    const fresh = await transaction.get(row.ref);
-    const current = partOf(fresh.data(), part);
-    if (!fresh.exists || current?.state !== 'pending' || current.round >= round) return;
-    transaction.update(row.ref, {
-      [`${DELIVERY}.${part}.round`]: round,
-      [`${DELIVERY}.${part}.due_at`]: dueAt(now),
-      [`${DELIVERY}.${part}.reason`]: FieldValue.delete(),
-      [`${DELIVERY}.${part}.updated_at`]: new Date(now),
-    });
-  });
+  await new RowDelivery(row.ref, part).apply({ kind: 'redriven', round, runsAt: now }, now);
   return true;
 }
 
@@ -167,6 +158,8 @@ export function reconcileDepsFromParams(db: Firestore): ReconcileDeps {
  * and a run finds nothing to do (two empty range reads and the cursor's read) on a quiet day.
  */
 export const RECONCILE_SCHEDULE = 'every 10 minutes';
+/** RECONCILE_SCHEDULE in ms: with CONFIRM_WAIT_MS, how late at most a part whose enqueue failed is re-driven. */
+export const RECONCILE_EVERY_MS = 10 * 60_000;
 
 export const reconcileDeliveriesJob = onSchedule(
   {

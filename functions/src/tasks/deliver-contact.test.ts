@@ -24,6 +24,7 @@ import { systemClock } from '../clock';
 import type { MailerLiteClientOptions } from '../mailerlite/client';
 import { mailerLiteTime } from '../mailerlite/client';
 import { clearGroupCache } from '../mailerlite/groups';
+import { eraseAddress } from '../privacy/erasure';
 import { mailboxKey } from '../privacy/mailbox-key';
 import {
   CONTACT_ROWS_READ,
@@ -32,8 +33,8 @@ import {
   handleDeliverContact,
 } from './deliver-contact';
 import { finishErasureLater } from './finish-erasure';
-import { ERASURE_QUEUE, RetryLater } from './queue';
-import { CONFIGURATION_WAIT_MS } from './row-delivery';
+import { GIVE_UP_SLACK_MS } from './part-life';
+import { ERASURE_QUEUE, RETRY, RetryLater, retryWindowMs } from './queue';
 
 let ml: MailerLiteStandIn;
 let firestore: FirestoreHarness;
@@ -91,13 +92,21 @@ const upsertStatuses = () =>
     .map((entry) => entry.fields.status);
 
 /**
- * A task that failed downstream, logged with the code the failure maps to: one a retry can fix
- * (unavailable) is thrown back to Cloud Tasks (RetryLater); our setup refused (failed-precondition) leaves the
- * part pending for the reconciler (`configuration`); the address refused (invalid-argument) skips it.
+ * A task that failed downstream, logged with the code the failure maps to: only the address refused
+ * (invalid-argument) ends the part (`refused`); anything else is thrown back to Cloud Tasks (RetryLater), a
+ * retry that can fix it (unavailable) as it is, our setup or MailerLite refusing us (failed-precondition,
+ * internal) with the part waiting, `configuration`.
  */
 async function expectFailure(call: Promise<unknown>, code: string): Promise<{ message: unknown }> {
-  if (code === 'unavailable') await expect(call).rejects.toBeInstanceOf(RetryLater);
-  else expect(await call).toBe(code === 'failed-precondition' ? 'configuration' : 'refused');
+  if (code === 'invalid-argument') expect(await call).toBe('refused');
+  else {
+    const thrown = await call.then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(thrown).toBeInstanceOf(RetryLater);
+    expect((thrown as RetryLater).wait).toBe(code === 'unavailable' ? undefined : 'configuration');
+  }
   const failure = logger.entries.filter((entry) => entry.event === 'add_contact.failed').at(-1);
   expect(failure?.fields.code, 'the logged failure').toBe(code);
   return { message: failure?.fields.message };
@@ -412,10 +421,14 @@ describe('deliver-contact (the task add-contact-to-mailerlite enqueues)', () => 
       expect(upsertStatuses()).toEqual(['created']);
     });
 
-    it('our setup refused (the key): one log line, the part kept pending for the reconciler in an hour', async () => {
+    it('our setup refused (the key, 401): the part waits, `configuration`, and the retry after the fix delivers it', async () => {
       await seedSignups(firestore.db, [{ email: 'kid@example.com', ...HERO }]);
-      const before = Date.now();
-      expect(await deliver(hero('kid@example.com'), deps({ apiKey: 'revoked-key' }))).toBe('configuration');
+      const before = (await contactPart('kid@example.com'))?.due_at.toMillis();
+      await expect(deliver(hero('kid@example.com'), deps({ apiKey: 'revoked-key' }))).rejects.toMatchObject({
+        name: 'RetryLater',
+        code: 'mailerlite 401',
+        wait: 'configuration',
+      });
       expect(logger.events()).toEqual(['add_contact.failed']);
       const part = await contactPart('kid@example.com');
       expect(part).toMatchObject({
@@ -424,9 +437,39 @@ describe('deliver-contact (the task add-contact-to-mailerlite enqueues)', () => 
         attempts: 1,
         last_error: 'mailerlite 401',
       });
-      expect(part?.due_at.toMillis()).toBeGreaterThanOrEqual(before + CONFIGURATION_WAIT_MS);
-      expect(part?.due_at.toMillis()).toBeLessThan(Date.now() + CONFIGURATION_WAIT_MS + 1_000);
+      // Retried by Cloud Tasks (at most 10 minutes apart), not an hour later by the reconciler, which looks again
+      // soon after that task would have given up.
+      expect(part?.due_at.toMillis()).toBeLessThan(before ?? 0);
+      expect(part?.due_at.toMillis()).toBeLessThanOrEqual(
+        Date.now() + retryWindowMs(RETRY) + GIVE_UP_SLACK_MS,
+      );
+      expect(await deliver(hero('kid@example.com'))).toBe('delivered');
+      expect(await contactPart('kid@example.com')).toMatchObject({ state: 'done', attempts: 2 });
+      expect(await contactPart('kid@example.com')).not.toHaveProperty('reason');
     });
+
+    it.each([
+      ['403', 403, { message: 'This action is unauthorized.' }],
+      ['404', 404, { message: 'Not Found.' }],
+      ['an answer not in its documented shapes (a proxy page)', 200, '<html>proxy</html>'],
+    ])(
+      "MailerLite answering %s: not the person's, so never skipped; the part waits and is delivered after the fix",
+      async (_name, status, body) => {
+        await seedSignups(firestore.db, [{ email: 'kid@example.com', ...HERO }]);
+        ml.faults.failNext(3, status, body, { pathPrefix: '/api/subscribers' });
+        await expect(deliver(hero('kid@example.com'))).rejects.toMatchObject({
+          name: 'RetryLater',
+          wait: 'configuration',
+        });
+        expect(await contactPart('kid@example.com')).toMatchObject({
+          state: 'pending',
+          reason: 'configuration',
+        });
+        ml.faults.clear();
+        expect(await deliver(hero('kid@example.com'))).toBe('delivered');
+        expect(await contactPart('kid@example.com')).toMatchObject({ state: 'done' });
+      },
+    );
 
     it('a task whose row is gone (erased between the enqueue and the dispatch): nothing is sent', async () => {
       await seedSignups(firestore.db, [{ email: 'kid@example.com', ...HERO }]);
@@ -448,6 +491,18 @@ describe('deliver-contact (the task add-contact-to-mailerlite enqueues)', () => 
       expect(await deliver(hero('kid@example.com'))).toBe('settled');
       expect(ml.state.requests).toHaveLength(requests);
     });
+  });
+
+  it('a task of a past round does nothing: one read, no MailerLite request, no write', async () => {
+    await seedSignups(firestore.db, [{ email: 'kid@example.com', ...HERO }]);
+    const { signup } = await taskFor(firestore.db, 'kid@example.com');
+    const ref = firestore.db.collection('email_subscriptions').doc(signup);
+    await ref.update({ 'delivery.contact.round': 3 });
+    const before = (await ref.get()).get('delivery.contact');
+    expect(await handleDeliverContact({ signup, round: 2 }, deps())).toBe('stale');
+    expect(ml.state.requests).toEqual([]);
+    expect((await ref.get()).get('delivery.contact')).toEqual(before);
+    expect(await handleDeliverContact({ signup, round: 3 }, deps())).toBe('delivered');
   });
 
   describe('one MailerLite contact per mailbox (privacy/mailerlite-contacts.ts)', () => {
@@ -601,6 +656,37 @@ describe('deliver-contact (the task add-contact-to-mailerlite enqueues)', () => 
       ml.faults.latencyMs = 0;
       expect(ml.state.subscribers).toEqual([]);
       expect(logger.events()).toEqual(['add_contact.upserted', 'add_contact.erased_during_call']);
+    });
+
+    it('an erasure that lands between the suppression check and the claim, the task then dying after its push: nothing of the mailbox stays in MailerLite', async () => {
+      const groups = { updates: ml.addGroup('Launch list'), club: ml.addGroup('Club list') };
+      await seedSignups(firestore.db, [{ email: 'kid@example.com', ...HERO }], Date.now() - 1_000);
+      const client = mailerLiteClient(ml);
+      const mailboxes = testMailboxes(firestore.db);
+      const realClaim = mailboxes.contacts.claim.bind(mailboxes.contacts);
+      // The person clicks the unsubscribe link after the task checked the list, before it claims the record.
+      mailboxes.contacts.claim = async (...args) => {
+        await eraseAddress('kid@example.com', {
+          db: firestore.db,
+          client,
+          clock: systemClock,
+          logger: recordingLogger(),
+          mailboxes: testMailboxes(firestore.db),
+        });
+        return realClaim(...args);
+      };
+      // And the task dies right after MailerLite took its push, before its check after the push.
+      const dying = Object.create(client) as typeof client;
+      dying.upsertSubscriber = async (...args) => {
+        await client.upsertSubscriber(...args);
+        throw new Error('The instance died.');
+      };
+      const outcome = await deliver(
+        hero('kid@example.com'),
+        deps({}, { groups, mailboxes, client: dying }),
+      ).catch((error: unknown) => error);
+      expect(outcome).toBe('suppressed');
+      expect(ml.state.subscribers).toEqual([]);
     });
 
     it('when MailerLite refuses that forget, leaves it pending on the suppression entry (address sealed) and hands it to its finish task', async () => {

@@ -17,7 +17,7 @@ import { type AddContactInput, parseAddContactInput } from '../schemas';
 import { MAILBOX_KEY_FIELD, mailboxSignups } from '../signups/lookup';
 import { finishErasureOnCloudTasks } from './finish-erasure';
 import { parseSignupTask, parseTask, positiveNumber, RETRY, RetryLater, withDatabase } from './queue';
-import { CONFIGURATION_WAIT_MS, isSettled, partOf, RowDelivery } from './row-delivery';
+import { isSettled, type PartEvent, partOf, RowDelivery } from './row-delivery';
 
 /**
  * One MailerLite request may take this long, and the client may try twice (waiting out a short
@@ -49,7 +49,8 @@ export type ContactOutcome =
   | 'gone'
   | 'suppressed'
   | 'refused'
-  | 'configuration'
+  /** A task of a round older than the part's (tasks/part-life.ts): it does nothing. */
+  | 'stale'
   | 'dropped';
 
 /**
@@ -64,9 +65,11 @@ export type ContactOutcome =
  * push, names the spelling MailerLite knows (the first stored spelling pushed) and the lists it has; a list
  * already there costs no request. MailerLite's upsert adds groups and keeps the ones the subscriber is in, so
  * someone who joined through both forms ends up in both groups. A failure a retry can fix (429, 5xx, a
- * timeout, the database, another task pushing the same mailbox) throws RetryLater, counted on the row; the
- * address refused is settled `skipped: refused`; our setup refused (the key, a group, a field) leaves the
- * part pending for the reconciler to try again in an hour, once an operator has fixed it.
+ * timeout, the database, another task pushing the same mailbox) throws RetryLater, counted on the row. Only
+ * the person ends the part (tasks/part-life.ts): MailerLite refusing the address (a 422 on the email) skips
+ * it, `refused`. Our setup or MailerLite refusing us (401, 403, 404, a group or a field, an answer it does not
+ * document) throws RetryLater too: the row shows the part waiting, `configuration`, with the code, and Cloud
+ * Tasks tries again (backoff at most 10 minutes) until an operator has fixed it.
  */
 export async function handleDeliverContact(task: unknown, deps: DeliverContactDeps): Promise<ContactOutcome> {
   const input = parseTask(task, parseSignupTask, deps.logger, 'add_contact.task_malformed');
@@ -76,10 +79,13 @@ export async function handleDeliverContact(task: unknown, deps: DeliverContactDe
     deps.logger.info('add_contact.signup_gone', {});
     return 'gone';
   }
-  const delivery = new RowDelivery(row.ref, 'contact');
-  const now = () => deps.clock.now();
   const part = partOf(row.data(), 'contact');
   if (isSettled(part)) return 'settled';
+  // A task of a past round does nothing: the round the part is on has its own task.
+  if (part && input.round !== undefined && input.round < part.round) return 'stale';
+  const round = input.round ?? part?.round ?? 0;
+  const delivery = new RowDelivery(row.ref, 'contact');
+  const apply = (event: PartEvent) => withDatabase(() => delivery.apply(event, deps.clock.now()));
   let stored: AddContactInput;
   try {
     stored = parseAddContactInput({
@@ -88,7 +94,7 @@ export async function handleDeliverContact(task: unknown, deps: DeliverContactDe
       source: row.get('source'),
     });
   } catch {
-    await withDatabase(() => delivery.settle('skipped', now(), 'not_an_address'));
+    await apply({ kind: 'skipped', round, reason: 'not_an_address' });
     return 'dropped';
   }
   const log = {
@@ -96,46 +102,48 @@ export async function handleDeliverContact(task: unknown, deps: DeliverContactDe
     subscription_type: stored.subscriptionType,
     source: stored.source,
   };
+  let retry: RetryLater;
   try {
     const outcome = await addStoredContact(row, stored, deps, log);
-    if (outcome === 'suppressed') await delivery.settle('skipped', now(), 'suppressed');
-    else await delivery.settle('done', now());
+    if (outcome === 'suppressed') await apply({ kind: 'skipped', round, reason: 'suppressed' });
+    else await apply({ kind: 'done', round });
     return outcome;
   } catch (error) {
-    if (error instanceof RetryLater) {
-      await delivery.failed(error.code, now()).catch(() => undefined);
-      throw error;
-    }
-    if (!(error instanceof MailerLiteError)) {
+    if (error instanceof RetryLater) retry = error;
+    else if (!(error instanceof MailerLiteError)) {
       deps.logger.warn('add_contact.failed', { ...log, error: 'database', code: 'unavailable' });
-      await delivery.failed('database', now()).catch(() => undefined);
-      throw new RetryLater('The database is unavailable.', 'database');
+      retry = new RetryLater('The database is unavailable.', 'database');
+    } else {
+      const { code, message, retry: transient } = failureOf(error);
+      deps.logger.warn('add_contact.failed', {
+        ...log,
+        error: error.name,
+        status: error.status ?? undefined,
+        code,
+        // Our configuration (a group, the key) is what an operator must fix: say which. Other messages
+        // can quote MailerLite on the contact, so they stay out.
+        message: code === 'failed-precondition' ? message : undefined,
+      });
+      const lastError = `mailerlite ${error.status ?? error.name}`;
+      // MailerLite refused the address itself (a 422 on the email): the person's own, which ends the part.
+      if (code === 'invalid-argument') {
+        await apply({ kind: 'skipped', round, reason: 'refused' });
+        return 'refused';
+      }
+      // Anything else is MailerLite's or our setup's (the key, a group, a field, an answer it does not
+      // document): the part waits, saying so, and Cloud Tasks tries again until it is fixed.
+      retry = transient
+        ? new RetryLater('MailerLite is unavailable.', lastError)
+        : new RetryLater('MailerLite refused our setup.', lastError, 'configuration');
     }
-    const { code, message, retry } = failureOf(error);
-    deps.logger.warn('add_contact.failed', {
-      ...log,
-      error: error.name,
-      status: error.status ?? undefined,
-      code,
-      // Our configuration (a group, the key) is what an operator must fix: say which. Other messages
-      // can quote MailerLite on the contact, so they stay out.
-      message: code === 'failed-precondition' ? message : undefined,
-    });
-    const lastError = `mailerlite ${error.status ?? error.name}`;
-    if (retry) {
-      await delivery.failed(lastError, now()).catch(() => undefined);
-      throw new RetryLater('MailerLite is unavailable.', lastError);
-    }
-    if (code === 'failed-precondition') {
-      // Our setup: kept pending, and the reconciler tries again once an operator had the time to fix it.
-      await withDatabase(() =>
-        delivery.waits('configuration', part?.round ?? 0, now() + CONFIGURATION_WAIT_MS, now(), lastError),
-      );
-      return 'configuration';
-    }
-    await withDatabase(() => delivery.settle('skipped', now(), 'refused'));
-    return 'refused';
   }
+  await delivery
+    .apply(
+      { kind: 'retry', round, code: retry.code, ...(retry.wait ? { reason: retry.wait } : {}) },
+      deps.clock.now(),
+    )
+    .catch(() => undefined);
+  throw retry;
 }
 
 /** Throws what MailerLite or Firestore throw, and RetryLater while another task pushes the mailbox. */
@@ -159,6 +167,15 @@ async function addStoredContact(
   // Another task pushes this mailbox (perhaps for the other list): look again once it is done.
   if (claim.status === 'in_progress')
     throw new RetryLater('Another task is pushing this mailbox.', 'in_progress');
+  // Looked at again now that this task holds the record: the erasure writes the suppression entry before it
+  // reads the record, so one that read it before this claim is seen here, and one that reads it after sees
+  // the claim and forgets again once the push is over (privacy/erasure.ts). Whichever dies where, no push
+  // starts after an erasure that could miss it.
+  if ((await suppression.among([input.email])).size > 0) {
+    await claim.abandon();
+    deps.logger.info('add_contact.suppressed', log);
+    return 'suppressed';
+  }
 
   // The mailbox's first sign-up of this list is when the person opted in to it.
   const key = String(row.get(MAILBOX_KEY_FIELD) ?? deps.mailboxes.key(input.email));

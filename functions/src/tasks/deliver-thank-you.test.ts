@@ -1,6 +1,7 @@
 import type { Firestore } from 'firebase-admin/firestore';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { SmtpOutbox } from '../../../dev/smtp/index.ts';
+import { faultyFirestore, unavailable } from '../../test-support/faulty-firestore';
 import { type FirestoreHarness, startFirestore } from '../../test-support/firestore';
 import { clockAhead, type RecordingLogger, recordingLogger } from '../../test-support/logs';
 import { ONE_MAILBOX_SPELLINGS } from '../../test-support/mailboxes';
@@ -24,14 +25,14 @@ import { openUnsubscribeToken, unsubscribeLink } from '../privacy/unsubscribe-to
 import {
   type DeliverThankYouDeps,
   handleDeliverThankYou,
-  isTransientSmtpFailure,
+  smtpRefusal,
   THANK_YOU_LEASE_MS,
   THANK_YOU_TIMEOUT_SECONDS,
   type ThankYouOutcome,
   type ThankYouRecord,
 } from './deliver-thank-you';
-import { RetryLater } from './queue';
-import { enqueuePart } from './row-delivery';
+import { deliveryTaskId, QUEUES, RetryLater } from './queue';
+import { enqueuePart, rowOfTasks } from './row-delivery';
 
 let firestore: FirestoreHarness;
 let db: Firestore;
@@ -262,6 +263,28 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
       expect(await outbox.messages()).toHaveLength(5);
     });
 
+    it("waits under the next round after the task's own (rounds travel with the task): never re-enqueues an id Cloud Tasks knows", async () => {
+      await seedSignups(db, [
+        { email: 'first@example.com', ...HERO },
+        { email: 'kid@example.com', ...HERO },
+      ]);
+      const budget = { mailPerHour: 1, clock: at(0) };
+      expect(await outcomeOf({ email: 'first@example.com' }, deps(budget))).toEqual({ status: 'sent' });
+      // The reconciler enqueued round 1 of this row, and died before writing it: the row still says round 0.
+      const { signup } = await taskFor(db, 'kid@example.com');
+      const row = await db.collection('email_subscriptions').doc(signup).get();
+      const roundOne = enqueuePart(queue.enqueue, MAILBOX_SECRET);
+      expect(await roundOne('thank_you', rowOfTasks(row), 1)).toBe('enqueued');
+      const outcome = await handleDeliverThankYou({ signup, round: 1 }, deps(budget));
+      expect(outcome.status).toBe('waiting');
+      expect(queue.tasks.map((task) => task.id)).toEqual([
+        deliveryTaskId(MAILBOX_SECRET, QUEUES.thankYou, rowOfTasks(row), 1),
+        deliveryTaskId(MAILBOX_SECRET, QUEUES.thankYou, rowOfTasks(row), 2),
+      ]);
+      expect(queue.tasks.at(-1)?.payload).toEqual({ signup, round: 2 });
+      expect(await thankYouPart('kid@example.com')).toMatchObject({ reason: 'mail_budget', round: 2 });
+    });
+
     it('a burst of 20 spellings of one mailbox spends one slot: only the claim holder takes one', async () => {
       const spellings = Array.from({ length: 20 }, (_, i) => `kid+${i}@school-example.org`);
       await seedSignups(
@@ -342,6 +365,20 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
     expect(await thankYouPart('kid@example.com')).toMatchObject({ state: 'done' });
   });
 
+  it('a task of a past round does nothing: no mail, no claim, no write', async () => {
+    await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
+    const { signup } = await taskFor(db, 'kid@example.com');
+    const ref = db.collection('email_subscriptions').doc(signup);
+    await ref.update({ 'delivery.thank_you.round': 2 });
+    const before = (await ref.get()).get('delivery.thank_you');
+    expect(await handleDeliverThankYou({ signup, round: 1 }, deps())).toEqual({ status: 'stale' });
+    expect(await outbox.messages()).toEqual([]);
+    expect(await thankYouRecords()).toBe(0);
+    expect((await ref.get()).get('delivery.thank_you')).toEqual(before);
+    // The round the part is on sends it.
+    expect(await handleDeliverThankYou({ signup, round: 2 }, deps())).toEqual({ status: 'sent' });
+  });
+
   it('sends and writes nothing for a task whose row does not exist', async () => {
     await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
     expect(await handleDeliverThankYou({ signup: 'not-a-stored-row' }, deps())).toEqual({ status: 'gone' });
@@ -352,10 +389,85 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
   });
 
   describe('when SMTP fails', () => {
-    it('refusing the message for good (5xx): failed, recorded, dropped; a later sign-up sends it', async () => {
+    it("refusing the recipient for good (550 5.1.1 at RCPT): the person's own mailbox, the part skipped `refused`, no retry", async () => {
+      await seedSignups(db, [
+        { email: 'gone@example.com', ...HERO },
+        { email: 'kid@example.com', ...HERO },
+      ]);
+      outbox.faults.rejectNext(1, 550, '5.1.1 Mailbox unavailable', 'rcpt');
+      expect(await outcomeOf({ email: 'gone@example.com' })).toEqual({ status: 'failed' });
+      expect(await record('gone@example.com')).toMatchObject({
+        state: 'failed',
+        last_error: 'EENVELOPE 550',
+      });
+      expect(await thankYouPart('gone@example.com')).toMatchObject({
+        state: 'skipped',
+        reason: 'refused',
+        attempts: 1,
+      });
+      expect(await outcomeOf({ email: 'gone@example.com' })).toEqual({ status: 'settled' });
+      // The others are not affected.
+      expect(await outcomeOf({ email: 'kid@example.com' })).toEqual({ status: 'sent' });
+      expect((await outbox.messages()).map((message) => message.to)).toEqual([['kid@example.com']]);
+      expect(logger.text()).not.toMatch(/gone@example\.com/i);
+    });
+
+    it('refusing our sender (554 5.7.1 at MAIL FROM, a domain not verified yet) while three sign up: each waits, `configuration`, and is thanked once after the fix', async () => {
+      const people = ['a@example.com', 'b@example.com', 'c@example.com'];
+      await seedSignups(
+        db,
+        people.map((email) => ({ email, ...HERO })),
+      );
+      outbox.faults.rejectNext(3, 554, '5.7.1 Message rejected: Email address is not verified', 'mail');
+      for (const email of people) {
+        const refused = await outcomeOf({ email }).catch((error: unknown) => error);
+        expect(refused).toBeInstanceOf(RetryLater);
+        expect(refused).toMatchObject({ code: 'smtp EENVELOPE 554', wait: 'configuration' });
+        expect(await thankYouPart(email)).toMatchObject({
+          state: 'pending',
+          reason: 'configuration',
+          last_error: 'smtp EENVELOPE 554',
+          attempts: 1,
+        });
+      }
+      expect(logger.entries.at(-1)).toMatchObject({
+        event: 'thank_you.failed',
+        fields: { error: 'EENVELOPE 554', retry: true, reason: 'configuration' },
+      });
+      // Fixed: Cloud Tasks' next retry of each sends it, once.
+      for (const email of people) expect(await outcomeOf({ email })).toEqual({ status: 'sent' });
+      for (const email of people) expect(await outcomeOf({ email })).toEqual({ status: 'settled' });
+      expect(await outbox.messages()).toHaveLength(3);
+      for (const email of people) expect(await thankYouPart(email)).toMatchObject({ state: 'done' });
+    });
+
+    it('an SMTP_URL without credentials (530 5.7.0 at MAIL FROM): our setup, the part waits', async () => {
+      await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
+      outbox.faults.rejectNext(1, 530, '5.7.0 Authentication required', 'mail');
+      await expect(outcomeOf({ email: 'kid@example.com' })).rejects.toMatchObject({ wait: 'configuration' });
+      expect(await thankYouPart('kid@example.com')).toMatchObject({
+        state: 'pending',
+        reason: 'configuration',
+        last_error: 'smtp EENVELOPE 530',
+      });
+      expect(await outcomeOf({ email: 'kid@example.com' })).toEqual({ status: 'sent' });
+    });
+
+    it('relaying denied at RCPT (550 5.7.1, not about the mailbox): our setup, the part waits', async () => {
+      await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
+      outbox.faults.rejectNext(1, 550, '5.7.1 Relaying denied', 'rcpt');
+      await expect(outcomeOf({ email: 'kid@example.com' })).rejects.toMatchObject({ wait: 'configuration' });
+      expect(await thankYouPart('kid@example.com')).toMatchObject({
+        state: 'pending',
+        reason: 'configuration',
+      });
+      expect(await outcomeOf({ email: 'kid@example.com' })).toEqual({ status: 'sent' });
+    });
+
+    it('refusing our message (554 at DATA): our setup, recorded failed, the part waits; the retry after the fix sends it once', async () => {
       await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
       outbox.faults.rejectNext(1, 554);
-      expect(await outcomeOf({ email: 'kid@example.com' })).toEqual({ status: 'failed' });
+      await expect(outcomeOf({ email: 'kid@example.com' })).rejects.toBeInstanceOf(RetryLater);
       expect(await outbox.messages()).toEqual([]);
       expect(await record('kid@example.com')).toMatchObject({
         state: 'failed',
@@ -366,47 +478,67 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
         event: 'thank_you.failed',
         fields: { error: 'EMESSAGE 554' },
       });
-
-      expect(await thankYouPart('kid@example.com')).toMatchObject({ state: 'skipped', reason: 'refused' });
-      await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
+      expect(await thankYouPart('kid@example.com')).toMatchObject({
+        state: 'pending',
+        reason: 'configuration',
+        last_error: 'smtp EMESSAGE 554',
+      });
       expect(await outcomeOf({ email: 'kid@example.com' })).toEqual({ status: 'sent' });
       expect(await outbox.messages()).toHaveLength(1);
       expect(await record('kid@example.com')).toMatchObject({ state: 'sent', attempts: 2 });
     });
 
-    it('refusing our login (535): the part kept pending for the reconciler, once an operator fixed it', async () => {
+    it('refusing our login (535): the part waits, `configuration`, and Cloud Tasks tries again', async () => {
       await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
       const refusedLogin: MailTransport = {
         send: async () => {
           throw Object.assign(new Error('Invalid login'), { code: 'EAUTH', responseCode: 535 });
         },
       };
-      expect(
-        await outcomeOf({ email: 'kid@example.com' }, deps({ transport: async () => refusedLogin })),
-      ).toEqual({
-        status: 'failed',
-        configuration: true,
-      });
+      await expect(
+        outcomeOf({ email: 'kid@example.com' }, deps({ transport: async () => refusedLogin })),
+      ).rejects.toMatchObject({ name: 'RetryLater', wait: 'configuration' });
       expect(await thankYouPart('kid@example.com')).toMatchObject({
         state: 'pending',
         reason: 'configuration',
-        last_error: 'smtp EAUTH',
+        last_error: 'smtp EAUTH 535',
       });
+      expect(await outcomeOf({ email: 'kid@example.com' })).toEqual({ status: 'sent' });
+      expect(await thankYouPart('kid@example.com')).toMatchObject({ state: 'done' });
+      expect(await thankYouPart('kid@example.com')).not.toHaveProperty('reason');
     });
 
-    it('refusing the recipient (550): failed, recorded as failed, dropped', async () => {
-      await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
-      outbox.faults.rejectNext(1, 550, undefined, 'rcpt');
-      expect(await outcomeOf({ email: 'kid@example.com' })).toEqual({ status: 'failed' });
-      expect((await record('kid@example.com'))?.state).toBe('failed');
-      expect(await outbox.messages()).toEqual([]);
-    });
+    it.each([
+      ['MAIL_FROM', { from: '' }],
+      ['UNSUBSCRIBE_URL', { unsubscribeLink: null }],
+    ] as const)(
+      '%s unset: nothing sent, the part waits saying which, and the task is retried until it is set',
+      async (missing, unset) => {
+        await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
+        await expect(outcomeOf({ email: 'kid@example.com' }, deps(unset))).rejects.toMatchObject({
+          name: 'RetryLater',
+          wait: 'configuration',
+        });
+        expect(await thankYouPart('kid@example.com')).toMatchObject({
+          state: 'pending',
+          reason: 'configuration',
+          last_error: `setting ${missing}`,
+        });
+        expect(logger.entries.at(-1)).toMatchObject({
+          event: 'thank_you.not_configured',
+          fields: { missing },
+        });
+        expect(await outbox.messages()).toEqual([]);
+        expect(await outcomeOf({ email: 'kid@example.com' })).toEqual({ status: 'sent' });
+      },
+    );
 
     it('down: thrown back to Cloud Tasks, and the retry sends it once it is back', async () => {
       await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
       await outbox.faults.setDown(true);
       await expect(outcomeOf({ email: 'kid@example.com' })).rejects.toBeInstanceOf(RetryLater);
       expect((await record('kid@example.com'))?.last_error).toMatch(/^ECONNECTION|^ESOCKET/);
+      expect(await thankYouPart('kid@example.com')).not.toHaveProperty('reason');
       await outbox.faults.setDown(false);
       expect(await outcomeOf({ email: 'kid@example.com' })).toEqual({ status: 'sent' });
       expect(await outbox.messages()).toHaveLength(1);
@@ -427,11 +559,87 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
       expect(await outbox.messages()).toHaveLength(1);
     });
 
-    it('tells a transient failure from a permanent one by the SMTP reply code', () => {
-      expect(isTransientSmtpFailure({ code: 'ECONNECTION' })).toBe(true);
-      expect(isTransientSmtpFailure({ code: 'EMESSAGE', responseCode: 421 })).toBe(true);
-      expect(isTransientSmtpFailure({ code: 'EMESSAGE', responseCode: 554 })).toBe(false);
-      expect(isTransientSmtpFailure({ code: 'EAUTH', responseCode: 535 })).toBe(false);
+    it("tells whose a failure is by its stage and code: only a 5.1.x at RCPT is the recipient's", () => {
+      const refusal = (command: string, response: string) =>
+        smtpRefusal({ code: 'EENVELOPE', command, response, responseCode: Number(response.slice(0, 3)) });
+      expect(refusal('RCPT TO', '550 5.1.1 Mailbox unavailable')).toBe('recipient');
+      expect(refusal('RCPT TO', '553 5.1.3 Mailbox name not allowed')).toBe('recipient');
+      expect(refusal('RCPT TO', '550 5.7.1 Relaying denied')).toBe('setup');
+      expect(refusal('RCPT TO', '550 Mailbox unavailable')).toBe('setup');
+      expect(refusal('RCPT TO', '450 4.2.0 Mailbox busy')).toBe('transient');
+      expect(refusal('MAIL FROM', '554 5.7.1 Message rejected: Email address is not verified')).toBe('setup');
+      expect(refusal('MAIL FROM', '530 5.7.0 Authentication required')).toBe('setup');
+      expect(refusal('MAIL FROM', '550 5.1.0 Sender address rejected')).toBe('setup');
+      expect(refusal('DATA', '554 5.7.1 Message rejected')).toBe('setup');
+      expect(smtpRefusal({ code: 'EAUTH', responseCode: 535 })).toBe('setup');
+      expect(smtpRefusal({ code: 'EAUTH' })).toBe('setup');
+      expect(smtpRefusal({ code: 'ETLS' })).toBe('setup');
+      expect(smtpRefusal({ code: 'ECONNECTION' })).toBe('transient');
+      expect(smtpRefusal({ code: 'EMESSAGE', responseCode: 421 })).toBe('transient');
+    });
+  });
+
+  describe('when the database fails after the relay accepted the mail', () => {
+    /** The thank-you records' writes fail `times` times once the relay has accepted a mail. */
+    function failingSaves(times: number) {
+      let failures = 0;
+      let accepted = false;
+      const faulty = faultyFirestore(db, (call, path) => {
+        if (!accepted || failures >= times) return undefined;
+        if (!path.startsWith(`${THANK_YOU_MAILS}/`) || call !== 'update') return undefined;
+        failures += 1;
+        return unavailable();
+      });
+      const transport = async (): Promise<MailTransport> => {
+        const real = await smtpTransport(outbox.url);
+        return {
+          send: async (message) => {
+            const sent = await real.send(message);
+            accepted = true;
+            return sent;
+          },
+        };
+      };
+      return deps({ db: faulty, transport, saveRetryMs: [10, 10] });
+    }
+
+    it('a save that fails once: saved on its next try, never taken for an SMTP failure, one mail', async () => {
+      await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
+      expect(await outcomeOf({ email: 'kid@example.com' }, failingSaves(1))).toEqual({ status: 'sent' });
+      expect(await record('kid@example.com')).toMatchObject({ state: 'sent', lease_expires_at: null });
+      expect(await outcomeOf({ email: 'kid@example.com' })).toEqual({ status: 'settled' });
+      expect(await outbox.messages()).toHaveLength(1);
+      expect(logger.events()).not.toContain('thank_you.failed');
+    });
+
+    it('a save that keeps failing: the record stays claimed (never `failed`); the next round carries the claim and saves it once the database answers, never sending again', async () => {
+      await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
+      expect(await outcomeOf({ email: 'kid@example.com' }, failingSaves(3))).toEqual({
+        status: 'sent_unsaved',
+      });
+      const unsaved = await record('kid@example.com');
+      expect(unsaved?.state).toBe('sending');
+      // Cloud Tasks holds what the database could not: round 1, naming the claim.
+      const { signup } = await taskFor(db, 'kid@example.com');
+      expect(queue.tasks.map((task) => task.payload)).toEqual([
+        { signup, round: 1, sent: unsaved?.attempt_id },
+      ]);
+      expect(logger.events()).toContain('thank_you.sent_unsaved');
+      expect(logger.events()).not.toContain('thank_you.failed');
+      // The database back: that task saves the mail `sent` and settles the part done; nothing is sent again.
+      expect(await handleDeliverThankYou(queue.tasks[0]?.payload, deps())).toEqual({
+        status: 'already_sent',
+        byThisRow: true,
+      });
+      expect(await record('kid@example.com')).toMatchObject({ state: 'sent', lease_expires_at: null });
+      expect(await thankYouPart('kid@example.com')).toMatchObject({ state: 'done', round: 1 });
+      // A late retry of round 0, once its lease would have run out, finds it sent.
+      expect(
+        await outcomeOf({ email: 'kid@example.com' }, deps({ clock: clockAhead(THANK_YOU_LEASE_MS) })),
+      ).toEqual({
+        status: 'settled',
+      });
+      expect(await outbox.messages()).toHaveLength(1);
     });
   });
 
@@ -443,6 +651,25 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
       expect(await handleDeliverThankYou(task, deps())).toEqual({ status: 'gone' });
       expect(await outbox.messages()).toEqual([]);
       expect(await thankYouRecords()).toBe(0);
+    });
+
+    it('a person who unsubscribes while the task claims the record and takes its slot: nothing is sent', async () => {
+      await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
+      const mailboxes = testMailboxes(db);
+      const among = mailboxes.suppression.among.bind(mailboxes.suppression);
+      let looks = 0;
+      // The click lands after the task's first look at the list.
+      mailboxes.suppression.among = async (...args) => {
+        looks += 1;
+        if (looks === 2) await suppressMailbox(db, 'kid@example.com');
+        return among(...args);
+      };
+      expect(await outcomeOf({ email: 'kid@example.com' }, deps({ mailboxes }))).toEqual({
+        status: 'suppressed',
+      });
+      expect(await outbox.messages()).toEqual([]);
+      expect((await record('kid@example.com'))?.state).not.toBe('sending');
+      expect(await thankYouPart('kid@example.com')).toMatchObject({ state: 'skipped', reason: 'suppressed' });
     });
 
     it('the database unreachable: thrown back to Cloud Tasks', async () => {

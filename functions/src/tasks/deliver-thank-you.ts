@@ -8,7 +8,7 @@ import { claimLease, type Lease, type Claim as LeaseClaim, type LeaseLayout, Lea
 import { cloudLogger, type Logger } from '../logs';
 import { takeMailSlot } from '../mail/budget';
 import { buildThankYouMessage, thankYouMessageToken } from '../mail/thank-you-message';
-import { type MailTransport, smtpTransport } from '../mail/transport';
+import { type MailTransport, type SentMail, smtpTransport } from '../mail/transport';
 import {
   DEFAULTS,
   intParam,
@@ -32,10 +32,10 @@ import {
   withDatabase,
 } from './queue';
 import {
-  CONFIGURATION_WAIT_MS,
   type EnqueuePart,
   enqueuePart,
   isSettled,
+  type PartEvent,
   partOf,
   RowDelivery,
   rowOfTasks,
@@ -80,15 +80,22 @@ export type ThankYouOutcome =
   | { status: 'gone' }
   /** The row's thank-you was settled by an earlier task. */
   | { status: 'settled' }
+  /** A task of a round older than the part's (tasks/part-life.ts): it does nothing. */
+  | { status: 'stale' }
+  /**
+   * The relay accepted the mail and the database did not save it: the next round's task carries the claim's
+   * id and saves it once the database answers (never sending again).
+   */
+  | { status: 'sent_unsaved' }
   /** The mailbox unsubscribed: nothing is sent to it again, whoever signs it up. */
   | { status: 'suppressed' }
   /** Over the mail budget: the next round is enqueued for the next hour, and this task acknowledged. */
   | { status: 'waiting'; until: number }
   /**
-   * The relay refused for good: the address (a 5xx; the part is skipped), or our own setup (the relay
-   * refused our login; the part waits for the reconciler, once an operator has fixed it).
+   * The relay refused the recipient for good (5.1.x at RCPT: the person's own mailbox): the part is skipped.
+   * Every other refusal (our sender, our login, TLS, the message) is our setup's, thrown as RetryLater.
    */
-  | { status: 'failed'; configuration?: boolean };
+  | { status: 'failed' };
 /** `byThisRow`: the mail went out for this very row (a duplicate task of it, a later round). */
 type ThankYouResult = { status: 'already_sent'; byThisRow: boolean } | { status: 'in_progress' };
 
@@ -96,9 +103,10 @@ export interface DeliverThankYouDeps {
   db: Firestore;
   /** Called only when a message is really to be sent, so nodemailer loads only then. */
   transport: () => Promise<MailTransport>;
+  /** MAIL_FROM; empty when unset (then the part waits, `configuration`, and the task is retried). */
   from: string;
-  /** The one-click unsubscribe link for an address as typed (unsubscribe-token.ts). */
-  unsubscribeLink: (emailAsTyped: string) => string;
+  /** The one-click unsubscribe link for an address as typed (unsubscribe-token.ts); null when UNSUBSCRIBE_URL is unset. */
+  unsubscribeLink: ((emailAsTyped: string) => string) | null;
   clock: Clock;
   logger: Logger;
   leaseMs?: number;
@@ -108,6 +116,8 @@ export interface DeliverThankYouDeps {
   mailPerHour: number;
   /** Enqueues the part's next round, for a thank-you that waits for the next hour's budget. */
   enqueuePart: EnqueuePart;
+  /** Waits between the tries of saving `sent` once the relay accepted (SAVE_SENT_RETRY_MS). */
+  saveRetryMs?: readonly number[];
 }
 
 /**
@@ -120,9 +130,12 @@ export interface DeliverThankYouDeps {
  * mail budget, so a burst of spellings of one mailbox spends one.
  *
  * Over the budget, the task does not spend its retries waiting: the part's next round is enqueued for the
- * next hour (Cloud Tasks' scheduleTime) and this one acknowledged. A failure a retry can fix (the relay down
- * or answering 4xx, the database, another task's claim still held) throws RetryLater, counted on the row; a
- * refusal for good (5xx, or the relay refusing our login) is recorded, logged once, and the part skipped.
+ * next hour (Cloud Tasks' scheduleTime) and this one acknowledged. Only the person ends the part
+ * (tasks/part-life.ts): the relay refusing their own mailbox (5.1.x at RCPT) skips it, `refused`. Every other
+ * failure throws RetryLater and Cloud Tasks tries again (backoff at most 10 minutes): the relay down or
+ * answering 4xx, the database, another task's claim still held, counted on the row with the code; and our
+ * setup (the relay refusing our sender, login, TLS or message; MAIL_FROM or UNSUBSCRIBE_URL unset), which the
+ * row shows waiting, `configuration`, with the code, until an operator has fixed it.
  */
 export async function handleDeliverThankYou(
   task: unknown,
@@ -135,15 +148,32 @@ export async function handleDeliverThankYou(
     deps.logger.info('thank_you.signup_gone', {});
     return { status: 'gone' };
   }
+  if (input.sent) {
+    // A mail the relay accepted, whose save a database failure stopped: saved now, never sent again.
+    const email = (() => {
+      try {
+        return parseThankYouInput({ email: row.get('email') }).email;
+      } catch {
+        return null;
+      }
+    })();
+    if (email) {
+      const record = deps.db.collection(THANK_YOU_MAILS).doc(deps.mailboxes.key(email));
+      await withDatabase(() => settleUnsaved(record, input.sent as string, deps.clock.now()));
+    }
+  }
   const part = partOf(row.data(), 'thank_you');
   if (isSettled(part)) return { status: 'settled' };
+  // A task of a past round does nothing: the round the part is on has its own task.
+  if (part && input.round !== undefined && input.round < part.round) return { status: 'stale' };
+  const round = input.round ?? part?.round ?? 0;
   const delivery = new RowDelivery(row.ref, 'thank_you');
-  const now = deps.clock.now();
+  const apply = (event: PartEvent) => withDatabase(() => delivery.apply(event, deps.clock.now()));
   let stored: ThankYouInput;
   try {
     stored = parseThankYouInput({ email: row.get('email') });
   } catch {
-    await withDatabase(() => delivery.settle('skipped', now, 'not_an_address'));
+    await apply({ kind: 'skipped', round, reason: 'not_an_address' });
     return { status: 'failed' };
   }
   const type = row.get('subscription_type');
@@ -151,28 +181,47 @@ export async function handleDeliverThankYou(
     ? (type as SubscriptionType)
     : 'updates';
   try {
+    const missing = !deps.from ? 'MAIL_FROM' : !deps.unsubscribeLink ? 'UNSUBSCRIBE_URL' : null;
+    if (missing) {
+      // Our setup, which an operator fixes: the part waits, saying so, and Cloud Tasks tries again.
+      deps.logger.error('thank_you.not_configured', { missing });
+      throw new RetryLater('A setting of the thank-you is missing.', `setting ${missing}`, 'configuration');
+    }
     const outcome = await sendOnce(stored, subscriptionType, row.id, deps);
     if (outcome.status === 'waiting') {
-      const round = (part?.round ?? 0) + 1;
-      await deps.enqueuePart('thank_you', rowOfTasks(row), round, outcome.until);
-      await delivery.waits('mail_budget', round, outcome.until, deps.clock.now());
-    } else if (outcome.status === 'sent') await delivery.settle('done', deps.clock.now());
-    else if (outcome.status === 'already_sent' && outcome.byThisRow)
-      await delivery.settle('done', deps.clock.now());
+      await deps.enqueuePart('thank_you', rowOfTasks(row), round + 1, outcome.until);
+      await apply({ kind: 'waits', round, next: round + 1, runsAt: outcome.until, reason: 'mail_budget' });
+    } else if (outcome.status === 'sent') await apply({ kind: 'done', round });
+    else if (outcome.status === 'already_sent' && outcome.byThisRow) await apply({ kind: 'done', round });
     else if (outcome.status === 'already_sent')
-      await delivery.settle('skipped', deps.clock.now(), 'already_thanked');
-    else if (outcome.status === 'suppressed')
-      await delivery.settle('skipped', deps.clock.now(), 'suppressed');
-    else if (outcome.status === 'failed' && outcome.configuration) {
-      const later = deps.clock.now() + CONFIGURATION_WAIT_MS;
-      await delivery.waits('configuration', part?.round ?? 0, later, deps.clock.now(), 'smtp EAUTH');
-    } else if (outcome.status === 'failed') await delivery.settle('skipped', deps.clock.now(), 'refused');
+      await apply({ kind: 'skipped', round, reason: 'already_thanked' });
+    else if (outcome.status === 'suppressed') await apply({ kind: 'skipped', round, reason: 'suppressed' });
+    else if (outcome.status === 'failed') await apply({ kind: 'skipped', round, reason: 'refused' });
     return outcome;
   } catch (error) {
-    const code = error instanceof RetryLater ? error.code : 'database';
-    await delivery.failed(code, deps.clock.now()).catch(() => undefined);
-    if (error instanceof RetryLater) throw error;
-    throw new RetryLater('The database or Cloud Tasks is unavailable.', code);
+    if (error instanceof UnsavedSend) {
+      // Cloud Tasks keeps what the database could not: the next round's task carries the claim's id and
+      // saves `sent` once the database answers, then settles the part done. This task is acknowledged, so
+      // none of its retries claims the mailbox again.
+      const handed = await deps
+        .enqueuePart('thank_you', rowOfTasks(row), round + 1, undefined, error.attempt)
+        .catch(() => null);
+      if (handed === 'enqueued') {
+        deps.logger.warn('thank_you.sent_unsaved', { ...emailFields(stored.email), round: round + 1 });
+        return { status: 'sent_unsaved' };
+      }
+    }
+    const retry =
+      error instanceof RetryLater
+        ? error
+        : new RetryLater('The database or Cloud Tasks is unavailable.', 'database');
+    await delivery
+      .apply(
+        { kind: 'retry', round, code: retry.code, ...(retry.wait ? { reason: retry.wait } : {}) },
+        deps.clock.now(),
+      )
+      .catch(() => undefined);
+    throw retry;
   }
 }
 
@@ -185,8 +234,7 @@ async function sendOnce(
   const log = emailFields(input.email);
   const id = deps.mailboxes.key(input.email);
 
-  const suppressed = await withDatabase(() => deps.mailboxes.suppression.among([input.email]));
-  if (suppressed.size > 0) {
+  if (await suppression(deps, input.email)) {
     deps.logger.info('thank_you.skipped', { ...log, reason: 'suppressed' });
     return { status: 'suppressed' };
   }
@@ -220,6 +268,18 @@ async function sendOnce(
     deps.logger.info('thank_you.skipped', { ...log, reason: 'mail_budget' });
     return { status: 'waiting', until: slot.nextHourAt };
   }
+  // The list looked at again, last before the relay: a person who unsubscribed while this task claimed the
+  // record and took its slot gets nothing. Nothing but building the message lies between this read and the
+  // send; a click whose first write comes after this read found a mail already on its way.
+  const left = await suppression(deps, input.email).catch(async (error: unknown) => {
+    await finish(claim.lease, { state: 'waiting' }).catch(() => undefined);
+    throw error;
+  });
+  if (left) {
+    await finish(claim.lease, { state: 'waiting' }).catch(() => undefined);
+    deps.logger.info('thank_you.skipped', { ...log, reason: 'suppressed' });
+    return { status: 'suppressed' };
+  }
 
   const message = buildThankYouMessage({
     // The spelling stored, as the person typed it (trimmed).
@@ -227,53 +287,134 @@ async function sendOnce(
     from: deps.from,
     subscriptionType,
     recipientHash: thankYouMessageToken(id),
-    unsubscribeUrl: deps.unsubscribeLink(input.emailAsSent),
+    unsubscribeUrl: (deps.unsubscribeLink as (email: string) => string)(input.emailAsSent),
   });
+  let sent: SentMail;
   try {
     const transport = await deps.transport();
-    const sent = await transport.send(message);
+    sent = await transport.send(message);
     if (sent.accepted.length === 0)
       throw Object.assign(new Error('recipient refused'), { code: 'EENVELOPE' });
-    await finish(claim.lease, {
-      state: 'sent',
-      sent_at: new Date(deps.clock.now()),
-      message_id: sent.messageId,
-    });
-    deps.logger.info('thank_you.sent', { ...log, attempts: claim.attempts });
-    return { status: 'sent' };
   } catch (error) {
     const code = smtpErrorCode(error);
-    const transient = isTransientSmtpFailure(error);
-    deps.logger[transient ? 'warn' : 'error']('thank_you.failed', {
+    const refusal = smtpRefusal(error);
+    deps.logger[refusal === 'transient' ? 'warn' : 'error']('thank_you.failed', {
       ...log,
       attempts: claim.attempts,
       error: code,
-      retry: transient,
+      retry: refusal !== 'recipient',
+      ...(refusal === 'setup' ? { reason: 'configuration' } : {}),
     });
-    // Best effort: if even this write fails, the lease expires and a later task claims it anyway.
+    // Nothing was sent: the record is claimable again. Best effort: if even this write fails, the lease
+    // expires and a later task claims it anyway.
     await finish(claim.lease, {
       state: 'failed',
       failed_at: new Date(deps.clock.now()),
       last_error: code,
     }).catch(() => undefined);
-    if (transient) throw new RetryLater('The mail relay is unavailable.', `smtp ${code}`);
-    return { status: 'failed', ...(code.startsWith('EAUTH') ? { configuration: true } : {}) };
+    if (refusal === 'recipient') return { status: 'failed' };
+    throw new RetryLater(
+      refusal === 'setup' ? 'The mail relay refused our setup.' : 'The mail relay is unavailable.',
+      `smtp ${code}`,
+      refusal === 'setup' ? 'configuration' : undefined,
+    );
+  }
+  // The relay accepted the mail: from here a failure is the database's, and never a reason to send again.
+  await saveSent(claim.lease, claim.attempt, { sentAt: deps.clock.now(), messageId: sent.messageId }, deps);
+  deps.logger.info('thank_you.sent', { ...log, attempts: claim.attempts });
+  return { status: 'sent' };
+}
+
+/** Whether the mailbox is on the suppression list (the person unsubscribed). */
+async function suppression(deps: DeliverThankYouDeps, email: string): Promise<boolean> {
+  return (await withDatabase(() => deps.mailboxes.suppression.among([email]))).size > 0;
+}
+
+/**
+ * How long to wait before each try of saving `sent` after the relay accepted the mail: the database must
+ * answer within the call (a minute, THANK_YOU_TIMEOUT_SECONDS, the SMTP exchange included). A write whose
+ * answer was lost after it applied is found saved by the next try (the lease's update time has moved:
+ * LeaseLostError, which `finish` takes as done).
+ */
+export const SAVE_SENT_RETRY_MS: readonly number[] = [250, 1_000, 3_000, 8_000];
+
+/**
+ * Saves `sent`, tried again while the database fails. Should it still fail, the record stays `sending` under
+ * this call's claim (never `failed`, which a retry would claim and send again at once), and UnsavedSend says
+ * so: the handler hands the claim's id to a task of the part's next round, which saves `sent` once the
+ * database answers (settleUnsaved).
+ */
+async function saveSent(
+  lease: Lease,
+  claimId: string,
+  sent: { sentAt: number; messageId: string },
+  deps: DeliverThankYouDeps,
+): Promise<void> {
+  const waits = deps.saveRetryMs ?? SAVE_SENT_RETRY_MS;
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      await finish(lease, { state: 'sent', sent_at: new Date(sent.sentAt), message_id: sent.messageId });
+      return;
+    } catch {
+      const wait = waits[attempt];
+      if (wait === undefined) throw new UnsavedSend(claimId);
+      await deps.clock.sleep(wait);
+    }
+  }
+}
+
+/** The relay accepted the mail and the database did not save it: `attempt` is the claim that sent it. */
+class UnsavedSend extends RetryLater {
+  constructor(readonly attempt: string) {
+    super('The database did not save a mail the relay accepted.', 'database');
   }
 }
 
 /**
- * Whether sending again later can succeed: a 4xx reply (RFC 5321: a transient failure, e.g. 421, 450,
- * 451, 452), or no reply at all (the relay unreachable, a dropped connection, a timeout). A 5xx is a
- * permanent refusal (the mailbox does not exist, our login or sender was refused): sending it again
- * would be refused again, or worse, count against the sender's reputation.
+ * A task carrying a claim's id (`sent`): the mail that claim sent went out, and its record still names the
+ * claim, `sending`. It is saved `sent` now; a record claimed since by another call (its lease ran out first)
+ * is that call's, and left alone.
  */
-export function isTransientSmtpFailure(error: unknown): boolean {
-  const { responseCode } = (error ?? {}) as { responseCode?: unknown };
-  if (typeof responseCode === 'number') return responseCode >= 400 && responseCode < 500;
-  return true;
+async function settleUnsaved(record: DocumentReference, attempt: string, now: number): Promise<void> {
+  await record.firestore.runTransaction(async (transaction) => {
+    const current = (await transaction.get(record)).data() as Partial<ThankYouRecord> | undefined;
+    if (current?.state !== 'sending' || current.attempt_id !== attempt) return;
+    transaction.update(record, { state: 'sent', sent_at: new Date(now), lease_expires_at: null });
+  });
 }
 
-type Claim = ThankYouResult | { status: 'claimed'; lease: Lease; attempts: number };
+/**
+ * Whose an SMTP failure is, by its stage and code:
+ * - `recipient`: the relay refused that recipient for good (a 5xx with a 5.1.x status at RCPT: no such
+ *   mailbox, a bad address): the person's own mailbox, which ends the part;
+ * - `setup`: the relay refused us (a 5xx anywhere else: our sender at MAIL FROM, as a provider does before
+ *   the domain is verified, 554 5.7.1; a login it requires, 530 5.7.0; our message at DATA; a 5xx at RCPT
+ *   that is not about the mailbox, such as relaying denied, 5.7.x), or our login or TLS failed (EAUTH,
+ *   ETLS): our setup, retried until an operator fixes it;
+ * - `transient`: a 4xx (RFC 5321: try again later), or no answer at all (the relay unreachable, a dropped
+ *   connection, a timeout): retried.
+ */
+export type SmtpRefusal = 'recipient' | 'setup' | 'transient';
+
+export function smtpRefusal(error: unknown): SmtpRefusal {
+  const { code, responseCode, command, response } = (error ?? {}) as {
+    code?: unknown;
+    responseCode?: unknown;
+    command?: unknown;
+    response?: unknown;
+  };
+  if (typeof responseCode === 'number' && responseCode >= 400 && responseCode < 500) return 'transient';
+  if (typeof responseCode === 'number' && responseCode >= 500) {
+    const status = /^\d{3}[ -](\d\.\d{1,3}\.\d{1,3})\b/.exec(
+      typeof response === 'string' ? response : '',
+    )?.[1];
+    return command === 'RCPT TO' && status?.startsWith('5.1.') ? 'recipient' : 'setup';
+  }
+  if (code === 'EAUTH' || code === 'ETLS' || code === 'EREQUIRETLS') return 'setup';
+  return 'transient';
+}
+
+type Claim = ThankYouResult | { status: 'claimed'; lease: Lease; attempts: number; attempt: string };
 
 /** The record's lease: `attempt_id` names the call that holds it, `lease_expires_at` until when. */
 const THANK_YOU_LEASE: LeaseLayout = {
@@ -296,11 +437,12 @@ async function claimRecord(
   signup: string,
 ): Promise<Claim> {
   let claim: LeaseClaim<ThankYouResult>;
+  const owner = crypto.randomUUID();
   try {
     claim = await claimLease<ThankYouResult>(
       ref,
       {
-        owner: crypto.randomUUID(),
+        owner,
         clock: deps.clock,
         leaseMs: deps.leaseMs ?? THANK_YOU_LEASE_MS,
         layout: THANK_YOU_LEASE,
@@ -327,7 +469,7 @@ async function claimRecord(
   if (claim.status === 'held') return { status: 'in_progress' };
   if (claim.status === 'refused') return claim.reason;
   const previous = claim.previous as Partial<ThankYouRecord> | undefined;
-  return { status: 'claimed', lease: claim.lease, attempts: (previous?.attempts ?? 0) + 1 };
+  return { status: 'claimed', lease: claim.lease, attempts: (previous?.attempts ?? 0) + 1, attempt: owner };
 }
 
 /** Moves the record on and ends the claim, unless another call has claimed it since (then that call owns it). */
@@ -365,13 +507,9 @@ export const deliverThankYou = onTaskDispatched(
     rateLimits: { maxDispatchesPerSecond: THANK_YOU_PER_SECOND, maxConcurrentDispatches: 10 },
   },
   async (request) => {
+    // A missing setting is our setup's: the handler says so on the row and the task is retried until it is set.
     const from = MAIL_FROM.value();
     const unsubscribeUrl = UNSUBSCRIBE_URL.value();
-    if (!from || !unsubscribeUrl) {
-      // Our setup, which a retry cannot fix: logged, and the task dropped (the record stays unclaimed).
-      cloudLogger.error('thank_you.not_configured', { missing: !from ? 'MAIL_FROM' : 'UNSUBSCRIBE_URL' });
-      return;
-    }
     const db = await adminFirestore();
     const mailboxes = mailboxesFromParams(db);
     await handleDeliverThankYou(request.data, {
@@ -379,7 +517,7 @@ export const deliverThankYou = onTaskDispatched(
       db,
       transport: () => smtpTransport(SMTP_URL.value()),
       from,
-      unsubscribeLink: (email) => mailboxes.unsubscribeLink(unsubscribeUrl, email),
+      unsubscribeLink: unsubscribeUrl ? (email) => mailboxes.unsubscribeLink(unsubscribeUrl, email) : null,
       clock: systemClock,
       logger: cloudLogger,
       mailboxes,

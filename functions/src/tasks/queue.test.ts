@@ -32,8 +32,12 @@ describe('delivery task ids (one round of one part of a row)', () => {
 });
 
 describe('a delivery task body', () => {
-  it('is the row id alone; anything else is malformed', () => {
+  it('is the row id and its round (absent from tasks enqueued before rounds travelled); anything else is malformed', () => {
     expect(parseSignupTask({ signup: 'AbCdEfGh12345678ijkl' })).toEqual({ signup: 'AbCdEfGh12345678ijkl' });
+    expect(parseSignupTask({ signup: 'AbCdEfGh12345678ijkl', round: 3 })).toEqual({
+      signup: 'AbCdEfGh12345678ijkl',
+      round: 3,
+    });
     for (const body of [
       undefined,
       { email: 'kid@example.com' },
@@ -42,6 +46,9 @@ describe('a delivery task body', () => {
       { signup: '..' },
       { signup: '__name__' },
       { signup: 'x'.repeat(1_501) },
+      { signup: 'abc', round: -1 },
+      { signup: 'abc', round: 1.5 },
+      { signup: 'abc', round: '2' },
     ]) {
       expect(() => parseSignupTask(body)).toThrow();
     }

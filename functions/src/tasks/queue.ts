@@ -31,6 +31,16 @@ export type QueueName = (typeof QUEUES)[keyof typeof QUEUES] | typeof ERASURE_QU
 export interface SignupTask {
   /** The document id of the row in email_subscriptions. */
   signup: string;
+  /**
+   * The round of the row's part this task is (tasks/part-life.ts): a task of a round older than the part's
+   * does nothing. Absent from tasks enqueued before rounds travelled with them: those act on the part's round.
+   */
+  round?: number;
+  /**
+   * A thank-you the relay accepted whose `sent` the database did not save (tasks/deliver-thank-you.ts): the
+   * claim's attempt id, which the record names while it is claimed. No address.
+   */
+  sent?: string;
 }
 
 /**
@@ -68,7 +78,18 @@ export function parseSignupTask(body: unknown): SignupTask {
   ) {
     throw new Error('Not a sign-up id.');
   }
-  return { signup };
+  const { round, sent } = body as { round?: unknown; sent?: unknown };
+  if (round !== undefined && (typeof round !== 'number' || !Number.isSafeInteger(round) || round < 0)) {
+    throw new Error('Not a round.');
+  }
+  if (sent !== undefined && (typeof sent !== 'string' || !/^[A-Za-z0-9-]{1,64}$/.test(sent))) {
+    throw new Error('Not an attempt id.');
+  }
+  return {
+    signup,
+    ...(round === undefined ? {} : { round }),
+    ...(sent === undefined ? {} : { sent: sent as string }),
+  };
 }
 
 const TASK_ID_PURPOSE = 'goody-task-id-v3';
@@ -144,6 +165,11 @@ export class RetryLater extends Error {
     message: string,
     /** What failed, as the row's `last_error` records it (tasks/row-delivery.ts): a code, never an address. */
     readonly code = 'retry',
+    /**
+     * `configuration`: our setup or the service refused us (not the person): the part waits, saying so on
+     * the row, and Cloud Tasks retries it until an operator has fixed it (tasks/part-life.ts).
+     */
+    readonly wait?: 'configuration',
   ) {
     super(message);
   }

@@ -1,15 +1,6 @@
 import type { DocumentReference, DocumentSnapshot } from 'firebase-admin/firestore';
-import { firestoreSdk } from '../firestore';
-import {
-  deliveryTaskId,
-  type Enqueue,
-  positiveNumber,
-  QUEUES,
-  type QueueName,
-  RETRY,
-  type RowOfTasks,
-  retryWindowMs,
-} from './queue';
+import { next, type PartEvent, type PartRecord } from './part-life';
+import { deliveryTaskId, type Enqueue, QUEUES, type QueueName, type RowOfTasks } from './queue';
 
 /**
  * The row is the outbox (as Firebase's firestore-send-email keeps `delivery` on its mail document): each
@@ -19,11 +10,13 @@ import {
  *   delivery.contact    the MailerLite contact (tasks/deliver-contact.ts)
  *   delivery.thank_you  the thank-you mail (tasks/deliver-thank-you.ts)
  *
- * each `{ state, reason?, attempts, last_error?, round, due_at?, updated_at }`. `pending` until its worker
- * settles it `done` or `skipped` (with the reason); `attempts` counts the worker's runs, `last_error` the
- * last failure's code; `round` the task the part is on (each round has its own task id, tasks/queue.ts);
- * `due_at`, while pending, when the reconciler (scheduled/reconcile-deliveries.ts) looks at the part again:
- * by then its task has either settled it or given up.
+ * each `{ state, reason?, attempts, last_error?, round, due_at?, updated_at }`, moved only as its life says
+ * (tasks/part-life.ts): `pending` (waiting, with a reason, while our setup or the mail budget holds it) until
+ * its worker settles it `done` or `skipped` (for the person's reason); `attempts` counts the worker's runs,
+ * `last_error` the last failure's code; `round` the task the part is on (each round has its own task id,
+ * tasks/queue.ts, and the task carries its round); `due_at`, while pending, when the reconciler
+ * (scheduled/reconcile-deliveries.ts) looks at the part again: soon while its task is not confirmed, and
+ * otherwise once that task has either settled it or given up.
  */
 export const DELIVERY = 'delivery';
 
@@ -34,62 +27,18 @@ export const PART_QUEUE: Record<DeliveryPart, QueueName> = {
   thank_you: QUEUES.thankYou,
 };
 
-export type PartState = 'pending' | 'done' | 'skipped';
-/**
- * Why a part was skipped: the mailbox unsubscribed; the mailbox was thanked before (one thank-you per
- * mailbox, ever); MailerLite or the mail relay refused the address for good; the row is not a sign-up the
- * grammar accepts (none the rules let in).
- */
-export type SkipReason = 'suppressed' | 'already_thanked' | 'refused' | 'not_an_address';
-/** Why a part still pending waits: for the next hour's mail budget, or for an operator to fix our setup. */
-export type WaitReason = 'mail_budget' | 'configuration';
-
-export interface PartRecord {
-  state: PartState;
-  reason?: SkipReason | WaitReason;
-  attempts: number;
-  last_error?: string;
-  round: number;
-  due_at?: Date;
-  updated_at: Date;
-}
-
-/**
- * How long a task may wait in its queue before its first attempt, beyond its retry window, before the
- * reconciler takes its part for given up: a rush queued at MailerLite's pace (115 a minute) is through six
- * hours of backlog in 41,400 sign-ups. A part re-driven early costs one dispatch more; its worker finds the
- * part settled or the mailbox's record, and spends no MailerLite request nor a second mail.
- * DELIVERY_QUEUE_WAIT_SECONDS overrides it, read when the functions load (the stack tests shorten it).
- */
-export const QUEUE_WAIT_MS = positiveNumber(process.env.DELIVERY_QUEUE_WAIT_SECONDS, 6 * 60 * 60) * 1000;
-
-/**
- * How long a part refused for our own setup (MailerLite's key, a group or field; the relay refusing our
- * login) waits before the reconciler tries it again: an operator's fix takes effect without anyone pressing
- * Sync.
- */
-export const CONFIGURATION_WAIT_MS = 60 * 60_000;
-
-/** When the reconciler looks again at a part enqueued now to run at `runsAt`. */
-export function dueAt(runsAt: number): Date {
-  return new Date(runsAt + QUEUE_WAIT_MS + retryWindowMs(RETRY));
-}
-
-/** A part's record when its round `round` is enqueued to run at `runsAt`. */
-export function pendingPart(round: number, runsAt: number, now: number): PartRecord {
-  return {
-    state: 'pending',
-    attempts: 0,
-    round,
-    due_at: dueAt(runsAt),
-    updated_at: new Date(now),
-  };
-}
-
-/** Whether the part is settled: done, or skipped for good. A part never written, or pending, is not. */
-export function isSettled(part: PartRecord | null): boolean {
-  return part?.state === 'done' || part?.state === 'skipped';
-}
+export {
+  CONFIRM_WAIT_MS,
+  dueAt,
+  firstPart,
+  isSettled,
+  type PartEvent,
+  type PartRecord,
+  type PartState,
+  QUEUE_WAIT_MS,
+  type SkipReason,
+  type WaitReason,
+} from './part-life';
 
 /** The part as stored, or null for a row the trigger has not reached. */
 export function partOf(data: Record<string, unknown> | undefined, part: DeliveryPart): PartRecord | null {
@@ -106,13 +55,16 @@ export type EnqueuePart = (
   row: RowOfTasks,
   round: number,
   notBefore?: number,
+  /** A thank-you accepted by the relay and not saved: the claim's attempt id (tasks/deliver-thank-you.ts). */
+  sent?: string,
 ) => Promise<'enqueued' | 'duplicate'>;
 
 export function enqueuePart(enqueue: Enqueue, mailboxSecret: string): EnqueuePart {
-  return (part, row, round, notBefore) => {
+  return (part, row, round, notBefore, sent) => {
     const queue = PART_QUEUE[part];
     const id = deliveryTaskId(mailboxSecret, queue, row, round);
-    return enqueue(queue, { signup: row.id }, notBefore === undefined ? { id } : { id, notBefore });
+    const payload = sent === undefined ? { signup: row.id, round } : { signup: row.id, round, sent };
+    return enqueue(queue, payload, notBefore === undefined ? { id } : { id, notBefore });
   };
 }
 
@@ -123,9 +75,11 @@ export function rowOfTasks(row: DocumentSnapshot): RowOfTasks {
 }
 
 /**
- * The row's delivery state, as one worker sees its part: each write touches only its own part, so the two
- * workers of one row never overwrite each other. A row erased meanwhile (one-click unsubscribe, retention)
- * is left erased: the write is dropped.
+ * One part of a row's delivery, as its trigger, worker or reconciler moves it: each says what happened
+ * (tasks/part-life.ts, PartEvent) and `apply` writes what `next` answers on the row as it stands (applyToParts),
+ * so a write made on a stale read (a round the reconciler moved on meanwhile) cannot put a part back. Each write touches only
+ * its own part, so the two workers of one row never overwrite each other. A row erased meanwhile (one-click
+ * unsubscribe, retention) is left erased: nothing is written.
  */
 export class RowDelivery {
   constructor(
@@ -133,48 +87,46 @@ export class RowDelivery {
     private readonly part: DeliveryPart,
   ) {}
 
-  /** The part is done (`done`) or will not be done (`skipped`, with why): one attempt more, no due time. */
-  async settle(state: 'done' | 'skipped', now: number, reason?: SkipReason): Promise<void> {
-    const { FieldValue } = await firestoreSdk();
-    await this.write({
-      state,
-      reason: reason ?? FieldValue.delete(),
-      attempts: FieldValue.increment(1),
-      due_at: FieldValue.delete(),
-      updated_at: new Date(now),
+  /** The part after `event` (null: the row is gone or not indexed, or the event changed nothing). */
+  async apply(event: PartEvent, now: number): Promise<PartRecord | null> {
+    const [moved] = await applyToParts(this.ref, [[this.part, event]], now);
+    return moved ?? null;
+  }
+}
+
+/**
+ * Several parts' events on one row in one write (the trigger confirms both of its tasks at once): each part
+ * after its event, null where nothing changed. Read, then written only if nobody wrote the row since
+ * (compare-and-swap on its update time, read again on a conflict): no transaction, whose lock two workers
+ * finishing the same row at once would wait on.
+ */
+export async function applyToParts(
+  ref: DocumentReference,
+  events: ReadonlyArray<readonly [DeliveryPart, PartEvent]>,
+  now: number,
+): Promise<Array<PartRecord | null>> {
+  for (let attempt = 1; ; attempt += 1) {
+    const row = await ref.get();
+    if (!row.exists || !row.updateTime) return events.map(() => null);
+    const update: Record<string, PartRecord> = {};
+    const moved = events.map(([part, event]) => {
+      const current = partOf(row.data(), part);
+      const after = current ? next(current, event, now) : null;
+      if (after) update[`${DELIVERY}.${part}`] = after;
+      return after;
     });
-  }
-
-  /** An attempt that failed and will be retried by Cloud Tasks: counted, with its code. */
-  async failed(code: string, now: number): Promise<void> {
-    const { FieldValue } = await firestoreSdk();
-    await this.write({ attempts: FieldValue.increment(1), last_error: code, updated_at: new Date(now) });
-  }
-
-  /**
-   * The part waits, still pending, for round `round` (already enqueued to run at `runsAt`), or for an
-   * operator (`configuration`: no task; the reconciler looks again at `runsAt`).
-   */
-  async waits(reason: WaitReason, round: number, runsAt: number, now: number, code?: string): Promise<void> {
-    const { FieldValue } = await firestoreSdk();
-    await this.write({
-      reason,
-      round,
-      attempts: FieldValue.increment(1),
-      ...(code ? { last_error: code } : {}),
-      due_at: reason === 'configuration' ? new Date(runsAt) : dueAt(runsAt),
-      updated_at: new Date(now),
-    });
-  }
-
-  private async write(fields: Record<string, unknown>): Promise<void> {
-    const update: Record<string, unknown> = {};
-    for (const [field, value] of Object.entries(fields)) update[`${DELIVERY}.${this.part}.${field}`] = value;
+    if (Object.keys(update).length === 0) return moved;
     try {
-      await this.ref.update(update);
+      await ref.update(update, { lastUpdateTime: row.updateTime });
+      return moved;
     } catch (error) {
-      // 5 NOT_FOUND: the row was erased while its task ran; nothing is left to record.
-      if ((error as { code?: unknown }).code !== 5) throw error;
+      const code = (error as { code?: unknown }).code;
+      // 5 NOT_FOUND: erased meanwhile, nothing to record. 9 FAILED_PRECONDITION: written since it was read.
+      if (code === 5) return events.map(() => null);
+      if (code !== 9 || attempt >= APPLY_ATTEMPTS) throw error;
     }
   }
 }
+
+/** Reads and writes of one event before a conflict on the row is reported as a failure (retried by the task). */
+const APPLY_ATTEMPTS = 5;

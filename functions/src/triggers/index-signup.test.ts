@@ -7,9 +7,10 @@ import { recordingEnqueue } from '../../test-support/tasks';
 import { systemClock } from '../clock';
 import { SIGNUPS } from '../contract';
 import { mailboxKey } from '../privacy/mailbox-key';
+import { RECONCILE_EVERY_MS } from '../scheduled/reconcile-deliveries';
 import { MAILBOX_KEY_FIELD, mailboxSignups, storedSignups } from '../signups/lookup';
 import { deliveryTaskId, type Enqueue, QUEUES, RETRY, retryWindowMs } from '../tasks/queue';
-import { enqueuePart, QUEUE_WAIT_MS, rowOfTasks } from '../tasks/row-delivery';
+import { CONFIRM_WAIT_MS, enqueuePart, QUEUE_WAIT_MS, rowOfTasks } from '../tasks/row-delivery';
 import { type IndexSignupDeps, indexSignup } from './index-signup';
 
 let firestore: FirestoreHarness;
@@ -68,11 +69,11 @@ describe('index-signup (the trigger on each new sign-up)', () => {
     expect([...enqueued().entries()]).toEqual([
       [
         deliveryTaskId(MAILBOX_SECRET, QUEUES.contact, rowOfTasks(row), 0),
-        { queue: QUEUES.contact, payload: { signup: row.id } },
+        { queue: QUEUES.contact, payload: { signup: row.id, round: 0 } },
       ],
       [
         deliveryTaskId(MAILBOX_SECRET, QUEUES.thankYou, rowOfTasks(row), 0),
-        { queue: QUEUES.thankYou, payload: { signup: row.id } },
+        { queue: QUEUES.thankYou, payload: { signup: row.id, round: 0 } },
       ],
     ]);
     const delivery = (await row.ref.get()).get('delivery');
@@ -105,9 +106,21 @@ describe('index-signup (the trigger on each new sign-up)', () => {
     const refusing: Enqueue = async () => {
       throw new Error('UNAVAILABLE');
     };
+    const before = Date.now();
     await expect(indexSignup(row.ref, triggerDeps(refusing))).rejects.toThrow('UNAVAILABLE');
+    // Committed, its task not confirmed: due soon, for the reconciler (every 10 minutes) should the
+    // trigger's retries fail too.
+    for (const part of Object.values((await row.ref.get()).get('delivery'))) {
+      const due = (part as { due_at: { toMillis(): number } }).due_at.toMillis();
+      expect(due).toBeGreaterThanOrEqual(before + CONFIRM_WAIT_MS);
+      expect(due).toBeLessThanOrEqual(Date.now() + CONFIRM_WAIT_MS);
+      expect(CONFIRM_WAIT_MS + RECONCILE_EVERY_MS).toBeLessThanOrEqual(15 * 60_000);
+    }
     expect(await indexSignup(row.ref, triggerDeps())).toBe('delivery_enqueued');
     expect(enqueued().size).toBe(2);
+    // Confirmed: due once the task's whole retry window has passed.
+    const due = (await row.ref.get()).get('delivery.thank_you.due_at').toMillis();
+    expect(due).toBeGreaterThanOrEqual(before + QUEUE_WAIT_MS + retryWindowMs(RETRY));
   });
 
   it('leaves a row erased before it ran erased, and enqueues nothing for it', async () => {

@@ -11,14 +11,15 @@ import { parseAddContactInput } from '../schemas';
 import { MAILBOX_KEY_FIELD } from '../signups/lookup';
 import { cloudTasksEnqueue } from '../tasks/queue';
 import {
+  applyToParts,
   DELIVERY,
   DELIVERY_PARTS,
   type DeliveryPart,
   type EnqueuePart,
   enqueuePart,
+  firstPart,
   type PartRecord,
   partOf,
-  pendingPart,
   rowOfTasks,
 } from '../tasks/row-delivery';
 
@@ -37,16 +38,19 @@ export interface IndexSignupDeps {
  * themselves). Each new row
  *
  * 1. gets its mailbox key (signups/lookup.ts) and its delivery state, both parts pending on round 0
- *    (tasks/row-delivery.ts), in one transaction: a retried trigger, or the reconciler's sweep of a row the
- *    trigger never reached, finds them there and keeps them;
+ *    (tasks/part-life.ts, firstPart) and due within CONFIRM_WAIT_MS, in one transaction: a retried trigger,
+ *    or the reconciler's sweep of a row the trigger never reached, finds them there and keeps them;
  * 2. enqueues the round its pending parts are on, to run at once: the contact (tasks/deliver-contact.ts) and
- *    the thank-you (tasks/deliver-thank-you.ts), each task naming the row by its id under an id only the
- *    server can make (tasks/queue.ts, deliveryTaskId), so a retry enqueues nothing twice.
+ *    the thank-you (tasks/deliver-thank-you.ts), each task naming the row and its round under an id only the
+ *    server can make (tasks/queue.ts, deliveryTaskId), so a retry enqueues nothing twice;
+ * 3. once Cloud Tasks has a part's task, moves its due time on to when that task's retries would have ended
+ *    (the part's `enqueued`).
  *
  * A row the grammar refuses (the rules let none in) gets neither; a row erased before this runs is left
  * erased, and enqueues nothing. Enqueueing fails only with Cloud Tasks itself: then the trigger throws and
- * is retried (`retry: true`); what is still not enqueued when those retries end, the reconciler's sweep
- * finds (scheduled/reconcile-deliveries.ts).
+ * is retried (`retry: true`); a part whose enqueue never answered keeps its short due time, and the reconciler
+ * (every 10 minutes) re-drives it under its next round within 15 minutes of the commit; a row the trigger
+ * never reached, the reconciler's sweep finds (scheduled/reconcile-deliveries.ts).
  */
 export async function indexSignup(ref: DocumentReference, deps: IndexSignupDeps): Promise<IndexOutcome> {
   const now = deps.clock.now();
@@ -65,7 +69,7 @@ export async function indexSignup(ref: DocumentReference, deps: IndexSignupDeps)
       return 'not_an_address' as const;
     }
     const parts = new Map<DeliveryPart, PartRecord>();
-    for (const part of DELIVERY_PARTS) parts.set(part, partOf(data, part) ?? pendingPart(0, now, now));
+    for (const part of DELIVERY_PARTS) parts.set(part, partOf(data, part) ?? firstPart(now));
     if (DELIVERY_PARTS.some((part) => partOf(data, part) === null)) {
       transaction.update(ref, {
         [MAILBOX_KEY_FIELD]: mailboxKey(deps.mailboxSecret, email),
@@ -81,8 +85,18 @@ export async function indexSignup(ref: DocumentReference, deps: IndexSignupDeps)
   }
   const pending = [...indexed.parts].filter(([, record]) => record.state === 'pending');
   // A part found on a later round (the reconciler or the mail budget moved it) has that round's task
-  // enqueued already: the same id is a duplicate, and costs nothing.
+  // enqueued already: the same id is a duplicate, and costs nothing. A duplicate is always that round's own
+  // task (the id names the row and the round), so it confirms the round as an enqueue does.
   await Promise.all(pending.map(([part, record]) => deps.enqueuePart(part, indexed.row, record.round)));
+  if (pending.length > 0) {
+    await applyToParts(
+      ref,
+      pending.map(
+        ([part, record]) => [part, { kind: 'enqueued', round: record.round, runsAt: now }] as const,
+      ),
+      deps.clock.now(),
+    );
+  }
   deps.logger.info('signup.enqueued', { ...emailFields(indexed.email), parts: pending.length });
   return 'delivery_enqueued';
 }
