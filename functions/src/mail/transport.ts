@@ -109,9 +109,7 @@ async function createSmtpTransport(smtpUrl: string): Promise<MailTransport> {
   const transporter = createTransport(await smtpOptions(smtpUrl));
   return {
     async send(message) {
-      const info = await transporter.sendMail(message).catch((error: unknown) => {
-        throw withoutReplyCodeIfTls(error);
-      });
+      const info = await transporter.sendMail(message);
       return {
         messageId: String(info.messageId ?? message.messageId),
         accepted: (info.accepted ?? []).map(String),
@@ -119,24 +117,4 @@ async function createSmtpTransport(smtpUrl: string): Promise<MailTransport> {
       };
     },
   };
-}
-
-/**
- * A relay that will not do TLS (no STARTTLS, or a refused upgrade: nodemailer's ETLS) is our setup's problem,
- * never the recipient's. The relay's reply code to STARTTLS (a 5xx, such as 500 or 502) would make the worker take
- * it for a permanent refusal of the address (tasks/deliver-thank-you.ts, isTransientSmtpFailure) and skip the
- * thank-you for good; without the code it is retried, like a relay that is down, until SMTP_URL is fixed
- * (`npm run doctor` names the fix). The error keeps its code, ETLS, and its message.
- */
-export function withoutReplyCodeIfTls(error: unknown): unknown {
-  if (!(error instanceof Error) || (error as { code?: unknown }).code !== 'ETLS') return error;
-  const {
-    responseCode: _replyCode,
-    permanent: _permanent,
-    ...rest
-  } = error as Error & {
-    responseCode?: unknown;
-    permanent?: unknown;
-  };
-  return Object.assign(new Error(error.message), rest, { name: error.name });
 }
