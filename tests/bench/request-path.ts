@@ -194,6 +194,18 @@ export class RequestRecorder {
     this.done.push(request);
   }
 
+  /**
+   * Waits until every request asked for by `until` (epoch ms: the toast) has finished or failed as DevTools
+   * reports it, or `timeoutMs` passed. The page can read a response to its end a moment before the browser's
+   * network service reports it finished (Network.loadingFinished): a record taken at the toast could hold
+   * the press's last request unfinished, and the price would leave it out.
+   */
+  async settled(until: number, timeoutMs = 5_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    const unfinished = () => [...this.byId.values()].some((request) => request.startedAt <= until);
+    while (unfinished() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+
   /** Every request seen so far, finished or not, in the order they were asked for. */
   requests(): RecordedRequest[] {
     return [...this.done, ...this.byId.values()].sort((a, b) => a.startedAt - b.startedAt);
@@ -249,6 +261,15 @@ function transferMs(request: RecordedRequest, link: Link): number {
  * Prices the requests of one press -> toast window (`pressAt`, `toastAt`: epoch ms; `measuredMs`: the page's
  * own measure of that window) on `link`. Only requests that had finished by the toast can have held it.
  */
+/**
+ * How far the two clocks a window is read on may disagree: the page's press and toast are its own epoch time
+ * (performance.timeOrigin + now()), a request's times DevTools' monotonic clock turned into epoch time by one
+ * sample (RequestRecorder). On loopback the press's last response can end within a millisecond of the toast,
+ * and was seen to end 0.3 ms after it by these clocks; a request that really ended after the toast ends
+ * later than this.
+ */
+export const CLOCKS_DISAGREE_MS = 5;
+
 export function pricePath(
   recorded: readonly RecordedRequest[],
   window: { pressAt: number; toastAt: number; measuredMs: number },
@@ -262,7 +283,7 @@ export function pricePath(
         /^https?:/.test(request.url) &&
         request.finishedAt !== undefined &&
         request.finishedAt > window.pressAt &&
-        request.finishedAt <= window.toastAt,
+        request.finishedAt <= window.toastAt + CLOCKS_DISAGREE_MS,
     );
   const priced: PricedRequest[] = inWindow.map((request) => {
     const answered = request.status !== undefined;

@@ -261,6 +261,7 @@ try {
         pressAt: number;
         toastAt: number;
       };
+      await recorder.settled(window.toastAt);
       const priced = pricePath(recorder.requests(), window, PHONE_LINK);
       const appCheckExchanges = recorder
         .requests()
