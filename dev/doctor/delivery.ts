@@ -115,7 +115,7 @@ export function deliveryResult(summary: DeliverySummary, now: number): CheckResu
       ...fail(
         'delivery',
         `${detail}; ${forSetup[0]} contact and ${forSetup[1]} thank-you part(s) wait for our setup (configuration)`,
-        'fix what the MailerLite and relay checks fail (the logs name it: add_contact.failed, thank_you.failed); the reconciler tries those parts again within the hour',
+        'fix what the MailerLite and relay checks fail (the logs name it: add_contact.failed, thank_you.failed); Cloud Tasks tries those parts again every few minutes (at most 10) until then',
       ),
       lines,
     };
