@@ -11,6 +11,7 @@ import { deleteApp, initializeApp } from 'firebase-admin/app';
 import { type Firestore, getFirestore } from 'firebase-admin/firestore';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handleUnsubscribe, LinkLimiter } from '../../functions/src/http/unsubscribe.ts';
+import { UNSUBSCRIBE_SECRET } from '../../functions/test-support/signups.ts';
 import {
   type RunningFirestoreEmulator,
   startFirestoreEmulator,
@@ -59,7 +60,7 @@ beforeAll(async () => {
     void handleUnsubscribe(
       { method: req.method ?? 'GET', query: Object.fromEntries(url.searchParams) },
       {
-        secret: 'a-test-unsubscribe-secret-of-32-bytes-or-more',
+        secret: UNSUBSCRIBE_SECRET,
         contact: 'hello@goody.example',
         logger: { info() {}, warn() {}, error() {} } as never,
         limiter,

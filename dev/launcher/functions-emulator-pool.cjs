@@ -39,7 +39,7 @@ function poolSettings(env = process.env) {
     const value = Number(env[name]);
     return Number.isInteger(value) && value >= min ? value : fallback;
   };
-  const cores = typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length;
+  const cores = os.availableParallelism();
   return {
     workersPerFunction: whole('GOODY_FUNCTIONS_WORKERS', 4, 1),
     loadsAtOnce: whole('GOODY_FUNCTIONS_LOADS_AT_ONCE', Math.max(2, cores), 1),

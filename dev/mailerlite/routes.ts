@@ -163,6 +163,17 @@ function isMailerLiteTime(value: unknown): boolean {
   return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 19).replace('T', ' ') === value;
 }
 
+/** A listing's `limit` (default 100) and `page` (from 1), or the 422 MailerLite answers to either not a whole number. */
+function pagingOf(query: URLSearchParams) {
+  const v = new Validator();
+  const limit = positiveInt(query.get('limit'), 100);
+  const page = positiveInt(query.get('page'), 1);
+  if (limit === undefined) v.add('limit', 'The limit must be an integer.');
+  if (page === undefined) v.add('page', 'The page must be an integer.');
+  if (v.failed || limit === undefined || page === undefined) return invalid(v);
+  return { limit, page };
+}
+
 /**
  * One page of `items` in MailerLite's paging envelope (`data`, `links`, `meta`, of which the client reads
  * `meta.last_page`), for the listing at `path`.
@@ -191,12 +202,9 @@ function pageOf<T>(items: T[], page: number, limit: number, path: string) {
 // GET /api/groups: limit, page (from 1), filter[name] (partial match, case-insensitive). The answer keeps
 // MailerLite's paging envelope (`links`, `meta`), of which the client reads `meta.last_page`.
 const listGroups: Handler = (ctx, _params, query) => {
-  const v = new Validator();
-  const limit = positiveInt(query.get('limit'), 100);
-  const page = positiveInt(query.get('page'), 1);
-  if (limit === undefined) v.add('limit', 'The limit must be an integer.');
-  if (page === undefined) v.add('page', 'The page must be an integer.');
-  if (v.failed || limit === undefined || page === undefined) return invalid(v);
+  const paging = pagingOf(query);
+  if ('status' in paging) return paging;
+  const { limit, page } = paging;
 
   const nameFilter = query.get('filter[name]')?.toLowerCase();
   const groups = [...ctx.store.groups.values()].filter(
@@ -239,12 +247,9 @@ const deleteGroup: Handler = (ctx, params) => {
 // in MailerLite's paging envelope; limit, page and filter[keyword] (partial match on name or key). Read by the
 // operator's launch check (dev/doctor), which looks for the `source` field.
 const listFields: Handler = (ctx, _params, query) => {
-  const v = new Validator();
-  const limit = positiveInt(query.get('limit'), 100);
-  const page = positiveInt(query.get('page'), 1);
-  if (limit === undefined) v.add('limit', 'The limit must be an integer.');
-  if (page === undefined) v.add('page', 'The page must be an integer.');
-  if (v.failed || limit === undefined || page === undefined) return invalid(v);
+  const paging = pagingOf(query);
+  if ('status' in paging) return paging;
+  const { limit, page } = paging;
   const keyword = query.get('filter[keyword]')?.toLowerCase();
   const fields = ctx.store.fieldKeys
     .map((key, index) => ({

@@ -137,12 +137,7 @@ export async function handleDeliverContact(task: unknown, deps: DeliverContactDe
         : new RetryLater('MailerLite refused our setup.', lastError, 'configuration');
     }
   }
-  await delivery
-    .apply(
-      { kind: 'retry', round, code: retry.code, ...(retry.wait ? { reason: retry.wait } : {}) },
-      deps.clock.now(),
-    )
-    .catch(() => undefined);
+  await delivery.recordRetry(round, retry, deps.clock.now());
   throw retry;
 }
 

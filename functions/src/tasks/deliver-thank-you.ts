@@ -215,12 +215,7 @@ export async function handleDeliverThankYou(
       error instanceof RetryLater
         ? error
         : new RetryLater('The database or Cloud Tasks is unavailable.', 'database');
-    await delivery
-      .apply(
-        { kind: 'retry', round, code: retry.code, ...(retry.wait ? { reason: retry.wait } : {}) },
-        deps.clock.now(),
-      )
-      .catch(() => undefined);
+    await delivery.recordRetry(round, retry, deps.clock.now());
     throw retry;
   }
 }

@@ -1,6 +1,13 @@
 import type { DocumentReference, DocumentSnapshot } from 'firebase-admin/firestore';
 import { next, type PartEvent, type PartRecord } from './part-life';
-import { deliveryTaskId, type Enqueue, QUEUES, type QueueName, type RowOfTasks } from './queue';
+import {
+  deliveryTaskId,
+  type Enqueue,
+  QUEUES,
+  type QueueName,
+  type RetryLater,
+  type RowOfTasks,
+} from './queue';
 
 /**
  * The row is the outbox (as Firebase's firestore-send-email keeps `delivery` on its mail document): each
@@ -91,6 +98,17 @@ export class RowDelivery {
   async apply(event: PartEvent, now: number): Promise<PartRecord | null> {
     const [moved] = await applyToParts(this.ref, [[this.part, event]], now);
     return moved ?? null;
+  }
+
+  /**
+   * Records a failed attempt of `round` that Cloud Tasks will retry (its code, and `configuration` when our
+   * setup or the service refused us), as far as the database lets it: the worker throws `retry` next either way.
+   */
+  async recordRetry(round: number, retry: RetryLater, now: number): Promise<void> {
+    await this.apply(
+      { kind: 'retry', round, code: retry.code, ...(retry.wait ? { reason: retry.wait } : {}) },
+      now,
+    ).catch(() => undefined);
   }
 }
 
