@@ -8,8 +8,8 @@ import { MAILBOX_PROVIDERS } from './providers';
 /**
  * The mail budget: at most `perHour` thank-you mails leave in one clock hour (UTC), whatever a bot stores.
  * A sender's reputation is what a teen brand's launch mail depends on, and providers rate a sender by its
- * bursts and its complaints. A mail over the budget is not dropped: its task is retried by Cloud Tasks
- * (backoff up to 10 minutes, for two days) and goes out in a later hour.
+ * bursts and its complaints. A mail over the budget is not dropped: it waits its turn in a line and goes
+ * out in a later hour, oldest first (mail/turns.ts).
  *
  * The count is kept in `_mail_budget/{hour}-{shard}`, SHARDS documents an hour, each taking at most its
  * share; a sender picks a shard at random and tries the others when it is full, so at the thank-you queue's
@@ -32,6 +32,11 @@ export const SHARDS = 32;
  * MailerLite's minute).
  */
 const HOUR_MS = windowSeconds(process.env.MAIL_BUDGET_WINDOW_SECONDS) * 1000;
+
+/** The budget's window (its hour) `now` falls in, as a number: what a released thank-you's slot was counted in. */
+export function budgetHour(now: number): number {
+  return Math.floor(now / HOUR_MS);
+}
 
 function windowSeconds(raw: string | undefined): number {
   const value = Number(raw);
@@ -68,7 +73,11 @@ export function domainKey(mailboxSecret: string, email: string): string | null {
     .slice(0, 22);
 }
 
-export type MailSlot = { granted: true } | { granted: false; nextHourAt: number };
+/**
+ * A slot, or why not: the domain's share of the hour is spent (other lines may still send), or the whole
+ * budget is (nobody sends before `nextHourAt`).
+ */
+export type MailSlot = { granted: true } | { granted: false; spent: 'domain' | 'budget'; nextHourAt: number };
 
 export async function takeMailSlot(
   db: Firestore,
@@ -81,9 +90,9 @@ export async function takeMailSlot(
     random?: () => number;
   },
 ): Promise<MailSlot> {
-  const hour = Math.floor(options.now / HOUR_MS);
+  const hour = budgetHour(options.now);
   if (options.domain && !(await takeDomainSlot(db, hour, options.domain, options.perHour))) {
-    return { granted: false, nextHourAt: (hour + 1) * HOUR_MS };
+    return { granted: false, spent: 'domain', nextHourAt: (hour + 1) * HOUR_MS };
   }
   // The shards' shares add up to perHour: the first ones take one more when it does not divide.
   const shareOf = (shard: number) =>
@@ -91,7 +100,7 @@ export async function takeMailSlot(
   const first = Math.floor((options.random ?? Math.random)() * SHARDS);
   const { FieldValue } = await firestoreSdk();
   const reached = db.collection(MAIL_BUDGETS).doc(`${hour}-reached`);
-  const spent: MailSlot = { granted: false, nextHourAt: (hour + 1) * HOUR_MS };
+  const spent: MailSlot = { granted: false, spent: 'budget', nextHourAt: (hour + 1) * HOUR_MS };
   let tried = 0;
   for (let step = 0; step < SHARDS; step += 1) {
     const shard = (first + step) % SHARDS;
@@ -121,6 +130,35 @@ export async function takeMailSlot(
     });
   }
   return spent;
+}
+
+/**
+ * Whether the hour came ahead of its own budget's lines: the hour before it spent the whole budget (its
+ * `reached` marker, above), so thank-yous may wait for this one, and the release run (mail/turns.ts) has not
+ * marked this hour `released` yet. A fresh thank-you then waits its turn in its line rather than take a slot
+ * ahead of the oldest: one read while the last hour's budget held, two when it was spent.
+ */
+export async function beforeItsRelease(db: Firestore, now: number): Promise<boolean> {
+  const hour = budgetHour(now);
+  if (
+    !(
+      await db
+        .collection(MAIL_BUDGETS)
+        .doc(`${hour - 1}-reached`)
+        .get()
+    ).exists
+  )
+    return false;
+  return !(await db.collection(MAIL_BUDGETS).doc(`${hour}-released`).get()).exists;
+}
+
+/** Marks the hour's lines released (mail/turns.ts): fresh thank-yous may take what the release left. */
+export async function markReleased(db: Firestore, now: number): Promise<void> {
+  const hour = budgetHour(now);
+  await db
+    .collection(MAIL_BUDGETS)
+    .doc(`${hour}-released`)
+    .set({ hour_start: new Date(hour * HOUR_MS) });
 }
 
 /**

@@ -5,7 +5,8 @@ import { type Clock, systemClock } from '../clock';
 import { SIGNUPS } from '../contract';
 import { adminFirestore, firestoreSdk, millisOf } from '../firestore';
 import { cloudLogger, type Logger } from '../logs';
-import { MAILBOX_KEY_SECRET } from '../params';
+import { releaseTurns } from '../mail/turns';
+import { DEFAULTS, intParam, MAIL_PER_HOUR, MAILBOX_KEY_SECRET } from '../params';
 import { cloudTasksEnqueue } from '../tasks/queue';
 import {
   DELIVERY,
@@ -13,6 +14,7 @@ import {
   type DeliveryPart,
   type EnqueuePart,
   enqueuePart,
+  isSettled,
   partOf,
   RowDelivery,
   rowOfTasks,
@@ -38,6 +40,8 @@ export interface ReconcileDeps {
   enqueuePart: EnqueuePart;
   /** The trigger's work, for a row it never reached (triggers/index-signup.ts). */
   index: (ref: DocumentReference) => ReturnType<typeof indexSignup>;
+  /** MAIL_PER_HOUR: what a run may release of the mail budget's lines (mail/turns.ts). */
+  mailPerHour: number;
   perRun?: number;
 }
 
@@ -46,6 +50,8 @@ export interface ReconcileReport {
   redriven: number;
   /** Rows the trigger never reached, indexed and enqueued now. */
   swept: number;
+  /** Thank-yous released from the mail budget's lines in their turn, a slot held (mail/turns.ts). */
+  released: number;
 }
 
 /**
@@ -59,7 +65,9 @@ export interface ReconcileReport {
  *    the round only forward (the part's `redriven`);
  * 2. sweeps the rows the create trigger never reached (no `delivery` yet: its retries ended, or the local
  *    stack was not running functions when the row was written), after a cursor, and does the trigger's work
- *    for them.
+ *    for them;
+ * 3. releases the thank-yous waiting in the mail budget's lines, oldest first, as far as the hour's budget
+ *    goes (mail/turns.ts): each one's next round enqueued with its slot held.
  *
  * Bounded per run (RECONCILE_PER_RUN rows a part, as many swept), logged as counts only, and only when there
  * was something to do. Its one query per part is a range on `delivery.<part>.due_at`, the field
@@ -68,7 +76,7 @@ export interface ReconcileReport {
 export async function reconcileDeliveries(deps: ReconcileDeps): Promise<ReconcileReport> {
   const now = deps.clock.now();
   const limit = deps.perRun ?? RECONCILE_PER_RUN;
-  const report: ReconcileReport = { redriven: 0, swept: 0 };
+  const report: ReconcileReport = { redriven: 0, swept: 0, released: 0 };
   for (const part of DELIVERY_PARTS) {
     const field = `${DELIVERY}.${part}.due_at`;
     const due = await deps.db
@@ -82,10 +90,43 @@ export async function reconcileDeliveries(deps: ReconcileDeps): Promise<Reconcil
     }
   }
   report.swept = await sweep(now, limit, deps);
-  if (report.redriven + report.swept > 0) {
-    deps.logger.info('reconcile.run', { redriven: report.redriven, swept: report.swept });
+  report.released = await release(now, deps);
+  if (report.redriven + report.swept + report.released > 0) {
+    deps.logger.info('reconcile.run', {
+      redriven: report.redriven,
+      swept: report.swept,
+      released: report.released,
+    });
   }
   return report;
+}
+
+/**
+ * The mail budget's lines released in their turn (mail/turns.ts): each waiting thank-you's next round enqueued
+ * with a slot of this hour held, and its part moved to that round (its `redriven`: forward only).
+ */
+async function release(now: number, deps: ReconcileDeps): Promise<number> {
+  const rows = new Map<string, DocumentSnapshot>();
+  const report = await releaseTurns({
+    db: deps.db,
+    now,
+    perHour: deps.mailPerHour,
+    logger: deps.logger,
+    stillWaiting: async (signup) => {
+      const row = await deps.db.collection(SIGNUPS).doc(signup).get();
+      rows.set(signup, row);
+      return row.exists && !isSettled(partOf(row.data(), 'thank_you'));
+    },
+    release: async (signup, hour) => {
+      const row = rows.get(signup) as DocumentSnapshot;
+      const round = (partOf(row.data(), 'thank_you')?.round ?? 0) + 1;
+      // Enqueued first, as a re-drive is (above): a write that fails leaves the entry, and the next run enqueues
+      // the same round again, a duplicate of that round's own task.
+      await deps.enqueuePart('thank_you', rowOfTasks(row), round, undefined, { slot: hour });
+      await new RowDelivery(row.ref, 'thank_you').apply({ kind: 'redriven', round, runsAt: now }, now);
+    },
+  });
+  return report.released;
 }
 
 async function redrive(row: DocumentSnapshot, part: DeliveryPart, now: number, deps: ReconcileDeps) {
@@ -150,6 +191,7 @@ export function reconcileDepsFromParams(db: Firestore): ReconcileDeps {
     logger: cloudLogger,
     enqueuePart: enqueue,
     index: (ref) => indexSignup(ref, indexDeps),
+    mailPerHour: intParam(MAIL_PER_HOUR, DEFAULTS.MAIL_PER_HOUR),
   };
 }
 

@@ -22,6 +22,8 @@ import { DOMAIN_SHARE, DOMAIN_SHARE_MIN } from '../mail/budget';
 import { type MailTransport, smtpTransport } from '../mail/transport';
 import { mailboxKey } from '../privacy/mailbox-key';
 import { openUnsubscribeToken, unsubscribeLink } from '../privacy/unsubscribe-token';
+import { type ReconcileDeps, reconcileDeliveries } from '../scheduled/reconcile-deliveries';
+import { indexSignup } from '../triggers/index-signup';
 import {
   type DeliverThankYouDeps,
   handleDeliverThankYou,
@@ -31,8 +33,8 @@ import {
   type ThankYouOutcome,
   type ThankYouRecord,
 } from './deliver-thank-you';
-import { deliveryTaskId, QUEUES, RetryLater } from './queue';
-import { enqueuePart, rowOfTasks } from './row-delivery';
+import { RetryLater } from './queue';
+import { enqueuePart } from './row-delivery';
 
 let firestore: FirestoreHarness;
 let db: Firestore;
@@ -74,6 +76,20 @@ function deps(extra: Partial<DeliverThankYouDeps> = {}): DeliverThankYouDeps {
     mailPerHour: 1_000,
     enqueuePart: enqueuePart(queue.enqueue, MAILBOX_SECRET),
     ...extra,
+  };
+}
+
+/** The reconciler as deployed, releasing the mail budget's lines (mail/turns.ts) into the recorded queue. */
+function reconcileDeps(budget: { mailPerHour: number; clock: Clock }): ReconcileDeps {
+  const enqueue = enqueuePart(queue.enqueue, MAILBOX_SECRET);
+  return {
+    db,
+    clock: budget.clock,
+    logger,
+    enqueuePart: enqueue,
+    index: (ref) =>
+      indexSignup(ref, { mailboxSecret: MAILBOX_SECRET, enqueuePart: enqueue, clock: budget.clock, logger }),
+    mailPerHour: budget.mailPerHour,
   };
 }
 
@@ -241,48 +257,86 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
         per_hour: 3,
       });
 
-      // Not a retry spent: each one's next round is enqueued for the next hour, the part pending on it.
-      const nextHour = Math.floor(at(0).now() / HOUR) * HOUR + HOUR;
-      expect(queue.tasks.map((task) => [task.queue, task.notBefore])).toEqual([
-        ['deliver-thank-you', nextHour],
-        ['deliver-thank-you', nextHour],
-      ]);
+      // Not a retry spent, and no task: each waits its turn in the line, its part pending on its round.
+      expect(queue.tasks).toEqual([]);
       for (const email of addresses.slice(3)) {
         expect(await thankYouPart(email)).toMatchObject({
           state: 'pending',
           reason: 'mail_budget',
-          round: 1,
+          round: 0,
         });
       }
-      // In the next hour they go out.
-      for (const email of addresses.slice(3)) {
-        expect(await outcomeOf({ email }, deps({ mailPerHour: 3, clock: at(1) }))).toEqual({
+      // In the next hour the reconciler releases them, oldest first, each with its slot held.
+      const report = await reconcileDeliveries(reconcileDeps({ mailPerHour: 3, clock: at(1) }));
+      expect(report.released).toBe(2);
+      const hour = Math.floor(at(1).now() / HOUR);
+      const released = queue.tasks.map((task) => task.payload);
+      expect(released).toEqual([
+        { signup: (await taskFor(db, addresses[3] as string)).signup, round: 1, slot: hour },
+        { signup: (await taskFor(db, addresses[4] as string)).signup, round: 1, slot: hour },
+      ]);
+      for (const payload of released) {
+        expect(await handleDeliverThankYou(payload, deps({ mailPerHour: 3, clock: at(1) }))).toEqual({
           status: 'sent',
         });
       }
       expect(await outbox.messages()).toHaveLength(5);
+      expect(await thankYouPart(addresses[4] as string)).toMatchObject({ state: 'done', round: 1 });
     });
 
-    it("waits under the next round after the task's own (rounds travel with the task): never re-enqueues an id Cloud Tasks knows", async () => {
-      await seedSignups(db, [
-        { email: 'first@example.com', ...HERO },
-        { email: 'kid@example.com', ...HERO },
+    it('a slot freed in the hour goes to the oldest in the line, not to whoever asks next', async () => {
+      const waiters = ['first@example.com', 'older@example.com', 'newer@example.com'];
+      await seedSignups(
+        db,
+        waiters.map((email) => ({ email, ...HERO })),
+      );
+      const full = { mailPerHour: 1, clock: at(0) };
+      expect(await outcomeOf({ email: 'first@example.com' }, deps(full))).toEqual({ status: 'sent' });
+      expect(await outcomeOf({ email: 'older@example.com' }, deps(full))).toEqual({ status: 'waiting' });
+      expect(await outcomeOf({ email: 'newer@example.com' }, deps(full))).toEqual({ status: 'waiting' });
+      // The next hour has a slot, and the newer one's task happens to run first (delivered again, or a
+      // re-drive): it stays behind the older one and spends nothing.
+      const next = { mailPerHour: 1, clock: at(1) };
+      expect(await outcomeOf({ email: 'newer@example.com' }, deps(next))).toEqual({ status: 'waiting' });
+      expect(await outbox.messages()).toHaveLength(1);
+      // The older one, first in the line, takes the slot and leaves the line.
+      expect(await outcomeOf({ email: 'older@example.com' }, deps(next))).toEqual({ status: 'sent' });
+      expect((await outbox.messages()).map((message) => message.to[0])).toEqual([
+        'first@example.com',
+        'older@example.com',
       ]);
-      const budget = { mailPerHour: 1, clock: at(0) };
-      expect(await outcomeOf({ email: 'first@example.com' }, deps(budget))).toEqual({ status: 'sent' });
-      // The reconciler enqueued round 1 of this row, and died before writing it: the row still says round 0.
-      const { signup } = await taskFor(db, 'kid@example.com');
-      const row = await db.collection('email_subscriptions').doc(signup).get();
-      const roundOne = enqueuePart(queue.enqueue, MAILBOX_SECRET);
-      expect(await roundOne('thank_you', rowOfTasks(row), 1)).toBe('enqueued');
-      const outcome = await handleDeliverThankYou({ signup, round: 1 }, deps(budget));
-      expect(outcome.status).toBe('waiting');
-      expect(queue.tasks.map((task) => task.id)).toEqual([
-        deliveryTaskId(MAILBOX_SECRET, QUEUES.thankYou, rowOfTasks(row), 1),
-        deliveryTaskId(MAILBOX_SECRET, QUEUES.thankYou, rowOfTasks(row), 2),
-      ]);
-      expect(queue.tasks.at(-1)?.payload).toEqual({ signup, round: 2 });
-      expect(await thankYouPart('kid@example.com')).toMatchObject({ reason: 'mail_budget', round: 2 });
+      // A fresh sign-up in the same line now joins behind the newer one.
+      await seedSignups(db, [{ email: 'fresh@example.com', ...HERO }]);
+      expect(await outcomeOf({ email: 'fresh@example.com' }, deps(next))).toEqual({ status: 'waiting' });
+      expect(await thankYouPart('fresh@example.com')).toMatchObject({ reason: 'mail_budget', round: 0 });
+    });
+
+    it("after an hour whose budget was spent, a new hour's first sign-ups wait until the release run gave the oldest their turn", async () => {
+      await seedSignups(
+        db,
+        ['first@example.com', 'waited@example.com'].map((email) => ({ email, ...HERO })),
+      );
+      const full = { mailPerHour: 1, clock: at(0) };
+      expect(await outcomeOf({ email: 'first@example.com' }, deps(full))).toEqual({ status: 'sent' });
+      expect(await outcomeOf({ email: 'waited@example.com' }, deps(full))).toEqual({ status: 'waiting' });
+      // The next hour, before the reconciler's release: a sign-up in another line (empty) does not take the
+      // hour's one slot ahead of the one who waited through the last hour.
+      await seedSignups(db, [{ email: 'early@school-example.org', ...HERO }]);
+      const next = { mailPerHour: 1, clock: at(1) };
+      expect(await outcomeOf({ email: 'early@school-example.org' }, deps(next))).toEqual({
+        status: 'waiting',
+      });
+      const report = await reconcileDeliveries(reconcileDeps(next));
+      expect(report.released).toBe(1);
+      const [released] = queue.tasks;
+      expect(released?.payload).toMatchObject({ signup: (await taskFor(db, 'waited@example.com')).signup });
+      expect(await handleDeliverThankYou(released?.payload, deps(next))).toEqual({ status: 'sent' });
+      // The hour after (its budget spent by the release, the early one released first): oldest first again.
+      const later = { mailPerHour: 1, clock: at(2) };
+      await reconcileDeliveries(reconcileDeps(later));
+      expect(queue.tasks[1]?.payload).toMatchObject({
+        signup: (await taskFor(db, 'early@school-example.org')).signup,
+      });
     });
 
     it('a burst of 20 spellings of one mailbox spends one slot: only the claim holder takes one', async () => {

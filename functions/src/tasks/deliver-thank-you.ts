@@ -6,9 +6,10 @@ import { SIGNUPS, SUBSCRIPTION_TYPES, type SubscriptionType, THANK_YOU_MAILS } f
 import { adminFirestore, millisOf } from '../firestore';
 import { claimLease, type Lease, type Claim as LeaseClaim, type LeaseLayout, LeaseLostError } from '../lease';
 import { cloudLogger, type Logger } from '../logs';
-import { takeMailSlot } from '../mail/budget';
+import { beforeItsRelease, takeMailSlot } from '../mail/budget';
 import { buildThankYouMessage, thankYouMessageToken } from '../mail/thank-you-message';
 import { type MailTransport, type SentMail, smtpTransport } from '../mail/transport';
+import { joinLine, leaveLine, lineOf, placeInLine } from '../mail/turns';
 import {
   DEFAULTS,
   intParam,
@@ -89,8 +90,8 @@ export type ThankYouOutcome =
   | { status: 'sent_unsaved' }
   /** The mailbox unsubscribed: nothing is sent to it again, whoever signs it up. */
   | { status: 'suppressed' }
-  /** Over the mail budget: the next round is enqueued for the next hour, and this task acknowledged. */
-  | { status: 'waiting'; until: number }
+  /** Over the mail budget: in its line until its turn (mail/turns.ts), and this task acknowledged. */
+  | { status: 'waiting' }
   /**
    * The relay refused the recipient for good (5.1.x at RCPT: the person's own mailbox): the part is skipped.
    * Every other refusal (our sender, our login, TLS, the message) is our setup's, thrown as RetryLater.
@@ -114,7 +115,7 @@ export interface DeliverThankYouDeps {
   mailboxes: Mailboxes;
   /** MAIL_PER_HOUR: the mail budget (mail/budget.ts). */
   mailPerHour: number;
-  /** Enqueues the part's next round, for a thank-you that waits for the next hour's budget. */
+  /** Enqueues the part's next round, for a thank-you whose `sent` the database did not save. */
   enqueuePart: EnqueuePart;
   /** Waits between the tries of saving `sent` once the relay accepted (SAVE_SENT_RETRY_MS). */
   saveRetryMs?: readonly number[];
@@ -129,8 +130,9 @@ export interface DeliverThankYouDeps {
  * (concurrent or later) sees the claim and sends nothing, and only the claim's holder takes a slot of the
  * mail budget, so a burst of spellings of one mailbox spends one.
  *
- * Over the budget, the task does not spend its retries waiting: the part's next round is enqueued for the
- * next hour (Cloud Tasks' scheduleTime) and this one acknowledged. Only the person ends the part
+ * Over the budget, the task does not spend its retries waiting: the thank-you joins its line (mail/turns.ts)
+ * and the task is acknowledged; the reconciler releases it in its turn, oldest first, with a slot held. A
+ * thank-you takes a slot itself only when nobody waits ahead of it in its line. Only the person ends the part
  * (tasks/part-life.ts): the relay refusing their own mailbox (5.1.x at RCPT) skips it, `refused`. Every other
  * failure throws RetryLater and Cloud Tasks tries again (backoff at most 10 minutes): the relay down or
  * answering 4xx, the database, another task's claim still held, counted on the row with the code; and our
@@ -187,10 +189,11 @@ export async function handleDeliverThankYou(
       deps.logger.error('thank_you.not_configured', { missing });
       throw new RetryLater('A setting of the thank-you is missing.', `setting ${missing}`, 'configuration');
     }
-    const outcome = await sendOnce(stored, subscriptionType, row.id, deps);
+    const outcome = await sendOnce(stored, subscriptionType, row.id, input.slot !== undefined, deps);
     if (outcome.status === 'waiting') {
-      await deps.enqueuePart('thank_you', rowOfTasks(row), round + 1, outcome.until);
-      await apply({ kind: 'waits', round, next: round + 1, runsAt: outcome.until, reason: 'mail_budget' });
+      const line = lineOf(deps.mailboxes.domainKey(stored.email));
+      await withDatabase(() => joinLine(deps.db, line, row.id, deps.clock.now()));
+      await apply({ kind: 'waits', round, reason: 'mail_budget' });
     } else if (outcome.status === 'sent') await apply({ kind: 'done', round });
     else if (outcome.status === 'already_sent' && outcome.byThisRow) await apply({ kind: 'done', round });
     else if (outcome.status === 'already_sent')
@@ -204,7 +207,7 @@ export async function handleDeliverThankYou(
       // saves `sent` once the database answers, then settles the part done. This task is acknowledged, so
       // none of its retries claims the mailbox again.
       const handed = await deps
-        .enqueuePart('thank_you', rowOfTasks(row), round + 1, undefined, error.attempt)
+        .enqueuePart('thank_you', rowOfTasks(row), round + 1, undefined, { sent: error.attempt })
         .catch(() => null);
       if (handed === 'enqueued') {
         deps.logger.warn('thank_you.sent_unsaved', { ...emailFields(stored.email), round: round + 1 });
@@ -224,6 +227,8 @@ async function sendOnce(
   input: ThankYouInput,
   subscriptionType: SubscriptionType,
   signup: string,
+  /** Released from its line with a slot of the budget held (the task's `slot`, mail/turns.ts). */
+  slotHeld: boolean,
   deps: DeliverThankYouDeps,
 ): Promise<ThankYouOutcome> {
   const log = emailFields(input.email);
@@ -245,23 +250,18 @@ async function sendOnce(
     return claim;
   }
   // Asked only by the claim's holder: a task that finds the mailbox thanked or in progress spends none.
-  let slot: Awaited<ReturnType<typeof takeMailSlot>>;
+  let granted: boolean;
   try {
-    slot = await takeMailSlot(deps.db, {
-      now: deps.clock.now(),
-      perHour: deps.mailPerHour,
-      domain: deps.mailboxes.domainKey(input.email),
-      logger: deps.logger,
-    });
+    granted = slotHeld || (await slotInTurn(deps, input.email, signup));
   } catch {
     await finish(claim.lease, { state: 'waiting' }).catch(() => undefined);
     throw new RetryLater('The database is unavailable.', 'database');
   }
-  if (!slot.granted) {
-    // Given back, so the mailbox is not held "in progress" while it waits for a later hour.
+  if (!granted) {
+    // Given back, so the mailbox is not held "in progress" while it waits its turn.
     await finish(claim.lease, { state: 'waiting' }).catch(() => undefined);
     deps.logger.info('thank_you.skipped', { ...log, reason: 'mail_budget' });
-    return { status: 'waiting', until: slot.nextHourAt };
+    return { status: 'waiting' };
   }
   // The list looked at again, last before the relay: a person who unsubscribed while this task claimed the
   // record and took its slot gets nothing. Nothing but building the message lies between this read and the
@@ -318,6 +318,29 @@ async function sendOnce(
   await saveSent(claim.lease, claim.attempt, { sentAt: deps.clock.now(), messageId: sent.messageId }, deps);
   deps.logger.info('thank_you.sent', { ...log, attempts: claim.attempts });
   return { status: 'sent' };
+}
+
+/**
+ * A slot of the mail budget, taken only when nobody waits ahead of this thank-you in its line (mail/turns.ts):
+ * a slot freed in the hour goes to the line's oldest, and a new hour's to those who waited through the last.
+ * The line's oldest waiter that takes one leaves the line.
+ */
+async function slotInTurn(deps: DeliverThankYouDeps, email: string, signup: string): Promise<boolean> {
+  const domain = deps.mailboxes.domainKey(email);
+  const line = lineOf(domain);
+  const place = await placeInLine(deps.db, line, signup);
+  if (place === 'behind') return false;
+  // A new hour's slots go first to those who waited through the last one, whatever their line.
+  if (place === 'empty' && (await beforeItsRelease(deps.db, deps.clock.now()))) return false;
+  const slot = await takeMailSlot(deps.db, {
+    now: deps.clock.now(),
+    perHour: deps.mailPerHour,
+    domain,
+    logger: deps.logger,
+  });
+  // Best effort: an entry left behind is dropped by the releaser, which finds its part settled.
+  if (slot.granted && place === 'first') await leaveLine(deps.db, line, signup).catch(() => undefined);
+  return slot.granted;
 }
 
 /** Whether the mailbox is on the suppression list (the person unsubscribed). */

@@ -45,7 +45,7 @@ describe("a part's life (tasks/part-life.ts)", () => {
       { kind: 'enqueued', round: 5, runsAt: at(2) },
       { kind: 'redriven', round: 5, runsAt: at(2) },
       { kind: 'retry', round: 5, code: 'smtp ECONNECTION' },
-      { kind: 'waits', round: 5, next: 6, runsAt: at(60), reason: 'mail_budget' },
+      { kind: 'waits', round: 5, reason: 'mail_budget' },
       { kind: 'done', round: 5 },
       { kind: 'skipped', round: 5, reason: 'refused' },
     ];
@@ -80,16 +80,17 @@ describe("a part's life (tasks/part-life.ts)", () => {
     expect(lifeOf(run(waiting, [{ kind: 'done', round: 0 }, at(3)]))).toEqual({ state: 'done' });
   });
 
-  it('over the mail budget: the next round, due after the next hour plus the retry window', () => {
-    const waits = run(enqueued, [
-      { kind: 'waits', round: 0, next: 1, runsAt: at(60), reason: 'mail_budget' },
-      at(1),
-    ]);
-    expect(waits).toMatchObject({ round: 1, reason: 'mail_budget', attempts: 1, due_at: dueAt(at(60)) });
+  it('over the mail budget: waits in its line on the same round, with no task, until released under the next', () => {
+    const waits = run(enqueued, [{ kind: 'waits', round: 0, reason: 'mail_budget' }, at(1)]);
+    // No due time: its place in the line stands for its task, and the reconciler releases the lines every run.
+    expect(waits).toMatchObject({ round: 0, reason: 'mail_budget', attempts: 1 });
+    expect(waits).not.toHaveProperty('due_at');
+    expect(lifeOf(waits)).toEqual({ state: 'waiting', round: 0, reason: 'mail_budget' });
     // A second delivery of the same round-0 task that also waited changes nothing.
-    expect(
-      next(waits, { kind: 'waits', round: 0, next: 1, runsAt: at(60), reason: 'mail_budget' }, at(2)),
-    ).toBeNull();
+    expect(next(waits, { kind: 'waits', round: 0, reason: 'mail_budget' }, at(2))).toBeNull();
+    // Released in its turn: the next round, pending again.
+    const released = run(waits, [{ kind: 'redriven', round: 1, runsAt: at(60) }, at(60)]);
+    expect(lifeOf(released)).toEqual({ state: 'pending', round: 1 });
   });
 
   it('an event of a past round changes nothing: no round is ever put back', () => {
@@ -99,7 +100,7 @@ describe("a part's life (tasks/part-life.ts)", () => {
       { kind: 'enqueued', round: 2, runsAt: at(6) },
       { kind: 'redriven', round: 3, runsAt: at(6) },
       { kind: 'retry', round: 2, code: 'mailerlite 401', reason: 'configuration' },
-      { kind: 'waits', round: 2, next: 3, runsAt: at(60), reason: 'mail_budget' },
+      { kind: 'waits', round: 2, reason: 'mail_budget' },
     ];
     for (const event of stale) expect(next(redriven, event, at(6))).toBeNull();
     // What the person did is true whatever the round: a late task's done or skip still ends the part.

@@ -10,7 +10,8 @@ import { positiveNumber, RETRY, retryWindowMs } from './queue';
  *
  *   pending    its task is on its way (`round` names the task, tasks/queue.ts)
  *   waiting    still pending, and saying why on the row: `reason` (`configuration`: our setup or the
- *              service refused us; `mail_budget`: the next hour's budget) and `last_error` (the last code)
+ *              service refused us; `mail_budget`: its turn in the mail
+ *              budget's line, mail/turns.ts) and `last_error` (the last code)
  *   done       delivered
  *   skipped    ended for a reason about the person, and only those (SkipReason)
  *
@@ -22,7 +23,8 @@ import { positiveNumber, RETRY, retryWindowMs } from './queue';
  *   retry(round, code)     an attempt failed and Cloud Tasks retries it (backoff at most 10 minutes); with
  *                          `configuration` when our setup or the service refused us (waiting); due at the
  *                          latest when that task's retries from now would have ended (GIVE_UP_SLACK_MS)
- *   waits(round, next)     over the mail budget: the next round enqueued for the next hour (waiting)
+ *   waits(round)           over the mail budget: in its line (mail/turns.ts) with no task, until the reconciler
+ *                          releases it in its turn, a slot held, under the next round (its `redriven`)
  *   done(round)            delivered
  *   skipped(round, why)    the person's reason: final
  *
@@ -45,7 +47,7 @@ export type SkipReason = 'suppressed' | 'already_thanked' | 'refused' | 'not_an_
 /**
  * Why a part still pending waits: our setup or the service refused us (`configuration`: the relay's
  * refusal of our sender or login, TLS, a message policy, MailerLite's 401/403/404 or an undocumented
- * answer, a missing setting; retried until an operator fixed it), or the next hour's mail budget.
+ * answer, a missing setting; retried until an operator fixed it), or its turn in the mail budget's line (mail/turns.ts).
  */
 export type WaitReason = 'mail_budget' | 'configuration';
 
@@ -66,7 +68,7 @@ export type PartEvent =
   | { kind: 'enqueued'; round: number; runsAt: number }
   | { kind: 'redriven'; round: number; runsAt: number }
   | { kind: 'retry'; round: number; code: string; reason?: 'configuration' }
-  | { kind: 'waits'; round: number; next: number; runsAt: number; reason: 'mail_budget' }
+  | { kind: 'waits'; round: number; reason: 'mail_budget' }
   | { kind: 'done'; round: number }
   | { kind: 'skipped'; round: number; reason: SkipReason };
 
@@ -195,16 +197,18 @@ export function next(part: PartRecord, event: PartEvent, now: number): PartRecor
         updated_at,
       };
     }
-    case 'waits':
-      if (event.round < part.round || event.next <= event.round) return null;
-      return {
-        ...part,
-        reason: event.reason,
-        round: event.next,
-        attempts: part.attempts + 1,
-        due_at: dueAt(event.runsAt),
-        updated_at,
-      };
+    case 'waits': {
+      // A second delivery of the round's task that waited too changes nothing: the part keeps its place.
+      if (event.round < part.round || (event.round === part.round && part.reason === event.reason))
+        return null;
+      // No due time: its place in the line (mail/turns.ts) stands for its task, and the reconciler works through
+      // the lines every run. The worker writes `waits` only once its place is written, entry and line both (a
+      // failure before that is retried, or re-driven at the due time it had); the releaser takes the place away
+      // only once the next round is enqueued. So a waiting part always has a place or a task, and a backlog of
+      // waiters puts nothing in the reconciler's due query.
+      const { due_at: _due, ...rest } = part;
+      return { ...rest, reason: event.reason, round: event.round, attempts: part.attempts + 1, updated_at };
+    }
   }
 }
 

@@ -38,6 +38,13 @@ describe('a delivery task body', () => {
       signup: 'AbCdEfGh12345678ijkl',
       round: 3,
     });
+    // A thank-you whose save failed carries its claim's id; one released from the budget's line, its slot's hour.
+    expect(parseSignupTask({ signup: 'abc', round: 2, sent: 'a1b2-c3', slot: 492_321 })).toEqual({
+      signup: 'abc',
+      round: 2,
+      sent: 'a1b2-c3',
+      slot: 492_321,
+    });
     for (const body of [
       undefined,
       { email: 'kid@example.com' },
@@ -49,6 +56,9 @@ describe('a delivery task body', () => {
       { signup: 'abc', round: -1 },
       { signup: 'abc', round: 1.5 },
       { signup: 'abc', round: '2' },
+      { signup: 'abc', sent: 'not an id!' },
+      { signup: 'abc', slot: -1 },
+      { signup: 'abc', slot: '492321' },
     ]) {
       expect(() => parseSignupTask(body)).toThrow();
     }

@@ -7,6 +7,7 @@ import {
   type QueueName,
   type RetryLater,
   type RowOfTasks,
+  type SignupTask,
 } from './queue';
 
 /**
@@ -55,22 +56,22 @@ export function partOf(data: Record<string, unknown> | undefined, part: Delivery
 
 /**
  * Enqueues round `round` of a part of a row's delivery (tasks/queue.ts, deliveryTaskId): by the trigger
- * (round 0), the reconciler and the mail budget's wait (the next one).
+ * (round 0), the reconciler, the mail budget's release and a thank-you whose save failed (the next one).
  */
 export type EnqueuePart = (
   part: DeliveryPart,
   row: RowOfTasks,
   round: number,
   notBefore?: number,
-  /** A thank-you accepted by the relay and not saved: the claim's attempt id (tasks/deliver-thank-you.ts). */
-  sent?: string,
+  /** What the round's task carries besides the row and its round (tasks/queue.ts, SignupTask). */
+  carry?: Pick<SignupTask, 'sent' | 'slot'>,
 ) => Promise<'enqueued' | 'duplicate'>;
 
 export function enqueuePart(enqueue: Enqueue, mailboxSecret: string): EnqueuePart {
-  return (part, row, round, notBefore, sent) => {
+  return (part, row, round, notBefore, carry) => {
     const queue = PART_QUEUE[part];
     const id = deliveryTaskId(mailboxSecret, queue, row, round);
-    const payload = sent === undefined ? { signup: row.id, round } : { signup: row.id, round, sent };
+    const payload: SignupTask = { signup: row.id, round, ...carry };
     return enqueue(queue, payload, notBefore === undefined ? { id } : { id, notBefore });
   };
 }
