@@ -10,6 +10,9 @@
 // its order.
 
 import { randomUUID } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { deleteApp, initializeApp } from 'firebase-admin/app';
 import { getFirestore } from 'firebase-admin/firestore';
@@ -79,6 +82,7 @@ async function main(): Promise<void> {
     const next = new Map<string, number>([...lines.keys()].map((line) => [line, 0]));
     let waiting = N;
     const rows: string[] = [];
+    const figures: Array<Record<string, unknown>> = [];
     for (let window = 0; window < windows; window += 1) {
       const dispatched = new Map<string, number>();
       let looked = 0;
@@ -118,7 +122,29 @@ async function main(): Promise<void> {
           `${over ? '  OVER THE BUDGET' : ''}${outOfTurn ? `  ${outOfTurn} OUT OF TURN` : ''}`,
       );
       console.info(rows[rows.length - 1]);
+      figures.push({
+        window: window + 1,
+        dispatched: report.released,
+        budget: perHour,
+        catch_all_domains: domains,
+        share,
+        shared: dispatched.get(SHARED_LINE) ?? 0,
+        entries_looked_at: looked,
+        reads: reads.reads,
+        seconds: Number((ms / 1000).toFixed(1)),
+        waiting_before: before,
+        lottery_dispatched: before,
+        out_of_turn: outOfTurn,
+      });
     }
+    const results = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bench-results');
+    mkdirSync(results, { recursive: true });
+    const json = JSON.stringify(
+      { date: new Date().toISOString(), waiters: N, perHour, share, windows: figures },
+      null,
+      2,
+    );
+    writeFileSync(path.join(results, 'budget-latest.json'), `${json}\n`);
     console.info(
       failed
         ? 'FAILED: a window went over the budget or a share, or released out of turn.'
