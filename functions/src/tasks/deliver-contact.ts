@@ -62,8 +62,9 @@ export type ContactOutcome =
  * late) costs the read.
  *
  * One MailerLite contact per mailbox (privacy/mailerlite-contacts.ts): the mailbox's record, claimed for the
- * push, names the spelling MailerLite knows (the first stored spelling pushed) and the lists it has; a list
- * already there costs no request. MailerLite's upsert adds groups and keeps the ones the subscriber is in, so
+ * push, names the spelling MailerLite knows (the first stored spelling pushed, until a bare spelling comes
+ * after a `+tag` one: the contact then moves to it, once) and the lists it has; a list already there costs no
+ * request. MailerLite's upsert adds groups and keeps the ones the subscriber is in, so
  * someone who joined through both forms ends up in both groups. A failure a retry can fix (429, 5xx, a
  * timeout, the database, another task pushing the same mailbox) throws RetryLater, counted on the row. Only
  * the person ends the part (tasks/part-life.ts): MailerLite refusing the address (a 422 on the email) skips
