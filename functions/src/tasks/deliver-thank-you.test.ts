@@ -289,12 +289,12 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
     });
 
     it.each([
-      ['a +tag spelling', 'kid+x@school-example.org', 1],
-      ['the bare spelling', 'Kid@school-example.org', 0],
-      ['a row since erased', null, 0],
+      ['a +tag spelling', 1, 'kid+x@school-example.org'],
+      ['the bare spelling', 0, 'Kid@school-example.org'],
+      ['a row since erased', 0, null],
     ])(
-      'a record sent before records kept the spelling, naming %s: the bare spelling gets %s more',
-      async (_label, thanked, more) => {
+      'a record sent before records kept the spelling, naming %s: the bare spelling gets %i more mail',
+      async (_label, more, thanked) => {
         await seedSignups(db, [
           ...(thanked ? [{ email: thanked, ...HERO }] : []),
           { email: 'kid@school-example.org', ...FINAL },
