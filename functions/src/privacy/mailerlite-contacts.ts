@@ -13,9 +13,9 @@ import { hasPlusTag, mailboxKey } from './mailbox-key';
  * moves to the bare spelling once (deliver-contact.ts: the bare subscriber takes the tagged one's groups and
  * status, then the tagged one is forgotten) and keeps it for good. Any other later spelling (`kid+1@`, a
  * dotted Gmail) is sent as the recorded one, so it adds a group to the one contact, never a second
- * subscriber; an unsubscribe forgets that contact and deletes the record (privacy/erasure.ts). The record also makes delivery idempotent across the paths that can ask for
- * it (the row's own task, the page's callable, the operator's sync): a list already recorded costs a read,
- * not a MailerLite request.
+ * subscriber; an unsubscribe forgets that contact and deletes the record (privacy/erasure.ts). The record
+ * also makes delivery idempotent across the paths that can ask for it (the row's own task, the page's
+ * callable, the operator's sync): a list already recorded costs a read, not a MailerLite request.
  *
  * While the contact worker pushes, it holds the record's lease (lease.ts), so two tasks for one mailbox
  * never push at once; the sync, which pushes in batches, only reads and merges.
