@@ -218,7 +218,7 @@ await noProcessLeftAfter('the stack tests that time requests');
 // The stack files that drive the delivery (the queues' pace, the reconciler's schedule, a rush of sign-ups)
 // mostly wait on MailerLite's pace and the schedules: a lane of their own beside the other stack files and the
 // browser suite.
-const DELIVERY_STACK_FILES = ['delivery.test.ts', 'concurrency.test.ts'];
+const DELIVERY_STACK_FILES = ['delivery.test.ts', 'concurrency.test.ts', 'own-address.test.ts'];
 await Promise.all([
   vitest('stack tests (npm start, npm run dev and the hosting config, as run)', [
     '--project',

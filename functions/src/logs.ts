@@ -7,6 +7,7 @@ import * as functionsLogger from 'firebase-functions/logger';
  */
 export type LogEvent =
   | 'add_contact.upserted'
+  | 'add_contact.moved_to_own_address'
   | 'add_contact.failed'
   | 'add_contact.signup_gone'
   | 'add_contact.erased_during_call'

@@ -202,6 +202,23 @@ describe.each(callers)('Firestore rules for $kind', ({ context }) => {
       await assertFails(addDoc(signups(), { ...heroSignup(), created_at: Timestamp.fromDate(when) }));
     });
 
+    it('accepts a create under an id of the shape addDoc makes (20 of [A-Za-z0-9]), set by the client', async () => {
+      await assertSucceeds(setDoc(doc(signups(), 'AbCdEfGhIj0123456789'), heroSignup()));
+    });
+
+    it.each([
+      ['an address', 'kid@example.com'],
+      ['a +tag address', 'kid+x@school-example.org'],
+      ['an address shaped to 20 characters', 'kid@school-example.o'],
+      ['a word', 'stored-later'],
+      ['19 characters', 'AbCdEfGhIj012345678'],
+      ['21 characters', 'AbCdEfGhIj01234567890'],
+      ['20 characters with a hyphen', 'AbCdEfGhIj-123456789'],
+      ['20 characters with an underscore', 'AbCdEfGhIj_123456789'],
+    ])('refuses a create under an id the SDK never makes: %s (%j)', async (_label, id) => {
+      await assertFails(setDoc(doc(signups(), id), heroSignup()));
+    });
+
     it('refuses a write into a subcollection of a sign-up', async () => {
       await seed('email_subscriptions/stored', STORED_SIGNUP);
       await assertFails(setDoc(doc(db, 'email_subscriptions/stored/notes/n1'), heroSignup()));

@@ -10,7 +10,7 @@ import { CALLABLES } from '@goody/contract';
 import { describe, expect, it } from 'vitest';
 import { listProcesses } from '../../dev/launcher/process-table.ts';
 import { STACK_RUN_MARK } from './launcher-process.ts';
-import { storeSignupAsThePage } from './page-writes.ts';
+import { pageDocumentId, storeSignupAsThePage } from './page-writes.ts';
 import { sharedStack } from './shared-stack.ts';
 
 /** The launcher's default pool: worker processes one function may run at once (GOODY_FUNCTIONS_WORKERS). */
@@ -105,7 +105,7 @@ describe('the local stack under concurrency (npm run emulators -- --fresh)', () 
           // What the page does after its connection test: the insert, then both callables on its own origin.
           await storeSignupAsThePage(
             `127.0.0.1:${stack.ports.GOODY_FIRESTORE_PORT}`,
-            `rush${client}x${n}x${Math.random().toString(36).slice(2, 10)}`,
+            pageDocumentId(`rush${client}x${n}`),
             email,
           );
           statuses.push(await call(`${site}/api/${CALLABLES.addContact}`, { email, source: 'hero_form' }));

@@ -19,7 +19,7 @@ import {
   runLauncher,
   type StackPorts,
 } from './launcher-process.ts';
-import { storeSignupAsThePage } from './page-writes.ts';
+import { pageDocumentId, storeSignupAsThePage } from './page-writes.ts';
 
 const START_TIMEOUT_MS = 150_000;
 const BUDGET_WINDOW_S = 12;
@@ -85,7 +85,7 @@ async function bothCallables(email: string): Promise<number[]> {
 
 /** The insert as the page makes it: the four fields, under the rules (no owner credential), an automatic id. */
 async function storeSignup(email: string): Promise<string> {
-  const id = `row${Math.random().toString(36).slice(2, 12)}`;
+  const id = pageDocumentId('row');
   await storeSignupAsThePage(`127.0.0.1:${ports.GOODY_FIRESTORE_PORT}`, id, email);
   return id;
 }

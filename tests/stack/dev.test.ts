@@ -20,7 +20,7 @@ import {
   runLauncher,
   type StackPorts,
 } from './launcher-process.ts';
-import { storeSignupAsThePage } from './page-writes.ts';
+import { pageDocumentId, storeSignupAsThePage } from './page-writes.ts';
 import { copyRepository, type RepoCopy } from './repo-copy.ts';
 
 // tsc's first compilation, then the emulators: generous, since a cold 2-core machine is slow.
@@ -171,8 +171,9 @@ describe('npm run dev', () => {
       expect(firebaseBefore, 'firebase-tools runs').toBeDefined();
 
       // A sign-up before the edit: the worker logs its upsert as written.
+      const beforeEdit = pageDocumentId('beforeEdit');
       let mark = run.output().length;
-      await storeSignup(firestore, 'before-edit', 'before-edit@example.com');
+      await storeSignup(firestore, beforeEdit, 'before-edit@example.com');
       const before = await printedAfter(
         run,
         mark,
@@ -194,7 +195,7 @@ describe('npm run dev', () => {
       await printedAfter(run, compiled, /Loaded functions definitions from source/, RELOAD_TIMEOUT_MS);
 
       mark = run.output().length;
-      await storeSignup(firestore, 'after-edit', 'after-edit@example.com');
+      await storeSignup(firestore, pageDocumentId('afterEdit'), 'after-edit@example.com');
       const after = await printedAfter(
         run,
         mark,
@@ -206,7 +207,7 @@ describe('npm run dev', () => {
       // Not a restart: the same firebase-tools, started once, and the first sign-up is still stored.
       expect(firebaseToolsPid(run)).toBe(firebaseBefore);
       expect(run.output().match(/All emulators ready/g)).toHaveLength(1);
-      const stored = await fetch(`http://${firestore}/v1/${DOCUMENTS}/email_subscriptions/before-edit`, {
+      const stored = await fetch(`http://${firestore}/v1/${DOCUMENTS}/email_subscriptions/${beforeEdit}`, {
         headers: OWNER,
       });
       expect(stored.status).toBe(200);

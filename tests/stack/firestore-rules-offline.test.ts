@@ -85,7 +85,7 @@ describe('firestore.rules, read offline', () => {
       {
         path: `/databases/{database}/documents/${COLLECTIONS.signups}/{subscriptionId}`,
         methods: 'create',
-        condition: 'isValidSignup(request.resource.data)',
+        condition: 'isPageDocumentId(subscriptionId) && isValidSignup(request.resource.data)',
       },
       {
         path: `/databases/{database}/documents/${HEALTH_DOCUMENT.collection}/${HEALTH_DOCUMENT.id}`,

@@ -17,7 +17,7 @@ import {
   runLauncher,
   type StackPorts,
 } from './launcher-process.ts';
-import { storeSignupAsThePage } from './page-writes.ts';
+import { pageDocumentId, storeSignupAsThePage } from './page-writes.ts';
 import { READY_BANNER, sharedStack } from './shared-stack.ts';
 
 // It builds the site and the functions first: generous, since a cold machine is slow.
@@ -268,7 +268,8 @@ describe('npm start', () => {
 
   it('wires the functions to the stand-ins through Cloud Tasks: a sign-up reaches MailerLite and its thank-you the outbox, once', async () => {
     const email = 'stack-test@example.com';
-    await storeSignup(banner, 'stack-test', email, 'hero_form');
+    const id = pageDocumentId('stackTest');
+    await storeSignup(banner, id, email, 'hero_form');
 
     const mailerLite = () => mailerLiteState(banner);
     // Pressed twice, as a double click or a client retry would: the callables make no work (the row's own
@@ -308,7 +309,7 @@ describe('npm start', () => {
     // The index-signup trigger ran in the emulator: the row carries its mailbox key (the page wrote three fields).
     const row = async () =>
       (await (
-        await fetch(`http://${banner.firestoreHostPort}/v1/${DOCUMENTS}/email_subscriptions/stack-test`, {
+        await fetch(`http://${banner.firestoreHostPort}/v1/${DOCUMENTS}/email_subscriptions/${id}`, {
           headers: OWNER,
         })
       ).json()) as { fields?: Record<string, { stringValue?: string }> };

@@ -141,9 +141,10 @@ describe('sync-emails-to-mailerlite', () => {
       const reply = await sync();
       expect(reply).toMatchObject({ success: true });
       const subscribers = ml.state.subscribers.map((s) => [s.email, s.groups.length]).sort();
+      // A mailbox pushed for the first time gets its bare spelling (its own) over a +tag one stored before it.
       expect(subscribers).toEqual([
-        ['kid+x@school-example.org', 2],
         ['kid.teen@gmail.com', 2],
+        ['kid@school-example.org', 2],
       ]);
     });
   });

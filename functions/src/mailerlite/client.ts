@@ -97,6 +97,11 @@ export interface UpsertSubscriberInput {
   groups?: string[];
   /** When the person opted in, UTC, as MailerLite takes it: `YYYY-MM-DD HH:MM:SS` (see mailerLiteTime). */
   opted_in_at?: string;
+  /**
+   * The subscriber's status (active, unsubscribed, unconfirmed, bounced, junk); left out, MailerLite keeps an
+   * existing subscriber's and makes a new one active.
+   */
+  status?: string;
 }
 
 export interface UpsertResult {

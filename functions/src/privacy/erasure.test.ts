@@ -651,6 +651,43 @@ describe('one mailbox, many spellings', () => {
     });
   });
 
+  it("the +tag spelling's link erases the mailbox whose contact moved to its bare spelling; the thank-you record keeps no row id", async () => {
+    await seedSignups(db, [
+      { email: 'kid+x@school-example.org', ...HERO },
+      { email: 'kid@school-example.org', ...HERO },
+      { email: 'friend@example.com', ...HERO },
+    ]);
+    const [tagged] = (await db.collection(SIGNUPS).where('email', '==', 'kid+x@school-example.org').get())
+      .docs;
+    // The contact moved to the bare spelling (tasks/deliver-contact.ts); the record names it.
+    for (const email of ['kid@school-example.org', 'friend@example.com']) {
+      await mailerLiteClient(ml).upsertSubscriber({ email });
+    }
+    await db
+      .collection('mailerlite_contacts')
+      .doc(mailboxKey(MAILBOX_SECRET, 'kid@school-example.org'))
+      .set({ email: 'kid@school-example.org', seen_at: new Date() });
+    const thanks = db.collection(THANK_YOU_MAILS).doc(mailboxKey(MAILBOX_SECRET, 'kid@school-example.org'));
+    await thanks.set({
+      state: 'sent',
+      spelling: 'bare',
+      tagged_thanked: true,
+      signup: tagged?.id,
+      attempts: 2,
+    });
+    const link = { ...unsubscribeToken(SECRET, 'kid+x@school-example.org') };
+    expect((await unsubscribe({ method: 'POST', query: link, body: ONE_CLICK })).status).toBe(200);
+    expect(await emailsStored()).toEqual(['friend@example.com']);
+    expect(ml.state.subscribers.map((s) => s.email)).toEqual(['friend@example.com']);
+    // What keeps the mailbox from a third mail stays; the id of a row of it does not.
+    expect((await thanks.get()).data()).toEqual({
+      state: 'sent',
+      spelling: 'bare',
+      tagged_thanked: true,
+      attempts: 2,
+    });
+  });
+
   it('finds a row the trigger has not keyed yet by the spelling the link names', async () => {
     await seedSignups(db, [{ email: 'Kid@Example.com', ...HERO }], Date.now(), { keyed: false });
     await eraseAddress('Kid@Example.com', eraseDeps());

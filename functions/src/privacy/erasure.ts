@@ -1,6 +1,11 @@
-import type { DocumentReference, DocumentSnapshot, Firestore } from 'firebase-admin/firestore';
+import {
+  type DocumentReference,
+  type DocumentSnapshot,
+  FieldValue,
+  type Firestore,
+} from 'firebase-admin/firestore';
 import type { Clock } from '../clock';
-import { normaliseEmail } from '../contract';
+import { normaliseEmail, THANK_YOU_MAILS } from '../contract';
 import type { Logger } from '../logs';
 import type { MailerLiteClient, RequestOptions } from '../mailerlite/client';
 import { MailerLiteError } from '../mailerlite/errors';
@@ -28,8 +33,9 @@ import { clearPending, isPending, PENDING_ID } from './suppression';
  * finishes it too, and scheduled/pending-erasures.ts, every half hour, is the net for an attempt that died
  * before its task was enqueued. A click on an erasure already finished costs two reads (the entry, one
  * query) and no MailerLite request: only rows stored since (a suppressed mailbox signed up again, which
- * mails nobody) are deleted. The thank-you record stays (it holds no address): one thank-you per mailbox,
- * ever.
+ * mails nobody) are deleted. The thank-you record stays (it holds no address), less the id of the row it
+ * thanked: what keeps a mailbox from being thanked again outlives the erasure, and nothing that named a row
+ * of it (an id a client chose before the rules allowed only the SDK's ids could spell an address) does.
  */
 
 /** Other spellings of one mailbox sealed for MailerLite's forget; a bot's further spellings are only deleted. */
@@ -156,6 +162,7 @@ export async function finishErasure(
     return { signups: rows.deleted, mailerLite: 'pending' };
   }
   await record.delete();
+  await forgetThankedRow(deps.db.collection(THANK_YOU_MAILS).doc(ref.id));
   await clearPending(ref, attempt);
   deps.logger.info('unsubscribe.erased', {
     ...emailFields(email),
@@ -164,6 +171,25 @@ export async function finishErasure(
     aliases: rows.addresses.length - 1,
   });
   return { signups: rows.deleted, mailerLite: outcome };
+}
+
+/**
+ * Drops the id of the row the mailbox's thank-you record names: the row is erased, and the record keeps only
+ * whether the mailbox was thanked, and at which kind of spelling (tasks/deliver-thank-you.ts). A record a
+ * thank-you task holds (`sending`, by a task that read the suppression list just before the click: it sends
+ * nothing once it reads it again) is left with it, as is one that changed between the read and the write:
+ * the two races a click meets only while a task of the mailbox runs.
+ */
+async function forgetThankedRow(record: DocumentReference): Promise<void> {
+  const thanks = await record.get();
+  if (!thanks.exists || thanks.get('signup') === undefined || thanks.get('state') === 'sending') return;
+  try {
+    await record.update({ signup: FieldValue.delete() }, { lastUpdateTime: thanks.updateTime });
+  } catch (error) {
+    // 9 FAILED_PRECONDITION: changed since the read; 5 NOT_FOUND: gone.
+    const code = (error as { code?: unknown }).code;
+    if (code !== 9 && code !== 5) throw error;
+  }
 }
 
 /**

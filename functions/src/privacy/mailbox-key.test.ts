@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalMailbox, earlierMailboxKey, logKeySecret, mailboxKey } from './mailbox-key';
+import { canonicalMailbox, earlierMailboxKey, hasPlusTag, logKeySecret, mailboxKey } from './mailbox-key';
 
 describe('the mailbox of an address', () => {
   it.each([
@@ -28,6 +28,21 @@ describe('the mailbox of an address', () => {
     ['+goody@x.org', '+goody@x.org'],
   ])('%s is %s', (address, mailbox) => {
     expect(canonicalMailbox(address)).toBe(mailbox);
+  });
+});
+
+describe('a +tag spelling (one a stranger can make of a mailbox)', () => {
+  it.each([
+    ['kid+x@school-example.org', true],
+    ['Kid+A+B@School-Example.org', true],
+    ['kidteen+goody@gmail.com', true],
+    ['kid@school-example.org', false],
+    // A dotted Gmail is the mailbox's own name as its owner may write it, not a tag.
+    ['Kid.Teen@googlemail.com', false],
+    // `+tag` alone is its own mailbox (canonicalMailbox keeps it), not a tag of one.
+    ['+goody@x.org', false],
+  ])('%s: %s', (address, tagged) => {
+    expect(hasPlusTag(address)).toBe(tagged);
   });
 });
 

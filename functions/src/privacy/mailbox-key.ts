@@ -41,6 +41,17 @@ export function canonicalMailbox(email: string): string {
 }
 
 /**
+ * Whether the address carries a `+tag` (`kid+x@school.org`): a spelling a stranger can make of anyone's
+ * mailbox, which some providers do not deliver. The bare spelling (`kid@school.org`, or a dotted Gmail) is
+ * the mailbox's own: it gets its own thank-you after a tagged one (tasks/deliver-thank-you.ts) and becomes
+ * the MailerLite contact's address (privacy/mailerlite-contacts.ts).
+ */
+export function hasPlusTag(email: string): boolean {
+  const normalised = normaliseEmail(email);
+  return normalised.slice(0, normalised.lastIndexOf('@')).indexOf('+') > 0;
+}
+
+/**
  * The domains whose `+tags` the key folded before it folded them on every domain (issue 28). Elsewhere an
  * address with a `+tag` had the key of its whole lower-cased spelling: earlierMailboxKey gives it back.
  */

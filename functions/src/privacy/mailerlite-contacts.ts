@@ -1,18 +1,21 @@
 import type { DocumentData, DocumentReference, DocumentSnapshot, Firestore } from 'firebase-admin/firestore';
 import type { Clock } from '../clock';
-import type { SubscriptionType } from '../contract';
+import { normaliseEmail, type SubscriptionType } from '../contract';
 import { millisOf } from '../firestore';
 import { claimLease, type Lease, type LeaseLayout, LeaseLostError } from '../lease';
-import { mailboxKey } from './mailbox-key';
+import { hasPlusTag, mailboxKey } from './mailbox-key';
 
 /**
  * One MailerLite contact per mailbox. `mailerlite_contacts/{mailbox key}` (privacy/mailbox-key.ts) holds
- * the one spelling MailerLite knows the mailbox by, the first one pushed, and the lists it was added to.
- * A later spelling of the same mailbox (`kid+1@`, a dotted Gmail) is sent as that spelling, so it adds a
- * group to the one contact, never a second subscriber; an unsubscribe forgets that contact and deletes the
- * record (privacy/erasure.ts). The record also makes delivery idempotent across the paths that can ask for
- * it (the row's own task, the page's callable, the operator's sync): a list already recorded costs a read,
- * not a MailerLite request.
+ * the one spelling MailerLite knows the mailbox by and the lists it was added to. The spelling is the first
+ * one pushed, until a spelling without a `+tag` comes (mailbox-key.ts, hasPlusTag): the bare spelling is
+ * the mailbox's own, and a `+tag` is a spelling anyone can make, which some providers bounce, so the contact
+ * moves to the bare spelling once (deliver-contact.ts: the bare subscriber takes the tagged one's groups and
+ * status, then the tagged one is forgotten) and keeps it for good. Any other later spelling (`kid+1@`, a
+ * dotted Gmail) is sent as the recorded one, so it adds a group to the one contact, never a second
+ * subscriber; an unsubscribe forgets that contact and deletes the record (privacy/erasure.ts). The record
+ * also makes delivery idempotent across the paths that can ask for it (the row's own task, the page's
+ * callable, the operator's sync): a list already recorded costs a read, not a MailerLite request.
  *
  * While the contact worker pushes, it holds the record's lease (lease.ts), so two tasks for one mailbox
  * never push at once; the sync, which pushes in batches, only reads and merges.
@@ -53,8 +56,19 @@ export function hasList(record: DocumentData | undefined, list: SubscriptionType
 }
 
 export type ContactClaim =
-  /** Push `email` (the mailbox's one spelling) into the list's group, then `delivered` or `abandon`. */
-  | { status: 'claimed'; email: string; delivered: () => Promise<void>; abandon: () => Promise<void> }
+  /**
+   * Push `email` (the mailbox's one spelling) into the list's group, then `delivered` or `abandon`. With
+   * `movesFrom`, MailerLite knows the mailbox by that `+tag` spelling and `email` is the bare one, which
+   * takes its place: `delivered` records `email` as the mailbox's spelling only then, so a push that fails
+   * leaves the move to the next claim.
+   */
+  | {
+      status: 'claimed';
+      email: string;
+      movesFrom?: string;
+      delivered: () => Promise<void>;
+      abandon: () => Promise<void>;
+    }
   /** MailerLite already has the mailbox in this list's group. */
   | { status: 'already' }
   /** Another task is pushing this mailbox now. */
@@ -95,9 +109,10 @@ export class ContactRecords {
   }
 
   /**
-   * Claims the mailbox's record to push it into `list`: refused when the list is recorded already, held
-   * while another task pushes. The spelling is fixed by the first claim (`email`, or the sync's) and kept
-   * for good.
+   * Claims the mailbox's record to push it into `list`: refused when the list is recorded already (unless
+   * `email` is the bare spelling of a mailbox MailerLite knows by a `+tag` one: then the contact moves), held
+   * while another task pushes. The spelling is fixed by the first claim (`email`, or the sync's) and kept,
+   * but for that one move to the bare spelling.
    */
   async claim(email: string, options: { list: SubscriptionType; clock: Clock }): Promise<ContactClaim> {
     const claim = await claimLease<'already'>(
@@ -109,19 +124,25 @@ export class ContactRecords {
         layout: PUSH_LEASE,
       },
       (previous, now) => {
-        if (hasList(previous, options.list)) return { refuse: 'already' };
         const known = (previous as Partial<ContactRecord> | undefined)?.email;
+        if (hasList(previous, options.list) && !movesTo(known, email)) return { refuse: 'already' };
         return { write: { seen_at: new Date(now), ...(known ? {} : { email }) } };
       },
     );
     if (claim.status === 'held') return { status: 'in_progress' };
     if (claim.status === 'refused') return { status: 'already' };
-    const spelling = (claim.previous as Partial<ContactRecord> | undefined)?.email ?? email;
+    const known = (claim.previous as Partial<ContactRecord> | undefined)?.email;
+    const moves = movesTo(known, email);
     const { lease } = claim;
     return {
       status: 'claimed',
-      email: spelling,
-      delivered: () => release(lease, { [`lists.${options.list}`]: new Date(options.clock.now()) }),
+      email: moves ? normaliseEmail(email) : (known ?? email),
+      ...(moves ? { movesFrom: known } : {}),
+      delivered: () =>
+        release(lease, {
+          [`lists.${options.list}`]: new Date(options.clock.now()),
+          ...(moves ? { email: normaliseEmail(email) } : {}),
+        }),
       abandon: () => release(lease, {}).catch(() => undefined),
     };
   }
@@ -146,12 +167,15 @@ export class ContactRecords {
       }
     };
     await read(unique);
-    // First push of these mailboxes: the first spelling in the step becomes the one MailerLite knows. One
-    // batched write for them all (atomic: nothing is written if any exists); only when another writer fixed
-    // some first, one create each, so the others still get theirs.
+    // First push of these mailboxes: the first spelling in the step becomes the one MailerLite knows, a bare
+    // one before any `+tag` one (the mailbox's own, which the contact would move to anyway). One batched
+    // write for them all (atomic: nothing is written if any exists); only when another writer fixed some
+    // first, one create each, so the others still get theirs.
     const fresh = new Map<string, [string, DocumentReference]>();
     for (const [email, ref] of refs) {
-      if (!byKey.has(ref.id) && !fresh.has(ref.id)) fresh.set(ref.id, [email, ref]);
+      const chosen = fresh.get(ref.id)?.[0];
+      if (!byKey.has(ref.id) && (chosen === undefined || movesTo(chosen, email)))
+        fresh.set(ref.id, [email, ref]);
     }
     if (fresh.size === 0) return this.spellingsOf(refs, byKey);
     const record = (email: string) => ({ email, seen_at: new Date(now) });
@@ -205,6 +229,11 @@ export class ContactRecords {
     }
     await batch.commit();
   }
+}
+
+/** Whether the contact known by `known` moves to `email`: a `+tag` spelling gives way to the bare one. */
+function movesTo(known: string | undefined, email: string): known is string {
+  return known !== undefined && hasPlusTag(known) && !hasPlusTag(email);
 }
 
 // gRPC ALREADY_EXISTS: a create() found the document there.

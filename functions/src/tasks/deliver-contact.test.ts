@@ -552,6 +552,86 @@ describe('deliver-contact (the task add-contact-to-mailerlite enqueues)', () => 
       expect(ml.state.subscribers.map((s) => s.email)).toEqual(['kid@school-example.org']);
     });
 
+    it('moves to the bare spelling once it is stored after +tag ones: one subscriber, with their groups and the first consent time', async () => {
+      const start = Date.UTC(2026, 0, 1);
+      await seedSignups(
+        firestore.db,
+        [
+          { email: 'kid+x@school-example.org', ...HERO },
+          { email: 'kid+y@school-example.org', ...FINAL },
+        ],
+        start,
+      );
+      expect(await deliver(hero('kid+x@school-example.org'))).toBe('delivered');
+      expect(await deliver(final('kid+y@school-example.org'))).toBe('delivered');
+      expect(ml.state.subscribers.map((s) => s.email)).toEqual(['kid+x@school-example.org']);
+      await seedSignups(firestore.db, [{ email: 'Kid@School-Example.org', ...HERO }], start + 60_000);
+      const before = ml.state.requests.length;
+      expect(await deliver(hero('Kid@School-Example.org'))).toBe('delivered');
+      expect(ml.state.subscribers.map((s) => s.email)).toEqual(['kid@school-example.org']);
+      expect(subscriber('kid@school-example.org')).toMatchObject({
+        status: 'active',
+        groupNames: [GROUPS.club, GROUPS.updates].sort(),
+        optedInAt: mailerLiteTime(start),
+      });
+      // The tagged subscriber read, the bare one upserted, the tagged one forgotten (found, then erased); the
+      // stand-in's log masks the address.
+      expect(
+        ml.state.requests.slice(before).map((r) => `${r.method} ${r.path.replace(/\d+/g, 'N')}`),
+      ).toEqual([
+        'GET /api/subscribers/k***@s***',
+        'POST /api/subscribers',
+        'GET /api/subscribers/k***@s***',
+        'POST /api/subscribers/N/forget',
+      ]);
+      const record = await firestore.db
+        .collection('mailerlite_contacts')
+        .doc(mailboxKey(MAILBOX_SECRET, 'kid@school-example.org'))
+        .get();
+      expect(record.get('email')).toBe('kid@school-example.org');
+      expect(logger.events()).toContain('add_contact.moved_to_own_address');
+      // Moved for good: another +tag, the bare one again, on either list, costs no request.
+      await seedSignups(firestore.db, [
+        { email: 'kid+z@school-example.org', ...FINAL },
+        { email: 'kid@school-example.org', ...FINAL },
+      ]);
+      const moved = ml.state.requests.length;
+      expect(await deliver(final('kid+z@school-example.org'))).toBe('already_delivered');
+      expect(await deliver(final('kid@school-example.org'))).toBe('already_delivered');
+      expect(ml.state.requests.length).toBe(moved);
+      expect(ml.state.subscribers.map((s) => s.email)).toEqual(['kid@school-example.org']);
+    });
+
+    it("keeps the person's own unsubscribe (in MailerLite) when the contact moves to the bare spelling", async () => {
+      await seedSignups(firestore.db, [{ email: 'kid+x@school-example.org', ...HERO }]);
+      expect(await deliver(hero('kid+x@school-example.org'))).toBe('delivered');
+      await mailerLiteClient(ml).upsertSubscriber({
+        email: 'kid+x@school-example.org',
+        status: 'unsubscribed',
+      });
+      await seedSignups(firestore.db, [{ email: 'kid@school-example.org', ...FINAL }]);
+      expect(await deliver(final('kid@school-example.org'))).toBe('delivered');
+      expect(ml.state.subscribers.map((s) => [s.email, s.status])).toEqual([
+        ['kid@school-example.org', 'unsubscribed'],
+      ]);
+    });
+
+    it('a move MailerLite fails half-way is finished by the next try, still one subscriber', async () => {
+      await seedSignups(firestore.db, [{ email: 'kid+x@school-example.org', ...HERO }]);
+      expect(await deliver(hero('kid+x@school-example.org'))).toBe('delivered');
+      await seedSignups(firestore.db, [{ email: 'kid@school-example.org', ...HERO }]);
+      // The bare subscriber is upserted, then MailerLite fails the forget of the tagged one.
+      // (Twice: the client tries a 503 once more.)
+      ml.faults.failNext(2, 503, undefined, { method: 'POST', pathPrefix: '/api/subscribers/' });
+      await expect(deliver(hero('kid@school-example.org'))).rejects.toBeInstanceOf(RetryLater);
+      expect(ml.state.subscribers.map((s) => s.email).sort()).toEqual([
+        'kid+x@school-example.org',
+        'kid@school-example.org',
+      ]);
+      expect(await deliver(hero('kid@school-example.org'))).toBe('delivered');
+      expect(ml.state.subscribers.map((s) => s.email)).toEqual(['kid@school-example.org']);
+    });
+
     it("rows a bot stored on the other list do not hide this list's sign-up", async () => {
       await seedSignups(firestore.db, [
         ...Array.from({ length: CONTACT_ROWS_READ + 5 }, () => ({ email: 'kid@example.com', ...FINAL })),

@@ -5,7 +5,7 @@ import { type Clock, systemClock } from '../clock';
 import { SIGNUPS } from '../contract';
 import { adminFirestore, millisOf } from '../firestore';
 import { cloudLogger, type LogFields, type Logger } from '../logs';
-import { type MailerLiteClient, mailerLiteTime } from '../mailerlite/client';
+import { type MailerLiteClient, mailerLiteTime, type UpsertResult } from '../mailerlite/client';
 import { MailerLiteError } from '../mailerlite/errors';
 import { mailerLiteFromParams } from '../mailerlite/from-params';
 import { type GroupConfig, GroupHolder, groupIdsRefusedBy } from '../mailerlite/groups';
@@ -62,8 +62,9 @@ export type ContactOutcome =
  * late) costs the read.
  *
  * One MailerLite contact per mailbox (privacy/mailerlite-contacts.ts): the mailbox's record, claimed for the
- * push, names the spelling MailerLite knows (the first stored spelling pushed) and the lists it has; a list
- * already there costs no request. MailerLite's upsert adds groups and keeps the ones the subscriber is in, so
+ * push, names the spelling MailerLite knows (the first stored spelling pushed, until a bare spelling comes
+ * after a `+tag` one: the contact then moves to it, once) and the lists it has; a list already there costs no
+ * request. MailerLite's upsert adds groups and keeps the ones the subscriber is in, so
  * someone who joined through both forms ends up in both groups. A failure a retry can fix (429, 5xx, a
  * timeout, the database, another task pushing the same mailbox) throws RetryLater, counted on the row. Only
  * the person ends the part (tasks/part-life.ts): MailerLite refusing the address (a 422 on the email) skips
@@ -172,9 +173,11 @@ async function addStoredContact(
     return 'suppressed';
   }
 
-  // The mailbox's first sign-up of this list is when the person opted in to it.
+  // The mailbox's first sign-up of this list is when the person opted in to it; for a contact that moves to
+  // the bare spelling, its first sign-up of any list (the consent the tagged contact carried).
   const key = String(row.get(MAILBOX_KEY_FIELD) ?? deps.mailboxes.key(input.email));
-  const signups = await mailboxSignups(deps.db, key, CONTACT_ROWS_READ, input.subscriptionType);
+  const list = claim.movesFrom ? undefined : input.subscriptionType;
+  const signups = await mailboxSignups(deps.db, key, CONTACT_ROWS_READ, list);
   const times = [row, ...signups].map((doc) => millisOf(doc.get('created_at'))).filter((time) => time > 0);
   const optedInAt = mailerLiteTime(times.length > 0 ? Math.min(...times) : deps.clock.now());
   const request = {
@@ -182,14 +185,27 @@ async function addStoredContact(
     timeoutMs: deps.requestTimeoutMs ?? CONTACT_REQUEST_TIMEOUT_MS,
     maxAttempts: 2,
   };
-  const upsert = (groupId: string) =>
-    deps.client.upsertSubscriber(
-      { email: claim.email, fields: { source: input.source }, groups: [groupId], opted_in_at: optedInAt },
-      request,
-    );
   const groups = new GroupHolder(deps.client, deps.groups, deps.logger);
-  let result: Awaited<ReturnType<typeof upsert>>;
+  let result: UpsertResult;
   try {
+    // Moving to the bare spelling: the bare subscriber takes what MailerLite holds for the tagged one (its
+    // groups, and the person's own refusal), so the move neither drops a list nor undoes an unsubscribe.
+    const moving = claim.movesFrom ? await deps.client.getSubscriber(claim.movesFrom, request) : null;
+    const kept = {
+      groups: moving?.groups.map((group) => group.id) ?? [],
+      status: moving && KEPT_STATUSES.has(moving.status) ? moving.status : undefined,
+    };
+    const upsert = (groupId: string) =>
+      deps.client.upsertSubscriber(
+        {
+          email: claim.email,
+          fields: { source: input.source },
+          groups: [...new Set([...kept.groups, groupId])],
+          opted_in_at: optedInAt,
+          ...(kept.status ? { status: kept.status } : {}),
+        },
+        request,
+      );
     const groupId = await groups.id(input.subscriptionType, request);
     try {
       result = await upsert(groupId);
@@ -201,12 +217,18 @@ async function addStoredContact(
       if (fresh === null) throw error;
       result = await upsert(fresh);
     }
+    // Only once the bare subscriber holds it all: a failure before leaves the tagged one, and the record
+    // naming it, for the next claim to move again (the upsert is idempotent).
+    if (claim.movesFrom) await deps.client.forgetSubscriber(claim.movesFrom, request);
   } catch (error) {
     await claim.abandon();
     throw error;
   }
   await claim.delivered();
-  deps.logger.info('add_contact.upserted', { ...log, status: result.created ? 'created' : 'updated' });
+  deps.logger.info(claim.movesFrom ? 'add_contact.moved_to_own_address' : 'add_contact.upserted', {
+    ...log,
+    status: result.created ? 'created' : 'updated',
+  });
 
   // The person left (one-click unsubscribe) while this task was pushing: undo the push. Should this task die
   // first, the erasure saw the push's lease on the mailbox's record and forgets again once it has run out
@@ -214,6 +236,13 @@ async function addStoredContact(
   await forgetIfErased({ email: input.email, address: claim.email }, deps, log);
   return 'delivered';
 }
+
+/**
+ * The statuses a contact keeps when it moves to the bare spelling: the person's own refusal (an unsubscribe
+ * from a campaign, a spam complaint). A bounce is the tagged spelling's (a provider without plus addressing),
+ * which is why the contact moves, so it is not carried.
+ */
+const KEPT_STATUSES: ReadonlySet<string> = new Set(['unsubscribed', 'junk']);
 
 /** Forgets the mailbox's contact if the person unsubscribed (the guard after a push), now or (MailerLite failing) later. */
 async function forgetIfErased(

@@ -20,7 +20,7 @@ import { type Clock, systemClock } from '../clock';
 import { THANK_YOU_MAILS } from '../contract';
 import { DOMAIN_SHARE, DOMAIN_SHARE_MIN } from '../mail/budget';
 import { type MailTransport, smtpTransport } from '../mail/transport';
-import { mailboxKey } from '../privacy/mailbox-key';
+import { earlierMailboxKey, mailboxKey } from '../privacy/mailbox-key';
 import { openUnsubscribeToken, unsubscribeLink } from '../privacy/unsubscribe-token';
 import { type ReconcileDeps, reconcileDeliveries } from '../scheduled/reconcile-deliveries';
 import { indexSignup } from '../triggers/index-signup';
@@ -198,6 +198,133 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
     // A different mailbox at a provider that does not fold dots is another person.
     await seedSignups(db, [{ email: 'kid.teen@example.com', ...HERO }]);
     expect(await outcomeOf({ email: 'kid.teen@example.com' })).toEqual({ status: 'sent' });
+  });
+
+  describe("a person's own address: the bare spelling after a +tag one", () => {
+    it('thanks the bare spelling once more after a +tag one was thanked, under a Message-ID of its own; no third mail', async () => {
+      const spellings = [
+        'kid+x@school-example.org',
+        'Kid@School-Example.org',
+        'kid+y@school-example.org',
+        'kid@school-example.org',
+      ];
+      await seedSignups(
+        db,
+        spellings.map((email) => ({ email, ...HERO })),
+      );
+      const outcomes = [];
+      for (const email of spellings) outcomes.push((await outcomeOf({ email })).status);
+      expect(outcomes).toEqual(['sent', 'sent', 'already_sent', 'already_sent']);
+      const messages = await outbox.messages();
+      expect(messages.map((message) => message.to)).toEqual([
+        ['kid+x@school-example.org'],
+        ['Kid@school-example.org'],
+      ]);
+      expect(new Set(messages.map((message) => message.messageId)).size).toBe(2);
+      expect(await record('kid@school-example.org')).toMatchObject({
+        state: 'sent',
+        spelling: 'bare',
+        tagged_thanked: true,
+      });
+      expect(await thankYouPart('Kid@School-Example.org')).toMatchObject({ state: 'done' });
+      expect(await thankYouPart('kid+y@school-example.org')).toMatchObject({
+        state: 'skipped',
+        reason: 'already_thanked',
+      });
+      expect(await thankYouRecords()).toBe(1);
+    });
+
+    it('sends no +tag spelling anything once the bare one was thanked first', async () => {
+      await seedSignups(db, [
+        { email: 'kid@school-example.org', ...HERO },
+        { email: 'kid+x@school-example.org', ...HERO },
+      ]);
+      expect(await outcomeOf({ email: 'kid@school-example.org' })).toEqual({ status: 'sent' });
+      expect(await outcomeOf({ email: 'kid+x@school-example.org' })).toEqual({
+        status: 'already_sent',
+        byThisRow: false,
+      });
+      expect(await record('kid@school-example.org')).toMatchObject({ spelling: 'bare' });
+      expect(await record('kid@school-example.org')).not.toHaveProperty('tagged_thanked');
+      expect(await outbox.messages()).toHaveLength(1);
+    });
+
+    it('a bare spelling stored while the +tag one waits for the budget is the only one thanked', async () => {
+      await seedSignups(db, [
+        { email: 'kid+x@school-example.org', ...HERO },
+        { email: 'kid@school-example.org', ...HERO },
+      ]);
+      expect((await outcomeOf({ email: 'kid+x@school-example.org' }, deps({ mailPerHour: 0 }))).status).toBe(
+        'waiting',
+      );
+      expect(await outcomeOf({ email: 'kid@school-example.org' })).toEqual({ status: 'sent' });
+      expect(await outcomeOf({ email: 'kid+x@school-example.org' })).toEqual({
+        status: 'already_sent',
+        byThisRow: false,
+      });
+      expect((await outbox.messages()).map((message) => message.to)).toEqual([['kid@school-example.org']]);
+    });
+
+    it('a bare spelling refused once by the relay after a +tag one was thanked: the +tag spellings still get nothing', async () => {
+      await seedSignups(db, [
+        { email: 'kid+x@school-example.org', ...HERO },
+        { email: 'kid@school-example.org', ...HERO },
+        { email: 'kid+y@school-example.org', ...HERO },
+      ]);
+      expect(await outcomeOf({ email: 'kid+x@school-example.org' })).toEqual({ status: 'sent' });
+      outbox.faults.rejectNext(1, 451, '4.3.0 Try again later', 'rcpt');
+      await expect(outcomeOf({ email: 'kid@school-example.org' })).rejects.toBeInstanceOf(RetryLater);
+      expect(await outcomeOf({ email: 'kid+y@school-example.org' })).toEqual({
+        status: 'already_sent',
+        byThisRow: false,
+      });
+      expect(await outcomeOf({ email: 'kid@school-example.org' })).toEqual({ status: 'sent' });
+      expect((await outbox.messages()).map((message) => message.to)).toEqual([
+        ['kid+x@school-example.org'],
+        ['kid@school-example.org'],
+      ]);
+    });
+
+    it('a +tag spelling thanked under the key it had before +tags were folded everywhere is not thanked again', async () => {
+      const earlier = earlierMailboxKey(MAILBOX_SECRET, 'kid+x@school-example.org') as string;
+      await db
+        .collection(THANK_YOU_MAILS)
+        .doc(earlier)
+        .set({ state: 'sent', attempts: 1, signup: 'old-row' });
+      await seedSignups(db, [
+        { email: 'kid+x@school-example.org', ...HERO },
+        { email: 'kid@school-example.org', ...HERO },
+      ]);
+      expect(await outcomeOf({ email: 'kid+x@school-example.org' })).toEqual({
+        status: 'already_sent',
+        byThisRow: false,
+      });
+      // Its own spelling is thanked: the one mail the mailbox had went to a +tag spelling.
+      expect(await outcomeOf({ email: 'kid@school-example.org' })).toEqual({ status: 'sent' });
+      expect((await outbox.messages()).map((message) => message.to)).toEqual([['kid@school-example.org']]);
+    });
+
+    it.each([
+      ['a +tag spelling', 1, 'kid+x@school-example.org'],
+      ['the bare spelling', 0, 'Kid@school-example.org'],
+      ['a row since erased', 0, null],
+    ])(
+      'a record sent before records kept the spelling, naming %s: the bare spelling gets %i more mail',
+      async (_label, more, thanked) => {
+        await seedSignups(db, [
+          ...(thanked ? [{ email: thanked, ...HERO }] : []),
+          { email: 'kid@school-example.org', ...FINAL },
+        ]);
+        const signup = thanked ? (await taskFor(db, thanked)).signup : 'erased-row';
+        await db
+          .collection(THANK_YOU_MAILS)
+          .doc(mailboxKey(MAILBOX_SECRET, 'kid@school-example.org'))
+          .set({ state: 'sent', attempts: 1, subscription_type: 'updates', signup, lease_expires_at: null });
+        const outcome = await outcomeOf({ email: 'kid@school-example.org' });
+        expect(outcome).toEqual(more ? { status: 'sent' } : { status: 'already_sent', byThisRow: false });
+        expect(await outbox.messages()).toHaveLength(more);
+      },
+    );
   });
 
   it.each(['kid+1@school-example.org', 'kid+goody@school-example.org'])(

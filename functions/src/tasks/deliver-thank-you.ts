@@ -21,6 +21,7 @@ import {
   UNSUBSCRIBE_URL,
 } from '../params';
 import { emailFields } from '../privacy/log-fields';
+import { hasPlusTag } from '../privacy/mailbox-key';
 import { type Mailboxes, mailboxesFromParams } from '../privacy/mailboxes';
 import { parseThankYouInput, type ThankYouInput } from '../schemas';
 import {
@@ -54,6 +55,9 @@ export const THANK_YOU_TIMEOUT_SECONDS = 60;
  */
 export const THANK_YOU_LEASE_MS = 5 * 60_000;
 
+/** Whether a thanked spelling has a `+tag`: a stranger can make one of any mailbox, the bare one is its own. */
+export type ThankedSpelling = 'tagged' | 'bare';
+
 /** `waiting`: claimed once, then given back until the mail budget has a slot (mail/budget.ts). */
 export type ThankYouState = 'sending' | 'sent' | 'failed' | 'waiting';
 
@@ -65,6 +69,14 @@ export interface ThankYouRecord {
   subscription_type: SubscriptionType;
   /** The row (its id: no address) whose task claimed it last: the one thanked, once `sent`. */
   signup?: string;
+  /**
+   * Whether the spelling claimed (the one thanked, once `sent`) has a `+tag` (privacy/mailbox-key.ts,
+   * hasPlusTag). A mailbox thanked only at a tagged spelling is thanked once more, at its bare one.
+   * Records written before it was kept have none: the row `signup` names tells (claimRecord).
+   */
+  spelling?: ThankedSpelling;
+  /** A tagged spelling of the mailbox was thanked before the bare one's claim: no tagged one is again. */
+  tagged_thanked?: boolean;
   claimed_at: Date | Timestamp;
   lease_expires_at: Date | Timestamp | null;
   sent_at?: Date | Timestamp;
@@ -123,7 +135,9 @@ export interface DeliverThankYouDeps {
 
 /**
  * One thank-you message per mailbox (privacy/mailbox-key.ts: every spelling of one mailbox is one), ever,
- * only for a stored sign-up, to the spelling stored, and never to a mailbox on the suppression list. The task
+ * only for a stored sign-up, to the spelling stored, and never to a mailbox on the suppression list; but for
+ * one more: a mailbox thanked only at a `+tag` spelling (one anyone can make of it, which some providers
+ * bounce) is thanked again once its bare spelling, its own, is stored. At most two per mailbox, ever. The task
  * names the row (tasks/queue.ts); the row's trigger enqueued it (triggers/index-signup.ts), or the
  * reconciler did again (scheduled/reconcile-deliveries.ts). A row gone (erased, or past retention) gets
  * nothing. The mailbox's record is claimed (lease.ts) before anything else is spent: a second task
@@ -239,7 +253,7 @@ async function sendOnce(
     return { status: 'suppressed' };
   }
   const record = deps.db.collection(THANK_YOU_MAILS).doc(id);
-  const claim = await claimRecord(deps, record, subscriptionType, signup);
+  const claim = await claimSpelling(deps, record, input.email, subscriptionType, signup);
   if (claim.status === 'in_progress') {
     // Another task holds the claim: it sends, or its lease runs out and this one does, later.
     deps.logger.info('thank_you.skipped', { ...log, reason: claim.status });
@@ -281,7 +295,8 @@ async function sendOnce(
     to: input.emailAsSent,
     from: deps.from,
     subscriptionType,
-    recipientHash: thankYouMessageToken(id),
+    // The bare spelling's mail after a tagged one is another message, with a Message-ID of its own.
+    recipientHash: thankYouMessageToken(claim.afterTagged ? `${id}${OWN_ADDRESS_SUFFIX}` : id),
     unsubscribeUrl: (deps.unsubscribeLink as (email: string) => string)(input.emailAsSent),
   });
   let sent: SentMail;
@@ -432,7 +447,58 @@ export function smtpRefusal(error: unknown): SmtpRefusal {
   return 'transient';
 }
 
-type Claim = ThankYouResult | { status: 'claimed'; lease: Lease; attempts: number; attempt: string };
+type Claim =
+  | ThankYouResult
+  | { status: 'claimed'; lease: Lease; attempts: number; attempt: string; afterTagged: boolean };
+
+/** What the Message-ID's token of the bare spelling's mail after a tagged one is made from, after the key. */
+const OWN_ADDRESS_SUFFIX = '.own-address';
+
+/** A record `sent` before records kept the spelling: which one it was is read from the row it names. */
+type LegacyRecord = { status: 'legacy_record'; signup: string | undefined };
+
+/**
+ * Claims the record for this spelling (claimRecord), with what it needs to know first: for a `+tag` spelling
+ * whose key was another before `+tags` were folded on every domain (mailbox-key.ts, earlierMailboxKey),
+ * whether the record under that key says it was thanked (one read, for such spellings only); and, for a bare
+ * spelling meeting a record `sent` before records kept the spelling, whether the row it names was tagged.
+ */
+async function claimSpelling(
+  deps: DeliverThankYouDeps,
+  ref: DocumentReference,
+  email: string,
+  subscriptionType: SubscriptionType,
+  signup: string,
+): Promise<Claim> {
+  const spelling: ThankedSpelling = hasPlusTag(email) ? 'tagged' : 'bare';
+  const earlierKey = spelling === 'tagged' ? deps.mailboxes.earlierKey(email) : null;
+  const earlier = earlierKey
+    ? ((await withDatabase(() => ref.parent.doc(earlierKey).get())).data() as
+        | Partial<ThankYouRecord>
+        | undefined)
+    : undefined;
+  const thanked = (record: Partial<ThankYouRecord> | undefined) =>
+    record?.state === 'sent' ? { signup: record.signup } : null;
+  const first = await claimRecord(deps, ref, subscriptionType, signup, {
+    spelling,
+    earlier: thanked(earlier),
+  });
+  if (first.status !== 'legacy_record') return first;
+  const row = first.signup
+    ? await withDatabase(() =>
+        deps.db
+          .collection(SIGNUPS)
+          .doc(first.signup as string)
+          .get(),
+      )
+    : null;
+  const stored = row?.get('email');
+  // A row gone (erased, or past retention) tells nothing: the mailbox counts as thanked at its own spelling.
+  const legacy: ThankedSpelling = typeof stored === 'string' && hasPlusTag(stored) ? 'tagged' : 'bare';
+  const second = await claimRecord(deps, ref, subscriptionType, signup, { spelling, legacy });
+  if (second.status === 'legacy_record') return { status: 'already_sent', byThisRow: false };
+  return second;
+}
 
 /** The record's lease: `attempt_id` names the call that holds it, `lease_expires_at` until when. */
 const THANK_YOU_LEASE: LeaseLayout = {
@@ -444,20 +510,30 @@ const THANK_YOU_LEASE: LeaseLayout = {
 };
 
 /**
- * Claims the record for this call (see ../lease.ts): a `sent` record is never claimed again, a
- * `sending` one only once its lease has expired (its sender died), a `failed` one at once. Of two
- * calls at the same moment only one can claim it; the other reads again and sees the claim.
+ * Claims the record for this call (see ../lease.ts): a `sent` record is never claimed again, but once by
+ * the bare spelling of a mailbox thanked only at a tagged one; a `sending` one only once its lease has
+ * expired (its sender died), a `failed` one at once; and never by a tagged spelling once a tagged one was
+ * thanked (here, or under the spelling's earlier key: `earlier`). Of two calls at the same moment only one
+ * can claim it; the other reads again and sees the claim. A record `sent` with no `spelling` (written before
+ * records kept it) takes `legacy` for it, and without `legacy` a bare spelling is answered `legacy_record`,
+ * so the caller reads the row it names.
  */
 async function claimRecord(
   deps: DeliverThankYouDeps,
   ref: DocumentReference,
   subscriptionType: SubscriptionType,
   signup: string,
-): Promise<Claim> {
-  let claim: LeaseClaim<ThankYouResult>;
+  options: {
+    spelling: ThankedSpelling;
+    earlier?: { signup: string | undefined } | null;
+    legacy?: ThankedSpelling;
+  },
+): Promise<Claim | LegacyRecord> {
+  let claim: LeaseClaim<ThankYouResult | LegacyRecord>;
   const owner = crypto.randomUUID();
+  const { spelling, earlier } = options;
   try {
-    claim = await claimLease<ThankYouResult>(
+    claim = await claimLease<ThankYouResult | LegacyRecord>(
       ref,
       {
         owner,
@@ -467,14 +543,29 @@ async function claimRecord(
       },
       (previous, now) => {
         const record = previous as Partial<ThankYouRecord> | undefined;
-        if (record?.state === 'sent') {
-          return { refuse: { status: 'already_sent', byThisRow: record.signup === signup } };
+        const sent = record?.state === 'sent';
+        if (sent && record.signup === signup) {
+          return { refuse: { status: 'already_sent', byThisRow: true } };
+        }
+        if (sent && !record.spelling && !options.legacy && spelling === 'bare') {
+          return { refuse: { status: 'legacy_record', signup: record.signup } };
+        }
+        const thanked = sent ? (record.spelling ?? options.legacy ?? 'bare') : null;
+        // The bare spelling is thanked once whatever came before; a tagged one only if none was.
+        if (thanked === 'bare' || (thanked === 'tagged' && spelling === 'tagged')) {
+          return { refuse: { status: 'already_sent', byThisRow: false } };
+        }
+        const taggedThanked = thanked === 'tagged' || record?.tagged_thanked === true || Boolean(earlier);
+        if (spelling === 'tagged' && taggedThanked) {
+          return { refuse: { status: 'already_sent', byThisRow: earlier?.signup === signup } };
         }
         return {
           write: {
             state: 'sending',
             subscription_type: subscriptionType,
             signup,
+            spelling,
+            ...(taggedThanked ? { tagged_thanked: true } : {}),
             claimed_at: new Date(now),
             attempts: (record?.attempts ?? 0) + 1,
           },
@@ -487,7 +578,17 @@ async function claimRecord(
   if (claim.status === 'held') return { status: 'in_progress' };
   if (claim.status === 'refused') return claim.reason;
   const previous = claim.previous as Partial<ThankYouRecord> | undefined;
-  return { status: 'claimed', lease: claim.lease, attempts: (previous?.attempts ?? 0) + 1, attempt: owner };
+  const afterTagged =
+    spelling === 'bare' &&
+    (previous?.tagged_thanked === true ||
+      (previous?.state === 'sent' && (previous.spelling ?? options.legacy) === 'tagged'));
+  return {
+    status: 'claimed',
+    lease: claim.lease,
+    attempts: (previous?.attempts ?? 0) + 1,
+    attempt: owner,
+    afterTagged,
+  };
 }
 
 /** Moves the record on and ends the claim, unless another call has claimed it since (then that call owns it). */

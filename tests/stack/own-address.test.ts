@@ -1,0 +1,212 @@
+// A person's own address wins over a stranger's +tag, on the whole local stack (`npm run emulators`: it runs
+// what `npm test`'s build step built): Google's emulators (Functions, Firestore, Cloud Tasks), the launcher's
+// scheduler and the two stand-ins. A stranger stores `kid+x@…` first and it is delivered (thanked, in
+// MailerLite); then the person stores `kid@…`. The person is thanked at their own spelling, the one
+// MailerLite contact moves to it, the mailbox gets at most two mails (one tagged, one bare), and the link in
+// either mail erases the whole mailbox. Each case has a domain of its own, so the cases do not see each
+// other's rows, mails or contacts.
+
+import { setTimeout as delay } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import { pageDocumentId, storeSignupAsThePage } from './page-writes.ts';
+import { sharedStack } from './shared-stack.ts';
+
+const stack = sharedStack({
+  logName: 'own-address-stack.log',
+  args: ['run', 'emulators'],
+  startTimeoutMs: 150_000,
+});
+
+const local = (port: number) => `http://127.0.0.1:${port}`;
+const DOCUMENTS = 'projects/demo-goody/databases/(default)/documents';
+const OWNER = { authorization: 'Bearer owner' };
+const POLL = { timeout: 45_000, interval: 250 };
+
+interface Stored {
+  id: string;
+  fields: Record<string, FirestoreValue>;
+}
+type FirestoreValue = {
+  stringValue?: string;
+  mapValue?: { fields?: Record<string, FirestoreValue> };
+};
+
+/** Hosting answers before the functions have loaded: a callable's answer says they have. */
+async function functionsLoaded(): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const response = await fetch(`${local(stack.ports.GOODY_HOSTING_PORT)}/api/send-thank-you-email`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ data: { email: 'warm-up@example.com' } }),
+    }).catch(() => null);
+    await response?.arrayBuffer();
+    if (response?.status === 200) return;
+    if (Date.now() > deadline) throw new Error('the callables never answered');
+    await delay(500);
+  }
+}
+
+/** The insert as the page makes it (under the rules, an id of addDoc's shape); the row's id. */
+async function storeSignup(email: string): Promise<string> {
+  const id = pageDocumentId('own');
+  await storeSignupAsThePage(`127.0.0.1:${stack.ports.GOODY_FIRESTORE_PORT}`, id, email);
+  return id;
+}
+
+/** Every document of a collection, read past the rules (what the Admin SDK sends the emulator). */
+async function documents(collection: string): Promise<Stored[]> {
+  const found: Stored[] = [];
+  let pageToken = '';
+  do {
+    const url = `${local(stack.ports.GOODY_FIRESTORE_PORT)}/v1/${DOCUMENTS}/${collection}?pageSize=300${pageToken ? `&pageToken=${pageToken}` : ''}`;
+    const page = (await (await fetch(url, { headers: OWNER })).json()) as {
+      documents?: Array<{ name: string; fields?: Record<string, FirestoreValue> }>;
+      nextPageToken?: string;
+    };
+    for (const doc of page.documents ?? []) {
+      found.push({ id: doc.name.slice(doc.name.lastIndexOf('/') + 1), fields: doc.fields ?? {} });
+    }
+    pageToken = page.nextPageToken ?? '';
+  } while (pageToken);
+  return found;
+}
+
+/** The rows stored at `domain`: their ids, spellings and each part's state (or reason once skipped). */
+async function rowsAt(domain: string) {
+  return (await documents('email_subscriptions'))
+    .filter((row) => row.fields.email?.stringValue?.endsWith(`@${domain}`))
+    .map((row) => {
+      const parts = row.fields.delivery?.mapValue?.fields ?? {};
+      const life = (name: string) => {
+        const part = parts[name]?.mapValue?.fields ?? {};
+        return part.state?.stringValue === 'skipped'
+          ? `skipped ${part.reason?.stringValue}`
+          : part.state?.stringValue;
+      };
+      return {
+        id: row.id,
+        email: row.fields.email?.stringValue,
+        contact: life('contact'),
+        thankYou: life('thank_you'),
+      };
+    });
+}
+
+/** Whether every row at `domain` has both parts settled: nothing more is delivered for them. */
+async function settledAt(domain: string): Promise<boolean> {
+  const rows = await rowsAt(domain);
+  const settled = (state: string | undefined) => state === 'done' || state?.startsWith('skipped') === true;
+  return rows.length > 0 && rows.every((row) => settled(row.contact) && settled(row.thankYou));
+}
+
+async function mailsTo(domain: string): Promise<Array<{ to: string[]; text: string }>> {
+  const state = (await (await fetch(`${local(stack.ports.GOODY_SMTP_API_PORT)}/__control/state`)).json()) as {
+    messages: Array<{ to: string[]; text: string }>;
+  };
+  return state.messages.filter((message) => message.to.some((to) => to.endsWith(`@${domain}`)));
+}
+
+async function contactsAt(
+  domain: string,
+): Promise<Array<{ email: string; groups: string[]; status: string }>> {
+  const state = (await (
+    await fetch(`${local(stack.ports.GOODY_MAILERLITE_PORT)}/__control/state`)
+  ).json()) as {
+    subscribers: Array<{ email: string; groups: string[]; status: string }>;
+  };
+  return state.subscribers.filter((subscriber) => subscriber.email.endsWith(`@${domain}`));
+}
+
+/**
+ * A stranger's +tag spellings of kid@`domain`, stored and delivered before the person comes: one mail and one
+ * contact, each at one of them (whichever task ran first). Returns the spelling thanked.
+ */
+async function strangerFirst(domain: string, tags: string[]): Promise<string> {
+  const spellings = tags.map((tag) => `kid+${tag}@${domain}`);
+  for (const email of spellings) await storeSignup(email);
+  await expect.poll(() => settledAt(domain), POLL).toBe(true);
+  const mails = (await mailsTo(domain)).map((mail) => mail.to);
+  expect(mails).toHaveLength(1);
+  expect(spellings).toContain(mails[0]?.[0]);
+  const contacts = (await contactsAt(domain)).map((contact) => contact.email);
+  expect(contacts).toHaveLength(1);
+  expect(spellings).toContain(contacts[0]);
+  return mails[0]?.[0] as string;
+}
+
+/** The person stores their own spelling: thanked there, the one contact moved there, two mails in all. */
+async function personThenOwnAddress(domain: string, thankedTag: string): Promise<void> {
+  const own = `kid@${domain}`;
+  const id = await storeSignup(own);
+  await expect
+    .poll(async () => (await rowsAt(domain)).find((row) => row.id === id), POLL)
+    .toMatchObject({
+      contact: 'done',
+      thankYou: 'done',
+    });
+  await expect.poll(() => settledAt(domain), POLL).toBe(true);
+  expect((await mailsTo(domain)).map((mail) => mail.to)).toEqual([[thankedTag], [own]]);
+  expect((await contactsAt(domain)).map((contact) => [contact.email, contact.status])).toEqual([
+    [own, 'active'],
+  ]);
+  // The other tags of the stranger got nothing more.
+  const rows = await rowsAt(domain);
+  expect(
+    rows
+      .filter((row) => row.thankYou === 'done')
+      .map((row) => row.email)
+      .sort(),
+  ).toEqual([own, thankedTag].sort());
+}
+
+describe("a person's own address always wins (npm run emulators)", () => {
+  it('a stranger stores kid+x@ and it is delivered; the person then stores kid@: thanked there once, the one contact at kid@, two mails in all', async () => {
+    await functionsLoaded();
+    const domain = 'own-one-example.org';
+    await personThenOwnAddress(domain, await strangerFirst(domain, ['x']));
+  }, 180_000);
+
+  it('the same after a stranger stored five +tags first', async () => {
+    await functionsLoaded();
+    const domain = 'own-five-example.org';
+    const tags = ['a', 'b', 'c', 'd', 'e'];
+    const thanked = await strangerFirst(domain, tags);
+    expect((await rowsAt(domain)).map((row) => row.thankYou).sort()).toEqual([
+      'done',
+      ...Array.from({ length: 4 }, () => 'skipped already_thanked'),
+    ]);
+    await personThenOwnAddress(domain, thanked);
+  }, 180_000);
+
+  it("the link in the stranger's +tag mail erases the mailbox: both spellings, here and in MailerLite", async () => {
+    await functionsLoaded();
+    const domain = 'own-erase-example.org';
+    await personThenOwnAddress(domain, await strangerFirst(domain, ['x']));
+    const ids = (await rowsAt(domain)).map((row) => row.id);
+    const [tagged] = await mailsTo(domain);
+    const link = /^(http:\/\/127\.0\.0\.1:\d+\/demo-goody\/us-central1\/unsubscribe\?\S+)$/m.exec(
+      tagged?.text ?? '',
+    )?.[1];
+    expect(link, "the unsubscribe link of the +tag spelling's mail").toBeDefined();
+    const click = await fetch(link as string, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'List-Unsubscribe=One-Click',
+    });
+    expect(click.status).toBe(200);
+    await click.arrayBuffer();
+    expect(await rowsAt(domain)).toEqual([]);
+    expect(await contactsAt(domain)).toEqual([]);
+    // No thank-you record names a row of the mailbox any more.
+    const named = (await documents('thank_you_mails')).map((record) => record.fields.signup?.stringValue);
+    expect(named.filter((id) => id !== undefined && ids.includes(id))).toEqual([]);
+    // Nobody is mailed again: another spelling stored now is suppressed, both parts.
+    await storeSignup(`kid+again@${domain}`);
+    await expect
+      .poll(async () => (await rowsAt(domain)).map((row) => [row.contact, row.thankYou]), POLL)
+      .toEqual([['skipped suppressed', 'skipped suppressed']]);
+    expect(await mailsTo(domain)).toHaveLength(2);
+    expect(await contactsAt(domain)).toEqual([]);
+  }, 180_000);
+});
