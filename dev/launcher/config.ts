@@ -130,9 +130,11 @@ function positiveNumber(name: string, raw: string): string {
  * What a benchmark or a test suite may change in the functions' pace: GOODY_MAILERLITE_TASKS_PER_MINUTE,
  * GOODY_MAIL_TASKS_PER_SECOND, GOODY_MAIL_PER_HOUR (the mail budget), GOODY_SYNC_MIN_INTERVAL_SECONDS and the
  * delivery tasks' retries (GOODY_DELIVERY_MAX_ATTEMPTS, GOODY_DELIVERY_MAX_RETRY_SECONDS,
- * GOODY_DELIVERY_MIN_BACKOFF_SECONDS: the stack tests make tasks give up in seconds);
- * and GOODY_ENFORCE_APP_CHECK, for the browser suite's App Check run (tests/e2e/support/app-check.ts). Unset,
- * the functions keep their defaults (App Check not enforced: a demo- project gets no real tokens).
+ * GOODY_DELIVERY_MIN_BACKOFF_SECONDS: the stack tests make tasks give up in seconds), the reconciler's waits
+ * (GOODY_DELIVERY_QUEUE_WAIT_SECONDS; GOODY_DELIVERY_CONFIRM_SECONDS, how soon a part whose enqueue never
+ * answered is due: a stack test compresses production's 4 minutes); and GOODY_ENFORCE_APP_CHECK, for the
+ * browser suite's App Check run (tests/e2e/support/app-check.ts). Unset, the functions keep their defaults
+ * (App Check not enforced: a demo- project gets no real tokens).
  */
 export function functionsOverrides(env: NodeJS.ProcessEnv): Record<string, string> {
   const overrides: Record<string, string> = {};
@@ -153,6 +155,7 @@ export function functionsOverrides(env: NodeJS.ProcessEnv): Record<string, strin
     'DELIVERY_MAX_RETRY_SECONDS',
     'DELIVERY_MIN_BACKOFF_SECONDS',
     'DELIVERY_QUEUE_WAIT_SECONDS',
+    'DELIVERY_CONFIRM_SECONDS',
     'MAIL_BUDGET_WINDOW_SECONDS',
   ]) {
     const raw = env[`GOODY_${name}`]?.trim();
@@ -201,6 +204,7 @@ ${PORT_SPECS.map((spec) => `  ${spec.env.padEnd(26)} ${String(spec.defaultPort).
   GOODY_DELIVERY_MAX_ATTEMPTS, GOODY_DELIVERY_MAX_RETRY_SECONDS, GOODY_DELIVERY_MIN_BACKOFF_SECONDS
                                    the delivery tasks' retries (default 400 attempts, 2 days, 10 s)
   GOODY_DELIVERY_QUEUE_WAIT_SECONDS  how long the reconciler allows a task to wait in its queue (default 6 h)
+  GOODY_DELIVERY_CONFIRM_SECONDS   how soon the reconciler re-drives a part whose enqueue never answered (default 240)
   GOODY_MAIL_BUDGET_WINDOW_SECONDS the mail budget's window (default 3600: MAIL_PER_HOUR is per hour)
   GOODY_SCHEDULES                  scheduled functions fired on a schedule of their own, e.g.
                                    "reconcile-deliveries=every 5 seconds" (default: each one's own schedule)
@@ -209,6 +213,8 @@ ${PORT_SPECS.map((spec) => `  ${spec.env.padEnd(26)} ${String(spec.defaultPort).
   GOODY_DATA_DIR                   what survives a restart (default .dev-data): firestore-export/, mailerlite/, mail/
   GOODY_EMULATOR_START_TIMEOUT_MS  how long firebase-tools may take to start (default 120000)
   GOODY_TASKS_EMULATOR_PACING      off: the Cloud Tasks emulator as it ships (its own pacing, backoff and scheduleTime)
+  GOODY_TASKS_EMULATOR_FAULTS      on (tests only): the Cloud Tasks emulator's port takes PUT /__control/faults
+                                   {"refuseEnqueue": true|false}, answering every enqueue 503 while on (default off)
   GOODY_FUNCTIONS_WORKERS          worker processes a function may run at once (default 4; more requests wait their turn)
   GOODY_FUNCTIONS_LOADS_AT_ONCE    workers of the stack that may load at once (default: the cores, at least 2)
   GOODY_FUNCTIONS_LOAD_ATTEMPTS    workers a request is tried on before it is answered 503 (default 3)

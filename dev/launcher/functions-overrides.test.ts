@@ -16,3 +16,15 @@ describe('functionsOverrides: App Check enforcement', () => {
     );
   });
 });
+
+describe("functionsOverrides: the reconciler's waits", () => {
+  it('passes the queue wait and the confirm wait through to the functions, and refuses one that is not a positive number', () => {
+    expect(
+      functionsOverrides({ GOODY_DELIVERY_QUEUE_WAIT_SECONDS: '2', GOODY_DELIVERY_CONFIRM_SECONDS: ' 20 ' }),
+    ).toEqual({ DELIVERY_QUEUE_WAIT_SECONDS: '2', DELIVERY_CONFIRM_SECONDS: '20' });
+    expect(functionsOverrides({})).not.toHaveProperty('DELIVERY_CONFIRM_SECONDS');
+    expect(() => functionsOverrides({ GOODY_DELIVERY_CONFIRM_SECONDS: '0' })).toThrow(
+      'GOODY_DELIVERY_CONFIRM_SECONDS must be a positive number, got "0".',
+    );
+  });
+});

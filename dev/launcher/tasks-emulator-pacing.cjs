@@ -27,6 +27,13 @@
 // once such a task is due, so the emulator's loop, which looks at an idle queue once a second, dispatches it
 // within about a second of its time. A task deleted while held is dropped from the list.
 //
+// Enqueue faults, for tests only (GOODY_TASKS_EMULATOR_FAULTS=on; `npm start` never turns them on). Cloud Tasks
+// can refuse an enqueue (an outage, the Enqueuer grant missing on a first deploy): `controlEnqueueFaults` puts a
+// control in front of the emulator's own HTTP server, on its own port, `GET|PUT /__control/faults` with
+// `{"refuseEnqueue": true|false}` as the stand-ins' control surface reads. While on, every enqueue is answered
+// 503 UNAVAILABLE, as Google's API answers one it cannot take, and counted (`refused`); the rest of the
+// emulator's routes are its own.
+//
 // Everything else about the queue (rates, concurrency of tasks in flight, retries, backoff lengths,
 // deduplication) stays the emulator's own. If a firebase-tools upgrade changes the class, this says so on
 // stderr and changes nothing. Plain CommonJS because it runs before any loader; tested in
@@ -221,7 +228,56 @@ function holdScheduledTasks(TaskQueue) {
   return true;
 }
 
-module.exports = { pacedBucket, correctPacing, freeBackoffSlots, scheduledAt, holdScheduledTasks };
+/** The emulator's enqueue route (tasksEmulator.js, createHubServer), as Cloud Tasks' REST API names it. */
+const ENQUEUE_ROUTE = '/projects/:project_id/locations/:location_id/queues/:queue_name/tasks';
+
+/**
+ * Puts the enqueue fault's control in front of the Cloud Tasks emulator's server: wraps
+ * TasksEmulator.prototype.createHubServer, whose express app the emulator listens with. `express` is
+ * firebase-tools' own. Returns false (and changes nothing) if the class is not the one this was written for.
+ */
+function controlEnqueueFaults(TasksEmulator, express) {
+  const proto = TasksEmulator?.prototype;
+  const shipped = proto?.createHubServer;
+  if (typeof shipped !== 'function' || typeof express !== 'function' || shipped.goodyFaults) return false;
+  const faults = { refuseEnqueue: false, refused: 0 };
+  const createHubServer = function createHubServer() {
+    const hub = shipped.call(this);
+    const app = express();
+    app.get('/__control/faults', (_req, res) => res.json(faults));
+    app.put('/__control/faults', express.json({ type: () => true }), (req, res) => {
+      const body = req.body;
+      const keys = body !== null && typeof body === 'object' ? Object.keys(body) : [];
+      if (keys.length !== 1 || keys[0] !== 'refuseEnqueue' || typeof body.refuseEnqueue !== 'boolean') {
+        res.status(400).json({ message: 'The body is {"refuseEnqueue": true} or {"refuseEnqueue": false}.' });
+        return;
+      }
+      faults.refuseEnqueue = body.refuseEnqueue;
+      res.json(faults);
+    });
+    app.post(ENQUEUE_ROUTE, (_req, res, next) => {
+      if (!faults.refuseEnqueue) return next();
+      faults.refused += 1;
+      res.status(503).json({
+        error: { code: 503, message: 'The service is currently unavailable.', status: 'UNAVAILABLE' },
+      });
+    });
+    app.use(hub);
+    return app;
+  };
+  createHubServer.goodyFaults = true;
+  proto.createHubServer = createHubServer;
+  return true;
+}
+
+module.exports = {
+  pacedBucket,
+  correctPacing,
+  freeBackoffSlots,
+  scheduledAt,
+  holdScheduledTasks,
+  controlEnqueueFaults,
+};
 
 // Only as a preload (the launcher passes this file to --require), where GOODY_TASKS_EMULATOR_PACING=off
 // leaves the emulator as it ships (to measure it): all three corrections off. A test that imports the
@@ -251,6 +307,24 @@ if (process.execArgv.includes(__filename) && process.env.GOODY_TASKS_EMULATOR_PA
     process.stderr.write(
       '[tasks-emulator-pacing] firebase-tools has no TaskQueue.enqueue, dispatchTasks, isActive or delete where ' +
         'expected: the Cloud Tasks emulator dispatches a task at once, whatever its scheduleTime.\n',
+    );
+  }
+}
+
+// Only as a preload, and only when a test asks for it: `npm start` has no enqueue fault to turn on.
+if (process.execArgv.includes(__filename) && process.env.GOODY_TASKS_EMULATOR_FAULTS === 'on') {
+  let controlled = false;
+  try {
+    const root = path.dirname(require.resolve('firebase-tools/package.json'));
+    const { TasksEmulator } = require(path.join(root, 'lib', 'emulator', 'tasksEmulator.js'));
+    controlled = controlEnqueueFaults(TasksEmulator, require(require.resolve('express', { paths: [root] })));
+  } catch {
+    controlled = false;
+  }
+  if (!controlled) {
+    process.stderr.write(
+      '[tasks-emulator-pacing] firebase-tools has no TasksEmulator.createHubServer where expected: ' +
+        'GOODY_TASKS_EMULATOR_FAULTS=on has no enqueue fault to control.\n',
     );
   }
 }

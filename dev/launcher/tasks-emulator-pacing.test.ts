@@ -1,16 +1,26 @@
+import { once } from 'node:events';
+import type { Server } from 'node:http';
 import { createRequire } from 'node:module';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
 const require = createRequire(import.meta.url);
-const { correctPacing, freeBackoffSlots, holdScheduledTasks, pacedBucket, scheduledAt } =
-  require('./tasks-emulator-pacing.cjs') as {
-    correctPacing: (taskQueueClass: unknown) => boolean;
-    freeBackoffSlots: (taskQueueClass: unknown, taskStatus: unknown) => boolean;
-    holdScheduledTasks: (taskQueueClass: unknown) => boolean;
-    pacedBucket: (rate: number, emulatorBucket: number) => number;
-    scheduledAt: (scheduleTime: unknown) => number | undefined;
-  };
+const {
+  controlEnqueueFaults,
+  correctPacing,
+  freeBackoffSlots,
+  holdScheduledTasks,
+  pacedBucket,
+  scheduledAt,
+} = require('./tasks-emulator-pacing.cjs') as {
+  controlEnqueueFaults: (tasksEmulatorClass: unknown, express: unknown) => boolean;
+  correctPacing: (taskQueueClass: unknown) => boolean;
+  freeBackoffSlots: (taskQueueClass: unknown, taskStatus: unknown) => boolean;
+  holdScheduledTasks: (taskQueueClass: unknown) => boolean;
+  pacedBucket: (rate: number, emulatorBucket: number) => number;
+  scheduledAt: (scheduleTime: unknown) => number | undefined;
+};
 
 interface EmulatorTaskQueue {
   enqueue(task: unknown): void;
@@ -382,5 +392,119 @@ describe('the Cloud Tasks emulator pacing preload', () => {
     expect(pacedBucket(115 / 60, 1.1)).toBeCloseTo(2.9167, 4);
     expect(pacedBucket(0.5, 1.1)).toBe(1.5);
     expect(pacedBucket(1, 5)).toBe(5);
+  });
+});
+
+interface TasksEmulatorInstance {
+  createHubServer(): { listen(port: number, host: string): Server };
+  controller: { stop(): void };
+}
+type TasksEmulatorClass = new (args: { host: string; port: number }) => TasksEmulatorInstance;
+
+/** A fresh copy of firebase-tools' Cloud Tasks emulator (its HTTP server), and firebase-tools' own express. */
+function freshTasksEmulator(): { TasksEmulator: TasksEmulatorClass; express: unknown } {
+  const root = path.dirname(require.resolve('firebase-tools/package.json'));
+  const file = path.join(root, 'lib/emulator/tasksEmulator.js');
+  delete require.cache[file];
+  const { TasksEmulator } = require(file) as { TasksEmulator: TasksEmulatorClass };
+  return { TasksEmulator, express: require(require.resolve('express', { paths: [root] })) };
+}
+
+describe('the Cloud Tasks emulator enqueue faults (GOODY_TASKS_EMULATOR_FAULTS=on)', () => {
+  /**
+   * The emulator's own server on a free loopback port, with a queue made as the Functions emulator makes it;
+   * `enqueue` sends a task as firebase-admin's TaskQueue.enqueue does (the body base64, a name), answering the
+   * status.
+   */
+  async function serve(TasksEmulator: TasksEmulatorClass) {
+    const emulator = new TasksEmulator({ host: '127.0.0.1', port: 0 });
+    const server = emulator.createHubServer().listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const queue = `${base}/projects/demo-goody/locations/us-central1/queues/deliver-contact`;
+    const post = (url: string, body: unknown) =>
+      fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    expect((await post(queue, { rateLimits: { maxDispatchesPerSecond: 1 } })).status).toBe(200);
+    let n = 0;
+    return {
+      base,
+      enqueue: async () => {
+        n += 1;
+        const response = await post(`${queue}/tasks`, {
+          task: {
+            name: `projects/demo-goody/locations/us-central1/queues/deliver-contact/tasks/t${n}`,
+            // Dispatched, if at all before the controller stops, to a port nothing listens on.
+            httpRequest: {
+              url: 'http://127.0.0.1:1/',
+              headers: {},
+              body: Buffer.from('{}').toString('base64'),
+            },
+          },
+        });
+        return { status: response.status, body: await response.text() };
+      },
+      faults: async (body?: unknown) => {
+        const response = await fetch(`${base}/__control/faults`, {
+          method: body === undefined ? 'GET' : 'PUT',
+          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        });
+        return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+      },
+      close: async () => {
+        emulator.controller.stop();
+        server.close();
+        await once(server, 'close');
+      },
+    };
+  }
+
+  it('answers 503 UNAVAILABLE to every enqueue while refusing, counts them, and takes tasks again once turned off', async () => {
+    const { TasksEmulator, express } = freshTasksEmulator();
+    expect(controlEnqueueFaults(TasksEmulator, express)).toBe(true);
+    const stack = await serve(TasksEmulator);
+    try {
+      expect((await stack.enqueue()).status).toBe(200);
+      expect(await stack.faults({ refuseEnqueue: true })).toEqual({
+        status: 200,
+        body: { refuseEnqueue: true, refused: 0 },
+      });
+      for (let i = 0; i < 2; i += 1) {
+        const refused = await stack.enqueue();
+        expect(refused.status).toBe(503);
+        expect(JSON.parse(refused.body)).toEqual({
+          error: { code: 503, message: 'The service is currently unavailable.', status: 'UNAVAILABLE' },
+        });
+      }
+      await stack.faults({ refuseEnqueue: false });
+      // The emulator's own routes behind the control: the task it took, and its statistics.
+      const again = await stack.enqueue();
+      expect(again.status).toBe(200);
+      expect(JSON.parse(again.body)).toMatchObject({ task: { name: expect.stringMatching(/\/t4$/) } });
+      expect((await fetch(`${stack.base}/queueStats`)).status).toBe(200);
+      expect(await stack.faults()).toEqual({ status: 200, body: { refuseEnqueue: false, refused: 2 } });
+      expect((await stack.faults({ refuseEnqueue: 'yes' })).status).toBe(400);
+      expect((await stack.faults({ down: true })).status).toBe(400);
+    } finally {
+      await stack.close();
+    }
+  });
+
+  it('as the emulator ships (no control), has no fault route, and the control wraps the class once', async () => {
+    const { TasksEmulator, express } = freshTasksEmulator();
+    const stack = await serve(TasksEmulator);
+    try {
+      expect((await fetch(`${stack.base}/__control/faults`)).status).toBe(404);
+      expect((await stack.enqueue()).status).toBe(200);
+    } finally {
+      await stack.close();
+    }
+    expect(controlEnqueueFaults(TasksEmulator, express)).toBe(true);
+    expect(controlEnqueueFaults(TasksEmulator, express)).toBe(false);
+    expect(controlEnqueueFaults(undefined, express)).toBe(false);
+    expect(controlEnqueueFaults(class {}, express)).toBe(false);
   });
 });

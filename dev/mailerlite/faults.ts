@@ -22,7 +22,10 @@ const failRule = z.strictObject({
 
 const dropRule = z.strictObject({ count, pathPrefix: z.string().optional() });
 
-/** The body of PUT /__control/faults: rules are added, latencyMs and down replace the current values. */
+/**
+ * The body of PUT /__control/faults: rules are added, latencyMs, down and refuseKey replace the current
+ * values.
+ */
 const faultsBody = z.strictObject({
   failNext: z.union([failRule, z.array(failRule)]).optional(),
   dropNext: z
@@ -37,6 +40,7 @@ const faultsBody = z.strictObject({
     .optional(),
   latencyMs: z.number().min(0).optional(),
   down: z.boolean().optional(),
+  refuseKey: z.boolean().optional(),
 });
 
 /** Answer the next `count` matching requests with `status` (and `body`) instead of handling them. */
@@ -73,6 +77,11 @@ export class MailerLiteFaults {
   latencyMs = 0;
   /** While true every API request has its connection closed unanswered, as when the service is unreachable. */
   down = false;
+  /**
+   * While true every API request is answered as one without a valid key (401 `Unauthenticated.`), the right
+   * key included: a token revoked, or one the account never had, until an operator puts the right one in.
+   */
+  refuseKey = false;
 
   failNext(count: number, status: number, body?: unknown, options: Partial<FailRule> = {}): void {
     this.apply({ failNext: { ...options, count, status, ...(body === undefined ? {} : { body }) } });
@@ -87,6 +96,7 @@ export class MailerLiteFaults {
     this.dropRules = [];
     this.latencyMs = 0;
     this.down = false;
+    this.refuseKey = false;
   }
 
   takeFailure(method: string, path: string, batched: boolean): FailRule | undefined {
@@ -111,15 +121,17 @@ export class MailerLiteFaults {
       dropNext: this.dropRules.map((r) => ({ ...r })),
       latencyMs: this.latencyMs,
       down: this.down,
+      refuseKey: this.refuseKey,
     };
   }
 
   /** Applies the JSON of PUT /__control/faults; a malformed body throws and changes nothing. */
   apply(json: unknown): void {
-    const { failNext, dropNext, latencyMs, down } = parseWith(faultsBody, json);
+    const { failNext, dropNext, latencyMs, down, refuseKey } = parseWith(faultsBody, json);
     this.failRules.push(...[failNext ?? []].flat());
     if (dropNext) this.dropRules.push(dropNext);
     if (latencyMs !== undefined) this.latencyMs = latencyMs;
     if (down !== undefined) this.down = down;
+    if (refuseKey !== undefined) this.refuseKey = refuseKey;
   }
 }

@@ -198,8 +198,8 @@ export async function startMailerLiteStandIn(options: MailerLiteStandInOptions =
     }
 
     // The recorded 401 from the real API carries no X-RateLimit headers: unauthenticated requests are not
-    // counted against the account.
-    if (req.headers.authorization !== `Bearer ${apiKey}`) {
+    // counted against the account. A refused key (faults.refuseKey) is answered the same.
+    if (faults.refuseKey || req.headers.authorization !== `Bearer ${apiKey}`) {
       send(res, { status: 401, body: { message: 'Unauthenticated.' } });
       record(entry(401));
       return;

@@ -488,6 +488,28 @@ describe('fault injection', () => {
     expect(standIn.state.subscribers).toHaveLength(0);
   });
 
+  it('while the key is refused answers every API request 401 as for a wrong key, until the fault is lifted', async () => {
+    const standIn = await start();
+    const put = await fetch(`${standIn.url}/__control/faults`, {
+      method: 'PUT',
+      body: JSON.stringify({ refuseKey: true }),
+    });
+    expect(put.status).toBe(200);
+    expect(((await put.json()) as { refuseKey: boolean }).refuseKey).toBe(true);
+    for (const path of ['/groups', '/subscribers']) {
+      const res = await call(path, path === '/groups' ? {} : { body: { email: 'k@example.org' } });
+      expect(res.status).toBe(401);
+      expect(res.text).toBe('{"message":"Unauthenticated."}');
+      expect(res.headers.get('x-ratelimit-remaining')).toBeNull();
+    }
+    expect(standIn.state.subscribers).toEqual([]);
+    await fetch(`${standIn.url}/__control/faults`, {
+      method: 'PUT',
+      body: JSON.stringify({ refuseKey: false }),
+    });
+    expect((await call('/subscribers', { body: { email: 'k@example.org' } })).status).toBe(201);
+  });
+
   it('takes status faults over HTTP, and refuses a malformed fault body with 400', async () => {
     const standIn = await start();
     const put = await fetch(`${standIn.url}/__control/faults`, {

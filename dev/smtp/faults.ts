@@ -2,26 +2,44 @@ import { z } from 'zod';
 import { parseWith } from '../http.ts';
 
 /**
- * Refuse the next `count` commands of `stage` with `code` and `message`. At 'data' (the default) that is the
- * next `count` messages, refused after their content was received, as a provider refuses a message it will not
- * relay; at 'rcpt' it is the next `count` recipients.
+ * A refusal of `stage` with `code` and `message`. At 'data' (the default) a message is refused after its
+ * content was received, as a provider refuses a message it will not relay; at 'mail' the sender is (a provider
+ * refusing a sender whose domain is not verified yet); at 'rcpt' a recipient is, every one, or only
+ * `recipient` (compared without regard to case) when it is given: one mailbox that does not exist.
  */
-const rejectRule = z.strictObject({
-  count: z.number().int().min(1).default(1),
+const refusal = z.strictObject({
   code: z.number().int().min(400).max(599),
   message: z.string().optional(),
   stage: z.enum(['mail', 'rcpt', 'data']).default('data'),
+  recipient: z.string().min(1).optional(),
+});
+const refusalRule = refusal.refine((rule) => rule.recipient === undefined || rule.stage === 'rcpt', {
+  message: 'recipient applies at the rcpt stage only',
 });
 
-/** The body of PUT /__control/faults: `rejectNext` adds rules, `down` switches the SMTP listener. */
+/** Refuse the next `count` commands that match (at 'data' the next `count` messages), then accept again. */
+const rejectRule = refusal
+  .extend({ count: z.number().int().min(1).default(1) })
+  .refine((rule) => rule.recipient === undefined || rule.stage === 'rcpt', {
+    message: 'recipient applies at the rcpt stage only',
+  });
+
+/**
+ * The body of PUT /__control/faults: `rejectNext` adds rules used up one command at a time; `refuse` replaces
+ * the standing refusals, which hold until a later PUT replaces them (`refuse: []` ends them), as a relay refuses
+ * a misconfigured sender until an operator fixes it; `down` switches the SMTP listener.
+ */
 const faultsBody = z.strictObject({
   rejectNext: z.union([rejectRule, z.array(rejectRule)]).optional(),
+  refuse: z.union([refusalRule, z.array(refusalRule)]).optional(),
   down: z.boolean().optional(),
 });
 
 /** The SMTP command at which a rejection is answered. */
 export type SmtpStage = z.infer<typeof rejectRule>['stage'];
-export type RejectRule = Required<z.infer<typeof rejectRule>>;
+export type RejectRule = Omit<Required<z.infer<typeof rejectRule>>, 'recipient'> & { recipient?: string };
+/** A standing refusal (`refuse`): as a rule, without a count. */
+export type Refusal = Omit<RejectRule, 'count'>;
 
 export type SmtpFaultsSnapshot = ReturnType<SmtpFaults['state']>;
 
@@ -38,14 +56,36 @@ const DEFAULT_MESSAGES: Record<number, string> = {
 
 export class SmtpFaults {
   private rules: RejectRule[] = [];
+  private standing: Refusal[] = [];
   private isDown = false;
 
   /** `setListening` stops or resumes accepting SMTP connections on the same port. */
   constructor(private readonly setListening: (listening: boolean) => Promise<void>) {}
 
-  rejectNext(count: number, code: number, message?: string, stage: SmtpStage = 'data'): void {
-    const rule = parseWith(rejectRule, { count, code, stage, ...(message === undefined ? {} : { message }) });
+  /** `recipient`: at 'rcpt' only, the rule refuses that recipient and lets the others by. */
+  rejectNext(
+    count: number,
+    code: number,
+    message?: string,
+    stage: SmtpStage = 'data',
+    recipient?: string,
+  ): void {
+    const rule = parseWith(rejectRule, {
+      count,
+      code,
+      stage,
+      ...(message === undefined ? {} : { message }),
+      ...(recipient === undefined ? {} : { recipient }),
+    });
     this.rules.push({ ...rule, message: rule.message ?? DEFAULT_MESSAGES[rule.code] ?? 'Rejected' });
+  }
+
+  /** Replaces the standing refusals: each refuses every matching command until the next call (`[]`: none). */
+  refuse(refusals: readonly Partial<Refusal>[]): void {
+    this.standing = refusals.map((r) => {
+      const rule = parseWith(refusalRule, r);
+      return { ...rule, message: rule.message ?? DEFAULT_MESSAGES[rule.code] ?? 'Rejected' };
+    });
   }
 
   get down(): boolean {
@@ -61,30 +101,43 @@ export class SmtpFaults {
 
   async clear(): Promise<void> {
     this.rules = [];
+    this.standing = [];
     await this.setDown(false);
   }
 
-  /** Consumes one use of the first rule for this stage, if any. */
-  take(stage: SmtpStage): RejectRule | undefined {
-    const rule = this.rules.find((r) => r.stage === stage);
-    if (!rule) return undefined;
+  /**
+   * The refusal of this command, if any: one use of the first rule for this stage (and, at 'rcpt', this
+   * recipient), consumed; else the first standing refusal that matches.
+   */
+  take(stage: SmtpStage, recipient?: string): Refusal | undefined {
+    const matches = (r: Refusal) =>
+      r.stage === stage &&
+      (r.recipient === undefined || r.recipient.toLowerCase() === recipient?.toLowerCase());
+    const rule = this.rules.find(matches);
+    if (!rule) return this.standing.find(matches);
     rule.count -= 1;
     if (rule.count === 0) this.rules.splice(this.rules.indexOf(rule), 1);
     return rule;
   }
 
   state() {
-    return { rejectNext: this.rules.map((r) => ({ ...r })), down: this.isDown };
+    return {
+      rejectNext: this.rules.map((r) => ({ ...r })),
+      refuse: this.standing.map((r) => ({ ...r })),
+      down: this.isDown,
+    };
   }
 
   /** Applies the JSON of PUT /__control/faults; a malformed body throws and changes nothing. */
   async apply(json: unknown): Promise<void> {
-    const { rejectNext, down } = parseWith(faultsBody, json);
-    for (const r of [rejectNext ?? []].flat()) this.rejectNext(r.count, r.code, r.message, r.stage);
+    const { rejectNext, refuse, down } = parseWith(faultsBody, json);
+    for (const r of [rejectNext ?? []].flat())
+      this.rejectNext(r.count, r.code, r.message, r.stage, r.recipient);
+    if (refuse !== undefined) this.refuse([refuse].flat());
     if (down !== undefined) await this.setDown(down);
   }
 }
 
-export function smtpError(rule: RejectRule): Error & { responseCode: number } {
+export function smtpError(rule: Refusal): Error & { responseCode: number } {
   return Object.assign(new Error(rule.message), { responseCode: rule.code });
 }

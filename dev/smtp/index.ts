@@ -11,7 +11,7 @@ import { CONTROL_PREFIX, close, listen, sendJson, serveControl } from '../http.t
 import { SmtpFaults, smtpError } from './faults.ts';
 import { Mailbox } from './mailbox.ts';
 
-export type { RejectRule, SmtpFaultsSnapshot, SmtpStage } from './faults.ts';
+export type { Refusal, RejectRule, SmtpFaultsSnapshot, SmtpStage } from './faults.ts';
 export { SmtpFaults } from './faults.ts';
 export type { Envelope, OutboxMessage } from './mailbox.ts';
 
@@ -58,8 +58,8 @@ export async function startSmtpOutbox(options: SmtpOutboxOptions = {}) {
       const rule = faults.take('mail');
       callback(rule ? smtpError(rule) : null);
     },
-    onRcptTo(_address, _session, callback) {
-      const rule = faults.take('rcpt');
+    onRcptTo(address, _session, callback) {
+      const rule = faults.take('rcpt', address.address);
       callback(rule ? smtpError(rule) : null);
     },
     onData(stream, session, callback) {

@@ -140,6 +140,61 @@ describe('faults', () => {
     expect(await emlFiles()).toEqual([]);
   });
 
+  it('refuses only the named recipient at RCPT TO, whatever its case, and delivers to the others', async () => {
+    outbox.faults.rejectNext(1, 550, '5.1.1 Mailbox unavailable', 'rcpt', 'Gone@Example.org');
+    const info = await transport().sendMail({ ...thankYou, to: ['kid@example.org', 'gone@example.org'] });
+    expect(info.accepted).toEqual(['kid@example.org']);
+    expect(info.rejected).toEqual(['gone@example.org']);
+    expect(outbox.faults.state().rejectNext).toEqual([]);
+    expect((await outbox.messages()).map((message) => message.envelope.to)).toEqual([['kid@example.org']]);
+    // Another recipient does not use the rule up: it waits for the one it names.
+    outbox.faults.rejectNext(1, 550, '5.1.1 Mailbox unavailable', 'rcpt', 'gone@example.org');
+    await transport().sendMail(thankYou);
+    expect(outbox.faults.state().rejectNext).toHaveLength(1);
+    await expect(transport().sendMail({ ...thankYou, to: 'gone@example.org' })).rejects.toMatchObject({
+      responseCode: 550,
+      command: 'RCPT TO',
+      response: expect.stringContaining('5.1.1'),
+    });
+  });
+
+  it('keeps refusing the sender at MAIL FROM while a standing refusal holds, and accepts once it is replaced by none', async () => {
+    const put = await fetch(`${outbox.apiUrl}/__control/faults`, {
+      method: 'PUT',
+      body: JSON.stringify({
+        refuse: {
+          stage: 'mail',
+          code: 554,
+          message: '5.7.1 Message rejected: Email address is not verified',
+        },
+      }),
+    });
+    expect(put.status).toBe(200);
+    const mail = transport();
+    for (let i = 0; i < 3; i += 1) {
+      await expect(mail.sendMail(thankYou)).rejects.toMatchObject({
+        responseCode: 554,
+        command: 'MAIL FROM',
+        response: expect.stringContaining('Email address is not verified'),
+      });
+    }
+    expect(outbox.faults.state().refuse).toHaveLength(1);
+    const fixed = await fetch(`${outbox.apiUrl}/__control/faults`, {
+      method: 'PUT',
+      body: JSON.stringify({ refuse: [] }),
+    });
+    expect(fixed.status).toBe(200);
+    await mail.sendMail(thankYou);
+    expect(await outbox.messages()).toHaveLength(1);
+    // A recipient names a mailbox: it means nothing at another stage.
+    const bad = await fetch(`${outbox.apiUrl}/__control/faults`, {
+      method: 'PUT',
+      body: JSON.stringify({ refuse: { stage: 'mail', code: 554, recipient: 'kid@example.org' } }),
+    });
+    expect(bad.status).toBe(400);
+    expect(outbox.faults.state().refuse).toEqual([]);
+  });
+
   it('refuses connections while down, and accepts again on the same port once up', async () => {
     const port = outbox.port;
     const put = await fetch(`${outbox.apiUrl}/__control/faults`, {

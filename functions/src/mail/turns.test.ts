@@ -111,9 +111,11 @@ describe('the mail budget as a turn (mail/turns.ts)', () => {
       reads.stop();
     }
     expect(released).toHaveLength(10);
-    // One page of entries (20) looked at, not 2,000; reads: the lines, a page, the budget's shards, the head.
+    // One page of entries (20) looked at, not 2,000. Reads: the lines, the page (20), the line's head, and the
+    // budget's shards, which cost more as the hour fills (a slot reads the full shards it passes: at most about
+    // 12 a slot here, the 10 slots' shards of 1): far under 2,000 however the shards fall.
     expect(looked.length).toBeLessThanOrEqual(20);
-    expect(reads.reads).toBeLessThan(100);
+    expect(reads.reads).toBeLessThan(200);
   });
 
   it('takes out of the line, spending no slot, a thank-you whose row is gone or whose part is settled', async () => {
