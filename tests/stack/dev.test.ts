@@ -83,8 +83,9 @@ function firebaseToolsPid(run: LauncherRun): number | undefined {
 const EDITS = {
   worker: {
     file: path.join('functions', 'src', 'tasks', 'deliver-contact.ts'),
-    find: "logger.info('add_contact.upserted', {",
-    replace: "logger.info('add_contact.upserted', { dev_loop_edit: 'saved',",
+    find: "logger.info(claim.movesFrom ? 'add_contact.moved_to_own_address' : 'add_contact.upserted', {",
+    replace:
+      "logger.info(claim.movesFrom ? 'add_contact.moved_to_own_address' : 'add_contact.upserted', { dev_loop_edit: 'saved',",
   },
   section: {
     file: path.join('web', 'src', 'pages', 'landing', 'sections', 'HeroSection.tsx'),

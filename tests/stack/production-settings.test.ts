@@ -14,7 +14,7 @@
 
 import { setTimeout as delay } from 'node:timers/promises';
 import { beforeAll, describe, type ExpectStatic, it } from 'vitest';
-import { storeSignupAsThePage } from './page-writes.ts';
+import { pageDocumentId, storeSignupAsThePage } from './page-writes.ts';
 import { sharedStack } from './shared-stack.ts';
 
 /** How long each fault lasts: "for about a minute", as an operator takes to notice and fix it. */
@@ -55,7 +55,7 @@ const DOCUMENTS = 'projects/demo-goody/databases/(default)/documents';
 
 /** The insert as the page makes it, under the rules; the row's id. */
 async function signUp(email: string): Promise<string> {
-  const id = `row${Math.random().toString(36).slice(2, 12)}`;
+  const id = pageDocumentId();
   await storeSignupAsThePage(`127.0.0.1:${stack.ports.GOODY_FIRESTORE_PORT}`, id, email);
   return id;
 }

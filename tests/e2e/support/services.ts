@@ -46,7 +46,8 @@ export interface StoredDocument {
 const OWNER = { authorization: 'Bearer owner' };
 
 const FIRESTORE_RULES = readFileSync(path.join(repoRoot, 'firestore.rules'), 'utf8');
-const SIGNUP_CREATE = 'allow create: if isValidSignup(request.resource.data);';
+const SIGNUP_CREATE =
+  'allow create: if isPageDocumentId(subscriptionId) && isValidSignup(request.resource.data);';
 
 function plainValue(value: Record<string, unknown>): unknown {
   if ('stringValue' in value) return value.stringValue;
