@@ -17,7 +17,7 @@
 //    its sign-up to the outbox (goal: within 60 s), the bot's mails (goal: at most its share) and the rest,
 //    waiting for a later hour (their records `waiting`, their tasks retried; none dropped);
 // 5. 60 new addresses at 60 domains signed up over one minute: how many mails leave (goal: no more than what
-//    is left of the budget; the rest wait in the queue for a later hour);
+//    is left of the budget; the rest wait their turn in the budget's lines for a later hour);
 // 6. 40 replays of one unsubscribe link after its first click: how many MailerLite requests they cause
 //    (goal <= 1) and how many get 429;
 // 7. the Firestore reads one replay costs, counted in-process through firebase-admin on the stack's
@@ -541,7 +541,7 @@ if (exitCode === 0) {
     },
     {
       row: `a catch-all domain's burst: ${BURST} addresses at ${CATCH_ALL} (${f.budgetLeftBeforeBurst} of the budget left, share ${SHARE}), then a real person at gmail.com`,
-      figure: `real thank-you ${f.realThankYouDelayMs === null ? 'not within 180 s' : `after ${seconds(f.realThankYouDelayMs)}`} (with no burst, row 3's first: ${f.quietThankYouDelayMs === null ? '-' : seconds(f.quietThankYouDelayMs)}); the bot got ${f.botMails} mail(s), ${f.botWaiting} wait for a later hour, ${f.botDropped} dropped (${f.botMinutesAfterBurst} min after the burst, its tasks retried meanwhile: ${f.botMailsAtEnd} sent, ${f.botWaitingAtEnd} waiting)`,
+      figure: `real thank-you ${f.realThankYouDelayMs === null ? 'not within 180 s' : `after ${seconds(f.realThankYouDelayMs)}`} (with no burst, row 3's first: ${f.quietThankYouDelayMs === null ? '-' : seconds(f.quietThankYouDelayMs)}); the bot got ${f.botMails} mail(s), ${f.botWaiting} wait their turn for a later hour, ${f.botDropped} dropped (${f.botMinutesAfterBurst} min after the burst: ${f.botMailsAtEnd} sent, ${f.botWaitingAtEnd} waiting)`,
       goal: `the real mail within ${REAL_DELAY_GOAL_MS / 1000} s, the bot at most its share, the rest waiting`,
       met:
         f.realThankYouDelayMs !== null &&
@@ -552,7 +552,7 @@ if (exitCode === 0) {
     },
     {
       row: `${NEW_ADDRESSES} new addresses at ${NEW_ADDRESSES} domains in a minute`,
-      figure: `${f.mailsFor60NewAddressesInAMinute} mails sent (budget ${BUDGET} an hour, ${f.budgetLeftBeforeNewAddresses} left after the rows above); the rest wait in the queue`,
+      figure: `${f.mailsFor60NewAddressesInAMinute} mails sent (budget ${BUDGET} an hour, ${f.budgetLeftBeforeNewAddresses} left after the rows above); the rest wait their turn`,
       goal: 'no more than the budget left',
       met: f.mailsFor60NewAddressesInAMinute <= f.budgetLeftBeforeNewAddresses || !f.sameClockHour,
     },
