@@ -268,6 +268,8 @@ export interface OutboxMessage {
   to: string[];
   subject: string;
   text: string;
+  /** The Message-ID header: a copy the relay took twice carries the same one. */
+  messageId: string | null;
 }
 
 export class SmtpControl {
