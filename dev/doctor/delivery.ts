@@ -5,14 +5,13 @@
 // no index). And the mail budget's waiting lines (functions/src/mail/turns.ts): how many wait, in how many lines,
 // since when: counts only, the lines being keyed hashes of domains.
 
-const MAIL_LINES = '_mail_lines';
-const SHARED_LINE = 'shared';
-/** Lines counted at most (each costs an aggregation): the oldest first, the rest said as "more". */
-const LINES_COUNTED = 20;
-
 import type { Firestore } from 'firebase-admin/firestore';
 import { COLLECTIONS } from '../../contract/src/index.ts';
+import { MAIL_LINES, SHARED_LINE, WAITING } from '../../functions/src/mail/turns.ts';
 import { type CheckResult, cannotTell, fail, messageOf, pass } from './report.ts';
+
+/** Lines counted at most (each costs an aggregation): the oldest first, the rest said as "more". */
+const LINES_COUNTED = 20;
 
 export const PARTS = ['contact', 'thank_you'] as const;
 export type Part = (typeof PARTS)[number];
@@ -157,7 +156,7 @@ async function readLines(db: Firestore): Promise<{ lines: LineView[]; more: bool
   const docs = page.docs.slice(0, LINES_COUNTED);
   const lines = await Promise.all(
     docs.map(async (doc) => {
-      const counted = await doc.ref.collection('waiting').count().get();
+      const counted = await doc.ref.collection(WAITING).count().get();
       const head = doc.get('head_at') as { toMillis?: () => number } | undefined;
       return {
         shared: doc.id === SHARED_LINE,

@@ -55,6 +55,7 @@ import { ONE_MAILBOX, ONE_MAILBOX_SPELLINGS } from '../../functions/test-support
 import { countReads } from '../../functions/test-support/reads.ts';
 import { MAILERLITE_GROUP_NAMES, type OutboxMessage, Services } from '../e2e/support/services.ts';
 import { startStack } from '../e2e/support/stack.ts';
+import { pressOneClick } from '../support/one-click.ts';
 import { repoRoot, resultsDir } from './paths.ts';
 import { timestamp } from './stats.ts';
 
@@ -192,18 +193,6 @@ function unsubscribeLinkIn(message: OutboxMessage | undefined): string {
   return link;
 }
 
-/** The link's one-click POST (RFC 8058), as a mail client sends it. */
-function click(link: string): Promise<number> {
-  return fetch(link, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: 'List-Unsubscribe=One-Click',
-  }).then(async (response) => {
-    await response.arrayBuffer();
-    return response.status;
-  });
-}
-
 const hourOf = (time: number) => Math.floor(time / HOUR_MS);
 
 /** Mails sent in this clock hour: the outbox names each message by the time it came in (dev/smtp/mailbox.ts). */
@@ -331,7 +320,7 @@ try {
     mails: schoolMails.length,
     contacts: (await contactsOf(SCHOOL_MAILBOX)).length,
   };
-  figures.schoolUnsubscribeClick = await click(unsubscribeLinkIn(schoolMails[0]));
+  figures.schoolUnsubscribeClick = await pressOneClick(unsubscribeLinkIn(schoolMails[0]));
   figures.schoolContactsAfterUnsubscribe = (await contactsOf(SCHOOL_MAILBOX)).length;
   for (const email of TAGS) await signUp(email);
   await signUp(CLASSMATE);
@@ -408,11 +397,11 @@ try {
 
   // 6. Forty replays of one link, after its first click.
   const link = unsubscribeLinkIn(mailboxMails[0]);
-  figures.firstClick = await click(link);
+  figures.firstClick = await pressOneClick(link);
   const requestsBefore = (await services.mailerLite.state()).requests.length;
   const statuses: Record<string, number> = {};
   for (let i = 0; i < REPLAYS; i += 1) {
-    const status = String(await click(link));
+    const status = String(await pressOneClick(link));
     statuses[status] = (statuses[status] ?? 0) + 1;
   }
   figures.mailerLiteRequestsFor40Replays =
