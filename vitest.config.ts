@@ -3,6 +3,6 @@ import { defineConfig } from 'vitest/config';
 // One `vitest run` at the root runs every package's own tests; each package keeps its own config.
 export default defineConfig({
   test: {
-    projects: ['web', 'functions', 'dev', 'tests/stack', 'tests/rules'],
+    projects: ['web', 'functions', 'stand-ins', 'dev', 'ops', 'tests/stack', 'tests/rules'],
   },
 });

@@ -1,5 +1,5 @@
 import { defineConfig } from 'vitest/config';
-import { loopbackOnlyEnv } from './loopback-env.ts';
+import { loopbackOnlyEnv } from '../stand-ins/loopback-env.ts';
 
 export default defineConfig({
   test: {

@@ -11,7 +11,7 @@ import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync } from '
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { findGoogleEmulators, GoogleEmulatorsMissing } from '../dev/emulators/find.ts';
-import { commandLineOf, killProcesses, processesMarked } from '../dev/launcher/process-table.ts';
+import { commandLineOf, killProcesses, processesMarked } from '../dev/process-table.ts';
 import { findChromium } from './e2e/chromium.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -134,7 +134,7 @@ async function noProcessLeftAfter(phase: string): Promise<void> {
 }
 const LEFTOVER_GRACE_MS = 10_000;
 
-/** Every workspace with a typecheck script, in two halves of about equal work: functions and dev, the rest. */
+/** Every workspace with a typecheck script, in two halves of about equal work: functions, dev and stand-ins, the rest. */
 function typecheckHalves(): string[][] {
   const { workspaces } = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as {
     workspaces: string[];
@@ -145,7 +145,9 @@ function typecheckHalves(): string[][] {
     };
     return Boolean(pkg.scripts?.typecheck);
   });
-  const first: string[] = checked.filter((workspace) => workspace === 'functions' || workspace === 'dev');
+  const first: string[] = checked.filter(
+    (workspace) => workspace === 'functions' || workspace === 'dev' || workspace === 'stand-ins',
+  );
   return [first, checked.filter((workspace) => !first.includes(workspace))].filter((half) => half.length > 0);
 }
 
@@ -183,7 +185,7 @@ async function browserSuites(): Promise<void> {
   );
 }
 
-// In four phases: the lint and the type check beside the build; the unit, functions, dev and rules tests
+// In four phases: the lint and the type check beside the build; the unit, functions, stand-ins, dev, ops and rules tests
 // alone, their files two at a time (vitest gives a 2-core machine one worker), with nothing else to starve
 // their timing cases; then the stack tests (npm start and npm run dev as child processes, one file at a time;
 // the delivery's files in a lane of their own) beside the browser suite (its two runs one after the other), each
@@ -201,9 +203,9 @@ await Promise.all([
   ),
 ]);
 await noProcessLeftAfter('the lint, type check and build');
-// The root vitest.config.ts lists the projects: web, functions, dev and tests/rules (the security rules on the
+// The root vitest.config.ts lists the projects: web, functions, stand-ins, dev, ops and tests/rules (the security rules on the
 // Firestore emulator) here, tests/stack below.
-await vitest('unit, integration and security-rules tests (web, functions, dev, rules)', [
+await vitest('unit, integration and security-rules tests (web, functions, stand-ins, dev, ops, rules)', [
   '--project',
   '!stack',
   '--maxWorkers',

@@ -4,6 +4,7 @@
 
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { stackDirFor } from '../stack.ts';
 import { LauncherError } from './errors.ts';
 import { parseScheduleOverrides, type Schedule } from './scheduler.ts';
 
@@ -89,19 +90,6 @@ export interface LauncherConfig {
 }
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-
-/**
- * Where a stack's generated files go: inside the repository on purpose (firebase-tools resolves firebase-functions
- * from the functions directory upwards, and this directory's parents lead to the repository's node_modules), and
- * not under a dot-directory such as .dev-data: the Functions emulator's file watcher ignores every path with a
- * segment starting with a dot, tested against the absolute path (firebase/firebase-tools#10187), so under
- * .dev-data it watched nothing and never reloaded the functions.
- */
-export const STACKS_DIR = 'dev-stacks';
-
-export function stackDirFor(root: string, pagePort: number): string {
-  return path.join(root, STACKS_DIR, `stack-${pagePort}`);
-}
 
 export function parsePort(name: string, raw: string): number {
   const text = raw.trim();

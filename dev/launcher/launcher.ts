@@ -9,13 +9,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { loopbackOnlyEnv } from '../../stand-ins/loopback-env.ts';
 import {
   emulatorEnv,
   findGoogleEmulators,
   type GoogleEmulators,
   GoogleEmulatorsMissing,
 } from '../emulators/find.ts';
-import { loopbackOnlyEnv } from '../loopback-env.ts';
+import { DEV_MAILBOX_KEY_SECRET, DEV_UNSUBSCRIBE_SECRET } from '../stack.ts';
 import { type FunctionsState, formatReadyBanner } from './banner.ts';
 import {
   builtSiteDir,
@@ -41,11 +42,6 @@ import {
   stopWithin,
 } from './stand-ins.ts';
 import { describeExit, type SupervisedChild, Supervisor } from './supervisor.ts';
-
-/** The local stack's two keys (dummies; a deploy uses Secret Manager secrets). Benchmarks that prepare
- * state or drive the functions' code in-process use them. */
-export const DEV_MAILBOX_KEY_SECRET = 'dev-mailbox-key-secret-not-for-production';
-export const DEV_UNSUBSCRIBE_SECRET = 'dev-unsubscribe-secret-not-for-production';
 
 /** Thrown inside start-up when a stop was requested meanwhile: not an error, just the end of start-up. */
 class StartAborted extends Error {}

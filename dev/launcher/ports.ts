@@ -4,9 +4,9 @@
 
 import { createServer } from 'node:net';
 import { portToPid } from 'pid-port';
+import { commandLineOf } from '../process-table.ts';
 import { PORT_SPECS, type PortKey, type Ports } from './config.ts';
 import { LauncherError } from './errors.ts';
-import { commandLineOf } from './process-table.ts';
 
 export interface PortClaim {
   key: PortKey;

@@ -12,7 +12,8 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { resolvePorts, stackDirFor } from './config.ts';
+import { stackDirFor } from '../stack.ts';
+import { resolvePorts } from './config.ts';
 import {
   buildEmulatorConfig,
   type EmulatorConfigOptions,

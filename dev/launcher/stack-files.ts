@@ -19,7 +19,7 @@
 // The Functions emulator watches functions/ (chokidar, following the symlinks) and reloads the functions when a
 // file there changes, which is how `npm run dev` (tsc --watch) reaches it without a restart. Two things used to
 // keep it blind: the stack lived under .dev-data, and the watcher drops every path with a dot-segment, measured
-// on the absolute path (config.ts, STACKS_DIR); and firebase.json's deploy `ignore` lists `src`, which the
+// on the absolute path (dev/stack.ts, STACKS_DIR); and firebase.json's deploy `ignore` lists `src`, which the
 // watcher applies as `**/src`, so it also dropped lib/functions/src, where tsc writes (emulatorIgnore below).
 // npm start and npm run emulators watch nothing, on purpose (reloadFunctions below).
 

@@ -6,8 +6,8 @@
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { startMailerLiteStandIn } from '../mailerlite/index.ts';
-import { startSmtpOutbox } from '../smtp/index.ts';
+import { startMailerLiteStandIn } from '../../stand-ins/mailerlite/index.ts';
+import { startSmtpOutbox } from '../../stand-ins/smtp/index.ts';
 import type { LauncherConfig } from './config.ts';
 
 export interface RunningStandIns {

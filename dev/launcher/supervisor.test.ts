@@ -1,7 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
+import { listProcesses } from '../process-table.ts';
 import { LauncherError } from './errors.ts';
-import { listProcesses } from './process-table.ts';
 import { type ChildExit, type ChildSpec, type SupervisedChild, Supervisor } from './supervisor.ts';
 
 // A stand-in for firebase-tools: it starts one ordinary child and one detached child (as firebase-tools starts

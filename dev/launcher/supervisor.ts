@@ -9,8 +9,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { setTimeout as delay } from 'node:timers/promises';
+import { descendantsOf, isStillRunning, listProcesses, type ProcessEntry } from '../process-table.ts';
 import { LauncherError } from './errors.ts';
-import { descendantsOf, isStillRunning, listProcesses, type ProcessEntry } from './process-table.ts';
 
 export interface ChildSpec {
   /** In messages: "the Firebase emulators (firebase-tools)". */

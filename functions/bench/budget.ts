@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { deleteApp, initializeApp } from 'firebase-admin/app';
 import { getFirestore } from 'firebase-admin/firestore';
-import { loopbackOnlyEnv } from '../../dev/loopback-env.ts';
+import { loopbackOnlyEnv } from '../../stand-ins/loopback-env.ts';
 import { startFirestoreEmulator } from '../../tests/support/firestore-emulator.ts';
 import type { Logger } from '../src/logs';
 import { DOMAIN_SHARE, DOMAIN_SHARE_MIN } from '../src/mail/budget';

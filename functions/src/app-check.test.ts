@@ -4,8 +4,8 @@
 
 import { type CallableRequest, HttpsError } from 'firebase-functions/v2/https';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { MailerLiteStandIn } from '../../dev/mailerlite/index.ts';
-import type { SmtpOutbox } from '../../dev/smtp/index.ts';
+import type { MailerLiteStandIn } from '../../stand-ins/mailerlite/index.ts';
+import type { SmtpOutbox } from '../../stand-ins/smtp/index.ts';
 import { expectHttpsError } from '../test-support/callables';
 import { type FirestoreHarness, PROJECT_ID, startFirestore } from '../test-support/firestore';
 import { setLauncherParams } from '../test-support/launcher-params';

@@ -4,8 +4,8 @@
 
 import type { CallableRequest } from 'firebase-functions/v2/https';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { MailerLiteStandIn } from '../../dev/mailerlite/index.ts';
-import type { SmtpOutbox } from '../../dev/smtp/index.ts';
+import type { MailerLiteStandIn } from '../../stand-ins/mailerlite/index.ts';
+import type { SmtpOutbox } from '../../stand-ins/smtp/index.ts';
 import { type FirestoreHarness, startFirestore } from '../test-support/firestore';
 import { setLauncherParams } from '../test-support/launcher-params';
 import { startMailerLite } from '../test-support/mailerlite';

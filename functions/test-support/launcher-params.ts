@@ -1,7 +1,7 @@
 // The params of the deployed functions, as the launcher sets them, for the tests that run the onCall wrappers.
 
-import type { MailerLiteStandIn } from '../../dev/mailerlite/index.ts';
-import type { SmtpOutbox } from '../../dev/smtp/index.ts';
+import type { MailerLiteStandIn } from '../../stand-ins/mailerlite/index.ts';
+import type { SmtpOutbox } from '../../stand-ins/smtp/index.ts';
 import type { FirestoreHarness } from './firestore';
 import { MAILBOX_SECRET, UNSUBSCRIBE_SECRET } from './signups';
 

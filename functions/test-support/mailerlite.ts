@@ -1,4 +1,4 @@
-// The MailerLite harness of the functions' tests: the stand-in in dev/mailerlite, started per test file on an
+// The MailerLite harness of the functions' tests: the stand-in in stand-ins/mailerlite, started per test file on an
 // ephemeral loopback port, and the real client pointed at it (with short waits, or recording what MailerLite
 // confirmed).
 
@@ -7,7 +7,7 @@ import {
   type MailerLiteStandIn,
   type MailerLiteStandInOptions,
   startMailerLiteStandIn,
-} from '../../dev/mailerlite/index.ts';
+} from '../../stand-ins/mailerlite/index.ts';
 import {
   type BatchRequest,
   type BatchResponse,

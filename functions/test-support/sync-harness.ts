@@ -3,7 +3,7 @@
 // (sync-callable.test.ts, sync-callable.failures.test.ts) so that Vitest's two workers share its cases.
 import type { Firestore } from 'firebase-admin/firestore';
 import { afterAll, beforeAll, beforeEach, expect } from 'vitest';
-import type { MailerLiteStandIn } from '../../dev/mailerlite/index.ts';
+import type { MailerLiteStandIn } from '../../stand-ins/mailerlite/index.ts';
 import { handleSyncEmailsToMailerlite, type SyncDeps } from '../src/callables/sync-callable';
 import { systemClock } from '../src/clock';
 import type { MailerLiteClientOptions } from '../src/mailerlite/client';

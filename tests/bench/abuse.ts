@@ -43,8 +43,7 @@ import { parseArgs } from 'node:util';
 import { CALLABLES, type SignupSource, subscriptionTypeOf } from '@goody/contract';
 import { deleteApp, initializeApp } from 'firebase-admin/app';
 import { getFirestore } from 'firebase-admin/firestore';
-import { DEV_MAILBOX_KEY_SECRET, DEV_UNSUBSCRIBE_SECRET } from '../../dev/launcher/launcher.ts';
-import { loopbackOnlyEnv } from '../../dev/loopback-env.ts';
+import { DEV_MAILBOX_KEY_SECRET, DEV_UNSUBSCRIBE_SECRET } from '../../dev/stack.ts';
 import { THANK_YOU_MAILS } from '../../functions/src/contract.ts';
 import { DOMAIN_SHARE, DOMAIN_SHARE_MIN } from '../../functions/src/mail/budget.ts';
 import { MailerLiteClient } from '../../functions/src/mailerlite/client.ts';
@@ -53,6 +52,7 @@ import { canonicalMailbox, hasPlusTag, mailboxKey } from '../../functions/src/pr
 import { Mailboxes } from '../../functions/src/privacy/mailboxes.ts';
 import { ONE_MAILBOX, ONE_MAILBOX_SPELLINGS } from '../../functions/test-support/mailboxes.ts';
 import { countReads } from '../../functions/test-support/reads.ts';
+import { loopbackOnlyEnv } from '../../stand-ins/loopback-env.ts';
 import { MAILERLITE_GROUP_NAMES, type OutboxMessage, Services } from '../e2e/support/services.ts';
 import { startStack } from '../e2e/support/stack.ts';
 import { pressOneClick } from '../support/one-click.ts';
@@ -195,7 +195,7 @@ function unsubscribeLinkIn(message: OutboxMessage | undefined): string {
 
 const hourOf = (time: number) => Math.floor(time / HOUR_MS);
 
-/** Mails sent in this clock hour: the outbox names each message by the time it came in (dev/smtp/mailbox.ts). */
+/** Mails sent in this clock hour: the outbox names each message by the time it came in (stand-ins/smtp/mailbox.ts). */
 async function mailsThisHour(): Promise<number> {
   const hour = hourOf(Date.now());
   return (await services.smtp.messages()).filter(

@@ -5,7 +5,7 @@
 // cannot turn that WebUI off the way the Lighthouse runs do (tests/e2e/chromium.ts, QUIET_DISABLED_FEATURES);
 // they wait for it instead. Linux only (/proc); elsewhere a fixed pause.
 import { readFileSync } from 'node:fs';
-import { commandLineOf, descendantsOf } from '../../dev/launcher/process-table.ts';
+import { commandLineOf, descendantsOf } from '../../dev/process-table.ts';
 
 const CLOCK_TICKS_PER_S = 100;
 

@@ -48,7 +48,7 @@ import {
   serverTimestamp,
   setLogLevel,
 } from 'firebase/firestore/lite';
-import { loopbackOnlyEnv } from '../../dev/loopback-env.ts';
+import { loopbackOnlyEnv } from '../../stand-ins/loopback-env.ts';
 import { MAILERLITE_GROUP_NAMES, Services } from '../e2e/support/services.ts';
 import { PROJECT_ID, type RunningStack, repoRoot, type StackInfo, startStack } from '../e2e/support/stack.ts';
 

@@ -11,7 +11,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { CALLABLES } from '@goody/contract';
-import { DEV_MAILBOX_KEY_SECRET } from '../../dev/launcher/launcher.ts';
+import { DEV_MAILBOX_KEY_SECRET } from '../../dev/stack.ts';
 import { mailboxKey } from '../../functions/src/privacy/mailbox-key.ts';
 import { startStack } from '../e2e/support/stack.ts';
 import { repoRoot, resultsDir } from './paths.ts';

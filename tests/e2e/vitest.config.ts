@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
-import { loopbackOnlyEnv } from '../../dev/loopback-env.ts';
+import { loopbackOnlyEnv } from '../../stand-ins/loopback-env.ts';
 
 // The browser suite: Chromium against one whole stack started by the global setup. Not in the root projects
 // list (it needs a Chromium and takes minutes); `npm test` runs it with CHROMIUM_PATH set, or say why not.

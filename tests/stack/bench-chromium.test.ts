@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import * as chromeLauncher from 'chrome-launcher';
 import { describe, expect, it } from 'vitest';
-import { commandLineOf, descendantsOf } from '../../dev/launcher/process-table.ts';
+import { commandLineOf, descendantsOf } from '../../dev/process-table.ts';
 import { launchLighthouseChrome, lighthouseChromeFlags } from '../bench/web/lighthouse.ts';
 import {
   chromiumArgs,

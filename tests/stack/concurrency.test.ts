@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
 import { CALLABLES } from '@goody/contract';
 import { describe, expect, it } from 'vitest';
-import { listProcesses } from '../../dev/launcher/process-table.ts';
+import { listProcesses } from '../../dev/process-table.ts';
 import { STACK_RUN_MARK } from './launcher-process.ts';
 import { pageDocumentId, storeSignupAsThePage } from './page-writes.ts';
 import { sharedStack } from './shared-stack.ts';

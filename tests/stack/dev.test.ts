@@ -8,8 +8,8 @@ import path from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
 import { chromium as playwrightChromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stackDirFor } from '../../dev/launcher/config.ts';
-import { commandLineOf } from '../../dev/launcher/process-table.ts';
+import { commandLineOf } from '../../dev/process-table.ts';
+import { stackDirFor } from '../../dev/stack.ts';
 import { chromiumArgs, findChromium } from '../e2e/chromium.ts';
 import {
   freeStackPorts,

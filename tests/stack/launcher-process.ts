@@ -13,7 +13,7 @@ import {
   killProcesses,
   type ProcessEntry,
   processesMarked,
-} from '../../dev/launcher/process-table.ts';
+} from '../../dev/process-table.ts';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 

@@ -18,10 +18,12 @@ const PARTS = [
   'tsconfig.base.json',
   'contract',
   'dev',
+  'stand-ins',
   'functions',
   'web',
   // npm wants every workspace the root names; the tests' own files are not needed.
   'tests/package.json',
+  'ops/package.json',
 ];
 
 export interface RepoCopy {
@@ -31,7 +33,7 @@ export interface RepoCopy {
 
 /**
  * Copies the repository into a new directory under the system's temp dir (no dot-directory in its path, as the
- * Functions emulator's watcher needs: dev/launcher/config.ts, STACKS_DIR).
+ * Functions emulator's watcher needs: dev/launcher/dev/stack.ts, STACKS_DIR).
  */
 export function copyRepository(): RepoCopy {
   const root = mkdtempSync(path.join(os.tmpdir(), 'goody-repo-copy-'));

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
-import { stackDirFor } from '../../dev/launcher/config.ts';
+import { stackDirFor } from '../../dev/stack.ts';
 import {
   freeStackPorts,
   type LauncherRun,

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stackDirFor } from '../../dev/launcher/config.ts';
+import { stackDirFor } from '../../dev/stack.ts';
 import { pressOneClick } from '../support/one-click.ts';
 import {
   freeStackPorts,

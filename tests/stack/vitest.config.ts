@@ -1,5 +1,5 @@
 import { defineConfig } from 'vitest/config';
-import { loopbackOnlyEnv } from '../../dev/loopback-env.ts';
+import { loopbackOnlyEnv } from '../../stand-ins/loopback-env.ts';
 
 // Integration tests that span packages: they start processes and stand-ins on loopback.
 export default defineConfig({

@@ -1,7 +1,7 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { MailerLiteStandIn } from '../../../dev/mailerlite/index.ts';
+import type { MailerLiteStandIn } from '../../../stand-ins/mailerlite/index.ts';
 import { mailerLiteClient, resetMailerLite, startMailerLite } from '../../test-support/mailerlite';
 import { type Clock, systemClock } from '../clock';
 import { MailerLiteClient, retryAfterMs } from './client';

@@ -3,7 +3,7 @@
 
 import type { Firestore } from 'firebase-admin/firestore';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { MailerLiteStandIn } from '../../../dev/mailerlite/index.ts';
+import type { MailerLiteStandIn } from '../../../stand-ins/mailerlite/index.ts';
 import { type FirestoreHarness, startFirestore } from '../../test-support/firestore';
 import { clockAhead, type RecordingLogger, recordingLogger } from '../../test-support/logs';
 import { mailerLiteClient, resetMailerLite, startMailerLite } from '../../test-support/mailerlite';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { MailerLiteStandIn } from '../../../dev/mailerlite/index.ts';
+import type { MailerLiteStandIn } from '../../../stand-ins/mailerlite/index.ts';
 import { type FirestoreHarness, startFirestore } from '../../test-support/firestore';
 import { type RecordingLogger, recordingLogger } from '../../test-support/logs';
 import {

@@ -1,6 +1,6 @@
 import type { Firestore } from 'firebase-admin/firestore';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { SmtpOutbox } from '../../../dev/smtp/index.ts';
+import type { SmtpOutbox } from '../../../stand-ins/smtp/index.ts';
 import { faultyFirestore, unavailable } from '../../test-support/faulty-firestore';
 import { type FirestoreHarness, startFirestore } from '../../test-support/firestore';
 import { clockAhead, type RecordingLogger, recordingLogger } from '../../test-support/logs';

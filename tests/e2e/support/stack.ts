@@ -5,8 +5,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { CALLABLES } from '@goody/contract';
-import { stackDirFor } from '../../../dev/launcher/config.ts';
-import { loopbackOnlyEnv } from '../../../dev/loopback-env.ts';
+import { stackDirFor } from '../../../dev/stack.ts';
+import { loopbackOnlyEnv } from '../../../stand-ins/loopback-env.ts';
 import {
   freeStackPorts,
   isPortFree,

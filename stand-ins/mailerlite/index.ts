@@ -1,6 +1,6 @@
 // MailerLite API stand-in: an HTTP server that answers the endpoints the functions use the way
 // connect.mailerlite.com/api does (auth, validation, status codes, ids, batch semantics, rate limits), with its
-// state readable and faults injectable by tests, over the stand-ins' control surface (dev/http.ts) or through
+// state readable and faults injectable by tests, over the stand-ins' control surface (stand-ins/http.ts) or through
 // the returned object.
 
 import { existsSync } from 'node:fs';

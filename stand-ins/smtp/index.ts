@@ -1,5 +1,5 @@
 // SMTP outbox: a real SMTP server on loopback (smtp-server) that stores every message it accepts as an .eml
-// file, with the stand-ins' control surface over HTTP (dev/http.ts) for tests and people to read what arrived,
+// file, with the stand-ins' control surface over HTTP (stand-ins/http.ts) for tests and people to read what arrived,
 // and faults (refused messages, a server that is down) that make the thank-you mail's failure paths real.
 
 import { mkdtemp } from 'node:fs/promises';
