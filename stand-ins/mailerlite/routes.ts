@@ -245,7 +245,7 @@ const deleteGroup: Handler = (ctx, params) => {
 
 // GET /api/fields: the account's fields, MailerLite's defaults and its custom ones, each {id, name, key, type},
 // in MailerLite's paging envelope; limit, page and filter[keyword] (partial match on name or key). Read by the
-// operator's launch check (ops/), which looks for the `source` field.
+// operator's launch check (ops/doctor/), which looks for the `source` field.
 const listFields: Handler = (ctx, _params, query) => {
   const paging = pagingOf(query);
   if ('status' in paging) return paging;

@@ -1,7 +1,7 @@
 /**
  * Mailbox providers: anyone can get an address there, one address is one person's mailbox (no catch-all), and
  * the domain is the provider's, not a sender's. The mail budget gives them no domain share of their own
- * (mail/budget.ts), and the operator's launch check refuses one as the sending domain (ops/domain.ts).
+ * (mail/budget.ts), and the operator's launch check refuses one as the sending domain (ops/doctor/domain.ts).
  */
 export const MAILBOX_PROVIDERS: ReadonlySet<string> = new Set([
   'gmail.com',

@@ -71,7 +71,7 @@ export function withTlsPolicy<T extends SmtpTlsSettings>(settings: T): T {
 /**
  * nodemailer's options for an SMTP URL as nodemailer's own parseConnectionUrl read it: under the TLS
  * policy, with the bounded waits and no file or URL access from message content. Shared by the thank-you
- * worker and the operator's launch check (ops/), so the check connects as a deployed function does.
+ * worker and the operator's launch check (ops/doctor/), so the check connects as a deployed function does.
  */
 export function smtpConnectionOptions<T extends SmtpTlsSettings>(parsedUrl: T) {
   return {

@@ -4,8 +4,8 @@
 import { randomBytes } from 'node:crypto';
 import { createTransport } from 'nodemailer';
 import { parseConnectionUrl } from 'nodemailer/lib/shared';
-import { buildThankYouMessage, thankYouMessageToken } from '../functions/src/mail/thank-you-message.ts';
-import { smtpConnectionOptions } from '../functions/src/mail/transport.ts';
+import { buildThankYouMessage, thankYouMessageToken } from '../../functions/src/mail/thank-you-message.ts';
+import { smtpConnectionOptions } from '../../functions/src/mail/transport.ts';
 import { type CheckResult, fail, messageOf, pass } from './report.ts';
 
 export const WHAT_TO_READ = [

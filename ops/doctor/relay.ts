@@ -5,7 +5,7 @@
 import { parseConnectionUrl } from 'nodemailer/lib/shared';
 import SMTPConnection from 'nodemailer/lib/smtp-connection';
 import wellKnown from 'nodemailer/lib/well-known';
-import { isLoopbackHost, smtpConnectionOptions } from '../functions/src/mail/transport.ts';
+import { isLoopbackHost, smtpConnectionOptions } from '../../functions/src/mail/transport.ts';
 import { senderDomain } from './domain.ts';
 import { type CheckResult, cannotTell, fail, messageOf, pass } from './report.ts';
 

@@ -1,6 +1,6 @@
 // The MailerLite checks against the stand-in: an account set up as the README says, and one broken thing at a time.
 import { afterEach, describe, expect, it } from 'vitest';
-import { type MailerLiteStandIn, startMailerLiteStandIn } from '../stand-ins/mailerlite/index.ts';
+import { type MailerLiteStandIn, startMailerLiteStandIn } from '../../stand-ins/mailerlite/index.ts';
 import { checkMailerLite } from './mailerlite.ts';
 
 let ml: MailerLiteStandIn | undefined;

@@ -10,14 +10,14 @@ import path from 'node:path';
 import { deleteApp, initializeApp } from 'firebase-admin/app';
 import { type Firestore, getFirestore } from 'firebase-admin/firestore';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { handleUnsubscribe, LinkLimiter } from '../functions/src/http/unsubscribe.ts';
-import { UNSUBSCRIBE_SECRET } from '../functions/test-support/signups.ts';
-import { type MailerLiteStandIn, startMailerLiteStandIn } from '../stand-ins/mailerlite/index.ts';
-import { type SmtpOutbox, startSmtpOutbox } from '../stand-ins/smtp/index.ts';
+import { handleUnsubscribe, LinkLimiter } from '../../functions/src/http/unsubscribe.ts';
+import { UNSUBSCRIBE_SECRET } from '../../functions/test-support/signups.ts';
+import { type MailerLiteStandIn, startMailerLiteStandIn } from '../../stand-ins/mailerlite/index.ts';
+import { type SmtpOutbox, startSmtpOutbox } from '../../stand-ins/smtp/index.ts';
 import {
   type RunningFirestoreEmulator,
   startFirestoreEmulator,
-} from '../tests/support/firestore-emulator.ts';
+} from '../../tests/support/firestore-emulator.ts';
 import { checkDelivery, checkIndexes } from './delivery.ts';
 import { type DoctorOptions, runDoctor } from './doctor.ts';
 import { dnsResolver } from './domain.ts';

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type SmtpOutbox, startSmtpOutbox } from '../stand-ins/smtp/index.ts';
+import { type SmtpOutbox, startSmtpOutbox } from '../../stand-ins/smtp/index.ts';
 import { checkRelay } from './relay.ts';
 
 const REMOTE = { allowPlainLoopback: false, requireLogin: true };

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { POLICY_FILE } from '../web/plugins/build-policies.ts';
+import { POLICY_FILE } from '../../web/plugins/build-policies.ts';
 import { checkWebBuild } from './site.ts';
 
 function builtSite(appCheck: boolean | null): string {

@@ -3,7 +3,7 @@
 // web/scripts/deploy-config.ts reads for the deploy).
 
 import path from 'node:path';
-import { readBuildPolicies } from '../web/plugins/build-policies.ts';
+import { readBuildPolicies } from '../../web/plugins/build-policies.ts';
 import { type CheckResult, cannotTell, fail, messageOf, pass } from './report.ts';
 
 /**

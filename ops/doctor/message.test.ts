@@ -4,7 +4,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { dkimSign } from 'mailauth';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildThankYouMessage } from '../functions/src/mail/thank-you-message.ts';
+import { buildThankYouMessage } from '../../functions/src/mail/thank-you-message.ts';
 import { dnsResolver } from './domain.ts';
 import { type LocalDns, startLocalDns } from './local-dns.ts';
 import { checkReceivedMessage } from './message.ts';

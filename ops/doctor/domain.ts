@@ -5,7 +5,7 @@
 import { Resolver } from 'node:dns/promises';
 import { dmarc, spf } from 'mailauth';
 import { getPublicKey } from 'mailauth/lib/tools.js';
-import { MAILBOX_PROVIDERS } from '../functions/src/mail/providers.ts';
+import { MAILBOX_PROVIDERS } from '../../functions/src/mail/providers.ts';
 import { type CheckResult, cannotTell, fail, messageOf, pass } from './report.ts';
 
 /** A DNS lookup as mailauth takes it: TXT answers as arrays of strings. */

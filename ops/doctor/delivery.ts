@@ -6,8 +6,8 @@
 // since when: counts only, the lines being keyed hashes of domains.
 
 import type { Firestore } from 'firebase-admin/firestore';
-import { COLLECTIONS } from '../contract/src/index.ts';
-import { MAIL_LINES, SHARED_LINE, WAITING } from '../functions/src/mail/turns.ts';
+import { COLLECTIONS } from '../../contract/src/index.ts';
+import { MAIL_LINES, SHARED_LINE, WAITING } from '../../functions/src/mail/turns.ts';
 import { type CheckResult, cannotTell, fail, messageOf, pass } from './report.ts';
 
 /** Lines counted at most (each costs an aggregation): the oldest first, the rest said as "more". */

@@ -8,8 +8,8 @@ import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { resolvePorts } from '../dev/launcher/config.ts';
-import { stackDirFor } from '../dev/stack.ts';
+import { resolvePorts } from '../../dev/launcher/config.ts';
+import { stackDirFor } from '../../dev/stack.ts';
 
 export const LOCAL_PROJECT = 'demo-goody';
 export const SECRETS = ['SMTP_URL', 'MAILERLITE_API_KEY'] as const;
