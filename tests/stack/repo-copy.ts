@@ -33,7 +33,7 @@ export interface RepoCopy {
 
 /**
  * Copies the repository into a new directory under the system's temp dir (no dot-directory in its path, as the
- * Functions emulator's watcher needs: dev/launcher/dev/stack.ts, STACKS_DIR).
+ * Functions emulator's watcher needs: dev/stack.ts, STACKS_DIR).
  */
 export function copyRepository(): RepoCopy {
   const root = mkdtempSync(path.join(os.tmpdir(), 'goody-repo-copy-'));
