@@ -5,39 +5,21 @@
 // tasks give up after two attempts a second apart, the reconciler runs every 3 s, the mail budget's "hour"
 // is 12 s long and holds 2 mails.
 
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stackDirFor } from '../../dev/stack.ts';
-import {
-  freeStackPorts,
-  type LauncherRun,
-  portEnv,
-  repoRoot,
-  runLauncher,
-  type StackPorts,
-} from './launcher-process.ts';
+import { describe, expect, it } from 'vitest';
 import { pageDocumentId, storeSignupAsThePage } from './page-writes.ts';
+import { sharedStack } from './shared-stack.ts';
 
 const START_TIMEOUT_MS = 150_000;
 const BUDGET_WINDOW_S = 12;
 const BUDGET_PER_WINDOW = 2;
 
-let ports: StackPorts;
-let dataDir: string;
-let run: LauncherRun;
-
-const local = (port: number) => `http://127.0.0.1:${port}`;
-const DOCUMENTS = 'projects/demo-goody/databases/(default)/documents';
-
-beforeAll(async () => {
-  ports = await freeStackPorts();
-  dataDir = mkdtempSync(path.join(os.tmpdir(), 'goody-delivery-data-'));
-  run = runLauncher('npm', ['run', 'emulators'], {
-    ...portEnv(ports),
-    GOODY_DATA_DIR: dataDir,
+const stack = sharedStack({
+  logName: 'delivery-stack.log',
+  args: ['run', 'emulators'],
+  startTimeoutMs: START_TIMEOUT_MS,
+  untilFunctionsLoad: true,
+  env: {
     GOODY_DELIVERY_MAX_ATTEMPTS: '2',
     GOODY_DELIVERY_MAX_RETRY_SECONDS: '1',
     GOODY_DELIVERY_MIN_BACKOFF_SECONDS: '1',
@@ -45,28 +27,15 @@ beforeAll(async () => {
     GOODY_SCHEDULES: 'reconcile-deliveries=every 3 seconds',
     GOODY_MAIL_PER_HOUR: String(BUDGET_PER_WINDOW),
     GOODY_MAIL_BUDGET_WINDOW_SECONDS: String(BUDGET_WINDOW_S),
-  });
-  await run.waitFor(/Ctrl-C stops everything\.\n(?: {2}.*\n)+─+/, START_TIMEOUT_MS);
-  run.rememberTree();
-  // Hosting answers before the functions have loaded: a callable's answer says they have.
-  const deadline = Date.now() + 60_000;
-  while ((await call('send-thank-you-email', { email: 'warm-up@example.com' }).catch(() => 0)) !== 200) {
-    if (Date.now() > deadline) throw new Error(`the callables never answered:\n${run.output().slice(-3000)}`);
-    await delay(500);
-  }
-}, START_TIMEOUT_MS + 70_000);
-
-afterAll(async () => {
-  await run?.interrupt(30_000).catch(() => run?.killAll());
-  run?.killAll();
-  run?.keepOutput('delivery-stack.log');
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
-  if (ports) rmSync(stackDirFor(repoRoot, ports.GOODY_HOSTING_PORT), { recursive: true, force: true });
+  },
 });
+
+const local = (port: number) => `http://127.0.0.1:${port}`;
+const DOCUMENTS = 'projects/demo-goody/databases/(default)/documents';
 
 /** A callable through the site's origin, as the page calls it (Hosting's rewrite); resolves with the status. */
 async function call(name: string, data: unknown): Promise<number> {
-  const response = await fetch(`${local(ports.GOODY_HOSTING_PORT)}/api/${name}`, {
+  const response = await fetch(`${local(stack.ports.GOODY_HOSTING_PORT)}/api/${name}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ data }),
@@ -86,7 +55,7 @@ async function bothCallables(email: string): Promise<number[]> {
 /** The insert as the page makes it: the four fields, under the rules (no owner credential), an automatic id. */
 async function storeSignup(email: string): Promise<string> {
   const id = pageDocumentId('row');
-  await storeSignupAsThePage(`127.0.0.1:${ports.GOODY_FIRESTORE_PORT}`, id, email);
+  await storeSignupAsThePage(`127.0.0.1:${stack.ports.GOODY_FIRESTORE_PORT}`, id, email);
   return id;
 }
 
@@ -100,7 +69,7 @@ interface PartFields {
 /** One part of a row's delivery state, read past the rules (what the Admin SDK sends the emulator). */
 async function part(id: string, name: 'contact' | 'thank_you'): Promise<PartFields> {
   const response = await fetch(
-    `${local(ports.GOODY_FIRESTORE_PORT)}/v1/${DOCUMENTS}/email_subscriptions/${id}`,
+    `${local(stack.ports.GOODY_FIRESTORE_PORT)}/v1/${DOCUMENTS}/email_subscriptions/${id}`,
     {
       headers: { authorization: 'Bearer owner' },
     },
@@ -121,19 +90,19 @@ async function part(id: string, name: 'contact' | 'thank_you'): Promise<PartFiel
 type Value = { stringValue?: string; integerValue?: string };
 
 const mailerLite = async () =>
-  (await (await fetch(`${local(ports.GOODY_MAILERLITE_PORT)}/__control/state`)).json()) as {
+  (await (await fetch(`${local(stack.ports.GOODY_MAILERLITE_PORT)}/__control/state`)).json()) as {
     subscribers: { email: string }[];
     requests: { method: string; path: string }[];
   };
 const mailerLiteFaults = (faults: Record<string, unknown>) =>
-  fetch(`${local(ports.GOODY_MAILERLITE_PORT)}/__control/faults`, {
+  fetch(`${local(stack.ports.GOODY_MAILERLITE_PORT)}/__control/faults`, {
     method: 'PUT',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify(faults),
   });
 const outbox = async () =>
   (
-    (await (await fetch(`${local(ports.GOODY_SMTP_API_PORT)}/__control/state`)).json()) as {
+    (await (await fetch(`${local(stack.ports.GOODY_SMTP_API_PORT)}/__control/state`)).json()) as {
       messages: { to: string[] }[];
     }
   ).messages;
@@ -142,7 +111,7 @@ const mailsTo = async (pattern: RegExp) =>
 
 /** Tasks the Cloud Tasks emulator took in the last five minutes, over every queue. */
 async function tasksAdded(): Promise<number> {
-  const stats = (await (await fetch(`${local(ports.GOODY_TASKS_PORT)}/queueStats`)).json()) as Record<
+  const stats = (await (await fetch(`${local(stack.ports.GOODY_TASKS_PORT)}/queueStats`)).json()) as Record<
     string,
     { tasksAdded: number }
   >;
@@ -228,7 +197,7 @@ describe('the row is the outbox (npm run emulators)', () => {
       .toHaveLength(1);
     await expect.poll(() => part(id, 'contact'), { timeout: 10_000 }).toMatchObject({ state: 'done' });
     expect((await part(id, 'contact')).round).toBeGreaterThanOrEqual(1);
-    expect(run.output()).toMatch(/"event":"reconcile\.run"/);
+    expect(stack.run.output()).toMatch(/"event":"reconcile\.run"/);
   }, 120_000);
 
   it("a thank-you held by the mail budget waits its turn in the line, past its task's retry window, and the reconciler releases it in the next window", async () => {
@@ -255,7 +224,7 @@ describe('the row is the outbox (npm run emulators)', () => {
     await expect
       .poll(() => mailsTo(budget), { timeout: windowMs + 15_000, interval: 500 })
       .toHaveLength(emails.length);
-    expect(run.output()).toMatch(/"event":"reconcile\.run".*"released":1/);
+    expect(stack.run.output()).toMatch(/"event":"reconcile\.run".*"released":1/);
     expect((await mailsTo(budget)).map((m) => m.to[0]).sort()).toEqual(emails);
     // Each row done: the worker saves `sent`, then settles the part, after the relay accepted the mail, so the
     // last part settles a moment after its mail is in the outbox.
@@ -268,7 +237,7 @@ describe('the row is the outbox (npm run emulators)', () => {
 
   it('an erasure before the tasks have delivered leaves nothing in MailerLite and sends nothing', async () => {
     const smtpFaults = (faults: Record<string, unknown>) =>
-      fetch(`${local(ports.GOODY_SMTP_API_PORT)}/__control/faults`, {
+      fetch(`${local(stack.ports.GOODY_SMTP_API_PORT)}/__control/faults`, {
         method: 'PUT',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify(faults),
@@ -283,7 +252,7 @@ describe('the row is the outbox (npm run emulators)', () => {
         Math.min((await part(id, 'contact')).attempts ?? 0, (await part(id, 'thank_you')).attempts ?? 0);
       await expect.poll(attempted, { timeout: 30_000, interval: 250 }).toBeGreaterThanOrEqual(1);
       // The one-click unsubscribe's erasure deletes the mailbox's rows.
-      await fetch(`${local(ports.GOODY_FIRESTORE_PORT)}/v1/${DOCUMENTS}/email_subscriptions/${id}`, {
+      await fetch(`${local(stack.ports.GOODY_FIRESTORE_PORT)}/v1/${DOCUMENTS}/email_subscriptions/${id}`, {
         method: 'DELETE',
         headers: { authorization: 'Bearer owner' },
       });

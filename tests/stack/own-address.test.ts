@@ -6,7 +6,6 @@
 // either mail erases the whole mailbox. Each case has a domain of its own, so the cases do not see each
 // other's rows, mails or contacts.
 
-import { setTimeout as delay } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { pressOneClick } from '../support/one-click.ts';
 import { pageDocumentId, storeSignupAsThePage } from './page-writes.ts';
@@ -16,6 +15,7 @@ const stack = sharedStack({
   logName: 'own-address-stack.log',
   args: ['run', 'emulators'],
   startTimeoutMs: 150_000,
+  untilFunctionsLoad: true,
 });
 
 const local = (port: number) => `http://127.0.0.1:${port}`;
@@ -31,22 +31,6 @@ type FirestoreValue = {
   stringValue?: string;
   mapValue?: { fields?: Record<string, FirestoreValue> };
 };
-
-/** Hosting answers before the functions have loaded: a callable's answer says they have. */
-async function functionsLoaded(): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const response = await fetch(`${local(stack.ports.GOODY_HOSTING_PORT)}/api/send-thank-you-email`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ data: { email: 'warm-up@example.com' } }),
-    }).catch(() => null);
-    await response?.arrayBuffer();
-    if (response?.status === 200) return;
-    if (Date.now() > deadline) throw new Error('the callables never answered');
-    await delay(500);
-  }
-}
 
 /** The insert as the page makes it (under the rules, an id of addDoc's shape); the row's id. */
 async function storeSignup(email: string): Promise<string> {
@@ -163,13 +147,11 @@ async function personThenOwnAddress(domain: string, thankedTag: string): Promise
 
 describe("a person's own address always wins (npm run emulators)", () => {
   it('a stranger stores kid+x@ and it is delivered; the person then stores kid@: thanked there once, the one contact at kid@, two mails in all', async () => {
-    await functionsLoaded();
     const domain = 'own-one-example.org';
     await personThenOwnAddress(domain, await strangerFirst(domain, ['x']));
   }, 180_000);
 
   it('the same after a stranger stored five +tags first', async () => {
-    await functionsLoaded();
     const domain = 'own-five-example.org';
     const tags = ['a', 'b', 'c', 'd', 'e'];
     const thanked = await strangerFirst(domain, tags);
@@ -181,7 +163,6 @@ describe("a person's own address always wins (npm run emulators)", () => {
   }, 180_000);
 
   it("the link in the stranger's +tag mail erases the mailbox: both spellings, here and in MailerLite", async () => {
-    await functionsLoaded();
     const domain = 'own-erase-example.org';
     await personThenOwnAddress(domain, await strangerFirst(domain, ['x']));
     const ids = (await rowsAt(domain)).map((row) => row.id);

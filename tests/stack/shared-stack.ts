@@ -6,6 +6,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll } from 'vitest';
 import { stackDirFor } from '../../dev/stack.ts';
 import {
@@ -35,6 +36,29 @@ export interface SharedStackOptions {
   args?: string[];
   env?: Record<string, string>;
   startTimeoutMs?: number;
+  /**
+   * Also wait for the functions: Hosting answers about 5 s before they are loaded, so a case that drives the
+   * delivery waits for a callable's answer through the site's origin.
+   */
+  untilFunctionsLoad?: boolean;
+}
+
+const FUNCTIONS_LOAD_TIMEOUT_MS = 60_000;
+
+/** Until a callable answers 200 through the site's origin, as the page calls it (Hosting's rewrite). */
+async function functionsLoaded(ports: StackPorts, run: LauncherRun): Promise<void> {
+  const deadline = Date.now() + FUNCTIONS_LOAD_TIMEOUT_MS;
+  for (;;) {
+    const response = await fetch(`http://127.0.0.1:${ports.GOODY_HOSTING_PORT}/api/send-thank-you-email`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ data: { email: 'warm-up@example.com' } }),
+    }).catch(() => null);
+    await response?.arrayBuffer();
+    if (response?.status === 200) return;
+    if (Date.now() > deadline) throw new Error(`the callables never answered:\n${run.output().slice(-3000)}`);
+    await delay(500);
+  }
 }
 
 /**
@@ -47,18 +71,22 @@ export function sharedStack(options: SharedStackOptions): SharedStack {
   let dataDir: string | undefined;
   let ports: StackPorts | undefined;
 
-  beforeAll(async () => {
-    ports = await freeStackPorts();
-    dataDir = mkdtempSync(path.join(os.tmpdir(), 'goody-stack-data-'));
-    const run = runLauncher(options.command ?? 'npm', options.args ?? ['start'], {
-      ...portEnv(ports),
-      GOODY_DATA_DIR: dataDir,
-      ...options.env,
-    });
-    started = { ports, dataDir, run };
-    await run.waitFor(READY_BANNER, startTimeoutMs);
-    run.rememberTree();
-  }, startTimeoutMs + 10_000);
+  beforeAll(
+    async () => {
+      ports = await freeStackPorts();
+      dataDir = mkdtempSync(path.join(os.tmpdir(), 'goody-stack-data-'));
+      const run = runLauncher(options.command ?? 'npm', options.args ?? ['start'], {
+        ...portEnv(ports),
+        GOODY_DATA_DIR: dataDir,
+        ...options.env,
+      });
+      started = { ports, dataDir, run };
+      await run.waitFor(READY_BANNER, startTimeoutMs);
+      run.rememberTree();
+      if (options.untilFunctionsLoad) await functionsLoaded(ports, run);
+    },
+    startTimeoutMs + FUNCTIONS_LOAD_TIMEOUT_MS + 10_000,
+  );
 
   afterAll(() => {
     started?.run.killAll();
