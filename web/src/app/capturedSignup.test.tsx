@@ -4,41 +4,19 @@
  * and the form taking the captured submission over. It must run the spec's flow exactly once, with the
  * spec's toasts, and hydration must still find exactly the markup it rendered.
  */
-import { CacheProvider } from '@emotion/react';
 import { act, fireEvent, waitFor, within } from '@testing-library/react';
 import { FirebaseError } from 'firebase/app';
-import { StrictMode } from 'react';
-import { renderToString } from 'react-dom/server';
-import { StaticRouter } from 'react-router-dom';
-import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { CAPTURE_GLOBAL, signupCapture } from '@/lib/signupCapture';
-import { calls, failNext, firebaseMock, resetFirebaseMock } from '@/test/firebaseMock';
+import { calls, failNext, firebaseMock } from '@/test/firebaseMock';
+import { usePrerenderedPage } from '@/test/prerenderedPage';
 import { expectToast } from '@/test/renderApp';
 import { BOOTSTRAP_SCRIPT } from '../../plugins/landing-bootstrap';
-import { App } from './App';
-import { createEmotionCache } from './emotionCache';
-import { start } from './islands';
 
 vi.mock('@/lib/firebase', () => firebaseMock);
 
 const EMAIL = 'teen.shopper@example.com';
 const SUCCESS = "You're signed up! Email synced to both platforms.";
-
-function prerenderedMarkup(): string {
-  return renderToString(
-    <StrictMode>
-      <CacheProvider value={createEmotionCache()}>
-        <StaticRouter location="/">
-          <App />
-        </StaticRouter>
-      </CacheProvider>
-    </StrictMode>,
-  );
-}
-
-let container: HTMLElement;
-const errors: unknown[] = [];
-const onError = (event: ErrorEvent) => errors.push(event.error);
 
 beforeAll(() => {
   // Vitest's jsdom runs page scripts with the DOM's own global while the test and the app see Node's
@@ -57,33 +35,15 @@ beforeAll(() => {
   document.head.append(script);
 });
 
-beforeEach(() => {
-  resetFirebaseMock();
+const page = usePrerenderedPage(() => {
   // A fresh page: nothing pending, no form live.
   const capture = signupCapture();
   capture.pending.length = 0;
   capture.live.length = 0;
-  errors.length = 0;
-  vi.spyOn(console, 'error').mockImplementation((...args: unknown[]) => errors.push(args));
-  window.addEventListener('error', onError);
-  container = document.createElement('div');
-  container.id = 'root';
-  container.innerHTML = prerenderedMarkup();
-  document.body.append(container);
-});
-
-let unmount: (() => void) | undefined;
-
-afterEach(async () => {
-  window.removeEventListener('error', onError);
-  // Async, so React's scheduled work (a form settling after its toast) finishes while the page exists.
-  await act(async () => unmount?.());
-  unmount = undefined;
-  container.remove();
 });
 
 function heroForm() {
-  const region = within(container).getByRole('region', {
+  const region = within(page.container).getByRole('region', {
     name: 'The safe, social way for teens to buy and sell style',
   });
   const field = within(region).getByRole('textbox', { name: 'Email address' }) as HTMLInputElement;
@@ -104,7 +64,7 @@ function submitBeforeTheApp(email = EMAIL) {
 
 async function appArrives() {
   await act(async () => {
-    unmount = await start(container);
+    await page.hydrate();
   });
 }
 
@@ -135,7 +95,7 @@ describe('a sign-up captured before the app arrived', () => {
       live: expect.arrayContaining(['hero_form', 'final_cta']),
     });
     // Hydration found the markup it rendered: the script's busy marks were undone first.
-    expect(errors).toEqual([]);
+    expect(page.errors).toEqual([]);
   });
 
   it('a double press before the app stores once', async () => {

@@ -4,68 +4,24 @@
  * markup exactly (React reports any difference as an error), leave everything but the forms and the
  * toast layer as it is (same DOM nodes, never touched by React), and leave the sign-up forms working.
  */
-import { CacheProvider } from '@emotion/react';
 import { act, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
-import { StrictMode } from 'react';
-import { renderToString } from 'react-dom/server';
-import { StaticRouter } from 'react-router-dom';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { TOAST_ISLAND_ATTRIBUTE } from '@/lib/toast/toast';
-import { calls, firebaseMock, resetFirebaseMock } from '@/test/firebaseMock';
-import { App } from './App';
-import { createEmotionCache } from './emotionCache';
-import { start } from './islands';
+import { calls, firebaseMock } from '@/test/firebaseMock';
+import { usePrerenderedPage } from '@/test/prerenderedPage';
 
 vi.mock('@/lib/firebase', () => firebaseMock);
-
-/** The tree prerender.tsx renders (its Emotion extraction needs Node, so the markup is rendered here). */
-function prerenderedMarkup(): string {
-  return renderToString(
-    <StrictMode>
-      <CacheProvider value={createEmotionCache()}>
-        <StaticRouter location="/">
-          <App />
-        </StaticRouter>
-      </CacheProvider>
-    </StrictMode>,
-  );
-}
 
 /** React marks every DOM node it has hydrated or created with a fiber reference. */
 const ownedByReact = (node: Node) => Object.keys(node).some((key) => key.startsWith('__reactFiber$'));
 
-let container: HTMLElement;
-const errors: unknown[] = [];
-// Without window.reportError (jsdom has none), React reports a recoverable hydration error as an
-// error event on window, then on the console.
-const onError = (event: ErrorEvent) => errors.push(event.error);
-
-beforeEach(() => {
-  resetFirebaseMock();
-  errors.length = 0;
-  vi.spyOn(console, 'error').mockImplementation((...args: unknown[]) => errors.push(args));
-  window.addEventListener('error', onError);
-  container = document.createElement('div');
-  container.id = 'root';
-  container.innerHTML = prerenderedMarkup();
-  document.body.append(container);
-});
-
-let unmount: (() => void) | undefined;
-
-afterEach(async () => {
-  window.removeEventListener('error', onError);
-  // Async, so React's scheduled work (a form settling after its toast) finishes while the page exists.
-  await act(async () => unmount?.());
-  unmount = undefined;
-  container.remove();
-});
+const page = usePrerenderedPage();
 
 async function hydrate() {
-  const submit = within(container).getByRole('button', { name: 'Get Early Access' });
+  const submit = within(page.container).getByRole('button', { name: 'Get Early Access' });
   await act(async () => {
-    unmount = await start(container);
+    await page.hydrate();
   });
   await waitFor(() => expect(ownedByReact(submit)).toBe(true));
 }
@@ -73,26 +29,26 @@ async function hydrate() {
 describe('hydrating the prerendered landing page', () => {
   it('matches the prerendered markup: no hydration error, and the DOM is kept, not rebuilt', async () => {
     const heading = screen.getByRole('heading', { level: 1 });
-    const forms = container.querySelectorAll('form');
+    const forms = page.container.querySelectorAll('form');
     await hydrate();
-    expect(errors).toEqual([]);
+    expect(page.errors).toEqual([]);
     expect(heading.isConnected).toBe(true);
     expect(screen.getByRole('heading', { level: 1 })).toBe(heading);
-    expect([...container.querySelectorAll('form')]).toEqual([...forms]);
+    expect([...page.container.querySelectorAll('form')]).toEqual([...forms]);
   });
 
   it('adopts the static parts as they are: same nodes, never rendered by React', async () => {
     const benefits = screen.getByRole('region', { name: 'Built for teens. Trusted by parents.' });
     const footer = screen.getByRole('contentinfo');
     const mockup = screen.getByRole('figure', { name: 'Sample of the GOODY shopping feed' });
-    const before = container.innerHTML;
+    const before = page.container.innerHTML;
     await hydrate();
     for (const part of [benefits, footer, mockup]) {
       expect(part.isConnected).toBe(true);
       expect(ownedByReact(part)).toBe(false);
     }
     // The one addition is the toast layer's type specimen, rendered after hydration (tested below).
-    const after = container.cloneNode(true) as HTMLElement;
+    const after = page.container.cloneNode(true) as HTMLElement;
     after.querySelector('[data-toast-specimen]')?.remove();
     expect(after.innerHTML).toBe(before);
   });
@@ -101,11 +57,11 @@ describe('hydrating the prerendered landing page', () => {
     const idle: Array<() => void> = [];
     vi.stubGlobal('requestIdleCallback', (callback: () => void) => idle.push(callback));
     try {
-      const submit = within(container).getByRole('button', { name: 'Get Early Access' });
-      const layer = container.querySelector(`[${TOAST_ISLAND_ATTRIBUTE}]`) as HTMLElement;
+      const submit = within(page.container).getByRole('button', { name: 'Get Early Access' });
+      const layer = page.container.querySelector(`[${TOAST_ISLAND_ATTRIBUTE}]`) as HTMLElement;
       let started: Promise<() => void> = Promise.resolve(() => {});
       await act(async () => {
-        started = start(container);
+        started = page.hydrate();
       });
       await waitFor(() => expect(ownedByReact(submit)).toBe(true));
       // The forms are live; the browser has not been idle yet, so the layer is still the prerendered markup.
@@ -116,10 +72,10 @@ describe('hydrating the prerendered landing page', () => {
 
       await act(async () => {
         for (const callback of idle.splice(0)) callback();
-        unmount = await started;
+        await started;
       });
       await waitFor(() => expect([layer, ...layer.querySelectorAll('*')].some(ownedByReact)).toBe(true));
-      expect(errors).toEqual([]);
+      expect(page.errors).toEqual([]);
       // Once hydrated, the toast's type is laid out ahead of the first toast (fonts and emoji resolved then,
       // not in the toast's frame): clipped rather than display:none, and hidden from assistive technology.
       const specimen = await waitFor(() => {
