@@ -31,7 +31,7 @@
 // for the next one, and "left of the budget" counts the mails of the hour.
 //
 // Prints each row with its goal, met or not, and writes bench-results/abuse-<timestamp>.json and
-// abuse-latest.json (docs/security/abuse.json is a copy of a run).
+// abuse-latest.json (docs/security/abuse.md quotes the latest run).
 //
 //   npm run bench:abuse [-- --junk 200000]
 

@@ -21,7 +21,7 @@
 // delivered within 120 s counts as not delivered; either that or a missed target exits 1. Writes
 // bench-results/delivery-<timestamp>.json and delivery-latest.json, and with --out also that file.
 //
-//   npm run bench:delivery [-- --signups 10 --cold-signups 3 --gap-ms 1500 --out docs/performance/delivery.json]
+//   npm run bench:delivery [-- --signups 10 --cold-signups 3 --gap-ms 1500 --out <file>]
 
 import { randomInt } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
