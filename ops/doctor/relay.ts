@@ -2,10 +2,9 @@
 // the same URL parsing and TLS policy) and asked for what a send needs, without sending: the TLS handshake
 // (implicit, or STARTTLS required), the login, and MAIL FROM with our sender, then RSET and QUIT.
 
-import { parseConnectionUrl } from 'nodemailer/lib/shared';
 import SMTPConnection from 'nodemailer/lib/smtp-connection';
 import wellKnown from 'nodemailer/lib/well-known';
-import { isLoopbackHost, smtpConnectionOptions } from '../../functions/src/mail/transport.ts';
+import { isLoopbackHost, SmtpUrlError, smtpOptions } from '../../functions/src/mail/transport.ts';
 import { senderDomain } from './domain.ts';
 import { type CheckResult, cannotTell, fail, messageOf, pass } from './report.ts';
 
@@ -60,15 +59,17 @@ export async function checkRelay(
       ),
     ];
   }
-  let settings: ReturnType<typeof smtpConnectionOptions<ReturnType<typeof parseConnectionUrl>>>;
+  let settings: ReturnType<typeof smtpOptions>;
   try {
-    settings = smtpConnectionOptions(parseConnectionUrl(smtpUrl));
+    settings = smtpOptions(smtpUrl);
   } catch (error) {
+    // SmtpUrlError's message names the fix and holds no part of the URL; nothing else is said of it.
+    const said = error instanceof SmtpUrlError ? error.message : 'SMTP_URL cannot be read';
     return [
       fail(
         'SMTP relay',
-        `SMTP_URL is not a URL nodemailer reads: ${messageOf(error)}`,
-        'set it as smtps://user:pass@host:465',
+        said,
+        'set SMTP_URL again with its user and password percent-encoded: npx firebase functions:secrets:set SMTP_URL --project <id>',
       ),
     ];
   }

@@ -3,9 +3,8 @@
 
 import { randomBytes } from 'node:crypto';
 import { createTransport } from 'nodemailer';
-import { parseConnectionUrl } from 'nodemailer/lib/shared';
 import { buildThankYouMessage, thankYouMessageToken } from '../../functions/src/mail/thank-you-message.ts';
-import { smtpConnectionOptions } from '../../functions/src/mail/transport.ts';
+import { SmtpUrlError, smtpOptions } from '../../functions/src/mail/transport.ts';
 import { type CheckResult, fail, messageOf, pass } from './report.ts';
 
 export const WHAT_TO_READ = [
@@ -41,7 +40,7 @@ export async function sendTest(
     unsubscribeUrl: `${setup.unsubscribeUrl}?a=launch-check&t=launch-check`,
   });
   try {
-    const transporter = createTransport(smtpConnectionOptions(parseConnectionUrl(setup.smtpUrl)));
+    const transporter = createTransport(smtpOptions(setup.smtpUrl));
     const info = await transporter.sendMail(message);
     transporter.close();
     const rejected = (info.rejected ?? []).map(String);
@@ -60,7 +59,9 @@ export async function sendTest(
   } catch (error) {
     return fail(
       name,
-      `the relay did not take the message: ${messageOf(error)}`,
+      error instanceof SmtpUrlError
+        ? error.message
+        : `the relay did not take the message: ${messageOf(error)}`,
       'fix what the relay checks above fail',
     );
   }
