@@ -6,6 +6,7 @@ import SMTPConnection from 'nodemailer/lib/smtp-connection';
 import wellKnown from 'nodemailer/lib/well-known';
 import { isLoopbackHost, SmtpUrlError, smtpOptions } from '../../functions/src/mail/transport.ts';
 import { senderDomain } from './domain.ts';
+import { providerOf } from './providers.ts';
 import { type CheckResult, cannotTell, fail, messageOf, pass } from './report.ts';
 
 export interface RelayCheckOptions {
@@ -151,7 +152,12 @@ export async function checkRelay(
     }
     const reply = await command(connection, `MAIL FROM:<${sender}>`);
     if (reply.startsWith('2')) {
-      results.push(pass('SMTP relay: sender', `the relay accepts ${sender} at MAIL FROM (nothing was sent)`));
+      results.push(
+        pass(
+          'SMTP relay: sender',
+          `the relay accepts ${sender} at MAIL FROM (nothing was sent); that does not prove it delivers to anyone: some relays (Amazon SES) check the sender after DATA, and a sandbox or an account pending approval accepts MAIL FROM and refuses every recipient but your own`,
+        ),
+      );
     } else if (reply.startsWith('4')) {
       results.push(
         cannotTell('SMTP relay: sender', `the relay deferred ${sender}: ${reply.trim()}`, 'run it again'),
@@ -166,6 +172,16 @@ export async function checkRelay(
       );
     }
     await command(connection, 'RSET').catch(() => '');
+    const provider = providerOf(settings.host);
+    if (provider) {
+      results.push(
+        cannotTell(
+          `SMTP relay: ${provider.name}`,
+          `whether ${provider.name} sends to anyone is not told over SMTP: ${provider.sandbox}`,
+          `look there; turn off its click tracking (${provider.clickTracking}); its bounce domain is ${provider.bounce}`,
+        ),
+      );
+    }
     return results;
   } catch (error) {
     results.push(cannotTell('SMTP relay', `the conversation broke off: ${messageOf(error)}`, 'run it again'));

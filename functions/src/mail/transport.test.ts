@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PASSWORDS, passwordPieces as pieces } from '../../test-support/relay-passwords';
 import { startOutbox } from '../../test-support/smtp';
 import { smtpRefusal } from '../tasks/deliver-thank-you';
 import { buildThankYouMessage } from './thank-you-message';
@@ -150,27 +151,6 @@ describe('sending', () => {
     });
   });
 });
-
-/**
- * Relay passwords as providers issue them (Amazon SES's hold / + =), each with the characters a URL gives a
- * meaning: / + # @ = : % ?. Their pieces between those characters are distinctive, so finding any piece in an
- * output finds a leak.
- */
-export const PASSWORDS = [
-  'BKx9/Qm7pa+Wr4k=',
-  'Zq7x#Tn2mVb8j',
-  'Hy6c@Lp3dKs9f',
-  'Rt5v:Gw8nMe2q',
-  'Jd4s%Ux7bNa3h',
-  'Fo2k?Ci9pYr6t',
-  'Vb8j/Tn2m#Zq7x@Wr4k',
-  'Pe3w=Sd6gAz1x+',
-  'Kl9m%2FQo5t%zz',
-  'Xc4v/Bn7m:Lk1j?Ih5g',
-  'Qa2z+Ws3x/Ed4c=',
-  'Mu8y@@Nh7t##',
-];
-const pieces = (password: string) => password.split(/[/+#@=:%?]/).filter((piece) => piece.length >= 4);
 
 describe('SMTP_URL', () => {
   it('is read with the WHATWG parser: percent-encoded user and password given back whole, as nodemailer reads a URL', () => {
