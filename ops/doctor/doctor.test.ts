@@ -11,6 +11,7 @@ import { deleteApp, initializeApp } from 'firebase-admin/app';
 import { type Firestore, getFirestore } from 'firebase-admin/firestore';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handleUnsubscribe, LinkLimiter } from '../../functions/src/http/unsubscribe.ts';
+import { mailboxKey } from '../../functions/src/privacy/mailbox-key.ts';
 import { UNSUBSCRIBE_SECRET } from '../../functions/test-support/signups.ts';
 import { type MailerLiteStandIn, startMailerLiteStandIn } from '../../stand-ins/mailerlite/index.ts';
 import { type SmtpOutbox, startSmtpOutbox } from '../../stand-ins/smtp/index.ts';
@@ -18,9 +19,10 @@ import {
   type RunningFirestoreEmulator,
   startFirestoreEmulator,
 } from '../../tests/support/firestore-emulator.ts';
-import { checkDelivery, checkIndexes } from './delivery.ts';
+import { checkDelivery, checkIndexes, STUCK_CAUSES } from './delivery.ts';
 import { type DoctorOptions, runDoctor } from './doctor.ts';
 import { dnsResolver } from './domain.ts';
+import { checkMailboxKeySecret } from './keys.ts';
 import { type LocalDns, startLocalDns } from './local-dns.ts';
 import { exitCode, formatResult } from './report.ts';
 import { type DoctorSetup, projectSetup } from './setup.ts';
@@ -106,7 +108,7 @@ function localSetup(changes: Partial<DoctorSetup['params']> = {}): DoctorSetup {
     secrets: {
       SMTP_URL: outbox.url,
       MAILERLITE_API_KEY: ml.apiKey,
-      UNSUBSCRIBE_SECRET,
+      UNSUBSCRIBE_SECRET: 'the unsubscribe secret of the doctor test, 32 bytes or more',
       MAILBOX_KEY_SECRET: 'a mailbox key secret of the doctor test, 32 bytes or more',
     },
     secretProblems: {},
@@ -258,5 +260,65 @@ describe('where delivery stands, read from Firestore', () => {
     expect(printed).not.toMatch(/@|school|family|kid|parent|key-/);
     // The emulator serves the reconciler's query without an index: it cannot tell.
     expect((await checkIndexes(rowsDb, { emulator: true })).outcome).toBe('cannot tell');
+  });
+
+  it('fails 50 parts held pending 31 minutes, naming the permission first', async () => {
+    const stuck = initializeApp(
+      { projectId: `demo-doctor-${randomUUID().slice(0, 8)}` },
+      `doctor-stuck-${randomUUID()}`,
+    );
+    process.env.FIRESTORE_EMULATOR_HOST = emulator.hostPort;
+    const stuckDb = getFirestore(stuck);
+    delete process.env.FIRESTORE_EMULATOR_HOST;
+    try {
+      const since = new Date(Date.now() - 31 * 60_000);
+      const part = { state: 'pending', attempts: 0, round: 0, due_at: since, updated_at: since };
+      const batch = stuckDb.batch();
+      for (let index = 0; index < 50; index += 1) {
+        batch.set(stuckDb.collection('email_subscriptions').doc(`stuck-${index}`), {
+          email: `kid.${index}@school.example`,
+          delivery: { contact: part, thank_you: part },
+        });
+      }
+      await batch.commit();
+      const result = await checkDelivery(stuckDb, { now: Date.now(), mailPerHour: 500 });
+      expect(result.outcome).toBe('fail');
+      expect(result.detail).toContain(
+        '50 contact and 50 thank-you part(s) pending with no progress for 31 min',
+      );
+      expect(result.fix?.startsWith(`look at, in this order: (1) ${STUCK_CAUSES[0]}`)).toBe(true);
+      expect(JSON.stringify(result)).not.toMatch(/school|kid\./);
+    } finally {
+      await deleteApp(stuck);
+    }
+  });
+
+  it('checks that MAILBOX_KEY_SECRET is the key the stored sign-ups were keyed with, printing no address', async () => {
+    const keyed = initializeApp(
+      { projectId: `demo-doctor-${randomUUID().slice(0, 8)}` },
+      `doctor-keys-${randomUUID()}`,
+    );
+    process.env.FIRESTORE_EMULATOR_HOST = emulator.hostPort;
+    const keyedDb = getFirestore(keyed);
+    delete process.env.FIRESTORE_EMULATOR_HOST;
+    const secret = 'the mailbox key secret the sign-ups were keyed with';
+    try {
+      expect((await checkMailboxKeySecret(secret, keyedDb)).detail).toContain('no stored sign-up');
+      for (const email of ['kid.one@school.example', 'Kid+Two@Family.example']) {
+        await keyedDb
+          .collection('email_subscriptions')
+          .add({ email, mailbox_key: mailboxKey(secret, email) });
+      }
+      expect(await checkMailboxKeySecret(secret, keyedDb)).toMatchObject({ outcome: 'pass' });
+      const other = await checkMailboxKeySecret('another key secret, rotated by mistake, 32+', keyedDb);
+      expect(other.outcome).toBe('fail');
+      expect(other.detail).toContain(
+        '2 of 2 stored sign-ups read were keyed with another MAILBOX_KEY_SECRET',
+      );
+      expect(JSON.stringify(other)).not.toMatch(/@|school|family|kid|rotated/i);
+      expect((await checkMailboxKeySecret('short', keyedDb)).outcome).toBe('fail');
+    } finally {
+      await deleteApp(keyed);
+    }
   });
 });
