@@ -19,7 +19,7 @@ const BUDGET_SLACK_MS = 30 * 60_000;
  * calls refused, a queue paused, the reconciler not running.
  */
 export const STUCK_CAUSES = [
-  "the runtime account may not invoke the task functions or enqueue to their queues: grant roles/run.invoker on deliver-contact and deliver-thank-you and roles/cloudtasks.enqueuer to <project-number>-compute@developer.gserviceaccount.com (docs/deploy.md, Roles the first deploy needs); the queue's logs say PERMISSION_DENIED",
+  'the runtime account may not invoke the task functions or enqueue to their queues: grant <project-number>-compute@developer.gserviceaccount.com roles/run.invoker on the task functions (gcloud functions add-invoker-policy-binding deliver-contact, deliver-thank-you) and roles/cloudtasks.enqueuer (docs/deploy.md, Roles the first deploy needs)',
   'a queue is paused: gcloud tasks queues describe deliver-contact --location=us-central1 (and deliver-thank-you); resume it with gcloud tasks queues resume',
   'the reconciler does not run: Cloud Scheduler > reconcile-deliveries should run every 10 minutes; its logs say reconcile.run',
 ];
