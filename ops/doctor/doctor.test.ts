@@ -209,6 +209,57 @@ describe('npm run doctor -- --project <id>', () => {
   });
 });
 
+describe('npm run doctor -- --project <id> where DNS resolves nothing', () => {
+  it('says cannot tell for what needs the network, never a missing record or a wrong setting', async () => {
+    const nowhere = await startLocalDns({});
+    try {
+      const setup: DoctorSetup = {
+        mode: 'project',
+        projectId: 'goody-offline',
+        source: 'the test',
+        params: {
+          MAIL_FROM: 'GOODY <hello@offline.example>',
+          MAILERLITE_BASE_URL: 'http://127.0.0.1:9/api',
+          MAILERLITE_GROUP_UPDATES: '1',
+          MAILERLITE_GROUP_CLUB: '2',
+          UNSUBSCRIBE_URL: 'https://127.0.0.1:9/unsubscribe',
+        },
+        secrets: {
+          SMTP_URL: 'smtps://user:pass@127.0.0.1:9',
+          MAILERLITE_API_KEY: 'key',
+          UNSUBSCRIBE_SECRET: 'the unsubscribe secret of the doctor test, 32 bytes or more',
+          MAILBOX_KEY_SECRET: 'a mailbox key secret of the doctor test, 32 bytes or more',
+        },
+        secretProblems: {},
+      };
+      const results = await run({
+        setup,
+        resolver: dnsResolver([nowhere.server]),
+        dkimSelector: 'relay1',
+        siteUrl: 'http://127.0.0.1:9/',
+        firestore: null,
+        firestoreMissing: 'no credentials (test)',
+      });
+      const failed = results.filter((result) => result.outcome === 'fail');
+      expect(failed, failed.map(formatResult).join('\n')).toEqual([]);
+      for (const name of [
+        'sending domain: SPF',
+        'sending domain: DMARC',
+        'sending domain: DKIM',
+        'sending domain: MX',
+        'SMTP relay',
+        'MailerLite: key',
+        'unsubscribe URL',
+      ]) {
+        expect(results.find((result) => result.name === name)?.outcome, name).toBe('cannot tell');
+      }
+      expect(results.find((result) => result.name === 'SMTP relay')?.detail).toContain('the network');
+    } finally {
+      await nowhere.stop();
+    }
+  });
+});
+
 describe('where delivery stands, read from Firestore', () => {
   const done = { state: 'done', attempts: 1, round: 0 };
   const pending = (reason: string) => ({ state: 'pending', reason, attempts: 1, round: 0 });

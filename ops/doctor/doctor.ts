@@ -19,7 +19,14 @@ import { type App, deleteApp, initializeApp } from 'firebase-admin/app';
 import { type Firestore, getFirestore } from 'firebase-admin/firestore';
 import { smtpUrlOptions } from '../../functions/src/mail/transport.ts';
 import { checkDelivery, checkIndexes } from './delivery.ts';
-import { checkSendingDomain, type DnsResolver, dnsResolver } from './domain.ts';
+import {
+  checkSendingDomain,
+  controlLookup,
+  controlName,
+  type DnsResolver,
+  dnsResolver,
+  senderDomain,
+} from './domain.ts';
 import { checkMailboxKeySecret, checkUnsubscribeSecret } from './keys.ts';
 import { checkMailerLite } from './mailerlite.ts';
 import { checkReceivedMessage } from './message.ts';
@@ -124,6 +131,10 @@ export async function runDoctor(options: DoctorOptions): Promise<CheckResult[]> 
     );
   };
 
+  // Whether DNS works at all: a service not reached is then not a wrong setting.
+  const domain = senderDomain(setup.params.MAIL_FROM ?? '') ?? 'com';
+  const offline = options.resolver ? await controlLookup(options.resolver, controlName(domain)) : null;
+
   const smtpUrl = secret('SMTP_URL', 'SMTP relay');
   add(
     ...(await checkSendingDomain(setup.params.MAIL_FROM, {
@@ -141,6 +152,7 @@ export async function runDoctor(options: DoctorOptions): Promise<CheckResult[]> 
       ...(await checkRelay(smtpUrl || undefined, setup.params.MAIL_FROM, {
         allowPlainLoopback: local,
         requireLogin: !local,
+        offline,
         ...(local ? { unreachableFix: START_STACK } : {}),
       })),
     );
@@ -171,7 +183,7 @@ export async function runDoctor(options: DoctorOptions): Promise<CheckResult[]> 
       ? mailboxSecret
       : await checkMailboxKeySecret(mailboxSecret, options.firestore, options.firestoreMissing),
   );
-  add(await checkUnsubscribe(setup.params.UNSUBSCRIBE_URL, { requireHttps: !local }));
+  add(await checkUnsubscribe(setup.params.UNSUBSCRIBE_URL, { requireHttps: !local, offline }));
   add(
     await checkServedAppCheck(options.siteUrl ?? servedSite(setup.projectId), {
       local,

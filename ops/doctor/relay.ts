@@ -19,6 +19,8 @@ export interface RelayCheckOptions {
   requireLogin: boolean;
   /** The fix for a relay that cannot be reached, when not the URL's host and port (the local stack: start it). */
   unreachableFix?: string;
+  /** Why DNS does not work here (the control lookup failed): a relay not reached is then "cannot tell". */
+  offline?: string | null;
 }
 
 /** The few internals of SMTPConnection that issue one command and read its reply (no public API sends MAIL FROM alone). */
@@ -100,7 +102,7 @@ export async function checkRelay(
         });
       });
     } catch (error) {
-      return [connectFailure(error, address, Boolean(target.secure), options.unreachableFix)];
+      return [connectFailure(error, address, Boolean(target.secure), options)];
     }
     if (connection.secure) {
       results.push(
@@ -206,7 +208,7 @@ function connectFailure(
   error: unknown,
   address: string,
   secure: boolean,
-  unreachableFix?: string,
+  options: Pick<RelayCheckOptions, 'unreachableFix' | 'offline'>,
 ): CheckResult {
   const code = String((error as { code?: unknown }).code ?? '');
   const message = messageOf(error);
@@ -231,9 +233,16 @@ function connectFailure(
       'use smtp://…:587 (STARTTLS) for this port, or the port the provider gives for smtps (465)',
     );
   }
+  if (options.offline) {
+    return cannotTell(
+      'SMTP relay',
+      `cannot reach ${address} (${message}), and ${options.offline}: the network, not SMTP_URL, may be the cause`,
+      'run it where DNS and the network work',
+    );
+  }
   return fail(
     'SMTP relay',
     `cannot reach ${address}: ${message}`,
-    unreachableFix ?? "check SMTP_URL's host and port against the provider's SMTP settings",
+    options.unreachableFix ?? "check SMTP_URL's host and port against the provider's SMTP settings",
   );
 }

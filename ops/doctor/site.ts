@@ -15,7 +15,7 @@ export const BAD_LINK_SENTENCE =
 
 export async function checkUnsubscribe(
   url: string | undefined,
-  options: { requireHttps: boolean },
+  options: { requireHttps: boolean; offline?: string | null },
 ): Promise<CheckResult> {
   const name = 'unsubscribe URL';
   const setIt =
@@ -49,6 +49,13 @@ export async function checkUnsubscribe(
     status = response.status;
     body = await response.text();
   } catch (error) {
+    if (options.offline) {
+      return cannotTell(
+        name,
+        `${url} does not answer (${messageOf(error)}), and ${options.offline}: the network, not UNSUBSCRIBE_URL, may be the cause`,
+        'run it where DNS and the network work',
+      );
+    }
     return fail(
       name,
       `${url} does not answer: ${messageOf(error)}`,
