@@ -2,7 +2,14 @@
 // it from rows in the Firestore emulator.
 import type { Firestore } from 'firebase-admin/firestore';
 import { describe, expect, it } from 'vitest';
-import { checkIndexes, deliveryResult, type RowView, summarise, summaryLines } from './delivery.ts';
+import {
+  checkIndexes,
+  deliveryResult,
+  type RowView,
+  STUCK_CAUSES,
+  summarise,
+  summaryLines,
+} from './delivery.ts';
 
 const NOW = Date.UTC(2026, 10, 27, 12, 0);
 const MIN = 60_000;
@@ -30,7 +37,7 @@ const ROWS: RowView[] = [
 
 describe('the delivery summary', () => {
   it('counts each part by state and reason, with the oldest waiting age', () => {
-    const summary = summarise(ROWS);
+    const summary = summarise(ROWS, NOW);
     expect(summary.rows).toBe(7);
     expect(summary.unreached).toEqual({ count: 1, oldestMs: NOW - MIN });
     expect(summary.parts.contact.done).toBe(4);
@@ -53,15 +60,74 @@ describe('the delivery summary', () => {
 
   it('fails when parts wait for our own setup, and says what to do', () => {
     const result = deliveryResult(
-      summarise([
-        ...ROWS,
-        { createdAtMs: NOW - 90 * MIN, delivery: { contact: pending('configuration'), thank_you: done } },
-      ]),
+      summarise(
+        [
+          ...ROWS,
+          {
+            createdAtMs: NOW - 90 * MIN,
+            delivery: {
+              contact: { ...pending('configuration'), updated_at: new Date(NOW - 5 * MIN) },
+              thank_you: done,
+            },
+          },
+        ],
+        NOW,
+      ),
       NOW,
     );
     expect(result.outcome).toBe('fail');
     expect(result.detail).toContain('1 contact and 0 thank-you part(s) wait for our setup');
     expect(result.lines?.[1]).toContain('configuration 1, oldest 1 h 30 min');
+  });
+});
+
+describe('a stuck queue', () => {
+  const at = (minutesAgo: number) => new Date(NOW - minutesAgo * MIN);
+
+  it('fails parts pending with no progress for 30 minutes, naming the permission first', () => {
+    const rows: RowView[] = [
+      ...ROWS,
+      ...Array.from({ length: 3 }, () => ({
+        createdAtMs: NOW - 40 * MIN,
+        delivery: {
+          contact: { ...pending(), updated_at: at(31) },
+          thank_you: { ...pending('configuration'), attempts: 4, updated_at: at(31) },
+        },
+      })),
+    ];
+    const result = deliveryResult(summarise(rows, NOW), NOW, 500);
+    expect(result.outcome).toBe('fail');
+    expect(result.detail).toContain('3 contact and 3 thank-you part(s) pending with no progress for 31 min');
+    expect(result.fix?.indexOf('roles/run.invoker')).toBeLessThan(result.fix?.indexOf('paused') ?? 0);
+    expect(result.fix?.indexOf('paused')).toBeLessThan(result.fix?.indexOf('reconciler') ?? 0);
+    for (const cause of STUCK_CAUSES) expect(result.fix).toContain(cause);
+    // 29 minutes is not yet stuck.
+    const young = rows.map((row) =>
+      row.delivery?.contact && 'updated_at' in row.delivery.contact
+        ? {
+            ...row,
+            delivery: {
+              contact: { ...row.delivery.contact, updated_at: at(29) },
+              thank_you: { ...row.delivery.thank_you, updated_at: at(29) },
+            },
+          }
+        : row,
+    );
+    expect(deliveryResult(summarise(young, NOW), NOW).detail).toContain('wait for our setup');
+  });
+
+  it('fails thank-yous waiting for the budget longer than MAIL_PER_HOUR explains', () => {
+    const waiting = (count: number, minutesAgo: number): RowView[] =>
+      Array.from({ length: count }, () => ({
+        createdAtMs: NOW - minutesAgo * MIN,
+        delivery: { contact: done, thank_you: { ...pending('mail_budget'), updated_at: at(minutesAgo) } },
+      }));
+    // 300 waiting at 100 an hour: three hours explained (and half an hour for the reconciler's turns).
+    expect(deliveryResult(summarise(waiting(300, 200), NOW), NOW, 100).outcome).toBe('pass');
+    const late = deliveryResult(summarise(waiting(300, 2 * 24 * 60), NOW), NOW, 100);
+    expect(late.outcome).toBe('fail');
+    expect(late.detail).toContain('300 thank-you(s) wait for the mail budget, the oldest for 2 days');
+    expect(late.fix).toContain(STUCK_CAUSES[0]);
   });
 });
 

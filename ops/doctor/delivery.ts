@@ -1,17 +1,28 @@
-// Where delivery stands: every sign-up's two parts (functions/src/tasks/row-delivery.ts), counted by state and
+// Where delivery stands: every sign-up's two parts (functions/src/tasks/part-life.ts), counted by state and
 // reason, with the oldest waiting age. Only the `delivery` map of each row is read (a projection), so no address
-// reaches this process, and only counts and reasons are printed. Also whether the reconciler's range queries
-// have the single-field indexes firestore.indexes.json declares (a real project only: the emulator enforces
-// no index). And the mail budget's waiting lines (functions/src/mail/turns.ts): how many wait, in how many lines,
-// since when: counts only, the lines being keyed hashes of domains.
+// reaches this process, and only counts and reasons are printed. A part that has made no progress for
+// STUCK_AFTER_MS, or a thank-you that has waited for the mail budget longer than MAIL_PER_HOUR explains, fails
+// the check with its likely causes in order. Also whether the reconciler's range queries have the single-field
+// indexes firestore.indexes.json declares (a real project only: the emulator enforces no index).
 
 import type { Firestore } from 'firebase-admin/firestore';
 import { COLLECTIONS } from '../../contract/src/index.ts';
-import { MAIL_LINES, SHARED_LINE, WAITING } from '../../functions/src/mail/turns.ts';
 import { type CheckResult, cannotTell, fail, messageOf, pass } from './report.ts';
 
-/** Lines counted at most (each costs an aggregation): the oldest first, the rest said as "more". */
-const LINES_COUNTED = 20;
+/** A pending part whose record has not changed for this long is stuck: its task is not being run. */
+export const STUCK_AFTER_MS = 30 * 60_000;
+/** What a wait for the mail budget may take beyond its count's hours (the reconciler's 10-minute turns). */
+const BUDGET_SLACK_MS = 30 * 60_000;
+
+/**
+ * Why parts stop moving, the likeliest first (docs/deploy.md, "Roles the first deploy needs"): Cloud Tasks'
+ * calls refused, a queue paused, the reconciler not running.
+ */
+export const STUCK_CAUSES = [
+  'the runtime account may not invoke the task functions or enqueue to their queues: grant <project-number>-compute@developer.gserviceaccount.com roles/run.invoker on the task functions (gcloud functions add-invoker-policy-binding deliver-contact, deliver-thank-you) and roles/cloudtasks.enqueuer (docs/deploy.md, Roles the first deploy needs)',
+  'a queue is paused: gcloud tasks queues describe deliver-contact --location=us-central1 (and deliver-thank-you); resume it with gcloud tasks queues resume',
+  'the reconciler does not run: Cloud Scheduler > reconcile-deliveries should run every 10 minutes; its logs say reconcile.run',
+];
 
 export const PARTS = ['contact', 'thank_you'] as const;
 export type Part = (typeof PARTS)[number];
@@ -20,7 +31,15 @@ const PART_LABEL: Record<Part, string> = { contact: 'contact', thank_you: 'thank
 /** A row as the summary sees it: when it was written, and its delivery map if the trigger wrote one. */
 export interface RowView {
   createdAtMs: number | null;
-  delivery?: Partial<Record<Part, { state?: unknown; reason?: unknown } | undefined>>;
+  delivery?: Partial<Record<Part, PartView | undefined>>;
+}
+
+/** A part's fields as stored (part-life.ts, PartRecord); times as written (Date) or read back (Timestamp). */
+export interface PartView {
+  state?: unknown;
+  reason?: unknown;
+  attempts?: unknown;
+  updated_at?: unknown;
 }
 
 export interface PartSummary {
@@ -28,6 +47,10 @@ export interface PartSummary {
   skipped: Map<string, number>;
   /** Pending parts by reason; `queued` when the part waits for its task with no reason given. */
   waiting: Map<string, { count: number; oldestMs: number | null }>;
+  /** Pending parts (not waiting for the budget) unchanged for STUCK_AFTER_MS, and the oldest change of them. */
+  stuck: { count: number; sinceMs: number | null };
+  /** Parts waiting for the mail budget, and the oldest change of them. */
+  budget: { count: number; sinceMs: number | null };
 }
 
 export interface DeliverySummary {
@@ -37,9 +60,21 @@ export interface DeliverySummary {
   parts: Record<Part, PartSummary>;
 }
 
-const emptyPart = (): PartSummary => ({ done: 0, skipped: new Map(), waiting: new Map() });
+const emptyPart = (): PartSummary => ({
+  done: 0,
+  skipped: new Map(),
+  waiting: new Map(),
+  stuck: { count: 0, sinceMs: null },
+  budget: { count: 0, sinceMs: null },
+});
 
-export function summarise(rows: Iterable<RowView>): DeliverySummary {
+function millisOf(time: unknown): number | null {
+  if (time instanceof Date) return time.getTime();
+  const toMillis = (time as { toMillis?: unknown } | null | undefined)?.toMillis;
+  return typeof toMillis === 'function' ? (toMillis.call(time) as number) : null;
+}
+
+export function summarise(rows: Iterable<RowView>, now: number): DeliverySummary {
   const summary: DeliverySummary = {
     rows: 0,
     unreached: { count: 0, oldestMs: null },
@@ -69,6 +104,15 @@ export function summarise(rows: Iterable<RowView>): DeliverySummary {
         entry.count += 1;
         entry.oldestMs = older(entry.oldestMs, row.createdAtMs);
         into.waiting.set(key, entry);
+        // Its last change: the part's updated_at, or the row's creation for a part not written yet.
+        const changed = millisOf(record?.updated_at) ?? row.createdAtMs;
+        if (reason === 'mail_budget') {
+          into.budget.count += 1;
+          into.budget.sinceMs = older(into.budget.sinceMs, changed);
+        } else if (changed !== null && now - changed >= STUCK_AFTER_MS) {
+          into.stuck.count += 1;
+          into.stuck.sinceMs = older(into.stuck.sinceMs, changed);
+        }
       }
     }
   }
@@ -110,11 +154,45 @@ export function summaryLines(summary: DeliverySummary, now: number): string[] {
   return lines;
 }
 
-/** The delivery summary as a check: it fails only when a part waits for our own setup (`configuration`). */
-export function deliveryResult(summary: DeliverySummary, now: number): CheckResult {
+/** The delivery summary as a check: it fails when a part waits for our own setup, or has stopped moving. */
+export function deliveryResult(
+  summary: DeliverySummary,
+  now: number,
+  mailPerHour: number = Number.POSITIVE_INFINITY,
+): CheckResult {
   const lines = summaryLines(summary, now);
-  const forSetup = PARTS.map((part) => summary.parts[part].waiting.get('configuration')?.count ?? 0);
   const detail = `${summary.rows} sign-up${summary.rows === 1 ? '' : 's'}`;
+  const stuck = PARTS.map((part) => summary.parts[part].stuck.count);
+  const stuckSince = PARTS.map((part) => summary.parts[part].stuck.sinceMs).filter(
+    (ms): ms is number => ms !== null,
+  );
+  if (stuck.some((count) => count > 0)) {
+    return {
+      ...fail(
+        'delivery',
+        `${detail}; ${stuck[0]} contact and ${stuck[1]} thank-you part(s) pending with no progress for ${age(now - Math.min(...stuckSince))}`,
+        `look at, in this order: ${STUCK_CAUSES.map((cause, index) => `(${index + 1}) ${cause}`).join('; ')}`,
+      ),
+      lines,
+    };
+  }
+  const { budget } = summary.parts.thank_you;
+  // MAIL_PER_HOUR mails an hour: the last of `count` waiting is through in ceil(count / MAIL_PER_HOUR) hours.
+  const explained =
+    Number.isFinite(mailPerHour) && mailPerHour > 0
+      ? Math.ceil(budget.count / mailPerHour) * 3_600_000 + BUDGET_SLACK_MS
+      : Number.POSITIVE_INFINITY;
+  if (budget.sinceMs !== null && now - budget.sinceMs > explained) {
+    return {
+      ...fail(
+        'delivery',
+        `${detail}; ${budget.count} thank-you(s) wait for the mail budget, the oldest for ${age(now - budget.sinceMs)}, longer than ${mailPerHour} an hour (MAIL_PER_HOUR) explains`,
+        `look at, in this order: ${STUCK_CAUSES.map((cause, index) => `(${index + 1}) ${cause}`).join('; ')}`,
+      ),
+      lines,
+    };
+  }
+  const forSetup = PARTS.map((part) => summary.parts[part].waiting.get('configuration')?.count ?? 0);
   if (forSetup.some((count) => count > 0)) {
     return {
       ...fail(
@@ -128,46 +206,6 @@ export function deliveryResult(summary: DeliverySummary, now: number): CheckResu
   return pass('delivery', detail, lines);
 }
 
-/** The mail budget's lines as the summary prints them. */
-export interface LineView {
-  shared: boolean;
-  waiting: number;
-  headMs: number | null;
-}
-
-export function linesLine(lines: LineView[], more: boolean, now: number): string | null {
-  if (lines.length === 0) return null;
-  const total = lines.reduce((sum, line) => sum + line.waiting, 0);
-  const heads = lines.map((line) => line.headMs).filter((ms): ms is number => ms !== null);
-  const oldest = heads.length > 0 ? `, oldest ${age(now - Math.min(...heads))}` : '';
-  const shared = lines.find((line) => line.shared)?.waiting ?? 0;
-  const domains = lines.filter((line) => !line.shared).map((line) => line.waiting);
-  const largest = domains.length > 0 ? `; largest domain line ${Math.max(...domains)}` : '';
-  const count = `${lines.length}${more ? '+' : ''} line${lines.length === 1 && !more ? '' : 's'}`;
-  return `mail budget's turn: ${total}${more ? '+' : ''} waiting in ${count}${oldest} (shared providers ${shared}; catch-all domains ${domains.reduce((a, b) => a + b, 0)}${largest})`;
-}
-
-async function readLines(db: Firestore): Promise<{ lines: LineView[]; more: boolean }> {
-  const page = await db
-    .collection(MAIL_LINES)
-    .orderBy('head_at')
-    .limit(LINES_COUNTED + 1)
-    .get();
-  const docs = page.docs.slice(0, LINES_COUNTED);
-  const lines = await Promise.all(
-    docs.map(async (doc) => {
-      const counted = await doc.ref.collection(WAITING).count().get();
-      const head = doc.get('head_at') as { toMillis?: () => number } | undefined;
-      return {
-        shared: doc.id === SHARED_LINE,
-        waiting: counted.data().count,
-        headMs: head?.toMillis ? head.toMillis() : null,
-      };
-    }),
-  );
-  return { lines, more: page.size > LINES_COUNTED };
-}
-
 async function readRows(db: Firestore): Promise<RowView[]> {
   const snapshot = await db.collection(COLLECTIONS.signups).select('delivery').get();
   return snapshot.docs.map((doc) => ({
@@ -178,15 +216,13 @@ async function readRows(db: Firestore): Promise<RowView[]> {
 
 export async function checkDelivery(
   db: Firestore | null,
-  now: number,
-  unavailable?: string,
+  options: { now: number; mailPerHour: number; unavailable?: string },
 ): Promise<CheckResult> {
-  if (!db) return cannotTell('delivery', unavailable ?? 'no database to read');
+  if (!db) return cannotTell('delivery', options.unavailable ?? 'no database to read');
   try {
-    const result = deliveryResult(summarise(await readRows(db)), now);
-    const { lines, more } = await readLines(db);
-    const turn = linesLine(lines, more, now);
-    return turn ? { ...result, lines: [...(result.lines ?? []), turn] } : result;
+    const rows = await readRows(db);
+    const mailPerHour = Number.isFinite(options.mailPerHour) ? options.mailPerHour : Number.POSITIVE_INFINITY;
+    return deliveryResult(summarise(rows, options.now), options.now, mailPerHour);
   } catch (error) {
     return cannotTell(
       'delivery',

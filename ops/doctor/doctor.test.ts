@@ -11,6 +11,7 @@ import { deleteApp, initializeApp } from 'firebase-admin/app';
 import { type Firestore, getFirestore } from 'firebase-admin/firestore';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handleUnsubscribe, LinkLimiter } from '../../functions/src/http/unsubscribe.ts';
+import { mailboxKey } from '../../functions/src/privacy/mailbox-key.ts';
 import { UNSUBSCRIBE_SECRET } from '../../functions/test-support/signups.ts';
 import { type MailerLiteStandIn, startMailerLiteStandIn } from '../../stand-ins/mailerlite/index.ts';
 import { type SmtpOutbox, startSmtpOutbox } from '../../stand-ins/smtp/index.ts';
@@ -18,9 +19,10 @@ import {
   type RunningFirestoreEmulator,
   startFirestoreEmulator,
 } from '../../tests/support/firestore-emulator.ts';
-import { checkDelivery, checkIndexes } from './delivery.ts';
+import { checkDelivery, checkIndexes, STUCK_CAUSES } from './delivery.ts';
 import { type DoctorOptions, runDoctor } from './doctor.ts';
 import { dnsResolver } from './domain.ts';
+import { checkMailboxKeySecret } from './keys.ts';
 import { type LocalDns, startLocalDns } from './local-dns.ts';
 import { exitCode, formatResult } from './report.ts';
 import { type DoctorSetup, projectSetup } from './setup.ts';
@@ -45,7 +47,8 @@ beforeAll(async () => {
     startMailerLiteStandIn({ quiet: true, customFields: ['source'] }),
     startSmtpOutbox({ quiet: true }),
     startLocalDns({
-      'goody.example': ['v=spf1 include:spf.relay.example ~all'],
+      example: [{ ns: 'ns.root.example' }],
+      'goody.example': ['v=spf1 include:spf.relay.example ~all', { mx: 'mx.goody.example' }],
       'spf.relay.example': ['v=spf1 ip4:203.0.113.0/24 -all'],
       '_dmarc.goody.example': ['v=DMARC1; p=quarantine'],
     }),
@@ -102,7 +105,12 @@ function localSetup(changes: Partial<DoctorSetup['params']> = {}): DoctorSetup {
       UNSUBSCRIBE_URL: unsubscribeUrl,
       ...changes,
     },
-    secrets: { SMTP_URL: outbox.url, MAILERLITE_API_KEY: ml.apiKey },
+    secrets: {
+      SMTP_URL: outbox.url,
+      MAILERLITE_API_KEY: ml.apiKey,
+      UNSUBSCRIBE_SECRET: 'the unsubscribe secret of the doctor test, 32 bytes or more',
+      MAILBOX_KEY_SECRET: 'a mailbox key secret of the doctor test, 32 bytes or more',
+    },
     secretProblems: {},
   };
 }
@@ -124,7 +132,7 @@ describe('npm run doctor on the local stack', () => {
     const failed = results.filter((result) => result.outcome === 'fail');
     expect(failed, failed.map(formatResult).join('\n')).toEqual([]);
     expect(results.filter((result) => result.outcome === 'cannot tell').map((result) => result.name)).toEqual(
-      ['sending domain: DKIM', 'web build: App Check', 'Firestore indexes'],
+      ['sending domain: DKIM', 'MailerLite: double opt-in', 'site: App Check', 'Firestore indexes'],
     );
     expect(exitCode(results)).toBe(0);
     expect(results.find((result) => result.name === 'unsubscribe URL')?.detail).toContain(
@@ -201,6 +209,57 @@ describe('npm run doctor -- --project <id>', () => {
   });
 });
 
+describe('npm run doctor -- --project <id> where DNS resolves nothing', () => {
+  it('says cannot tell for what needs the network, never a missing record or a wrong setting', async () => {
+    const nowhere = await startLocalDns({});
+    try {
+      const setup: DoctorSetup = {
+        mode: 'project',
+        projectId: 'goody-offline',
+        source: 'the test',
+        params: {
+          MAIL_FROM: 'GOODY <hello@offline.example>',
+          MAILERLITE_BASE_URL: 'http://127.0.0.1:9/api',
+          MAILERLITE_GROUP_UPDATES: '1',
+          MAILERLITE_GROUP_CLUB: '2',
+          UNSUBSCRIBE_URL: 'https://127.0.0.1:9/unsubscribe',
+        },
+        secrets: {
+          SMTP_URL: 'smtps://user:pass@127.0.0.1:9',
+          MAILERLITE_API_KEY: 'key',
+          UNSUBSCRIBE_SECRET: 'the unsubscribe secret of the doctor test, 32 bytes or more',
+          MAILBOX_KEY_SECRET: 'a mailbox key secret of the doctor test, 32 bytes or more',
+        },
+        secretProblems: {},
+      };
+      const results = await run({
+        setup,
+        resolver: dnsResolver([nowhere.server]),
+        dkimSelector: 'relay1',
+        siteUrl: 'http://127.0.0.1:9/',
+        firestore: null,
+        firestoreMissing: 'no credentials (test)',
+      });
+      const failed = results.filter((result) => result.outcome === 'fail');
+      expect(failed, failed.map(formatResult).join('\n')).toEqual([]);
+      for (const name of [
+        'sending domain: SPF',
+        'sending domain: DMARC',
+        'sending domain: DKIM',
+        'sending domain: MX',
+        'SMTP relay',
+        'MailerLite: key',
+        'unsubscribe URL',
+      ]) {
+        expect(results.find((result) => result.name === name)?.outcome, name).toBe('cannot tell');
+      }
+      expect(results.find((result) => result.name === 'SMTP relay')?.detail).toContain('the network');
+    } finally {
+      await nowhere.stop();
+    }
+  });
+});
+
 describe('where delivery stands, read from Firestore', () => {
   const done = { state: 'done', attempts: 1, round: 0 };
   const pending = (reason: string) => ({ state: 'pending', reason, attempts: 1, round: 0 });
@@ -240,26 +299,77 @@ describe('where delivery stands, read from Firestore', () => {
           mailbox_key: `key-${index}`,
         });
     }
-    // The mail budget's lines (functions/src/mail/turns.ts): the row waiting its turn in the shared line, and a
-    // catch-all domain's line (its keyed hash) of two, the oldest joined 90 minutes ago.
-    const line = (id: string) => rowsDb.collection('_mail_lines').doc(id);
-    await line('shared').set({ head_at: new Date(Date.now() - 10 * 60_000) });
-    await line('shared').collection('waiting').doc('row-3').set({ queued_at: new Date() });
-    await line('a-domains-keyed-hash').set({ head_at: new Date(Date.now() - 90 * 60_000) });
-    for (const id of ['bot-1', 'bot-2'])
-      await line('a-domains-keyed-hash').collection('waiting').doc(id).set({ queued_at: new Date() });
-    const result = await checkDelivery(rowsDb, Date.now());
+    const result = await checkDelivery(rowsDb, { now: Date.now(), mailPerHour: 500 });
     expect(result.outcome).toBe('pass');
     expect(result.detail).toBe('4 sign-ups');
     expect(result.lines).toEqual([
       'not yet reached by the sign-up trigger: 1, oldest 0 min',
       'contact:    done 2 · skipped 1 (refused 1) · waiting 0',
       'thank-you:  done 1 · skipped 1 (already_thanked 1) · waiting 1 (mail_budget 1, oldest 0 min)',
-      "mail budget's turn: 3 waiting in 2 lines, oldest 1 h 30 min (shared providers 1; catch-all domains 2; largest domain line 2)",
     ]);
     const printed = JSON.stringify(result);
     expect(printed).not.toMatch(/@|school|family|kid|parent|key-/);
     // The emulator serves the reconciler's query without an index: it cannot tell.
     expect((await checkIndexes(rowsDb, { emulator: true })).outcome).toBe('cannot tell');
+  });
+
+  it('fails 50 parts held pending 31 minutes, naming the permission first', async () => {
+    const stuck = initializeApp(
+      { projectId: `demo-doctor-${randomUUID().slice(0, 8)}` },
+      `doctor-stuck-${randomUUID()}`,
+    );
+    process.env.FIRESTORE_EMULATOR_HOST = emulator.hostPort;
+    const stuckDb = getFirestore(stuck);
+    delete process.env.FIRESTORE_EMULATOR_HOST;
+    try {
+      const since = new Date(Date.now() - 31 * 60_000);
+      const part = { state: 'pending', attempts: 0, round: 0, due_at: since, updated_at: since };
+      const batch = stuckDb.batch();
+      for (let index = 0; index < 50; index += 1) {
+        batch.set(stuckDb.collection('email_subscriptions').doc(`stuck-${index}`), {
+          email: `kid.${index}@school.example`,
+          delivery: { contact: part, thank_you: part },
+        });
+      }
+      await batch.commit();
+      const result = await checkDelivery(stuckDb, { now: Date.now(), mailPerHour: 500 });
+      expect(result.outcome).toBe('fail');
+      expect(result.detail).toContain(
+        '50 contact and 50 thank-you part(s) pending with no progress for 31 min',
+      );
+      expect(result.fix?.startsWith(`look at, in this order: (1) ${STUCK_CAUSES[0]}`)).toBe(true);
+      expect(JSON.stringify(result)).not.toMatch(/school|kid\./);
+    } finally {
+      await deleteApp(stuck);
+    }
+  });
+
+  it('checks that MAILBOX_KEY_SECRET is the key the stored sign-ups were keyed with, printing no address', async () => {
+    const keyed = initializeApp(
+      { projectId: `demo-doctor-${randomUUID().slice(0, 8)}` },
+      `doctor-keys-${randomUUID()}`,
+    );
+    process.env.FIRESTORE_EMULATOR_HOST = emulator.hostPort;
+    const keyedDb = getFirestore(keyed);
+    delete process.env.FIRESTORE_EMULATOR_HOST;
+    const secret = 'the mailbox key secret the sign-ups were keyed with';
+    try {
+      expect((await checkMailboxKeySecret(secret, keyedDb)).detail).toContain('no stored sign-up');
+      for (const email of ['kid.one@school.example', 'Kid+Two@Family.example']) {
+        await keyedDb
+          .collection('email_subscriptions')
+          .add({ email, mailbox_key: mailboxKey(secret, email) });
+      }
+      expect(await checkMailboxKeySecret(secret, keyedDb)).toMatchObject({ outcome: 'pass' });
+      const other = await checkMailboxKeySecret('another key secret, rotated by mistake, 32+', keyedDb);
+      expect(other.outcome).toBe('fail');
+      expect(other.detail).toContain(
+        '2 of 2 stored sign-ups read were keyed with another MAILBOX_KEY_SECRET',
+      );
+      expect(JSON.stringify(other)).not.toMatch(/@|school|family|kid|rotated/i);
+      expect((await checkMailboxKeySecret('short', keyedDb)).outcome).toBe('fail');
+    } finally {
+      await deleteApp(keyed);
+    }
   });
 });

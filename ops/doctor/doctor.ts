@@ -7,6 +7,7 @@
 //   npm run doctor -- --project <id>        a real project: functions/.env.<id>, Secret Manager, DNS
 //   npm run doctor -- --project <id> --send-test you@your-domain
 //   npm run doctor -- --project <id> --read-message thank-you.eml   (that mail, as your mailbox received it)
+//   SMTP_URL='smtps://…' npm run doctor -- --project <id>   (a secret from the environment, not Secret Manager)
 //
 // docs/deploy.md, "The launch check", says what each check reads and what it cannot tell.
 
@@ -16,12 +17,30 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { type App, deleteApp, initializeApp } from 'firebase-admin/app';
 import { type Firestore, getFirestore } from 'firebase-admin/firestore';
+import { smtpUrlOptions } from '../../functions/src/mail/transport.ts';
 import { checkDelivery, checkIndexes } from './delivery.ts';
-import { checkSendingDomain, type DnsResolver, dnsResolver } from './domain.ts';
+import {
+  checkSendingDomain,
+  controlLookup,
+  controlName,
+  type DnsResolver,
+  dnsResolver,
+  senderDomain,
+} from './domain.ts';
+import { checkMailboxKeySecret, checkUnsubscribeSecret } from './keys.ts';
 import { checkMailerLite } from './mailerlite.ts';
 import { checkReceivedMessage } from './message.ts';
+import { providerOf, type SmtpProvider } from './providers.ts';
 import { checkRelay } from './relay.ts';
-import { type CheckResult, cannotTell, exitCode, formatResult, formatSummary } from './report.ts';
+import {
+  type CheckResult,
+  cannotTell,
+  exitCode,
+  formatJson,
+  formatResult,
+  formatSummary,
+  messageOf,
+} from './report.ts';
 import { sendTest } from './send-test.ts';
 import {
   type DoctorSetup,
@@ -30,22 +49,30 @@ import {
   projectSetup,
   type SecretName,
 } from './setup.ts';
-import { checkUnsubscribe, checkWebBuild } from './site.ts';
+import { checkServedAppCheck, checkUnsubscribe, servedSite } from './site.ts';
 
 export const USAGE = `Usage: npm run doctor [-- options]
 
   (no options)            check the running local stack (npm start): stand-ins, emulators, local settings
   --project <id>          check a real project: functions/.env.<id>, its secrets (your firebase login),
-                          DNS, the relay, MailerLite, the unsubscribe URL, web/dist, Firestore (your
-                          gcloud application-default credentials)
+                          DNS, the relay, MailerLite, the unsubscribe URL, the site it serves, Firestore
+                          (your gcloud application-default credentials)
   --send-test <address>   also send one real thank-you to <address> (yours), and say what to read in it
   --dkim-selector <name>  the DKIM selector your SMTP provider gave (its record is found only by it)
+  --bounce-domain <name>  the bounce (Return-Path) domain your SMTP provider sends with, when its own
+                          (docs/deploy.md, SMTP providers): its SPF record is checked too
   --read-message <file>   read a received thank-you (.eml, "Show original" > "Download original"): its DKIM
                           signature, the receiver's verdict, the unsubscribe headers, no tracking
   --dns <server>          ask this DNS server (host or host:port), also without --project
+  --site <url>            the site to read App Check from (default https://<id>.web.app/)
+  --json                  print the results as one JSON document, for a pipeline
   --help                  this text
 
-Each check prints pass, FAIL or cannot tell; the exit code is 1 when any check fails.`;
+SMTP_URL, MAILERLITE_API_KEY, UNSUBSCRIBE_SECRET and MAILBOX_KEY_SECRET set in the environment are used
+instead of Secret Manager's (or the local stack's); they are never printed.
+
+Each check prints pass, FAIL or cannot tell. Exit code 0: nothing failed ("cannot tell" does not fail);
+1: a check failed; 2: a usage error.`;
 
 const START_STACK = 'start the local stack (npm start), or give its GOODY_*_PORT settings';
 
@@ -61,9 +88,22 @@ export interface DoctorOptions {
   receivedMessage?: Buffer;
   firestore: Firestore | null;
   firestoreMissing?: string;
+  /** The relay's bounce (Return-Path) domain, when it uses its own: its SPF is checked too. */
+  bounceDomain?: string;
+  /** The site whose App Check key is read (a project's; default https://<id>.web.app/). */
+  siteUrl?: string;
   now?: () => number;
   /** Called with each result as it is known. */
   report?: (result: CheckResult) => void;
+}
+
+/** The SMTP provider SMTP_URL's host names, if the check knows it (an unreadable URL: the relay check says so). */
+function relayProvider(smtpUrl: string): SmtpProvider | undefined {
+  try {
+    return providerOf(smtpUrlOptions(smtpUrl).host);
+  } catch {
+    return undefined;
+  }
 }
 
 /** Every check, in the order a sign-up's delivery meets them. */
@@ -81,30 +121,38 @@ export async function runDoctor(options: DoctorOptions): Promise<CheckResult[]> 
     const value = setup.secrets[name];
     if (value) return value;
     const problem = setup.secretProblems[name];
-    return problem
-      ? cannotTell(
-          check,
-          problem,
-          "sign in with an account that may read the project's secrets: npx firebase login",
-        )
-      : '';
+    if (!problem) return '';
+    return cannotTell(
+      check,
+      problem,
+      local
+        ? START_STACK
+        : `sign in with an account that may read the project's secrets (npx firebase login), or set ${name} in the environment`,
+    );
   };
 
+  // Whether DNS works at all: a service not reached is then not a wrong setting.
+  const domain = senderDomain(setup.params.MAIL_FROM ?? '') ?? 'com';
+  const offline = options.resolver ? await controlLookup(options.resolver, controlName(domain)) : null;
+
+  const smtpUrl = secret('SMTP_URL', 'SMTP relay');
   add(
     ...(await checkSendingDomain(setup.params.MAIL_FROM, {
       resolver: options.resolver,
       dkimSelector: options.dkimSelector,
       unavailable: options.resolverMissing,
+      provider: typeof smtpUrl === 'string' ? relayProvider(smtpUrl) : undefined,
+      bounceDomain: options.bounceDomain,
     })),
   );
 
-  const smtpUrl = secret('SMTP_URL', 'SMTP relay');
   if (typeof smtpUrl === 'object') add(smtpUrl);
   else {
     add(
       ...(await checkRelay(smtpUrl || undefined, setup.params.MAIL_FROM, {
         allowPlainLoopback: local,
         requireLogin: !local,
+        offline,
         ...(local ? { unreachableFix: START_STACK } : {}),
       })),
     );
@@ -127,10 +175,30 @@ export async function runDoctor(options: DoctorOptions): Promise<CheckResult[]> 
     );
   }
 
-  add(await checkUnsubscribe(setup.params.UNSUBSCRIBE_URL, { requireHttps: !local }));
-  add(checkWebBuild(options.repoRoot, { local }));
+  const unsubscribeSecret = secret('UNSUBSCRIBE_SECRET', 'key: UNSUBSCRIBE_SECRET');
+  add(typeof unsubscribeSecret === 'object' ? unsubscribeSecret : checkUnsubscribeSecret(unsubscribeSecret));
+  const mailboxSecret = secret('MAILBOX_KEY_SECRET', 'key: MAILBOX_KEY_SECRET');
+  add(
+    typeof mailboxSecret === 'object'
+      ? mailboxSecret
+      : await checkMailboxKeySecret(mailboxSecret, options.firestore, options.firestoreMissing),
+  );
+  add(await checkUnsubscribe(setup.params.UNSUBSCRIBE_URL, { requireHttps: !local, offline }));
+  add(
+    await checkServedAppCheck(options.siteUrl ?? servedSite(setup.projectId), {
+      local,
+      // As firebase-functions reads a boolean param: only the exact value "true" turns it on.
+      enforce: setup.params.ENFORCE_APP_CHECK === 'true',
+    }),
+  );
   add(await checkIndexes(options.firestore, { emulator: local, unavailable: options.firestoreMissing }));
-  add(await checkDelivery(options.firestore, (options.now ?? Date.now)(), options.firestoreMissing));
+  add(
+    await checkDelivery(options.firestore, {
+      now: (options.now ?? Date.now)(),
+      mailPerHour: Number(setup.params.MAIL_PER_HOUR),
+      unavailable: options.firestoreMissing,
+    }),
+  );
 
   if (options.sendTo) {
     add(
@@ -158,7 +226,8 @@ async function openFirestore(
   setup: DoctorSetup,
 ): Promise<{ app?: App; db: Firestore | null; missing?: string }> {
   if (setup.mode === 'local') {
-    const hostPort = setup.firestoreEmulatorHost ?? '127.0.0.1:8080';
+    const hostPort = setup.firestoreEmulatorHost;
+    if (!hostPort) return { db: null, missing: 'no running local stack (start it: npm start)' };
     try {
       const response = await fetch(`http://${hostPort}/`, { signal: AbortSignal.timeout(3_000) });
       await response.arrayBuffer();
@@ -187,15 +256,18 @@ async function main(argv: string[]): Promise<number> {
     console.error(`${(error as Error).message}\n\n${USAGE}`);
     return 2;
   }
+  const json = Boolean(args.json);
+  // With --json, stdout holds the one document; what is said along the way goes to stderr.
+  const say = json ? (line: string) => console.error(line) : (line: string) => console.log(line);
   if (args.help) {
     console.log(USAGE);
     return 0;
   }
   const projectId = args.project?.trim();
   const setup = projectId
-    ? await projectSetup(repoRoot, projectId, firebaseCliSecretReader(repoRoot))
+    ? await projectSetup(repoRoot, projectId, firebaseCliSecretReader(repoRoot), process.env)
     : localSetup(repoRoot, process.env);
-  console.log(`doctor: ${projectId ? `project ${projectId}` : 'the local stack'}, from ${setup.source}\n`);
+  say(`doctor: ${projectId ? `project ${projectId}` : 'the local stack'}, from ${setup.source}\n`);
   const servers = (args.dns ?? [])
     .flatMap((value) => value.split(','))
     .map((value) => value.trim())
@@ -218,13 +290,16 @@ async function main(argv: string[]): Promise<number> {
       resolver,
       resolverMissing: 'the local stack has no DNS for its sending domain (the internet is needed)',
       dkimSelector: args['dkim-selector'],
+      bounceDomain: args['bounce-domain'],
       sendTo: args['send-test'],
       receivedMessage,
       firestore: firestore.db,
       firestoreMissing: firestore.missing,
-      report: (result) => console.log(formatResult(result)),
+      siteUrl: args.site,
+      report: (result) => say(formatResult(result)),
     });
-    console.log(`\n${formatSummary(results)}`);
+    say(`\n${formatSummary(results)}`);
+    if (json) console.log(formatJson(results, { project: projectId ?? null, source: setup.source }));
     return exitCode(results);
   } finally {
     if (firestore.app) await deleteApp(firestore.app);
@@ -238,8 +313,11 @@ function parse(argv: string[]) {
       project: { type: 'string' },
       'send-test': { type: 'string' },
       'dkim-selector': { type: 'string' },
+      'bounce-domain': { type: 'string' },
       'read-message': { type: 'string' },
       dns: { type: 'string', multiple: true },
+      site: { type: 'string' },
+      json: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
     allowPositionals: false,
@@ -250,7 +328,8 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
   main(process.argv.slice(2)).then(
     (code) => process.exit(code),
     (error: unknown) => {
-      console.error('doctor:', error);
+      // The message's first line only: an error's other fields may hold what it was given.
+      console.error(`doctor: ${messageOf(error)}`);
       process.exit(2);
     },
   );

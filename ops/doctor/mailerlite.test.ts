@@ -1,4 +1,6 @@
 // The MailerLite checks against the stand-in: an account set up as the README says, and one broken thing at a time.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type MailerLiteStandIn, startMailerLiteStandIn } from '../../stand-ins/mailerlite/index.ts';
 import { checkMailerLite } from './mailerlite.ts';
@@ -31,8 +33,13 @@ describe('MailerLite', () => {
       ['MailerLite: key', 'pass'],
       ['MailerLite: MAILERLITE_GROUP_UPDATES', 'pass'],
       ['MailerLite: MAILERLITE_GROUP_CLUB', 'pass'],
+      ['MailerLite: double opt-in', 'cannot tell'],
       ['MailerLite: field source', 'pass'],
     ]);
+    expect(results[3]?.detail).toContain('Double opt-in for API and integrations');
+    expect(results[3]?.detail).toContain(
+      '"synced" (docs/spec) then means stored in MailerLite, not subscribed',
+    );
     expect(results[0]?.detail).toMatch(/rate limit 120 requests a minute, \d+ left now/);
     // Reads only: nothing was created.
     expect(ml.state.groups).toHaveLength(2);
@@ -75,5 +82,36 @@ describe('MailerLite', () => {
     expect(strict[2]).toMatchObject({ outcome: 'fail', detail: 'no group named "GOODY members"' });
     const local = await checkMailerLite({ ...setup(ml.baseUrl, names), missingNamedGroupFails: false });
     expect(local[2]?.outcome).toBe('pass');
+  });
+});
+
+describe('MailerLite settings the stand-in cannot show', () => {
+  it('fails a `source` field that is not text, and groups whose contacts are all unconfirmed (double opt-in)', async () => {
+    // An account as MailerLite lists it: groups with their counts by status, a number field `source`.
+    const server = createServer((req, res) => {
+      const data = req.url?.startsWith('/api/groups')
+        ? [
+            { id: '11', name: 'GOODY launch updates', active_count: 0, unconfirmed_count: 40 },
+            { id: '12', name: 'GOODY Club', active_count: 0, unconfirmed_count: 3 },
+          ]
+        : [{ id: '1', key: 'source', name: 'source', type: 'number' }];
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ data, meta: { last_page: 1 } }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api`;
+      const results = await checkMailerLite(setup(base, { updates: '11', club: '12' }));
+      const byName = (name: string) => results.find((result) => result.name === name);
+      expect(byName('MailerLite: double opt-in')).toMatchObject({ outcome: 'fail' });
+      expect(byName('MailerLite: double opt-in')?.detail).toContain(
+        '43 unconfirmed contact(s) and no active one',
+      );
+      expect(byName('MailerLite: field source')).toMatchObject({ outcome: 'fail' });
+      expect(byName('MailerLite: field source')?.detail).toContain('of type number, not text');
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 });

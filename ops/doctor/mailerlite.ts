@@ -1,6 +1,16 @@
-// MailerLite as the contact worker uses it: the key answers, each form's group exists, the `source` field
-// exists (MailerLite silently drops values of fields the account lacks). Reads only: GET /groups, GET /fields.
+// MailerLite as the contact worker uses it, read through the functions' own client
+// (functions/src/mailerlite/client.ts, single GET requests only): the key answers, each form's group exists, the
+// `source` field exists as text (MailerLite silently drops values of fields the account lacks), and what the
+// groups' counts say of the "double opt-in for API and integrations" setting. Reads only: GET /groups, GET /fields.
 
+import { MailerLiteClient } from '../../functions/src/mailerlite/client.ts';
+import {
+  MailerLiteAuthError,
+  MailerLiteError,
+  MailerLiteNetworkError,
+  MailerLiteRateLimitError,
+  MailerLiteTimeoutError,
+} from '../../functions/src/mailerlite/errors.ts';
 import { type CheckResult, cannotTell, fail, messageOf, pass } from './report.ts';
 
 export interface MailerLiteSetup {
@@ -16,44 +26,35 @@ export interface MailerLiteSetup {
 const GROUP_ID = /^\d{1,30}$/;
 const MAX_PAGES = 50;
 
-interface Page<T> {
-  data?: T[];
-  meta?: { last_page?: number };
+/** A group as GET /groups lists it; MailerLite counts its contacts by status. */
+interface GroupView {
+  id: unknown;
+  name: unknown;
+  active_count?: unknown;
+  unconfirmed_count?: unknown;
 }
 
-class HttpFailure extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-async function getAll<T>(baseUrl: string, apiKey: string, path: string, seen: Headers[]): Promise<T[]> {
+/** Every page of a list, one GET a page, through the client (no retries past one rate-limit wait). */
+async function getAll<T>(client: MailerLiteClient, path: string): Promise<T[]> {
   const items: T[] = [];
   for (let page = 1; page <= MAX_PAGES; page += 1) {
-    const response = await fetch(`${baseUrl}${path}?limit=100&page=${page}`, {
-      headers: { Authorization: `Bearer ${apiKey}`, Accept: 'application/json' },
-      signal: AbortSignal.timeout(10_000),
-    });
-    seen.push(response.headers);
-    const text = await response.text();
-    if (!response.ok) {
-      let message = response.statusText;
-      try {
-        message = String((JSON.parse(text) as { message?: unknown }).message ?? message);
-      } catch {
-        // Not JSON: the status says enough.
-      }
-      throw new HttpFailure(response.status, `${response.status} ${message}`);
-    }
-    const body = JSON.parse(text) as Page<T>;
-    items.push(...(body.data ?? []));
-    if (page >= Number(body.meta?.last_page ?? page) || (body.data ?? []).length === 0) break;
+    const { body } = await client.request<{ data?: T[]; meta?: { last_page?: unknown } }>(
+      'GET',
+      `${path}?limit=100&page=${page}`,
+      undefined,
+      { maxAttempts: 1, maxRateLimitWaits: 0 },
+    );
+    const data = Array.isArray(body?.data) ? body.data : [];
+    items.push(...data);
+    if (page >= Number(body?.meta?.last_page ?? page) || data.length === 0) break;
   }
   return items;
 }
+
+export const DOUBLE_OPT_IN =
+  'MailerLite > Account settings > Subscribe settings > "Double opt-in for API and integrations"';
+const DOUBLE_OPT_IN_MEANS =
+  'when on, every contact the functions add stays unconfirmed until the child or parent clicks MailerLite\'s confirmation mail, and receives no campaign: "synced" (docs/spec) then means stored in MailerLite, not subscribed';
 
 export async function checkMailerLite(setup: MailerLiteSetup): Promise<CheckResult[]> {
   const base = setup.baseUrl.replace(/\/+$/, '');
@@ -66,21 +67,21 @@ export async function checkMailerLite(setup: MailerLiteSetup): Promise<CheckResu
       ),
     ];
   }
-  const headers: Headers[] = [];
-  let groups: Array<{ id: unknown; name: unknown }>;
+  const client = new MailerLiteClient({ apiKey: setup.apiKey, baseUrl: base });
+  let groups: GroupView[];
   try {
-    groups = await getAll(base, setup.apiKey, '/groups', headers);
+    groups = await getAll<GroupView>(client, '/groups');
   } catch (error) {
-    if (error instanceof HttpFailure && error.status === 401) {
+    if (error instanceof MailerLiteAuthError) {
       return [
         fail(
           'MailerLite: key',
-          `${base} refuses MAILERLITE_API_KEY (${error.message})`,
+          `${base} refuses MAILERLITE_API_KEY (${error.status}: ${error.message})`,
           'generate a token (Integrations > MailerLite API) and set it: npx firebase functions:secrets:set MAILERLITE_API_KEY --project <id>',
         ),
       ];
     }
-    if (error instanceof HttpFailure && error.status === 429) {
+    if (error instanceof MailerLiteRateLimitError) {
       return [
         cannotTell(
           'MailerLite: key',
@@ -89,23 +90,36 @@ export async function checkMailerLite(setup: MailerLiteSetup): Promise<CheckResu
         ),
       ];
     }
+    if (
+      setup.unreachableFix === undefined &&
+      (error instanceof MailerLiteNetworkError || error instanceof MailerLiteTimeoutError)
+    ) {
+      // Not reached is not a wrong URL: the network may be what fails (the DNS checks above say whether it does).
+      return [
+        cannotTell(
+          'MailerLite: key',
+          `cannot reach ${base}: ${messageOf(error)}`,
+          'run it where the network reaches MailerLite; if it does, check MAILERLITE_BASE_URL (default https://connect.mailerlite.com/api)',
+        ),
+      ];
+    }
     return [
       fail(
         'MailerLite: key',
-        `cannot read ${base}/groups: ${messageOf(error)}`,
+        `cannot read ${base}/groups: ${error instanceof MailerLiteError || error instanceof Error ? messageOf(error) : 'no answer'}`,
         setup.unreachableFix ?? 'check MAILERLITE_BASE_URL (default https://connect.mailerlite.com/api)',
       ),
     ];
   }
-  const results: CheckResult[] = [
-    pass('MailerLite: key', `${base} answers the key; ${rateLimit(headers.at(-1))}`),
-  ];
+  const results: CheckResult[] = [pass('MailerLite: key', `${base} answers the key`)];
+  const used: GroupView[] = [];
 
   for (const [param, configured] of Object.entries(setup.groups)) {
     const value = configured.trim();
     const name = `MailerLite: ${param}`;
     if (GROUP_ID.test(value)) {
       const group = groups.find((g) => String(g.id) === value);
+      if (group) used.push(group);
       results.push(
         group
           ? pass(name, `group ${value} exists ("${String(group.name)}")`)
@@ -118,6 +132,7 @@ export async function checkMailerLite(setup: MailerLiteSetup): Promise<CheckResu
       continue;
     }
     const group = groups.find((g) => String(g.name).toLowerCase() === value.toLowerCase());
+    if (group) used.push(group);
     if (group) {
       results.push(
         pass(name, `group "${value}" exists, id ${String(group.id)}; give ${param} that id in production`),
@@ -135,20 +150,25 @@ export async function checkMailerLite(setup: MailerLiteSetup): Promise<CheckResu
     }
   }
 
+  results.push(doubleOptIn(used));
+
   try {
-    const fields = await getAll<{ key?: unknown; type?: unknown }>(base, setup.apiKey, '/fields', headers);
+    const fields = await getAll<{ key?: unknown; type?: unknown }>(client, '/fields');
     const source = fields.find((field) => field.key === 'source');
     results.push(
-      source
-        ? pass(
-            'MailerLite: field source',
-            `the account has the field \`source\` (${String(source.type ?? 'text')})`,
-          )
-        : fail(
+      !source
+        ? fail(
             'MailerLite: field source',
             'the account has no field with the key `source`, so every contact would lose the form it came from',
             'create a text custom field with the key `source` (Subscribers > Fields)',
-          ),
+          )
+        : source.type === 'text'
+          ? pass('MailerLite: field source', 'the account has the text field `source`')
+          : fail(
+              'MailerLite: field source',
+              `the field \`source\` is of type ${String(source.type)}, not text: MailerLite refuses or drops "hero_form" and "join_club"`,
+              'delete the field and create a text custom field with the key `source` (Subscribers > Fields)',
+            ),
     );
   } catch (error) {
     results.push(
@@ -159,17 +179,35 @@ export async function checkMailerLite(setup: MailerLiteSetup): Promise<CheckResu
       ),
     );
   }
-  results[0] = {
-    ...results[0],
-    detail: `${base} answers the key; ${rateLimit(headers.at(-1))}`,
-  } as CheckResult;
+  results[0] = { ...results[0], detail: `${base} answers the key; ${rateLimit(client)}` } as CheckResult;
   return results;
 }
 
-function rateLimit(headers: Headers | undefined): string {
-  const limit = headers?.get('x-ratelimit-limit');
-  const remaining = headers?.get('x-ratelimit-remaining');
-  return limit || remaining
+/** What the used groups' counts say of double opt-in for the API: unconfirmed contacts and no active one. */
+function doubleOptIn(groups: GroupView[]): CheckResult {
+  const name = 'MailerLite: double opt-in';
+  const counted = groups.filter(
+    (group) => typeof group.active_count === 'number' && typeof group.unconfirmed_count === 'number',
+  );
+  const active = counted.reduce((sum, group) => sum + Number(group.active_count), 0);
+  const unconfirmed = counted.reduce((sum, group) => sum + Number(group.unconfirmed_count), 0);
+  if (counted.length > 0 && unconfirmed > 0 && active === 0) {
+    return fail(
+      name,
+      `the groups hold ${unconfirmed} unconfirmed contact(s) and no active one: ${DOUBLE_OPT_IN} looks on; ${DOUBLE_OPT_IN_MEANS}`,
+      `turn it off (${DOUBLE_OPT_IN}) unless the spec is changed to promise a confirmation mail`,
+    );
+  }
+  return cannotTell(
+    name,
+    `the API does not say whether ${DOUBLE_OPT_IN} is on${counted.length > 0 ? ` (the groups hold ${active} active and ${unconfirmed} unconfirmed contacts)` : ''}; ${DOUBLE_OPT_IN_MEANS}`,
+    'look at that setting: it should be off',
+  );
+}
+
+function rateLimit(client: MailerLiteClient): string {
+  const { limit, remaining } = client.rateLimit;
+  return limit !== null || remaining !== null
     ? `rate limit ${limit ?? '?'} requests a minute, ${remaining ?? '?'} left now`
     : 'no rate-limit headers in its answer';
 }

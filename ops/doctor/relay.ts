@@ -2,11 +2,11 @@
 // the same URL parsing and TLS policy) and asked for what a send needs, without sending: the TLS handshake
 // (implicit, or STARTTLS required), the login, and MAIL FROM with our sender, then RSET and QUIT.
 
-import { parseConnectionUrl } from 'nodemailer/lib/shared';
 import SMTPConnection from 'nodemailer/lib/smtp-connection';
 import wellKnown from 'nodemailer/lib/well-known';
-import { isLoopbackHost, smtpConnectionOptions } from '../../functions/src/mail/transport.ts';
+import { isLoopbackHost, SmtpUrlError, smtpOptions } from '../../functions/src/mail/transport.ts';
 import { senderDomain } from './domain.ts';
+import { providerOf } from './providers.ts';
 import { type CheckResult, cannotTell, fail, messageOf, pass } from './report.ts';
 
 export interface RelayCheckOptions {
@@ -19,6 +19,8 @@ export interface RelayCheckOptions {
   requireLogin: boolean;
   /** The fix for a relay that cannot be reached, when not the URL's host and port (the local stack: start it). */
   unreachableFix?: string;
+  /** Why DNS does not work here (the control lookup failed): a relay not reached is then "cannot tell". */
+  offline?: string | null;
 }
 
 /** The few internals of SMTPConnection that issue one command and read its reply (no public API sends MAIL FROM alone). */
@@ -60,15 +62,17 @@ export async function checkRelay(
       ),
     ];
   }
-  let settings: ReturnType<typeof smtpConnectionOptions<ReturnType<typeof parseConnectionUrl>>>;
+  let settings: ReturnType<typeof smtpOptions>;
   try {
-    settings = smtpConnectionOptions(parseConnectionUrl(smtpUrl));
+    settings = smtpOptions(smtpUrl);
   } catch (error) {
+    // SmtpUrlError's message names the fix and holds no part of the URL; nothing else is said of it.
+    const said = error instanceof SmtpUrlError ? error.message : 'SMTP_URL cannot be read';
     return [
       fail(
         'SMTP relay',
-        `SMTP_URL is not a URL nodemailer reads: ${messageOf(error)}`,
-        'set it as smtps://user:pass@host:465',
+        said,
+        'set SMTP_URL again with its user and password percent-encoded: npx firebase functions:secrets:set SMTP_URL --project <id>',
       ),
     ];
   }
@@ -98,7 +102,7 @@ export async function checkRelay(
         });
       });
     } catch (error) {
-      return [connectFailure(error, address, Boolean(target.secure), options.unreachableFix)];
+      return [connectFailure(error, address, Boolean(target.secure), options)];
     }
     if (connection.secure) {
       results.push(
@@ -150,7 +154,12 @@ export async function checkRelay(
     }
     const reply = await command(connection, `MAIL FROM:<${sender}>`);
     if (reply.startsWith('2')) {
-      results.push(pass('SMTP relay: sender', `the relay accepts ${sender} at MAIL FROM (nothing was sent)`));
+      results.push(
+        pass(
+          'SMTP relay: sender',
+          `the relay accepts ${sender} at MAIL FROM (nothing was sent); that does not prove it delivers to anyone: some relays (Amazon SES) check the sender after DATA, and a sandbox or an account pending approval accepts MAIL FROM and refuses every recipient but your own`,
+        ),
+      );
     } else if (reply.startsWith('4')) {
       results.push(
         cannotTell('SMTP relay: sender', `the relay deferred ${sender}: ${reply.trim()}`, 'run it again'),
@@ -165,6 +174,16 @@ export async function checkRelay(
       );
     }
     await command(connection, 'RSET').catch(() => '');
+    const provider = providerOf(settings.host);
+    if (provider) {
+      results.push(
+        cannotTell(
+          `SMTP relay: ${provider.name}`,
+          `whether ${provider.name} sends to anyone is not told over SMTP: ${provider.sandbox}`,
+          `look there; turn off its click tracking (${provider.clickTracking}); its bounce domain is ${provider.bounce}`,
+        ),
+      );
+    }
     return results;
   } catch (error) {
     results.push(cannotTell('SMTP relay', `the conversation broke off: ${messageOf(error)}`, 'run it again'));
@@ -189,7 +208,7 @@ function connectFailure(
   error: unknown,
   address: string,
   secure: boolean,
-  unreachableFix?: string,
+  options: Pick<RelayCheckOptions, 'unreachableFix' | 'offline'>,
 ): CheckResult {
   const code = String((error as { code?: unknown }).code ?? '');
   const message = messageOf(error);
@@ -214,9 +233,16 @@ function connectFailure(
       'use smtp://…:587 (STARTTLS) for this port, or the port the provider gives for smtps (465)',
     );
   }
+  if (options.offline) {
+    return cannotTell(
+      'SMTP relay',
+      `cannot reach ${address} (${message}), and ${options.offline}: the network, not SMTP_URL, may be the cause`,
+      'run it where DNS and the network work',
+    );
+  }
   return fail(
     'SMTP relay',
     `cannot reach ${address}: ${message}`,
-    unreachableFix ?? "check SMTP_URL's host and port against the provider's SMTP settings",
+    options.unreachableFix ?? "check SMTP_URL's host and port against the provider's SMTP settings",
   );
 }

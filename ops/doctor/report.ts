@@ -48,6 +48,24 @@ export function formatSummary(results: CheckResult[]): string {
   return `doctor: ${count('pass')} passed, ${count('fail')} failed, ${count('cannot tell')} cannot tell`;
 }
 
+/** The results as one JSON document (--json): each check, the counts and the exit code. */
+export function formatJson(
+  results: CheckResult[],
+  about: { project: string | null; source: string },
+): string {
+  const count = (outcome: Outcome) => results.filter((result) => result.outcome === outcome).length;
+  return JSON.stringify(
+    {
+      ...about,
+      summary: { pass: count('pass'), fail: count('fail'), cannotTell: count('cannot tell') },
+      exitCode: exitCode(results),
+      checks: results,
+    },
+    null,
+    2,
+  );
+}
+
 /** The exit code: non-zero when any check failed; `cannot tell` does not fail the run. */
 export function exitCode(results: CheckResult[]): number {
   return results.some((result) => result.outcome === 'fail') ? 1 : 0;

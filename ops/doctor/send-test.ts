@@ -3,10 +3,14 @@
 
 import { randomBytes } from 'node:crypto';
 import { createTransport } from 'nodemailer';
-import { parseConnectionUrl } from 'nodemailer/lib/shared';
 import { buildThankYouMessage, thankYouMessageToken } from '../../functions/src/mail/thank-you-message.ts';
-import { smtpConnectionOptions } from '../../functions/src/mail/transport.ts';
+import { SmtpUrlError, smtpOptions } from '../../functions/src/mail/transport.ts';
+import { senderDomain } from './domain.ts';
 import { type CheckResult, fail, messageOf, pass } from './report.ts';
+
+/** Why one test to your own address proves little, said with every send test. */
+export const OUTSIDE_YOUR_DOMAIN =
+  "send one more to an address outside MAIL_FROM's domain (a personal Gmail or Outlook address): a relay in its sandbox or pending approval delivers to your own addresses and refuses everyone else's, and only another provider's mailbox shows how strangers' receivers judge the mail";
 
 export const WHAT_TO_READ = [
   'open it and show its original ("Show original" in Gmail, "View source" elsewhere):',
@@ -41,7 +45,7 @@ export async function sendTest(
     unsubscribeUrl: `${setup.unsubscribeUrl}?a=launch-check&t=launch-check`,
   });
   try {
-    const transporter = createTransport(smtpConnectionOptions(parseConnectionUrl(setup.smtpUrl)));
+    const transporter = createTransport(smtpOptions(setup.smtpUrl));
     const info = await transporter.sendMail(message);
     transporter.close();
     const rejected = (info.rejected ?? []).map(String);
@@ -55,12 +59,16 @@ export async function sendTest(
     return pass(
       name,
       `one thank-you sent to ${to} (${message.messageId}); the relay said: ${String(info.response ?? 'ok')}`,
-      WHAT_TO_READ,
+      senderDomain(to) === senderDomain(setup.mailFrom)
+        ? [OUTSIDE_YOUR_DOMAIN, ...WHAT_TO_READ]
+        : [...WHAT_TO_READ, OUTSIDE_YOUR_DOMAIN],
     );
   } catch (error) {
     return fail(
       name,
-      `the relay did not take the message: ${messageOf(error)}`,
+      error instanceof SmtpUrlError
+        ? error.message
+        : `the relay did not take the message: ${messageOf(error)}`,
       'fix what the relay checks above fail',
     );
   }

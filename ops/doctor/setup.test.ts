@@ -1,5 +1,6 @@
-// Where the launch check reads its settings: the running local stack's generated files (or the launcher's
-// defaults on the GOODY_*_PORT ports), and a project's functions/.env files over the params' defaults.
+// Where the launch check reads its settings: the running local stack's generated files, a project's
+// functions/.env files (read as the Firebase CLI reads them) over the params' defaults, and secrets set in the
+// environment over both.
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -9,17 +10,18 @@ import { localSetup, parseDotenv, projectSetup } from './setup.ts';
 const tempRoot = () => mkdtempSync(path.join(tmpdir(), 'goody-doctor-setup-'));
 
 describe('the settings', () => {
-  it('reads dotenv lines as the Firebase CLI writes them', () => {
+  it("reads functions/.env files with the Firebase CLI's own parser: a quoted MAIL_FROM with a comment", () => {
     expect(
       parseDotenv(
-        '# a comment\nMAIL_FROM="GOODY <hello@goody.example>"\nexport A=1\nB=\'x # y\'\nC=plain # note\n\nbad line\n',
+        '# a comment\nMAIL_FROM="GOODY <hello@goody.example>" # the sender\nA=1\nB=\'x # y\'\nC=plain # note\n\n',
       ),
     ).toEqual({ MAIL_FROM: 'GOODY <hello@goody.example>', A: '1', B: 'x # y', C: 'plain' });
   });
 
   it('reads the running stack from the files npm start wrote for it', () => {
     const root = tempRoot();
-    const dir = path.join(root, 'dev-stacks', 'stack-5100', 'functions');
+    const stack = path.join(root, 'dev-stacks', 'stack-5100');
+    const dir = path.join(stack, 'functions');
     mkdirSync(dir, { recursive: true });
     writeFileSync(
       path.join(dir, '.env.local'),
@@ -27,24 +29,33 @@ describe('the settings', () => {
     );
     writeFileSync(
       path.join(dir, '.secret.local'),
-      'SMTP_URL=smtp://127.0.0.1:2625\nMAILERLITE_API_KEY=dev-mailerlite-key\n',
+      'SMTP_URL=smtp://127.0.0.1:2625\nMAILERLITE_API_KEY=dev-mailerlite-key\nUNSUBSCRIBE_SECRET=u\nMAILBOX_KEY_SECRET=m\n',
     );
-    const setup = localSetup(root, { GOODY_HOSTING_PORT: '5100', GOODY_FIRESTORE_PORT: '8180' });
+    writeFileSync(
+      path.join(stack, 'firebase.json'),
+      JSON.stringify({ emulators: { firestore: { host: '127.0.0.1', port: 8180 } } }),
+    );
+    const setup = localSetup(root, { GOODY_HOSTING_PORT: '5100' });
     expect(setup).toMatchObject({
       mode: 'local',
       projectId: 'demo-goody',
       secrets: { SMTP_URL: 'smtp://127.0.0.1:2625', MAILERLITE_API_KEY: 'dev-mailerlite-key' },
+      secretProblems: {},
       firestoreEmulatorHost: '127.0.0.1:8180',
     });
     expect(setup.params.MAILERLITE_BASE_URL).toBe('http://127.0.0.1:3180/api');
     expect(setup.source).toContain('dev-stacks/stack-5100/functions');
+    // Without a port given, the stack whose settings were written last.
+    expect(localSetup(root, {}).source).toContain('dev-stacks/stack-5100/functions');
   });
 
-  it('falls back to the launcher defaults on the GOODY_*_PORT ports when no stack files exist', () => {
-    const setup = localSetup(tempRoot(), { GOODY_SMTP_PORT: '2626', GOODY_FUNCTIONS_PORT: '5101' });
-    expect(setup.secrets.SMTP_URL).toBe('smtp://127.0.0.1:2626');
-    expect(setup.params.UNSUBSCRIBE_URL).toBe('http://127.0.0.1:5101/demo-goody/us-central1/unsubscribe');
+  it('says no stack runs when none wrote its files, and takes the secrets set in the environment', () => {
+    const setup = localSetup(tempRoot(), { SMTP_URL: 'smtp://127.0.0.1:2626' });
+    expect(setup.secrets).toEqual({ SMTP_URL: 'smtp://127.0.0.1:2626' });
+    expect(setup.secretProblems.MAILERLITE_API_KEY).toContain('no running local stack');
     expect(setup.source).toContain('is npm start running?');
+    expect(setup.source).toContain('SMTP_URL from the environment');
+    expect(setup.source).not.toContain('2626');
   });
 
   it('reads a project: functions/.env, then functions/.env.<id>, over the defaults; secrets from the reader', async () => {
@@ -56,23 +67,34 @@ describe('the settings', () => {
     );
     writeFileSync(
       path.join(root, 'functions', '.env.goody-prod'),
-      'MAILERLITE_GROUP_CLUB=139790465506477360\n',
+      'MAILERLITE_GROUP_CLUB=139790465506477360\nMAIL_FROM="GOODY <hello@goody.example>" # who sends\n',
     );
+    const asked: string[] = [];
     const setup = await projectSetup(
       root,
       'goody-prod',
-      async (name, projectId) => `${name} of ${projectId}`,
+      async (name, projectId) => {
+        asked.push(name);
+        return `${name} of ${projectId}`;
+      },
+      { SMTP_URL: 'smtps://u:p@relay.example:465' },
     );
     expect(setup.params).toMatchObject({
       MAILERLITE_BASE_URL: 'https://connect.mailerlite.com/api',
       MAILERLITE_GROUP_UPDATES: 'GOODY launch updates',
       MAILERLITE_GROUP_CLUB: '139790465506477360',
       MAIL_PER_HOUR: '100',
+      MAIL_FROM: 'GOODY <hello@goody.example>',
     });
+    // SMTP_URL from the environment is used, and Secret Manager is not asked for it.
     expect(setup.secrets).toEqual({
-      SMTP_URL: 'SMTP_URL of goody-prod',
+      SMTP_URL: 'smtps://u:p@relay.example:465',
       MAILERLITE_API_KEY: 'MAILERLITE_API_KEY of goody-prod',
+      UNSUBSCRIBE_SECRET: 'UNSUBSCRIBE_SECRET of goody-prod',
+      MAILBOX_KEY_SECRET: 'MAILBOX_KEY_SECRET of goody-prod',
     });
+    expect(asked).not.toContain('SMTP_URL');
     expect(setup.secretProblems).toEqual({});
+    expect(setup.source).toContain('SMTP_URL from the environment');
   });
 });

@@ -1,26 +1,33 @@
 // Where the launch check reads its settings. With no project: the running local stack, from the files npm start
-// wrote for it (dev-stacks/stack-<page port>/functions/.env.local and .secret.local) or, failing those, the
-// values the launcher gives the stand-ins on the GOODY_*_PORT ports. With --project <id>: the params in
-// functions/.env and functions/.env.<id> (as the Firebase CLI reads them, over the defaults of
-// functions/src/params.ts) and the secrets from Secret Manager through the operator's own Firebase CLI login.
+// wrote for it (dev-stacks/stack-<page port>/: functions/.env.local, functions/.secret.local and the stack's
+// firebase.json for the Firestore emulator's port). With --project <id>: the params in functions/.env and
+// functions/.env.<id> (read by the Firebase CLI's own parser, over the defaults of functions/src/params.ts) and the
+// secrets from Secret Manager through the operator's own Firebase CLI login. Either way a secret set in the
+// environment (SMTP_URL=… npm run doctor) is used instead, so a relay can be checked before it is stored.
 
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { resolvePorts } from '../../dev/launcher/config.ts';
-import { stackDirFor } from '../../dev/stack.ts';
+import { DEFAULTS } from '../../functions/src/params.ts';
 
 export const LOCAL_PROJECT = 'demo-goody';
-export const SECRETS = ['SMTP_URL', 'MAILERLITE_API_KEY'] as const;
+export const SECRETS = [
+  'SMTP_URL',
+  'MAILERLITE_API_KEY',
+  'UNSUBSCRIBE_SECRET',
+  'MAILBOX_KEY_SECRET',
+] as const;
 export type SecretName = (typeof SECRETS)[number];
 
-/** The params' defaults (functions/src/params.ts, DEFAULTS), for the ones a project file leaves out. */
-export const PARAM_DEFAULTS: Record<string, string> = {
-  MAILERLITE_BASE_URL: 'https://connect.mailerlite.com/api',
-  MAILERLITE_GROUP_UPDATES: 'GOODY launch updates',
-  MAILERLITE_GROUP_CLUB: 'GOODY Club',
-};
+/** The params' defaults (functions/src/params.ts), for the ones a project file leaves out. */
+export const PARAM_DEFAULTS: Record<string, string> = Object.fromEntries(
+  Object.entries(DEFAULTS).map(([name, value]) => [name, String(value)]),
+);
+
+/** Where npm start writes a stack's files (dev/stack.ts, STACKS_DIR). */
+const STACKS_DIR = 'dev-stacks';
 
 export interface DoctorSetup {
   mode: 'local' | 'project';
@@ -31,60 +38,101 @@ export interface DoctorSetup {
   secrets: Partial<Record<SecretName, string>>;
   /** Why a secret could not be read, by secret. */
   secretProblems: Partial<Record<SecretName, string>>;
-  /** host:port of the local Firestore emulator (local mode). */
+  /** host:port of the local stack's Firestore emulator (local mode, when a stack was found). */
   firestoreEmulatorHost?: string;
 }
 
-/** KEY=value lines, as functions/.env files hold them: `#` comments, optional quotes. */
+// firebase-tools has no public module for its .env parser (its package declares no exports and documents no
+// API); the deploy reads functions/.env.<id> with lib/functions/env.js's parse, so this file is loaded by path
+// to read the files exactly as the deploy does.
+const firebaseEnv = createRequire(import.meta.url)('firebase-tools/lib/functions/env.js') as {
+  parse(data: string): { envs: Record<string, string>; errors: string[] };
+};
+
+/** A functions/.env file as the Firebase CLI reads it (`#` comments, quotes, escapes). */
 export function parseDotenv(text: string): Record<string, string> {
-  const values: Record<string, string> = {};
-  for (const line of text.split(/\r?\n/)) {
-    const match = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$/.exec(line);
-    if (!match || line.trim().startsWith('#')) continue;
-    let value = match[2] ?? '';
-    const quoted = /^(["'])([\s\S]*)\1$/.exec(value);
-    if (quoted) value = quoted[1] === '"' ? (quoted[2] ?? '').replace(/\\n/g, '\n') : (quoted[2] ?? '');
-    else value = value.replace(/\s+#.*$/, '');
-    values[match[1] as string] = value;
-  }
-  return values;
+  return firebaseEnv.parse(text).envs;
 }
 
 function readDotenv(file: string): Record<string, string> {
   return existsSync(file) ? parseDotenv(readFileSync(file, 'utf8')) : {};
 }
 
+/** The secrets set in the environment, which the doctor uses instead of Secret Manager's or the stack's. */
+export function secretsFromEnv(env: NodeJS.ProcessEnv): DoctorSetup['secrets'] {
+  const secrets: DoctorSetup['secrets'] = {};
+  for (const name of SECRETS) {
+    const value = env[name]?.trim();
+    if (value) secrets[name] = value;
+  }
+  return secrets;
+}
+
+const fromEnvNote = (secrets: DoctorSetup['secrets']) => {
+  const names = Object.keys(secrets);
+  return names.length > 0 ? `; ${names.join(', ')} from the environment` : '';
+};
+
+/**
+ * The running stack's folder: the one of GOODY_HOSTING_PORT or GOODY_VITE_PORT when given, else the one whose
+ * settings npm start wrote last.
+ */
+function findStackDir(repoRoot: string, env: NodeJS.ProcessEnv): string | undefined {
+  const root = path.join(repoRoot, STACKS_DIR);
+  const settings = (dir: string) => path.join(dir, 'functions', '.env.local');
+  const named = [env.GOODY_HOSTING_PORT, env.GOODY_VITE_PORT]
+    .map((port) => port?.trim())
+    .filter((port): port is string => Boolean(port))
+    .map((port) => path.join(root, `stack-${port}`));
+  if (named.length > 0) return named.find((dir) => existsSync(settings(dir)));
+  if (!existsSync(root)) return undefined;
+  return readdirSync(root)
+    .map((name) => path.join(root, name))
+    .filter((dir) => existsSync(settings(dir)))
+    .sort((a, b) => statSync(settings(b)).mtimeMs - statSync(settings(a)).mtimeMs)[0];
+}
+
+/** The Firestore emulator's host:port in a firebase.json (a stack's, or the repository's). */
+function firestoreEmulatorHost(configFile: string): string | undefined {
+  try {
+    const config = JSON.parse(readFileSync(configFile, 'utf8')) as {
+      emulators?: { firestore?: { host?: string; port?: number } };
+    };
+    const firestore = config.emulators?.firestore;
+    return firestore?.port ? `${firestore.host ?? '127.0.0.1'}:${firestore.port}` : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export function localSetup(repoRoot: string, env: NodeJS.ProcessEnv): DoctorSetup {
-  const ports = resolvePorts(env);
-  const host = '127.0.0.1';
-  const stackDir = [ports.hosting, ports.vite]
-    .map((port) => stackDirFor(repoRoot, port))
-    .find((dir) => existsSync(path.join(dir, 'functions', '.env.local')));
-  const fallback = {
-    params: {
-      MAILERLITE_BASE_URL: `http://${host}:${ports.mailerlite}/api`,
-      MAILERLITE_GROUP_UPDATES: 'GOODY updates',
-      MAILERLITE_GROUP_CLUB: 'GOODY club',
-      MAIL_FROM: 'GOODY <hello@goody.example>',
-      UNSUBSCRIBE_URL: `http://${host}:${ports.functions}/${LOCAL_PROJECT}/us-central1/unsubscribe`,
-    },
-    secrets: { MAILERLITE_API_KEY: 'dev-mailerlite-key', SMTP_URL: `smtp://${host}:${ports.smtp}` },
-  };
+  const stackDir = findStackDir(repoRoot, env);
+  const fromEnv = secretsFromEnv(env);
   const params = stackDir ? readDotenv(path.join(stackDir, 'functions', '.env.local')) : {};
-  const secrets = stackDir ? readDotenv(path.join(stackDir, 'functions', '.secret.local')) : {};
+  const stored = stackDir ? readDotenv(path.join(stackDir, 'functions', '.secret.local')) : {};
+  const secrets: DoctorSetup['secrets'] = {};
+  const secretProblems: DoctorSetup['secretProblems'] = {};
+  for (const name of SECRETS) {
+    const value = fromEnv[name] ?? stored[name];
+    if (value) secrets[name] = value;
+    else if (!stackDir) secretProblems[name] = 'no running local stack: dev-stacks/ holds no settings';
+  }
   return {
     mode: 'local',
     projectId: LOCAL_PROJECT,
-    source: stackDir
-      ? `the local stack's settings in ${path.relative(repoRoot, stackDir)}/functions`
-      : 'the local stack on its default settings (no dev-stacks/ files: is npm start running?)',
-    params: { ...PARAM_DEFAULTS, ...fallback.params, ...params },
-    secrets: {
-      MAILERLITE_API_KEY: secrets.MAILERLITE_API_KEY ?? fallback.secrets.MAILERLITE_API_KEY,
-      SMTP_URL: secrets.SMTP_URL ?? fallback.secrets.SMTP_URL,
-    },
-    secretProblems: {},
-    firestoreEmulatorHost: `${host}:${ports.firestore}`,
+    source: `${
+      stackDir
+        ? `the local stack's settings in ${path.relative(repoRoot, stackDir)}/functions`
+        : 'no local stack (dev-stacks/ holds no settings: is npm start running?)'
+    }${fromEnvNote(fromEnv)}`,
+    params: { ...PARAM_DEFAULTS, ...params },
+    secrets,
+    secretProblems,
+    // No stack, no emulator of ours to read (another program may listen on the default port).
+    firestoreEmulatorHost: stackDir
+      ? (firestoreEmulatorHost(path.join(stackDir, 'firebase.json')) ??
+        firestoreEmulatorHost(path.join(repoRoot, 'firebase.json')))
+      : undefined,
   };
 }
 
@@ -117,10 +165,10 @@ export function firebaseCliSecretReader(repoRoot: string): SecretReader {
       return value;
     } catch (error) {
       const { stdout, stderr } = error as { stdout?: unknown; stderr?: unknown };
+      // Only the CLI's own `Error:` line is passed on: any other line it printed may be the secret's value.
       const lines = cliLines(`${String(stdout ?? '')}\n${String(stderr ?? '')}`);
-      const said =
-        lines.find((line) => line.startsWith('Error:')) ?? lines.at(-1) ?? (error as Error).message;
-      throw new Error(`the Firebase CLI said: ${said.replace(/^Error:\s*/, '')}`);
+      const said = lines.find((line) => line.startsWith('Error:'))?.replace(/^Error:\s*/, '');
+      throw new Error(said ? `the Firebase CLI said: ${said}` : 'the Firebase CLI could not read it');
     }
   };
 }
@@ -136,6 +184,7 @@ export async function projectSetup(
   repoRoot: string,
   projectId: string,
   readSecret: SecretReader,
+  env: NodeJS.ProcessEnv = {},
 ): Promise<DoctorSetup> {
   const functionsDir = path.join(repoRoot, 'functions');
   const file = path.join(functionsDir, `.env.${projectId}`);
@@ -144,9 +193,11 @@ export async function projectSetup(
     ...readDotenv(path.join(functionsDir, '.env')),
     ...readDotenv(file),
   };
-  const secrets: DoctorSetup['secrets'] = {};
+  const fromEnv = secretsFromEnv(env);
+  const secrets: DoctorSetup['secrets'] = { ...fromEnv };
   const secretProblems: DoctorSetup['secretProblems'] = {};
   for (const name of SECRETS) {
+    if (fromEnv[name]) continue;
     try {
       secrets[name] = await readSecret(name, projectId);
     } catch (error) {
@@ -156,7 +207,7 @@ export async function projectSetup(
   return {
     mode: 'project',
     projectId,
-    source: `${existsSync(file) ? `functions/.env.${projectId}` : `no functions/.env.${projectId} (params at their defaults)`} and the secrets in Secret Manager`,
+    source: `${existsSync(file) ? `functions/.env.${projectId}` : `no functions/.env.${projectId} (params at their defaults)`} and the secrets in Secret Manager${fromEnvNote(fromEnv)}`,
     params,
     secrets,
     secretProblems,

@@ -1,33 +1,50 @@
-// The web build's App Check key, read from the policy file the build writes into web/dist (as the deploy reads it).
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { POLICY_FILE } from '../../web/plugins/build-policies.ts';
-import { checkWebBuild } from './site.ts';
+// The App Check key of the site a project serves, read from the Content-Security-Policy its Hosting sends (a
+// server on loopback standing in for <id>.web.app), never from web/dist.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { APP_CHECK_SOURCE, checkServedAppCheck } from './site.ts';
 
-function builtSite(appCheck: boolean | null): string {
-  const root = mkdtempSync(path.join(tmpdir(), 'goody-doctor-site-'));
-  const dist = path.join(root, 'web', 'dist');
-  mkdirSync(dist, { recursive: true });
-  if (appCheck !== null)
-    writeFileSync(path.join(dist, POLICY_FILE), JSON.stringify({ appCheck, policies: [] }));
-  return root;
-}
+// The policies web/plugins/content-security-policy.ts writes for a build without and with a site key.
+const WITHOUT = "default-src 'self'; script-src 'self' 'sha256-x'; frame-ancestors 'none'";
+const WITH = `default-src 'self'; script-src 'self' 'sha256-x' ${APP_CHECK_SOURCE} https://www.gstatic.com/recaptcha/; frame-src ${APP_CHECK_SOURCE}`;
+let server: Server;
+let base: string;
 
-describe('the web build', () => {
-  it('passes a build with the App Check key, and fails one without, or none, with the fix', () => {
-    expect(checkWebBuild(builtSite(true), { local: false }).outcome).toBe('pass');
-    const without = checkWebBuild(builtSite(false), { local: false });
-    expect(without.outcome).toBe('fail');
-    expect(without.fix).toContain('VITE_APPCHECK_RECAPTCHA_ENTERPRISE_SITE_KEY');
-    expect(checkWebBuild(builtSite(null), { local: false })).toMatchObject({
-      outcome: 'fail',
-      fix: expect.stringContaining('npm run build'),
-    });
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    if (req.url === '/gone') return res.writeHead(404).end();
+    const policy = req.url === '/with-key' ? WITH : WITHOUT;
+    res.writeHead(200, { 'content-security-policy': policy }).end('<html>');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+describe('the site a project serves', () => {
+  const check = (path: string, enforce = false) =>
+    checkServedAppCheck(`${base}${path}`, { local: false, enforce });
+
+  it('passes a served build with an App Check key, whatever web/dist holds', async () => {
+    expect((await check('/with-key')).outcome).toBe('pass');
+    expect((await check('/with-key', true)).outcome).toBe('pass');
   });
 
-  it('cannot tell on the local stack, which builds without App Check by design', () => {
-    expect(checkWebBuild(builtSite(false), { local: true }).outcome).toBe('cannot tell');
+  it('fails a served build without a key, saying every callable is refused when App Check is enforced', async () => {
+    const without = await check('/without');
+    expect(without.outcome).toBe('fail');
+    expect(without.fix).toContain('VITE_APPCHECK_RECAPTCHA_ENTERPRISE_SITE_KEY');
+    const enforced = await check('/without', true);
+    expect(enforced).toMatchObject({ outcome: 'fail' });
+    expect(enforced.detail).toContain('ENFORCE_APP_CHECK=true: every sign-up and sync is refused');
+  });
+
+  it('cannot tell when no site answers, and on the local stack', async () => {
+    expect((await check('/gone')).outcome).toBe('cannot tell');
+    expect((await checkServedAppCheck('http://127.0.0.1:9/', { local: false, enforce: false })).outcome).toBe(
+      'cannot tell',
+    );
+    expect((await checkServedAppCheck(base, { local: true, enforce: true })).outcome).toBe('cannot tell');
   });
 });

@@ -1,9 +1,9 @@
 // The parts of the site the thank-you and the sign-up depend on: the unsubscribe link's target answers as the
-// product's page does, and the web build carries the App Check key (web/dist's policy file, which
-// web/scripts/deploy-config.ts reads for the deploy).
+// product's page does, and the site the project serves carries the App Check key. That is read from what the
+// project's Hosting serves, not from web/dist (which holds whatever was built last, the demo build after a
+// test run): a build with a site key serves a Content-Security-Policy that allows reCAPTCHA Enterprise
+// (web/plugins/content-security-policy.ts), and a build without one does not.
 
-import path from 'node:path';
-import { readBuildPolicies } from '../../web/plugins/build-policies.ts';
 import { type CheckResult, cannotTell, fail, messageOf, pass } from './report.ts';
 
 /**
@@ -15,7 +15,7 @@ export const BAD_LINK_SENTENCE =
 
 export async function checkUnsubscribe(
   url: string | undefined,
-  options: { requireHttps: boolean },
+  options: { requireHttps: boolean; offline?: string | null },
 ): Promise<CheckResult> {
   const name = 'unsubscribe URL';
   const setIt =
@@ -49,6 +49,13 @@ export async function checkUnsubscribe(
     status = response.status;
     body = await response.text();
   } catch (error) {
+    if (options.offline) {
+      return cannotTell(
+        name,
+        `${url} does not answer (${messageOf(error)}), and ${options.offline}: the network, not UNSUBSCRIBE_URL, may be the cause`,
+        'run it where DNS and the network work',
+      );
+    }
     return fail(
       name,
       `${url} does not answer: ${messageOf(error)}`,
@@ -71,28 +78,58 @@ export async function checkUnsubscribe(
   return fail(name, `${url} answers ${status}, not the product's unsubscribe page`, setIt);
 }
 
-export function checkWebBuild(repoRoot: string, options: { local: boolean }): CheckResult {
-  const name = 'web build: App Check';
-  const build = readBuildPolicies(path.join(repoRoot, 'web', 'dist'));
+/** A source the policy of a build with an App Check site key allows (web/plugins/content-security-policy.ts). */
+export const APP_CHECK_SOURCE = 'https://www.google.com/recaptcha/';
+
+/** The site a project serves by default: its Hosting site at <id>.web.app. */
+export const servedSite = (projectId: string) => `https://${projectId}.web.app/`;
+
+export async function checkServedAppCheck(
+  siteUrl: string,
+  options: { local: boolean; enforce: boolean },
+): Promise<CheckResult> {
+  const name = 'site: App Check';
   if (options.local) {
     return cannotTell(
       name,
       'the local stack runs demo-goody, which builds without App Check by design',
-      'run with --project <id> after npm run build',
+      'run with --project <id> once the site is deployed',
     );
   }
-  if (!build) {
+  let policy: string;
+  try {
+    const response = await fetch(siteUrl, { redirect: 'manual', signal: AbortSignal.timeout(15_000) });
+    await response.arrayBuffer();
+    policy = response.headers.get('content-security-policy') ?? '';
+    if (!response.ok || !policy) {
+      return cannotTell(
+        name,
+        `${siteUrl} answers ${response.status}${policy ? '' : ' with no Content-Security-Policy'}: not the site npm run deploy serves`,
+        'deploy the site (npm run deploy -- --project <id>), or give its address: --site <url>',
+      );
+    }
+  } catch (error) {
+    return cannotTell(
+      name,
+      `${siteUrl} does not answer: ${messageOf(error)}`,
+      'deploy the site, or give its address: --site <url>',
+    );
+  }
+  if (policy.includes(APP_CHECK_SOURCE)) {
+    return pass(name, `${siteUrl} serves a build with an App Check site key`);
+  }
+  const rebuild =
+    'set VITE_APPCHECK_RECAPTCHA_ENTERPRISE_SITE_KEY in web/.env.production.local, then npm run deploy -- --project <id> (docs/configuration.md, App Check)';
+  if (options.enforce) {
     return fail(
       name,
-      'web/dist holds no build (its policy file is missing)',
-      "build the site with the project's settings: npm run build",
+      `${siteUrl} serves a build without an App Check site key while ENFORCE_APP_CHECK=true: every sign-up and sync is refused`,
+      `${rebuild}; or set ENFORCE_APP_CHECK=false in functions/.env.<project id> until then`,
     );
   }
-  return build.appCheck
-    ? pass(name, 'web/dist was built with an App Check site key')
-    : fail(
-        name,
-        'web/dist was built without an App Check site key, so nothing keeps scripts off Firestore and the callables',
-        'set VITE_APPCHECK_RECAPTCHA_ENTERPRISE_SITE_KEY in web/.env.production.local and build again (docs/configuration.md, App Check)',
-      );
+  return fail(
+    name,
+    `${siteUrl} serves a build without an App Check site key, so nothing keeps scripts off Firestore and the callables`,
+    rebuild,
+  );
 }

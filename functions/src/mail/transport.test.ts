@@ -1,13 +1,23 @@
 // The relay connection's TLS policy: STARTTLS required for smtp:// to any host but loopback, whatever the URL's
 // query says, and the local stack's plain outbox on 127.0.0.1 still reachable.
+import { execFile } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PASSWORDS, passwordPieces as pieces } from '../../test-support/relay-passwords';
 import { startOutbox } from '../../test-support/smtp';
 import { smtpRefusal } from '../tasks/deliver-thank-you';
 import { buildThankYouMessage } from './thank-you-message';
-import { isLoopbackHost, smtpOptions, smtpTransport, withTlsPolicy } from './transport';
+import {
+  isLoopbackHost,
+  SmtpUrlError,
+  smtpOptions,
+  smtpTransport,
+  smtpUrlOptions,
+  UNREADABLE_SMTP_URL,
+  withTlsPolicy,
+} from './transport';
 
 const message = buildThankYouMessage({
   to: 'kid@example.com',
@@ -28,7 +38,7 @@ describe('the TLS policy', () => {
   });
 
   it('requires STARTTLS for smtp:// to a remote relay, even when the URL asks to skip it', async () => {
-    const options = await smtpOptions(
+    const options = smtpOptions(
       'smtp://user:p%40ss@smtp.example.com:587?ignoreTLS=true&requireTLS=false&tls.rejectUnauthorized=false',
     );
     expect(options).toMatchObject({
@@ -46,11 +56,11 @@ describe('the TLS policy', () => {
   });
 
   it('keeps smtps:// on implicit TLS and lets a loopback relay speak plain SMTP', async () => {
-    expect(await smtpOptions('smtps://u:p@smtp.example.com:465')).toMatchObject({
+    expect(smtpOptions('smtps://u:p@smtp.example.com:465')).toMatchObject({
       secure: true,
       ignoreTLS: false,
     });
-    const local = await smtpOptions('smtp://127.0.0.1:2525');
+    const local = smtpOptions('smtp://127.0.0.1:2525');
     expect(local.secure).toBe(false);
     expect(local.requireTLS).toBeUndefined();
     expect(withTlsPolicy({ host: 'localhost', secure: false })).toEqual({ host: 'localhost', secure: false });
@@ -139,5 +149,100 @@ describe('sending', () => {
         await new Promise<void>((resolve) => impostor.close(() => resolve()));
       }
     });
+  });
+});
+
+describe('SMTP_URL', () => {
+  it('is read with the WHATWG parser: percent-encoded user and password given back whole, as nodemailer reads a URL', () => {
+    for (const password of PASSWORDS) {
+      const url = `smtps://AKIA%2BUSER:${encodeURIComponent(password)}@smtp.example.com:465?service=&tls.minVersion=TLSv1.2`;
+      expect(smtpUrlOptions(url), password).toMatchObject({
+        host: 'smtp.example.com',
+        port: 465,
+        secure: true,
+        auth: { user: 'AKIA+USER', pass: password },
+        tls: { minVersion: 'TLSv1.2' },
+      });
+    }
+    expect(smtpUrlOptions('smtp://[::1]:2525?pool=true&maxConnections=2')).toEqual({
+      host: '::1',
+      port: 2525,
+      secure: false,
+      pool: true,
+      maxConnections: 2,
+    });
+  });
+
+  it('that cannot be read is refused with the fix, and with no part of the URL', () => {
+    const unreadable = [
+      ...PASSWORDS.filter((password) => /[/#?%]/.test(password)).map(
+        (password) => `smtps://AKIAEXAMPLE:${password}@127.0.0.1:465`,
+      ),
+      'smtps://AKIAEXAMPLE:Hy6cLp3dKs9f@127.0.0.1:46x5',
+      'smtps://AKIAEXAMPLE:Hy6cLp3dKs9f@127.0.0.1:99999',
+    ];
+    for (const url of unreadable) {
+      let caught: unknown;
+      try {
+        const options = smtpUrlOptions(url);
+        // Read at all, it is read as meant: never a host made of the user, never a shortened password.
+        expect(options.host, url).toBe('127.0.0.1');
+      } catch (error) {
+        caught = error;
+      }
+      if (!caught) continue;
+      expect(caught, url).toBeInstanceOf(SmtpUrlError);
+      expect((caught as Error).message).toBe(UNREADABLE_SMTP_URL);
+      expect(JSON.stringify({ ...(caught as object), stack: (caught as Error).stack })).not.toMatch(
+        /AKIAEXAMPLE|Hy6c|Lp3d|127\.0\.0\.1/,
+      );
+    }
+    expect(() => smtpUrlOptions('https://u:p@smtp.example.com')).toThrow(/not https:\/\//);
+  });
+
+  it("never reaches stdout, stderr or a log line on the worker's path, Node's own warnings included", async () => {
+    const outbox = await startOutbox();
+    try {
+      const urls = [
+        ...PASSWORDS.map((password) => `smtps://AKIAEXAMPLE:${password}@127.0.0.1:465`),
+        ...PASSWORDS.map((password) => `smtp://AKIAEXAMPLE:${password}@${outbox.host}:${outbox.port}`),
+        ...PASSWORDS.map(
+          (password) => `smtp://AKIAEXAMPLE:${encodeURIComponent(password)}@${outbox.host}:${outbox.port}`,
+        ),
+        `smtps://AKIAEXAMPLE:${PASSWORDS[0]}@127.0.0.1:4x65`,
+      ];
+      // A child process, so that whatever Node itself prints (a deprecation warning) is caught with the rest;
+      // it logs each send's error whole, as a careless log line would.
+      const script = `
+        const loaded = await import(${JSON.stringify(new URL('./transport.ts', import.meta.url).href)});
+        const { smtpTransport } = loaded.default ?? loaded;
+        const message = ${JSON.stringify(message)};
+        for (const url of JSON.parse(process.env.URLS)) {
+          try {
+            const sent = await (await smtpTransport(url)).send(message);
+            console.log('sent', sent.accepted.length);
+          } catch (error) {
+            console.error('thank_you.failed', error, JSON.stringify(error));
+          }
+        }`;
+      const { stdout, stderr } = await new Promise<{ stdout: string; stderr: string }>((resolve, reject) =>
+        execFile(
+          process.execPath,
+          ['--import', 'tsx', '--input-type=module', '--eval', script],
+          { env: { ...process.env, URLS: JSON.stringify(urls) }, timeout: 60_000 },
+          (error, out, err) => (error ? reject(error) : resolve({ stdout: out, stderr: err })),
+        ),
+      );
+      const output = `${stdout}\n${stderr}`;
+      // The encoded ones were sent (and the raw ones WHATWG reads as meant: + = : @).
+      expect(stdout.match(/^sent 1$/gm)?.length ?? 0).toBeGreaterThanOrEqual(PASSWORDS.length);
+      expect(stderr).toContain(UNREADABLE_SMTP_URL);
+      expect(output).not.toMatch(/DeprecationWarning|DEP0/);
+      for (const password of PASSWORDS) {
+        for (const piece of pieces(password)) expect(output, piece).not.toContain(piece);
+      }
+    } finally {
+      await outbox.stop();
+    }
   });
 });

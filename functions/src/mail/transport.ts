@@ -21,7 +21,7 @@ export const SMTP_TIMEOUTS = {
   socketTimeout: 20_000,
 } as const;
 
-/** The connection settings of an SMTP URL that the TLS policy reads (nodemailer's parsed URL). */
+/** The connection settings of an SMTP URL that the TLS policy reads (as smtpUrlOptions reads the URL). */
 export interface SmtpTlsSettings {
   host?: string;
   secure?: boolean;
@@ -31,6 +31,87 @@ export interface SmtpTlsSettings {
   service?: string;
   /** Options for Node's TLS; the URL can set them as `tls.<name>=`. */
   tls?: { [key: string]: unknown };
+}
+
+/** nodemailer's SMTP options as an SMTP URL gives them. */
+export interface SmtpUrlOptions extends SmtpTlsSettings {
+  port?: number;
+  auth?: { user: string; pass: string };
+  [option: string]: unknown;
+}
+
+/**
+ * What an SMTP_URL that cannot be read is answered with. It names the fix and holds no part of the URL: the
+ * URL carries the relay's password, and an error's message reaches the logs.
+ */
+export const UNREADABLE_SMTP_URL =
+  'SMTP_URL cannot be read as smtps://user:password@host:465 or smtp://user:password@host:587 ' +
+  '(the port a number, nothing after it but a ?query): percent-encode the user and the password ' +
+  '(encodeURIComponent: / as %2F, + as %2B, # as %23, @ as %40, = as %3D, : as %3A, % as %25, ? as %3F)';
+
+/** An SMTP_URL that cannot be read; its message is UNREADABLE_SMTP_URL (or names the scheme), never the URL. */
+export class SmtpUrlError extends Error {
+  readonly code = 'ESMTPURL';
+  constructor(message = UNREADABLE_SMTP_URL) {
+    super(message);
+    this.name = 'SmtpUrlError';
+  }
+}
+
+/**
+ * nodemailer's options for an SMTP URL, read with the WHATWG URL parser (never Node's legacy url.parse,
+ * which nodemailer's own parseConnectionUrl uses and which prints a deprecation warning holding the whole
+ * URL, password included, for a URL it finds odd). As nodemailer reads a URL: smtps is implicit TLS, the user
+ * and password are percent-decoded, and each query parameter is an option (`true`/`false` and numbers
+ * converted; `tls.<name>` into `tls`). A password with an unencoded `/ # ? @` would move the URL's parts
+ * (its host would be the user's name): such a URL, and any the parser refuses, throws SmtpUrlError.
+ */
+export function smtpUrlOptions(smtpUrl: string): SmtpUrlOptions {
+  let url: URL;
+  try {
+    url = new URL(smtpUrl.trim());
+  } catch {
+    // Node's error carries the input (`error.input`): never passed on.
+    throw new SmtpUrlError();
+  }
+  if (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') {
+    throw new SmtpUrlError(
+      `SMTP_URL must start with smtps:// (TLS, port 465) or smtp:// (STARTTLS, port 587), not ${url.protocol.slice(0, 10)}//`,
+    );
+  }
+  if (
+    !url.hostname ||
+    (url.pathname !== '' && url.pathname !== '/') ||
+    url.hash ||
+    url.search.includes('@')
+  ) {
+    throw new SmtpUrlError();
+  }
+  const options: SmtpUrlOptions = {
+    secure: url.protocol === 'smtps:',
+    host: url.hostname.replace(/^\[|\]$/g, ''),
+  };
+  if (url.port) options.port = Number(url.port);
+  if (url.username || url.password) {
+    try {
+      options.auth = { user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) };
+    } catch {
+      throw new SmtpUrlError();
+    }
+  }
+  for (const [key, raw] of url.searchParams) {
+    const value: unknown =
+      raw === 'true'
+        ? true
+        : raw === 'false'
+          ? false
+          : raw !== '' && !Number.isNaN(Number(raw))
+            ? Number(raw)
+            : raw;
+    if (key.startsWith('tls.')) options.tls = { ...options.tls, [key.slice(4)]: value };
+    else if (!key.includes('.') && !(key in options)) options[key] = value;
+  }
+  return options;
 }
 
 /** A host name or address that never leaves the machine: `localhost`, 127.0.0.0/8, `::1`. */
@@ -69,23 +150,17 @@ export function withTlsPolicy<T extends SmtpTlsSettings>(settings: T): T {
 }
 
 /**
- * nodemailer's options for an SMTP URL as nodemailer's own parseConnectionUrl read it: under the TLS
- * policy, with the bounded waits and no file or URL access from message content. Shared by the thank-you
- * worker and the operator's launch check (ops/doctor/), so the check connects as a deployed function does.
+ * nodemailer's options for an SMTP URL (smtpUrlOptions): under the TLS policy, with the bounded waits and no
+ * file or URL access from message content. Shared by the thank-you worker and the operator's launch check
+ * (ops/doctor/), so the check connects as a deployed function does. Throws SmtpUrlError for a URL it cannot read.
  */
-export function smtpConnectionOptions<T extends SmtpTlsSettings>(parsedUrl: T) {
+export function smtpOptions(smtpUrl: string) {
   return {
-    ...withTlsPolicy(parsedUrl),
+    ...withTlsPolicy(smtpUrlOptions(smtpUrl)),
     ...SMTP_TIMEOUTS,
     disableFileAccess: true,
     disableUrlAccess: true,
   };
-}
-
-/** smtpConnectionOptions of the URL, nodemailer's parser imported on first use, as nodemailer itself is. */
-export async function smtpOptions(smtpUrl: string) {
-  const { parseConnectionUrl } = await import('nodemailer/lib/shared');
-  return smtpConnectionOptions(parseConnectionUrl(smtpUrl));
 }
 
 const transports = new Map<string, Promise<MailTransport>>();
@@ -106,7 +181,8 @@ export function smtpTransport(smtpUrl: string): Promise<MailTransport> {
 
 async function createSmtpTransport(smtpUrl: string): Promise<MailTransport> {
   const { createTransport } = await import('nodemailer');
-  const transporter = createTransport(await smtpOptions(smtpUrl));
+  // An options object, never the URL string: nodemailer would read a string with Node's legacy url.parse.
+  const transporter = createTransport(smtpOptions(smtpUrl));
   return {
     async send(message) {
       const info = await transporter.sendMail(message);
