@@ -9,7 +9,7 @@ import { FirebaseError } from 'firebase/app';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { CAPTURE_GLOBAL, signupCapture } from '@/lib/signupCapture';
 import { calls, failNext, firebaseMock } from '@/test/firebaseMock';
-import { usePrerenderedPage } from '@/test/prerenderedPage';
+import { withPrerenderedPage } from '@/test/prerenderedPage';
 import { expectToast } from '@/test/renderApp';
 import { BOOTSTRAP_SCRIPT } from '../../plugins/landing-bootstrap';
 
@@ -35,7 +35,7 @@ beforeAll(() => {
   document.head.append(script);
 });
 
-const page = usePrerenderedPage(() => {
+const page = withPrerenderedPage(() => {
   // A fresh page: nothing pending, no form live.
   const capture = signupCapture();
   capture.pending.length = 0;

@@ -9,14 +9,14 @@ import userEvent from '@testing-library/user-event';
 import { describe, expect, it, vi } from 'vitest';
 import { TOAST_ISLAND_ATTRIBUTE } from '@/lib/toast/toast';
 import { calls, firebaseMock } from '@/test/firebaseMock';
-import { usePrerenderedPage } from '@/test/prerenderedPage';
+import { withPrerenderedPage } from '@/test/prerenderedPage';
 
 vi.mock('@/lib/firebase', () => firebaseMock);
 
 /** React marks every DOM node it has hydrated or created with a fiber reference. */
 const ownedByReact = (node: Node) => Object.keys(node).some((key) => key.startsWith('__reactFiber$'));
 
-const page = usePrerenderedPage();
+const page = withPrerenderedPage();
 
 async function hydrate() {
   const submit = within(page.container).getByRole('button', { name: 'Get Early Access' });

@@ -35,7 +35,7 @@ export interface PrerenderedPage {
  * Registers a beforeEach that lays the prerendered landing page into the document (with the Firebase mock
  * reset, then `reset` for the file's own state) and an afterEach that unmounts what hydrate() started.
  */
-export function usePrerenderedPage(reset?: () => void): PrerenderedPage {
+export function withPrerenderedPage(reset?: () => void): PrerenderedPage {
   let container: HTMLElement | undefined;
   let unmount: (() => void) | undefined;
   const errors: unknown[] = [];
