@@ -19,8 +19,8 @@ import { classify } from './meaning';
  * A small typed client for the MailerLite API (connect.mailerlite.com/api) over Node's fetch.
  *
  * Why not the official SDK: it brings axios and has no retry, no 429 handling and no timeouts. The
- * facts this client honours (docs/architecture.md, The sync to MailerLite): Bearer auth and JSON headers on every request,
- * string ids, Laravel's 422 envelope, 120 requests a minute with 429 + Retry-After, and retries only
+ * facts this client honours (docs/architecture.md, Functions): Bearer auth and JSON headers on every
+ * request, string ids, Laravel's 422 envelope, 120 requests a minute with 429 + Retry-After, and retries only
  * for 408, 429 and 5xx.
  */
 
@@ -59,15 +59,6 @@ export interface RequestOptions {
   maxAttempts?: number;
   /** Override of how many 429s are waited out; with a deadline the default is "as many as fit". */
   maxRateLimitWaits?: number;
-}
-
-export interface RateLimitSnapshot {
-  /** X-RateLimit-Limit of the last answer, if it had one. */
-  limit: number | null;
-  /** X-RateLimit-Remaining of the last answer, if it had one. */
-  remaining: number | null;
-  /** When that answer arrived (clock ms). */
-  observedAt: number;
 }
 
 export interface MailerLiteResponse<T> {
@@ -110,21 +101,6 @@ export interface UpsertResult {
   subscriber: Subscriber;
 }
 
-/** One request inside a POST /batch; `path` is relative to the host and starts with `api/`. */
-export interface BatchRequest {
-  method: MailerLiteMethod;
-  path: string;
-  body?: unknown;
-}
-
-/** MailerLite answers each request of a batch in order, with its own status. */
-export interface BatchResponse {
-  code: number;
-  body: unknown;
-}
-
-export const BATCH_MAX_REQUESTS = 50;
-
 export class MailerLiteClient {
   private readonly baseUrl: string;
   private readonly clock: Clock;
@@ -134,9 +110,6 @@ export class MailerLiteClient {
   private readonly backoffMaxMs: number;
   private readonly retryAfterSlackMs: number;
   private readonly maxRateLimitWaits: number;
-  private lastRateLimit: RateLimitSnapshot = { limit: null, remaining: null, observedAt: 0 };
-  /** How many requests this client has sent, answered or not. Read by the benchmark. */
-  requestCount = 0;
   /** Names the MailerLite account (URL and a hash of the key) for caches shared across calls. */
   readonly accountKey: string;
 
@@ -150,11 +123,6 @@ export class MailerLiteClient {
     this.backoffMaxMs = options.backoffMaxMs ?? 10_000;
     this.retryAfterSlackMs = options.retryAfterSlackMs ?? 50;
     this.maxRateLimitWaits = options.maxRateLimitWaits ?? 5;
-  }
-
-  /** The rate-limit headers of the most recent answer. */
-  get rateLimit(): RateLimitSnapshot {
-    return this.lastRateLimit;
   }
 
   /**
@@ -264,7 +232,7 @@ export class MailerLiteClient {
       );
       return true;
     } catch (error) {
-      // Forgotten between the look-up and the erasure, by a second click or a sync's clean-up.
+      // Forgotten between the look-up and the erasure, by a second click or a contact task's clean-up.
       if (error instanceof MailerLiteNotFoundError) return false;
       throw error;
     }
@@ -302,30 +270,6 @@ export class MailerLiteClient {
     return toGroup(response.body?.data, '/groups');
   }
 
-  /**
-   * POST /batch: up to 50 requests in one call. MailerLite answers 200 even when some of them failed,
-   * so the result is one response per request, in order, for the caller to read one by one. A batch
-   * made only of subscriber upserts counts against the import limit (see MailerLiteRateLimitError).
-   */
-  async batch(requests: BatchRequest[], options?: RequestOptions): Promise<BatchResponse[]> {
-    if (requests.length === 0 || requests.length > BATCH_MAX_REQUESTS) {
-      throw new RangeError(
-        `A MailerLite batch takes 1 to ${BATCH_MAX_REQUESTS} requests, not ${requests.length}.`,
-      );
-    }
-    const response = await this.request<{ responses?: unknown }>('POST', '/batch', { requests }, options);
-    const responses = response.body?.responses;
-    if (!Array.isArray(responses) || responses.length !== requests.length) {
-      throw new MailerLiteProtocolError('MailerLite answered a batch without one response per request.', 200);
-    }
-    return responses.map((entry) => {
-      const { code, body } = (entry ?? {}) as { code?: unknown; body?: unknown };
-      if (typeof code !== 'number')
-        throw new MailerLiteProtocolError('A batch response has no status code.', 200);
-      return { code, body };
-    });
-  }
-
   /** One attempt, body included, under one timeout: a server that stalls mid-body is a timeout too. */
   private async send(
     method: MailerLiteMethod,
@@ -335,7 +279,6 @@ export class MailerLiteClient {
   ): Promise<RawResponse> {
     const timeout = AbortSignal.timeout(timeoutMs);
     const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
-    this.requestCount += 1;
     try {
       const response = await fetch(`${this.baseUrl}${path}`, {
         method,
@@ -347,7 +290,6 @@ export class MailerLiteClient {
         body: body === undefined ? undefined : JSON.stringify(body),
         signal: combined,
       });
-      this.observeRateLimit(response.headers);
       const text = await response.text();
       return { status: response.status, statusText: response.statusText, headers: response.headers, text };
     } catch (error) {
@@ -357,25 +299,11 @@ export class MailerLiteClient {
     }
   }
 
-  private observeRateLimit(headers: Headers): void {
-    const limit = headerNumber(headers, 'x-ratelimit-limit');
-    const remaining = headerNumber(headers, 'x-ratelimit-remaining');
-    if (limit === null && remaining === null) return;
-    this.lastRateLimit = { limit, remaining, observedAt: this.clock.now() };
-  }
-
   private backoff(failures: number): number {
     const ceiling = Math.min(this.backoffMaxMs, this.backoffBaseMs * 2 ** Math.max(0, failures - 1));
     // Full jitter: spreads the retries of several instances hit by the same outage.
     return ceiling / 2 + Math.random() * (ceiling / 2);
   }
-}
-
-function headerNumber(headers: Headers, name: string): number | null {
-  const value = headers.get(name);
-  if (value === null || value.trim() === '') return null;
-  const parsed = Number(value);
-  return Number.isFinite(parsed) ? parsed : null;
 }
 
 /** Retry-After as delay-seconds (fractions tolerated) or an HTTP date; null when absent or unreadable. */
@@ -420,16 +348,13 @@ function errorFor(response: RawResponse, path: string, now: number): MailerLiteE
   if (status === 404) return new MailerLiteNotFoundError(path.split('?')[0] ?? path);
   if (status === 422) return new MailerLiteValidationError(message, fieldErrors(body));
   if (status === 429) {
-    return new MailerLiteRateLimitError(
-      retryAfterMs(response.headers, now),
-      headerNumber(response.headers, 'x-ratelimit-remaining'),
-    );
+    return new MailerLiteRateLimitError(retryAfterMs(response.headers, now));
   }
   if (status === 408 || status >= 500) return new MailerLiteServerError(status);
   return new MailerLiteRequestError(status, message);
 }
 
-export function fieldErrors(body: unknown): FieldErrors {
+function fieldErrors(body: unknown): FieldErrors {
   const errors = (body as { errors?: unknown } | null)?.errors;
   const result: FieldErrors = {};
   if (errors && typeof errors === 'object' && !Array.isArray(errors)) {
