@@ -8,7 +8,7 @@ import { adminFirestore, firestoreSdk, millisOf } from '../firestore';
 import { type Claim, claimLease, type Lease, type LeaseLayout } from '../lease';
 import { cloudLogger, type Logger } from '../logs';
 import { DEFAULTS, intParam, MAILBOX_KEY_SECRET, SYNC_MIN_INTERVAL_SECONDS } from '../params';
-import { parseSyncInput, validated } from '../schemas';
+import { parseAddContactInput, parseSyncInput, validated } from '../schemas';
 import { lifeOf, type PartRecord, syncRound } from '../tasks/part-life';
 import { cloudTasksEnqueue } from '../tasks/queue';
 import { type EnqueuePart, enqueuePart, partOf, RowDelivery, rowOfTasks } from '../tasks/row-delivery';
@@ -52,7 +52,7 @@ export const DEFAULT_SYNC_OPTIONS: SyncOptions = {
   concurrency: 10,
   leaseMs: 3 * 60_000,
   minIntervalMs: 60_000,
-  settleMs: 30_000,
+  settleMs: 45_000,
   pollMs: 1_000,
   watchMax: 100,
 };
@@ -210,6 +210,11 @@ async function countAfter(db: Firestore, cursor: Cursor | null): Promise<number>
 async function handOver(row: DocumentSnapshot, deps: SyncDeps, tally: Tally): Promise<void> {
   const part = partOf(row.data(), 'contact');
   if (part === null) {
+    // A bot's junk costs its read, not a transaction: the trigger's work would refuse it too.
+    if (!isSignup(row)) {
+      tally.notASignup();
+      return;
+    }
     // The trigger never reached it (or has not yet): its work, which is idempotent, now.
     const indexed = await deps.index(row.ref);
     if (indexed === 'delivery_enqueued') tally.watch(row.ref, 0);
@@ -229,6 +234,20 @@ async function handOver(row: DocumentSnapshot, deps: SyncDeps, tally: Tally): Pr
   }
   if (part.state === 'pending') tally.watch(row.ref, part.attempts, part);
   else tally.count(part);
+}
+
+/** Whether the row holds what the rules let a client store (the trigger's own check, triggers/index-signup.ts). */
+function isSignup(row: DocumentSnapshot): boolean {
+  try {
+    parseAddContactInput({
+      email: row.get('email'),
+      subscription_type: row.get('subscription_type'),
+      source: row.get('source'),
+    });
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** A stored part the life can read: a junk row's `delivery` is not one. */
