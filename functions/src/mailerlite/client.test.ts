@@ -199,6 +199,13 @@ describe('retries', () => {
     expect(error).toBeInstanceOf(MailerLiteNetworkError);
     expect(error).toMatchObject({ transient: true });
   });
+
+  it('reads the rate-limit headers of every answer', async () => {
+    const client = mailerLiteClient(ml);
+    await client.upsertSubscriber({ email: 'kid@example.com' });
+    await client.upsertSubscriber({ email: 'teen@example.com' });
+    expect(client.rateLimit).toMatchObject({ limit: 120, remaining: 118 });
+  });
 });
 
 describe('groups', () => {

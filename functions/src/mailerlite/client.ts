@@ -61,6 +61,15 @@ export interface RequestOptions {
   maxRateLimitWaits?: number;
 }
 
+export interface RateLimitSnapshot {
+  /** X-RateLimit-Limit of the last answer, if it had one. */
+  limit: number | null;
+  /** X-RateLimit-Remaining of the last answer, if it had one. */
+  remaining: number | null;
+  /** When that answer arrived (clock ms). */
+  observedAt: number;
+}
+
 export interface MailerLiteResponse<T> {
   status: number;
   body: T;
@@ -110,6 +119,7 @@ export class MailerLiteClient {
   private readonly backoffMaxMs: number;
   private readonly retryAfterSlackMs: number;
   private readonly maxRateLimitWaits: number;
+  private lastRateLimit: RateLimitSnapshot = { limit: null, remaining: null, observedAt: 0 };
   /** Names the MailerLite account (URL and a hash of the key) for caches shared across calls. */
   readonly accountKey: string;
 
@@ -123,6 +133,11 @@ export class MailerLiteClient {
     this.backoffMaxMs = options.backoffMaxMs ?? 10_000;
     this.retryAfterSlackMs = options.retryAfterSlackMs ?? 50;
     this.maxRateLimitWaits = options.maxRateLimitWaits ?? 5;
+  }
+
+  /** The rate-limit headers of the most recent answer (the launch check prints them). */
+  get rateLimit(): RateLimitSnapshot {
+    return this.lastRateLimit;
   }
 
   /**
@@ -290,6 +305,7 @@ export class MailerLiteClient {
         body: body === undefined ? undefined : JSON.stringify(body),
         signal: combined,
       });
+      this.observeRateLimit(response.headers);
       const text = await response.text();
       return { status: response.status, statusText: response.statusText, headers: response.headers, text };
     } catch (error) {
@@ -299,11 +315,25 @@ export class MailerLiteClient {
     }
   }
 
+  private observeRateLimit(headers: Headers): void {
+    const limit = headerNumber(headers, 'x-ratelimit-limit');
+    const remaining = headerNumber(headers, 'x-ratelimit-remaining');
+    if (limit === null && remaining === null) return;
+    this.lastRateLimit = { limit, remaining, observedAt: this.clock.now() };
+  }
+
   private backoff(failures: number): number {
     const ceiling = Math.min(this.backoffMaxMs, this.backoffBaseMs * 2 ** Math.max(0, failures - 1));
     // Full jitter: spreads the retries of several instances hit by the same outage.
     return ceiling / 2 + Math.random() * (ceiling / 2);
   }
+}
+
+function headerNumber(headers: Headers, name: string): number | null {
+  const value = headers.get(name);
+  if (value === null || value.trim() === '') return null;
+  const parsed = Number(value);
+  return Number.isFinite(parsed) ? parsed : null;
 }
 
 /** Retry-After as delay-seconds (fractions tolerated) or an HTTP date; null when absent or unreadable. */
