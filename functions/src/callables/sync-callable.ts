@@ -88,8 +88,9 @@ const tooSoonMessage = (waitMs: number) => {
  *
  * One run at a time (a lease in `_sync/mailerlite`), and one a minute at most (/admin is public); a run
  * stops starting pages before the function's deadline, and the next continues from its cursor. It sends
- * nothing to MailerLite itself: what the worker does for one row's task, it does here too (a mailbox that
- * unsubscribed is never pushed again; a contact its mailbox's record has in the group costs no request).
+ * nothing to MailerLite itself: the worker runs each round it hands over as it runs a row's own task (a
+ * mailbox that unsubscribed is never pushed again; a contact its mailbox's record has in the group costs no
+ * request).
  */
 export async function handleSyncEmailsToMailerlite(data: unknown, deps: SyncDeps): Promise<SyncReply> {
   validated(CALLABLES.syncEmails, deps.logger, parseSyncInput, data);
