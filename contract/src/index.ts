@@ -71,12 +71,15 @@ export type SyncRequest = Record<string, never>;
 export interface SyncReply {
   success: boolean;
   message: string;
-  /** Distinct addresses MailerLite confirmed in this run. */
+  /**
+   * Sign-ups the run read whose contact is in MailerLite, or whose owner unsubscribed: counted together, so
+   * the reply does not tell a stranger who stored an address whether its owner had left.
+   */
   synced: number;
   error: string | null;
-  /** Sign-ups still after the cursor (null when they could not be counted). */
+  /** Sign-ups the run did not reach, after its cursor (0 once it read them all; null when not counted). */
   remaining: number | null;
-  /** Stored addresses MailerLite refused as invalid (passed over, not retried). */
+  /** Sign-ups whose address MailerLite refused as invalid (the person's own: not retried). */
   rejected: number;
   /** Stored documents that are not sign-ups (skipped). */
   skipped: number;

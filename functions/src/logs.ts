@@ -45,12 +45,6 @@ export type LogEvent =
   | 'sync.refused_running'
   | 'sync.refused_too_soon'
   | 'sync.lease_taken_over'
-  | 'sync.batch_confirmed'
-  | 'sync.contact_rejected'
-  | 'sync.signup_skipped'
-  | 'sync.erased_contact_skipped'
-  | 'sync.erased_contact_forgotten'
-  | 'sync.rate_limited'
   | 'sync.finished'
   | 'sync.failed';
 

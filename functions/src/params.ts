@@ -86,7 +86,7 @@ export const MAIL_PER_HOUR = defineInt('MAIL_PER_HOUR', {
 export const SYNC_MIN_INTERVAL_SECONDS = defineInt('SYNC_MIN_INTERVAL_SECONDS', {
   default: DEFAULTS.SYNC_MIN_INTERVAL_SECONDS,
   description:
-    'How long after a sync ended the next may start (unless it stopped at its deadline with work left): /admin is public, and this keeps a script from making it a stream of MailerLite requests.',
+    'How long after a sync ended the next may start (unless it stopped at its deadline with work left): /admin is public, and this keeps a script from making it a stream of reads and tasks.',
 });
 
 export const RETENTION_DAYS = defineInt('RETENTION_DAYS', {

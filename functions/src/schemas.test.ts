@@ -2,7 +2,7 @@ import { HttpsError } from 'firebase-functions/v2/https';
 import { describe, expect, it } from 'vitest';
 import { BAD_EMAILS } from '../test-support/callables';
 import { EMAIL_MAX_LENGTH, emailProblem, normaliseEmail } from './contract';
-import { parseAddContactInput, parseStoredSignup, parseSyncInput, parseThankYouInput } from './schemas';
+import { parseAddContactInput, parseSyncInput, parseThankYouInput } from './schemas';
 
 function refusal(parse: () => unknown): HttpsError {
   try {
@@ -169,26 +169,5 @@ describe('sync-emails-to-mailerlite input', () => {
     ['a 10 kB string', 'x'.repeat(10_240)],
   ])('refuses %s', (_, body) => {
     expect(refusal(() => parseSyncInput(body)).message).toMatch(/takes no arguments/);
-  });
-});
-
-describe('stored sign-ups', () => {
-  it('reads what the rules let a client write, normalising the address', () => {
-    expect(
-      parseStoredSignup({ email: 'Kid@Example.com', subscription_type: 'club', source: 'final_cta' }),
-    ).toEqual({
-      email: 'kid@example.com',
-      subscriptionType: 'club',
-      source: 'final_cta',
-    });
-  });
-
-  it.each<[string, Record<string, unknown>]>([
-    ['no address', { subscription_type: 'updates', source: 'hero_form' }],
-    ['a bad address', { email: 'nope', subscription_type: 'updates', source: 'hero_form' }],
-    ['an unknown type', { email: 'kid@example.com', subscription_type: 'vip', source: 'hero_form' }],
-    ['an unknown source', { email: 'kid@example.com', subscription_type: 'updates', source: 'popup' }],
-  ])('passes over %s', (_, data) => {
-    expect(parseStoredSignup(data)).toBeNull();
   });
 });

@@ -135,24 +135,3 @@ export function parseSyncInput(data: unknown): void {
   if (keys.length > 0)
     throw invalid(`The sync takes no arguments; unexpected field ${quoteField(keys[0] ?? '')}.`);
 }
-
-/** A stored sign-up as the sync reads it: what the Firestore rules let a client write. */
-export interface StoredSignup {
-  email: string;
-  subscriptionType: SubscriptionType;
-  source: SignupSource;
-}
-
-/** Null when the document is not a sign-up the sync can deliver (it is then skipped and counted). */
-export function parseStoredSignup(data: Record<string, unknown>): StoredSignup | null {
-  if (emailProblem(data.email) !== null) return null;
-  const type = data.subscription_type;
-  const source = data.source;
-  if (typeof type !== 'string' || !(SUBSCRIPTION_TYPES as readonly string[]).includes(type)) return null;
-  if (typeof source !== 'string' || !(SOURCES as readonly string[]).includes(source)) return null;
-  return {
-    email: normaliseEmail(data.email as string),
-    subscriptionType: type as SubscriptionType,
-    source: source as SignupSource,
-  };
-}

@@ -1,6 +1,5 @@
 // The MailerLite harness of the functions' tests: the stand-in in stand-ins/mailerlite, started per test file on an
-// ephemeral loopback port, and the real client pointed at it (with short waits, or recording what MailerLite
-// confirmed).
+// ephemeral loopback port, and the real client pointed at it (with short waits).
 
 import { expect } from 'vitest';
 import {
@@ -8,15 +7,7 @@ import {
   type MailerLiteStandInOptions,
   startMailerLiteStandIn,
 } from '../../stand-ins/mailerlite/index.ts';
-import {
-  type BatchRequest,
-  type BatchResponse,
-  MailerLiteClient,
-  type MailerLiteClientOptions,
-  type MailerLiteMethod,
-  type MailerLiteResponse,
-  type RequestOptions,
-} from '../src/mailerlite/client';
+import { MailerLiteClient, type MailerLiteClientOptions } from '../src/mailerlite/client';
 
 /** MailerLite as the launcher runs it: an account with a `source` custom field. */
 export function startMailerLite(options: MailerLiteStandInOptions = {}): Promise<MailerLiteStandIn> {
@@ -27,7 +18,6 @@ export function startMailerLite(options: MailerLiteStandInOptions = {}): Promise
 export const MAILERLITE_LIMITS = {
   windowMs: 60_000,
   requestsPerWindow: 120,
-  importsPerWindow: 5,
   fractionalRetryAfter: false,
 };
 
@@ -82,65 +72,4 @@ export function mailerLiteClient(
   options: Partial<MailerLiteClientOptions> = {},
 ): MailerLiteClient {
   return new MailerLiteClient(shortWaitOptions(ml, options));
-}
-
-/** An upsert MailerLite confirmed (2xx), alone or inside a batch. */
-export interface ConfirmedUpsert {
-  email: string;
-  groups: string[];
-}
-
-/**
- * The real client, sending real requests, that also writes down every upsert MailerLite confirmed:
- * what the stand-in's request log cannot show (the addresses and groups inside a batch).
- */
-export class RecordingMailerLiteClient extends MailerLiteClient {
-  constructor(
-    options: MailerLiteClientOptions,
-    readonly confirmed: ConfirmedUpsert[],
-  ) {
-    super(options);
-  }
-
-  override async request<T>(
-    method: MailerLiteMethod,
-    path: string,
-    body?: unknown,
-    options?: RequestOptions,
-  ): Promise<MailerLiteResponse<T>> {
-    const response = await super.request<T>(method, path, body, options);
-    const upsert = (value: unknown) => {
-      const { email, groups } = value as { email: string; groups?: string[] };
-      this.confirmed.push({ email, groups: groups ?? [] });
-    };
-    if (method === 'POST' && path === '/subscribers') upsert(body);
-    if (method === 'POST' && path === '/batch') {
-      const { requests } = body as { requests: BatchRequest[] };
-      const { responses } = response.body as { responses: BatchResponse[] };
-      responses.forEach((entry, index) => {
-        if (entry.code < 300 && requests[index]?.path === 'api/subscribers') upsert(requests[index]?.body);
-      });
-    }
-    return response;
-  }
-}
-
-export function recordingMailerLiteClient(
-  ml: MailerLiteStandIn,
-  confirmed: ConfirmedUpsert[],
-  options: Partial<MailerLiteClientOptions> = {},
-): RecordingMailerLiteClient {
-  return new RecordingMailerLiteClient(shortWaitOptions(ml, options), confirmed);
-}
-
-/** Confirmed upserts that brought MailerLite nothing new: every (address, group) in them was confirmed before. */
-export function repeatedUpserts(confirmed: ConfirmedUpsert[]): number {
-  const seen = new Set<string>();
-  let repeated = 0;
-  for (const { email, groups } of confirmed) {
-    const pairs = groups.map((group) => `${group} ${email}`);
-    if (pairs.every((p) => seen.has(p))) repeated += 1;
-    for (const p of pairs) seen.add(p);
-  }
-  return repeated;
 }

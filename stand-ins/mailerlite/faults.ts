@@ -9,15 +9,10 @@ const failRule = z.strictObject({
   status: z.number().int().min(100).max(599),
   body: z.unknown().optional(),
   headers: z.record(z.string(), z.string()).optional(),
-  /** Only requests whose path (e.g. "/api/batch", "/api/subscribers") starts with this. */
+  /** Only requests whose path (e.g. "/api/subscribers") starts with this. */
   pathPrefix: z.string().optional(),
   /** Only requests with this HTTP method. */
   method: z.string().optional(),
-  /**
-   * false (default): the rule matches HTTP requests as they arrive. true: it matches the requests inside a
-   * POST /api/batch instead, so one entry of a batch can be made to fail while the batch answers 200.
-   */
-  batched: z.boolean().optional(),
 });
 
 const dropRule = z.strictObject({ count, pathPrefix: z.string().optional() });
@@ -99,11 +94,10 @@ export class MailerLiteFaults {
     this.refuseKey = false;
   }
 
-  takeFailure(method: string, path: string, batched: boolean): FailRule | undefined {
+  takeFailure(method: string, path: string): FailRule | undefined {
     return take(
       this.failRules,
       (r) =>
-        (r.batched ?? false) === batched &&
         (r.pathPrefix === undefined || path.startsWith(r.pathPrefix)) &&
         (r.method === undefined || r.method.toUpperCase() === method.toUpperCase()),
     );

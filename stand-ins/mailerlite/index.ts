@@ -1,5 +1,5 @@
 // MailerLite API stand-in: an HTTP server that answers the endpoints the functions use the way
-// connect.mailerlite.com/api does (auth, validation, status codes, ids, batch semantics, rate limits), with its
+// connect.mailerlite.com/api does (auth, validation, status codes, ids, rate limits), with its
 // state readable and faults injectable by tests, over the stand-ins' control surface (stand-ins/http.ts) or through
 // the returned object.
 
@@ -24,8 +24,6 @@ const limitsSchema = z.strictObject({
   windowMs: z.number().int().min(1).default(60_000),
   /** Requests per window across all endpoints (MailerLite: 120). */
   requestsPerWindow: z.number().int().min(1).default(120),
-  /** Import creations per window: batches made only of upserts count as one (MailerLite: 5). */
-  importsPerWindow: z.number().int().min(1).default(5),
   /**
    * Retry-After with millisecond precision (e.g. "0.734") instead of MailerLite's whole seconds: for
    * benchmarks that compress the window to a second or so, where whole seconds would distort the waits.
@@ -62,8 +60,6 @@ export interface RequestLogEntry {
   durationMs: number;
   /** Set when the answer came from an injected fault rather than the API. */
   fault?: 'status' | 'drop' | 'down';
-  /** Number of requests inside a POST /api/batch. */
-  batchSize?: number;
 }
 
 /** What GET /__control/state answers (and `state` returns). */
@@ -110,22 +106,15 @@ export async function startMailerLiteStandIn(options: MailerLiteStandInOptions =
   const dataFile = options.dataDir && path.join(options.dataDir, 'mailerlite-stand-in.json');
   if (dataFile) await loadAccount(store, dataFile);
   const faults = new MailerLiteFaults();
-  // Both limits are per account (one API key here). MailerLite documents batching as the way to stay within
-  // the 120/minute limit, so a POST /api/batch counts as one request against it whatever it contains; only
-  // the import limit looks inside (a batch of nothing but POST api/subscribers counts as one import).
+  // The limit is per account (one API key here).
   const globalLimiter = new FixedWindowLimiter(limits.requestsPerWindow, limits.windowMs);
-  const importLimiter = new FixedWindowLimiter(limits.importsPerWindow, limits.windowMs);
   const requestLog: RequestLogEntry[] = [];
   let baseUrl = '';
 
   function record(entry: RequestLogEntry): void {
     requestLog.push(entry);
     if (requestLog.length > REQUEST_LOG_LIMIT) requestLog.splice(0, requestLog.length - REQUEST_LOG_LIMIT);
-    const extra = entry.fault
-      ? ` (fault: ${entry.fault})`
-      : entry.batchSize
-        ? ` (batch of ${entry.batchSize})`
-        : '';
+    const extra = entry.fault ? ` (fault: ${entry.fault})` : '';
     log(
       `[mailerlite] ${entry.method} ${entry.path} ${entry.status || 'closed'} ${entry.durationMs}ms${extra}`,
     );
@@ -176,7 +165,7 @@ export async function startMailerLiteStandIn(options: MailerLiteStandInOptions =
     }
     if (faults.latencyMs > 0) await sleep(faults.latencyMs);
 
-    const fault = faults.takeFailure(method, url.pathname, false);
+    const fault = faults.takeFailure(method, url.pathname);
     if (fault) {
       const headers: Record<string, string> = { ...fault.headers };
       if (fault.status === 429) {
@@ -220,15 +209,7 @@ export async function startMailerLiteStandIn(options: MailerLiteStandInOptions =
     }
 
     const body = parseJsonObject(rawBody);
-    const ctx: ApiContext = {
-      store,
-      now: at,
-      baseUrl,
-      importLimiter,
-      fractionalRetryAfter: limits.fractionalRetryAfter,
-      faults,
-      inBatch: false,
-    };
+    const ctx: ApiContext = { store, now: at, baseUrl };
     let result: ApiResult;
     try {
       result = match.handler(ctx, match.params, url.searchParams, body);
@@ -237,33 +218,25 @@ export async function startMailerLiteStandIn(options: MailerLiteStandInOptions =
       result = { status: 500, body: { message: 'Server Error' } };
     }
     send(res, { ...result, headers: { ...rateHeaders(), ...result.headers } });
-    const batchSize =
-      url.pathname === '/api/batch' && Array.isArray(body.requests) && result.status === 200
-        ? body.requests.length
-        : undefined;
-    record(entry(result.status, batchSize === undefined ? {} : { batchSize }));
+    record(entry(result.status));
   }
 
   function snapshot(): MailerLiteState {
     const at = now();
-    return stateOf(store, requestLog, limits, { globalLimiter, importLimiter, at }, faults);
+    return stateOf(store, requestLog, limits, { globalLimiter, at }, faults);
   }
 
   function setLimits(next: unknown): void {
     Object.assign(limits, parseWith(limitsSchema, { ...limits, ...(next as object) }));
     globalLimiter.limit = limits.requestsPerWindow;
     globalLimiter.windowMs = limits.windowMs;
-    importLimiter.limit = limits.importsPerWindow;
-    importLimiter.windowMs = limits.windowMs;
     globalLimiter.reset();
-    importLimiter.reset();
   }
 
   function reset(): void {
     store.clear();
     requestLog.length = 0;
     globalLimiter.reset();
-    importLimiter.reset();
     faults.clear();
   }
 
@@ -325,7 +298,7 @@ function stateOf(
   store: Store,
   requests: RequestLogEntry[],
   limits: MailerLiteLimits,
-  rate: { globalLimiter: FixedWindowLimiter; importLimiter: FixedWindowLimiter; at: number },
+  rate: { globalLimiter: FixedWindowLimiter; at: number },
   faults: MailerLiteFaults,
 ) {
   const subscribers = [...store.subscribers.values()];
@@ -353,7 +326,6 @@ function stateOf(
     limits: { ...limits },
     rateLimit: {
       remaining: rate.globalLimiter.remaining(rate.at),
-      importsRemaining: rate.importLimiter.remaining(rate.at),
       resetInMs: rate.globalLimiter.msUntilReset(rate.at),
     },
     faults: faults.state(),

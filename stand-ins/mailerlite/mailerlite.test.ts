@@ -261,64 +261,10 @@ describe('groups', () => {
   });
 });
 
-describe('batch', () => {
-  it('answers 200 with one {code, body} per request, in order, when some of them fail', async () => {
-    await start();
-    const res = await call('/batch', {
-      body: {
-        requests: [
-          { method: 'POST', path: 'api/subscribers', body: { email: 'd@example.org' } },
-          { method: 'POST', path: 'api/subscribers', body: { email: 'broken' } },
-          { method: 'GET', path: 'api/subscribers/nobody@example.org' },
-          { method: 'GET', path: 'api/groups?limit=5' },
-        ],
-      },
-    });
-    expect(res.status).toBe(200);
-    expect(res.json).toMatchObject({ total: 4, successful: 2, failed: 2 });
-    expect(res.json.responses.map((r: { code: number }) => r.code)).toEqual([201, 422, 404, 200]);
-    expect(res.json.responses[0].body.data.email).toBe('d@example.org');
-    expect(res.json.responses[1].body.errors.email).toEqual(['The email must be a valid email address.']);
-    expect(res.json.responses[3].body.meta.per_page).toBe(5);
-  });
-
-  it('refuses more than 50 requests, and entries whose path does not start with api/, with 422', async () => {
-    const standIn = await start();
-    const upsert = (i: number) => ({
-      method: 'POST',
-      path: 'api/subscribers',
-      body: { email: `u${i}@example.org` },
-    });
-    const tooMany = await call('/batch', {
-      body: { requests: Array.from({ length: 51 }, (_, i) => upsert(i)) },
-    });
-    expect(tooMany.status).toBe(422);
-    expect(tooMany.json).toEqual({
-      message: 'The given data was invalid.',
-      errors: { requests: ['The requests must not have more than 50 items.'] },
-    });
-    expect(standIn.state.subscribers).toHaveLength(0);
-
-    const badPath = await call('/batch', { body: { requests: [{ method: 'GET', path: '/api/groups' }] } });
-    expect(badPath.status).toBe(422);
-    expect(Object.keys(badPath.json.errors)).toEqual(['requests.0.path']);
-
-    const fifty = await call('/batch', {
-      body: { requests: Array.from({ length: 50 }, (_, i) => upsert(i)) },
-    });
-    expect(fifty.status).toBe(200);
-    expect(fifty.json.successful).toBe(50);
-  });
-});
-
 describe('rate limits', () => {
-  it('answers 429 with Retry-After once the window is used up, and counts a batch as one request', async () => {
+  it('answers 429 with Retry-After once the window is used up', async () => {
     await start({ requestsPerWindow: 3, windowMs: 60_000 });
-    const batch = await call('/batch', {
-      body: { requests: Array.from({ length: 10 }, () => ({ method: 'GET', path: 'api/groups' })) },
-    });
-    expect(batch.status).toBe(200);
-    expect(batch.headers.get('x-ratelimit-remaining')).toBe('2');
+    expect((await call('/groups')).headers.get('x-ratelimit-remaining')).toBe('2');
     expect((await call('/groups')).headers.get('x-ratelimit-remaining')).toBe('1');
     expect((await call('/groups')).headers.get('x-ratelimit-remaining')).toBe('0');
 
@@ -361,51 +307,15 @@ describe('rate limits', () => {
     let clock = Date.UTC(2025, 0, 1);
     await start({
       requestsPerWindow: 1,
-      importsPerWindow: 1,
       windowMs: 1_000,
       fractionalRetryAfter: true,
       now: () => clock,
     });
-    expect(
-      (
-        await call('/batch', {
-          body: { requests: [{ method: 'POST', path: 'api/subscribers', body: { email: 'a@example.org' } }] },
-        })
-      ).status,
-    ).toBe(200);
+    expect((await call('/subscribers', { body: { email: 'a@example.org' } })).status).toBe(201);
     clock += 266;
     const limited = await call('/groups');
     expect(limited.status).toBe(429);
     expect(limited.headers.get('retry-after')).toBe('0.734');
-  });
-
-  it('counts batches made only of upserts against the import limit', async () => {
-    const standIn = await start({ importsPerWindow: 2 });
-    const upserts = (n: number) => ({
-      requests: Array.from({ length: n }, (_, i) => ({
-        method: 'POST',
-        path: 'api/subscribers',
-        body: { email: `i${n}-${i}@example.org` },
-      })),
-    });
-    expect((await call('/batch', { body: upserts(2) })).status).toBe(200);
-    const mixed = {
-      requests: [
-        { method: 'POST', path: 'api/subscribers', body: { email: 'm@example.org' } },
-        { method: 'GET', path: 'api/groups' },
-      ],
-    };
-    expect((await call('/batch', { body: mixed })).status).toBe(200);
-    expect((await call('/batch', { body: upserts(1) })).status).toBe(200);
-
-    const limited = await call('/batch', { body: upserts(3) });
-    expect(limited.status).toBe(429);
-    expect(limited.json).toEqual({ message: "You're being rate limited on import creation." });
-    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-    // Mixed batches and single upserts are unaffected.
-    expect((await call('/batch', { body: mixed })).status).toBe(200);
-    expect((await call('/subscribers', { body: { email: 'z@example.org' } })).status).toBe(201);
-    expect(standIn.state.subscribers.map((s) => s.email)).not.toContain('i3-0@example.org');
   });
 });
 
@@ -415,7 +325,7 @@ describe('routes', () => {
     const unknown = await call('/campaigns/list/x');
     expect(unknown.status).toBe(404);
     expect(unknown.json).toEqual({ message: 'The route api/campaigns/list/x could not be found.' });
-    expect((await call('/batch')).status).toBe(405);
+    expect((await call('/subscribers/e@example.org/forget')).status).toBe(405);
     const unimplemented = await call('/subscribers');
     expect(unimplemented.status).toBe(501);
     expect(unimplemented.json.message).toContain('GET api/subscribers');
@@ -438,23 +348,6 @@ describe('fault injection', () => {
       [503, 'status'],
       [201, undefined],
     ]);
-  });
-
-  it('fails single entries of a batch with a batched rule while the batch answers 200', async () => {
-    const standIn = await start();
-    standIn.faults.failNext(1, 500, undefined, { pathPrefix: '/api/subscribers', batched: true });
-    const res = await call('/batch', {
-      body: {
-        requests: [
-          { method: 'POST', path: 'api/subscribers', body: { email: 'f@example.org' } },
-          { method: 'POST', path: 'api/subscribers', body: { email: 'g@example.org' } },
-        ],
-      },
-    });
-    expect(res.status).toBe(200);
-    expect(res.json.responses.map((r: { code: number }) => r.code)).toEqual([500, 201]);
-    expect(res.json.failed).toBe(1);
-    expect(standIn.state.subscribers.map((s) => s.email)).toEqual(['g@example.org']);
   });
 
   it('delays answers by the injected latency, so a client timeout fires', async () => {
@@ -561,7 +454,7 @@ describe('control', () => {
       body: JSON.stringify({ requestsPerWindow: 1, windowMs: 5_000 }),
     });
     expect(put.status).toBe(200);
-    expect(standIn.limits).toMatchObject({ requestsPerWindow: 1, windowMs: 5_000, importsPerWindow: 5 });
+    expect(standIn.limits).toMatchObject({ requestsPerWindow: 1, windowMs: 5_000 });
     expect((await call('/groups')).status).toBe(200);
     expect((await call('/groups')).status).toBe(429);
   });

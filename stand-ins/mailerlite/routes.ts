@@ -1,9 +1,7 @@
 // The MailerLite API endpoints the stand-in serves, as documented at developers.mailerlite.com (Subscribers,
-// Groups, Batching) and as recorded in mailerlite/mailerlite-python's VCR cassettes. Handlers are plain
-// functions of (context, params, query, body) so POST /api/batch can run the same code for each entry.
+// Groups, Fields) and as recorded in mailerlite/mailerlite-python's VCR cassettes. Handlers are plain
+// functions of (context, params, query, body).
 
-import { defaultFaultBody, type MailerLiteFaults } from './faults.ts';
-import type { FixedWindowLimiter } from './rate-limit.ts';
 import { isValidEmail, type Store, SUBSCRIBER_STATUSES, type SubscriberStatus } from './store.ts';
 import { isPlainObject, Validator, validationBody } from './validation.ts';
 
@@ -18,10 +16,6 @@ export interface ApiContext {
   now: number;
   /** e.g. "http://127.0.0.1:3080/api", used to build links the way MailerLite builds absolute URLs. */
   baseUrl: string;
-  importLimiter: FixedWindowLimiter;
-  fractionalRetryAfter: boolean;
-  faults: MailerLiteFaults;
-  inBatch: boolean;
 }
 
 type Handler = (
@@ -44,9 +38,6 @@ export type RouteMatch =
   | { kind: 'method-not-allowed'; allowed: string[] }
   | { kind: 'not-implemented' };
 
-export const IMPORT_LIMIT_MESSAGE = "You're being rate limited on import creation.";
-export const BATCH_MAX_REQUESTS = 50;
-
 function compile(path: string): { pattern: RegExp; names: string[] } {
   const names: string[] = [];
   const pattern = new RegExp(
@@ -68,14 +59,6 @@ function notFound(model: string): ApiResult {
 
 function invalid(v: Validator): ApiResult {
   return { status: 422, body: validationBody(v.errors) };
-}
-
-function importLimited(ctx: ApiContext): ApiResult {
-  return {
-    status: 429,
-    body: { message: IMPORT_LIMIT_MESSAGE },
-    headers: { 'Retry-After': ctx.importLimiter.retryAfter(ctx.now, ctx.fractionalRetryAfter) },
-  };
 }
 
 function groupIdOf(value: unknown): string | undefined {
@@ -262,67 +245,6 @@ const listFields: Handler = (ctx, _params, query) => {
   return { status: 200, body: pageOf(fields, page, limit, `${ctx.baseUrl}/fields`) };
 };
 
-const BATCH_METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'];
-
-// POST /api/batch: {requests: [{method, path: "api/...", body?}]}, at most 50. Answers 200 with one
-// {code, body} per request in the order sent, even when some of them fail. A batch made only of subscriber
-// upserts (POST api/subscribers) is processed as an import and counts against the import limit; when that is
-// exhausted the whole batch is refused with 429.
-const batch: Handler = (ctx, _params, _query, body) => {
-  if (ctx.inBatch) {
-    return { status: 422, body: validationBody({ path: ['A batch request cannot contain another batch.'] }) };
-  }
-  const v = new Validator();
-  const { requests } = body;
-  const entries: Array<{ method: string; path: string; body: Record<string, unknown> }> = [];
-  if (requests === undefined || requests === null || (Array.isArray(requests) && requests.length === 0)) {
-    v.required('requests');
-  } else if (!Array.isArray(requests)) {
-    v.notArray('requests');
-  } else if (requests.length > BATCH_MAX_REQUESTS) {
-    v.tooManyItems('requests', BATCH_MAX_REQUESTS);
-  } else {
-    requests.forEach((entry, index) => {
-      const at = `requests.${index}`;
-      if (!isPlainObject(entry)) {
-        v.notArray(at);
-        return;
-      }
-      const { method, path, body: entryBody } = entry;
-      if (method === undefined || method === null || method === '') v.required(`${at}.method`);
-      else if (typeof method !== 'string' || !BATCH_METHODS.includes(method.toUpperCase())) {
-        v.invalidSelection(`${at}.method`);
-      }
-      if (path === undefined || path === null || path === '') v.required(`${at}.path`);
-      else if (typeof path !== 'string') v.notString(`${at}.path`);
-      else if (!path.startsWith('api/')) v.mustStartWith(`${at}.path`, 'api/');
-      if (entryBody !== undefined && entryBody !== null && !isPlainObject(entryBody))
-        v.notArray(`${at}.body`);
-      if (typeof method === 'string' && typeof path === 'string') {
-        entries.push({ method: method.toUpperCase(), path, body: isPlainObject(entryBody) ? entryBody : {} });
-      }
-    });
-  }
-  if (v.failed) return invalid(v);
-
-  const onlyUpserts = entries.every((e) => e.method === 'POST' && e.path.split('?')[0] === 'api/subscribers');
-  if (onlyUpserts && !ctx.importLimiter.tryHit(ctx.now)) return importLimited(ctx);
-
-  const inner: ApiContext = { ...ctx, inBatch: true };
-  const responses = entries.map((entry) => {
-    const [pathname = '', search = ''] = entry.path.split('?', 2);
-    const fault = ctx.faults.takeFailure(entry.method, `/${pathname}`, true);
-    if (fault) return { code: fault.status, body: fault.body ?? defaultFaultBody(fault.status) };
-    const result = dispatch(inner, entry.method, `/${pathname}`, new URLSearchParams(search), entry.body);
-    return { code: result.status, body: result.body };
-  });
-  const successful = responses.filter((r) => r.code >= 200 && r.code < 300).length;
-  return {
-    status: 200,
-    body: { total: responses.length, successful, failed: responses.length - successful, responses },
-  };
-};
-
 const ROUTES: Route[] = [
   route('POST', '/api/subscribers', upsertSubscriber),
   route('GET', '/api/subscribers/{subscriber}', getSubscriber),
@@ -330,7 +252,6 @@ const ROUTES: Route[] = [
   route('GET', '/api/groups', listGroups),
   route('POST', '/api/groups', createGroup),
   route('DELETE', '/api/groups/{group}', deleteGroup),
-  route('POST', '/api/batch', batch),
   route('GET', '/api/fields', listFields),
 ];
 

@@ -39,16 +39,8 @@ export class Validator {
     this.add(field, `The selected ${label(field)} is invalid.`);
   }
 
-  tooManyItems(field: string, max: number): void {
-    this.add(field, `The ${label(field)} must not have more than ${max} items.`);
-  }
-
   tooLong(field: string, max: number): void {
     this.add(field, `The ${label(field)} must not be greater than ${max} characters.`);
-  }
-
-  mustStartWith(field: string, prefix: string): void {
-    this.add(field, `The ${label(field)} must start with one of the following: ${prefix}.`);
   }
 }
 

@@ -242,11 +242,7 @@ async function runScenario(
   scenario: 'calm' | 'outage',
 ): Promise<ScenarioFigures> {
   await services.resetAll();
-  await services.mailerLite.setLimits({
-    windowMs: WINDOW_MS,
-    requestsPerWindow: MAILERLITE_PER_MINUTE,
-    importsPerWindow: 5,
-  });
+  await services.mailerLite.setLimits({ windowMs: WINDOW_MS, requestsPerWindow: MAILERLITE_PER_MINUTE });
   const requestsBefore = (await services.mailerLite.state()).requests.length;
   const signups = makeSignups(SIGNUPS, scenario);
   const apps = Array.from({ length: CLIENTS }, (_, i) => clientApp(info, i));

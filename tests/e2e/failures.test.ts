@@ -153,13 +153,13 @@ describe('when MailerLite is down', () => {
       .poll(() => e2e.services.mailerLite.groupsOf(email), { timeout: RETRY_TIMEOUT_MS, interval: 1_000 })
       .toEqual([MAILERLITE_GROUP_NAMES.updates]);
 
-    // The operator's sync still works beside the queue, and sends nothing twice to the same group.
+    // The operator's sync finds it done: it hands nothing over, and sends nothing twice to the same group.
     await openAdmin(page, e2e.stack.siteUrl);
     await syncButton(page).click();
     expect(await waitForToast(page, TEXT.syncSuccessTitle)).toEqual({
       variant: 'success',
       title: TEXT.syncSuccessTitle,
-      description: 'Synced 1 email to MailerLite.',
+      description: '1 sign-up is in MailerLite or unsubscribed.',
     });
     expect(await e2e.services.mailerLite.groupsOf(email)).toEqual([MAILERLITE_GROUP_NAMES.updates]);
   }, 120_000);

@@ -1,293 +1,366 @@
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
-import { clockAhead } from '../../test-support/logs';
-import { recordingMailerLiteClient, repeatedUpserts } from '../../test-support/mailerlite';
-import { FINAL, HERO, seedSignups, taskFor, testMailboxes } from '../../test-support/signups';
+import type { DocumentReference, Firestore } from 'firebase-admin/firestore';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { MailerLiteStandIn } from '../../../stand-ins/mailerlite/index.ts';
+import { expectHttpsError } from '../../test-support/callables';
+import { type FirestoreHarness, startFirestore } from '../../test-support/firestore';
+import { type RecordingLogger, recordingLogger } from '../../test-support/logs';
+import { mailerLiteClient, resetMailerLite, startMailerLite } from '../../test-support/mailerlite';
 import {
-  confirmed,
-  confirmedPairs,
-  contactsSent,
-  db,
-  expectAllSevenHundredDelivered,
-  firestore,
-  GROUPS,
-  logger,
-  ml,
-  sync,
-  syncState,
-  thousandSignups,
-  useSyncHarness,
-} from '../../test-support/sync-harness';
-import { systemClock } from '../clock';
-import { SYNC_STATE_COLLECTION, SYNC_STATE_DOC } from '../sync/state';
-import { handleDeliverContact } from '../tasks/deliver-contact';
+  HERO,
+  MAILBOX_SECRET,
+  seedSignups,
+  suppressMailbox,
+  testMailboxes,
+} from '../../test-support/signups';
+import { type EnqueuedTask, recordingEnqueue } from '../../test-support/tasks';
+import { type Clock, systemClock } from '../clock';
+import { SIGNUPS } from '../contract';
+import { clearGroupCache } from '../mailerlite/groups';
+import { type DeliverContactDeps, handleDeliverContact } from '../tasks/deliver-contact';
+import { type Enqueue, QUEUES } from '../tasks/queue';
+import { enqueuePart, partOf, RowDelivery } from '../tasks/row-delivery';
+import { indexSignup } from '../triggers/index-signup';
+import { handleSyncEmailsToMailerlite, SYNC_STATE, type SyncDeps } from './sync-callable';
 
-useSyncHarness();
+let firestore: FirestoreHarness;
+let db: Firestore;
+let ml: MailerLiteStandIn;
+let logger: RecordingLogger;
+
+beforeAll(async () => {
+  [firestore, ml] = await Promise.all([startFirestore(), startMailerLite()]);
+  db = firestore.db;
+});
+afterAll(async () => {
+  await Promise.all([firestore.stop(), ml.stop()]);
+});
+beforeEach(async () => {
+  await firestore.reset();
+  resetMailerLite(ml);
+  clearGroupCache();
+  logger = recordingLogger();
+});
+
+const GROUPS = { updates: 'GOODY launch updates', club: 'GOODY Club' };
+
+/** The contact worker's deps (tasks/deliver-contact.ts), against the stand-in. */
+const workerDeps = (): DeliverContactDeps => ({
+  db,
+  client: mailerLiteClient(ml),
+  groups: GROUPS,
+  clock: systemClock,
+  logger,
+  mailboxes: testMailboxes(db),
+});
+
+/**
+ * Cloud Tasks as the Sync meets it: each task is kept (a task id seen before is a duplicate), and a contact
+ * task is run at once by the real worker against the MailerLite stand-in, as the queue dispatches it.
+ */
+function liveQueue(): { tasks: EnqueuedTask[]; enqueue: Enqueue; idle: () => Promise<unknown> } {
+  const recorded = recordingEnqueue();
+  const running: Array<Promise<unknown>> = [];
+  const enqueue: Enqueue = async (queue, payload, task) => {
+    const result = await recorded.enqueue(queue, payload, task);
+    if (result === 'enqueued' && queue === QUEUES.contact) {
+      // A RetryLater: Cloud Tasks would try again later.
+      running.push(handleDeliverContact(payload, workerDeps()).catch(() => undefined));
+    }
+    return result;
+  };
+  return { tasks: recorded.tasks, enqueue, idle: () => Promise.all(running) };
+}
+
+let queue: ReturnType<typeof liveQueue>;
+beforeEach(() => {
+  queue = liveQueue();
+});
+
+function deps(extra: Partial<SyncDeps> & { clock?: Clock } = {}): SyncDeps {
+  const clock = extra.clock ?? systemClock;
+  const enqueue = enqueuePart(queue.enqueue, MAILBOX_SECRET);
+  return {
+    db,
+    clock,
+    logger,
+    enqueuePart: enqueue,
+    index: (ref) => indexSignup(ref, { mailboxSecret: MAILBOX_SECRET, enqueuePart: enqueue, clock, logger }),
+    deadline: Date.now() + 540_000,
+    ...extra,
+    options: { minIntervalMs: 0, settleMs: 3_000, pollMs: 20, ...extra.options },
+  };
+}
+
+const sync = (extra: Partial<SyncDeps> = {}) => handleSyncEmailsToMailerlite({}, deps(extra));
+
+async function rowOf(email: string): Promise<DocumentReference> {
+  const rows = await db.collection(SIGNUPS).where('email', '==', email).get();
+  const [row] = rows.docs;
+  if (!row) throw new Error(`no row for ${email}`);
+  return row.ref;
+}
+
+/** The row's contact part after a failed attempt of round 0, as the worker records it. */
+async function failedOnce(email: string, code = 'mailerlite 401', reason?: 'configuration') {
+  await new RowDelivery(await rowOf(email), 'contact').apply(
+    { kind: 'retry', round: 0, code, ...(reason ? { reason } : {}) },
+    Date.now(),
+  );
+}
+
+const contactOf = async (email: string) => partOf((await (await rowOf(email)).get()).data(), 'contact');
+const upserts = () => ml.state.requests.filter((r) => r.method === 'POST' && r.path === '/api/subscribers');
+const contactTasks = () => queue.tasks.filter((task) => task.queue === QUEUES.contact);
 
 describe('sync-emails-to-mailerlite', () => {
-  it('delivers 1,000 sign-ups of 700 people: each address once, in the right groups, synced 700', async () => {
-    await seedSignups(db, thousandSignups());
-    const reply = await sync();
+  it('hands a failed contact a new round, which the worker delivers; one in MailerLite, or on its way, gets none', async () => {
+    await seedSignups(db, [
+      { email: 'done@example.com', ...HERO },
+      { email: 'queued@example.com', ...HERO },
+      { email: 'failed@example.com', ...HERO },
+    ]);
+    // done@'s round-0 task delivered it; failed@'s was refused (our key, since fixed); queued@'s has not run.
+    await handleDeliverContact({ signup: (await rowOf('done@example.com')).id, round: 0 }, workerDeps());
+    await failedOnce('failed@example.com', 'mailerlite 401', 'configuration');
+    const upsertsBefore = upserts().length;
+
+    const reply = await sync({ options: { settleMs: 2_000 } });
+
+    // Only failed@ got a task: its next round, which the worker ran at once.
+    expect(contactTasks().map((task) => task.payload)).toEqual([
+      { signup: (await rowOf('failed@example.com')).id, round: 1 },
+    ]);
+    expect(await contactOf('failed@example.com')).toMatchObject({ state: 'done', round: 1 });
+    expect(upserts().length - upsertsBefore).toBe(1);
+    expect(ml.state.subscribers.map((s) => s.email).sort()).toEqual([
+      'done@example.com',
+      'failed@example.com',
+    ]);
+    expect(await contactOf('queued@example.com')).toMatchObject({ state: 'pending', round: 0 });
     expect(reply).toEqual({
       success: true,
-      message: 'Synced 700 emails to MailerLite.',
-      synced: 700,
+      message: '2 sign-ups are in MailerLite or unsubscribed; 1 more is on its way.',
+      synced: 2,
       error: null,
       remaining: 0,
       rejected: 0,
       skipped: 0,
     });
-    expectAllSevenHundredDelivered();
-    // Deduplicated: no (address, group) pair twice, the 100 repeats sent not at all.
-    expect(repeatedUpserts(confirmed)).toBe(0);
-    expect(confirmedPairs()).toBe(900);
-    expect(contactsSent()).toBe(confirmed.length);
-    const state = await syncState();
-    expect(state?.lease).toBeNull();
-    expect(state?.last_run).toMatchObject({ outcome: 'done', synced: 700 });
-    expect(logger.text()).not.toMatch(/kid\d+@example\.com/i);
-  });
-
-  it('uses the bulk endpoint while the import limit allows, single upserts for the rest, and honours 429s', async () => {
-    await seedSignups(db, thousandSignups());
-    await sync();
-    const requests = ml.state.requests.filter((request) => request.path.startsWith('/api/'));
-    const batches = requests.filter((request) => request.path === '/api/batch' && request.status === 200);
-    expect(batches.length).toBeGreaterThanOrEqual(5);
-    expect(Math.max(...batches.map((batch) => batch.batchSize ?? 0))).toBe(50);
-    // Waiting out each Retry-After means about one refused request per limit per window; a client
-    // that ignored it would have been refused hundreds of times.
-    const refused = requests.filter((request) => request.status === 429).length;
-    expect(refused).toBeGreaterThan(0);
-    expect(refused).toBeLessThanOrEqual(10);
-  });
-
-  it('reads ahead past repeats that need no request, so its batches stay full', async () => {
-    // One new address in every 20 sign-ups; the other 19 repeat one already delivered.
-    const signups = [{ email: 'eager@example.com', ...HERO }];
-    for (let i = 0; i < 100; i += 1) {
-      signups.push({ email: `kid${i}@example.com`, ...HERO });
-      for (let r = 0; r < 19; r += 1) signups.push({ email: 'Eager@Example.com', ...HERO });
-    }
-    await seedSignups(db, signups);
-    expect(await sync()).toMatchObject({ success: true, synced: 101, remaining: 0 });
-    expect(confirmed).toHaveLength(101);
-    const batches = ml.state.requests.filter(
-      (request) => request.path === '/api/batch' && request.status === 200,
-    );
-    expect(batches.map((batch) => batch.batchSize)).toEqual([50, 50]);
-  });
-
-  it('syncs nothing the second time, and only the new sign-ups the third', async () => {
-    await seedSignups(db, thousandSignups());
-    await sync();
-    const requestsBefore = ml.state.requests.length;
-    expect(await sync()).toMatchObject({
-      success: true,
-      synced: 0,
-      remaining: 0,
-      message: 'Synced 0 emails to MailerLite.',
+    // The pass is over: the next one starts from the first row.
+    expect((await db.collection(SYNC_STATE.collection).doc(SYNC_STATE.id).get()).data()).toMatchObject({
+      cursor: null,
+      lease: null,
+      last_run: { outcome: 'done' },
     });
-    expect(ml.state.requests.slice(requestsBefore).filter((r) => r.method === 'POST')).toEqual([]);
+    expect(logger.text()).not.toMatch(/@example\.com/);
+  });
 
+  it('costs no MailerLite request for a contact its mailbox already has in the group', async () => {
     await seedSignups(db, [
-      { email: 'newcomer@example.com', ...HERO },
-      { email: 'kid1@example.com', ...FINAL },
+      { email: 'kid@example.com', ...HERO },
+      { email: 'KID@example.com', ...HERO },
     ]);
-    expect(await sync()).toMatchObject({
+    const [first, second] = (await db.collection(SIGNUPS).orderBy('created_at').get()).docs;
+    await handleDeliverContact({ signup: first?.id, round: 0 }, workerDeps());
+    // The second spelling's task failed on the database: it waits out Cloud Tasks' backoff.
+    await new RowDelivery(second?.ref as DocumentReference, 'contact').apply(
+      { kind: 'retry', round: 0, code: 'database' },
+      Date.now(),
+    );
+    const requestsBefore = ml.state.requests.length;
+
+    const reply = await sync();
+
+    expect(contactTasks()).toHaveLength(1);
+    expect(partOf((await second?.ref.get())?.data(), 'contact')).toMatchObject({ state: 'done', round: 1 });
+    expect(ml.state.requests.length).toBe(requestsBefore);
+    expect(reply).toMatchObject({
       success: true,
       synced: 2,
-      message: 'Synced 2 emails to MailerLite.',
+      message: '2 sign-ups are in MailerLite or unsubscribed.',
     });
-    expect(ml.state.subscribers).toHaveLength(701);
+
+    // Pressed again: everything is done, so nothing is handed over and MailerLite hears nothing.
+    expect(await sync()).toMatchObject({ success: true, synced: 2 });
+    expect(contactTasks()).toHaveLength(1);
+    expect(ml.state.requests.length).toBe(requestsBefore);
   });
 
-  describe("beside the rows' own tasks (tasks/deliver-contact.ts) and one contact per mailbox", () => {
-    it('settles what the tasks delivered without a request, and counts it as synced', async () => {
-      await seedSignups(db, [
-        { email: 'kid@example.com', ...HERO },
-        { email: 'friend@example.com', ...HERO },
-      ]);
-      const contactDeps = {
-        db,
-        client: recordingMailerLiteClient(ml, confirmed),
-        groups: GROUPS,
-        clock: systemClock,
-        logger,
-        mailboxes: testMailboxes(db),
-      };
-      expect(await handleDeliverContact(await taskFor(db, 'kid@example.com'), contactDeps)).toBe('delivered');
-      const before = confirmed.length;
-      const reply = await sync();
-      expect(reply).toMatchObject({ success: true, synced: 2 });
-      // Only friend was sent; kid's row was delivered by its task.
-      expect(confirmed.slice(before).map((upsert) => upsert.email)).toEqual(['friend@example.com']);
-      // And a task that comes after the sync finds friend delivered too.
-      expect(await handleDeliverContact(await taskFor(db, 'friend@example.com'), contactDeps)).toBe(
-        'already_delivered',
-      );
-    });
+  it('says the setup waits while MailerLite still refuses the key, naming no param, and delivers once it is fixed', async () => {
+    await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
+    await failedOnce('kid@example.com', 'mailerlite 401', 'configuration');
+    ml.faults.failNext(10, 401, { message: 'Unauthenticated.' });
 
-    it('sends spellings of one mailbox as one contact, in every group they asked for', async () => {
-      await seedSignups(db, [
-        { email: 'kid.teen@gmail.com', ...HERO },
-        { email: 'kidteen+1@gmail.com', ...HERO },
-        { email: 'Kid.Teen+goody@googlemail.com', ...FINAL },
-        { email: 'kidteen@gmail.com', ...HERO },
-        { email: 'kid+x@school-example.org', ...HERO },
-        { email: 'kid@school-example.org', ...FINAL },
-      ]);
-      const reply = await sync();
-      expect(reply).toMatchObject({ success: true });
-      const subscribers = ml.state.subscribers.map((s) => [s.email, s.groups.length]).sort();
-      // A mailbox pushed for the first time gets its bare spelling (its own) over a +tag one stored before it.
-      expect(subscribers).toEqual([
-        ['kid.teen@gmail.com', 2],
-        ['kid@school-example.org', 2],
-      ]);
+    const refused = await sync();
+
+    expect(refused.success).toBe(false);
+    expect(refused.error).toBe(
+      "MailerLite refused the server's setup (its API key, a group or a field): 1 sign-up waits until it is fixed. The functions' logs (add_contact.failed) say what to fix. 0 sign-ups are in MailerLite or unsubscribed.",
+    );
+    expect(refused.message).toBe(refused.error);
+    expect(refused.synced).toBe(0);
+    expect(await contactOf('kid@example.com')).toMatchObject({
+      state: 'pending',
+      round: 1,
+      reason: 'configuration',
     });
+    expect(ml.state.subscribers).toEqual([]);
+
+    ml.faults.clear();
+    const fixed = await sync();
+    expect(fixed).toMatchObject({
+      success: true,
+      synced: 1,
+      message: '1 sign-up is in MailerLite or unsubscribed.',
+    });
+    expect(ml.state.subscribers.map((s) => s.email)).toEqual(['kid@example.com']);
+    expect(contactTasks().map((task) => (task.payload as { round: number }).round)).toEqual([1, 2]);
   });
 
-  it('runs one sync at a time: of two started together, one runs and one is refused', async () => {
-    await seedSignups(db, thousandSignups());
-    const replies = await Promise.all([sync(), sync()]);
-    const refused = replies.filter((reply) => !reply.success);
-    expect(refused).toEqual([
-      {
-        success: false,
-        message: 'A sync is already running. Try again when it has finished.',
-        synced: 0,
-        error: 'A sync is already running. Try again when it has finished.',
-        remaining: null,
-        rejected: 0,
-        skipped: 0,
-      },
+  it("never contacts a mailbox that unsubscribed, and answers as if it had not: the reply tells no one's history", async () => {
+    const rows = [
+      { email: 'kid@example.com', ...HERO },
+      { email: 'control@example.com', ...HERO },
+    ];
+    const pressWith = async (suppressed: boolean) => {
+      await firestore.reset();
+      resetMailerLite(ml);
+      await seedSignups(db, rows);
+      if (suppressed) await suppressMailbox(db, 'kid@example.com');
+      for (const { email } of rows) await failedOnce(email, 'mailerlite 503');
+      return sync();
+    };
+    const plain = await pressWith(false);
+    const withSuppressed = await pressWith(true);
+
+    expect(ml.state.subscribers.map((s) => s.email)).toEqual(['control@example.com']);
+    expect(await contactOf('kid@example.com')).toMatchObject({ state: 'skipped', reason: 'suppressed' });
+    expect(withSuppressed).toEqual(plain);
+    expect(plain).toMatchObject({ success: true, synced: 2 });
+  });
+
+  it('is not stopped by rows that are not sign-ups, and hands a row the trigger never reached to its work', async () => {
+    await seedSignups(db, [{ email: 'first@example.com', ...HERO }]);
+    const junk = db.collection(SIGNUPS);
+    await junk.add({ created_at: new Date(), email: 'not an address', ...HERO });
+    await junk.add({
+      created_at: new Date(),
+      email: 'odd@example.com',
+      ...HERO,
+      delivery: { contact: 'garbage' },
+    });
+    await junk.add({
+      created_at: new Date(),
+      email: 'odd2@example.com',
+      ...HERO,
+      delivery: { contact: { state: 'lost' } },
+    });
+    await seedSignups(db, [{ email: 'late@example.com', ...HERO }], Date.now() + 10, { keyed: false });
+    await failedOnce('first@example.com', 'mailerlite 503');
+
+    const reply = await sync();
+
+    expect(reply).toEqual({
+      success: true,
+      message:
+        '2 sign-ups are in MailerLite or unsubscribed. 3 stored documents were not a sign-up and were skipped.',
+      synced: 2,
+      error: null,
+      remaining: 0,
+      rejected: 0,
+      skipped: 3,
+    });
+    // late@ got the trigger's work: both parts, each on round 0, and their two tasks.
+    const late = await rowOf('late@example.com');
+    expect(
+      queue.tasks.filter((task) => (task.payload as { signup: string }).signup === late.id),
+    ).toHaveLength(2);
+    expect(ml.state.subscribers.map((s) => s.email).sort()).toEqual([
+      'first@example.com',
+      'late@example.com',
     ]);
-    expect(replies.find((reply) => reply.success)?.synced).toBe(700);
-    expectAllSevenHundredDelivered();
-    expect(repeatedUpserts(confirmed)).toBe(0);
   });
 
-  it('takes over the lease of a run that died without giving it back', async () => {
-    await seedSignups(db, thousandSignups());
+  it('stops before its deadline with its cursor written, and the next press continues from it', async () => {
+    const people = Array.from({ length: 7 }, (_, i) => ({ email: `p${i}@example.com`, ...HERO }));
+    await seedSignups(db, people, Date.now(), { keyed: false });
+    // The clock jumps past the run's stop once the first row is indexed: the first page (3 rows) is finished.
+    let late = false;
+    const clock: Clock = { now: () => Date.now() + (late ? 600_000 : 0), sleep: systemClock.sleep };
+    const base = deps({ clock, options: { pageSize: 3, minIntervalMs: 60_000 } });
+    const cut = await handleSyncEmailsToMailerlite(null, {
+      ...base,
+      index: (ref) => {
+        late = true;
+        return base.index(ref);
+      },
+    });
+    expect(cut).toMatchObject({ success: true, remaining: 4 });
+    expect(cut.message).toMatch(/ 4 sign-ups remain: run the sync again to continue\.$/);
+    expect(contactTasks()).toHaveLength(3);
+    await queue.idle();
+
+    // Continued at once (a run cut by its deadline does not hold the next one back), from the cursor.
+    const rest = await sync({ options: { pageSize: 3, minIntervalMs: 60_000 } });
+    expect(rest).toMatchObject({ success: true, remaining: 0, synced: 4 });
+    expect(rest.message).toBe('Continuing the last sync: 4 sign-ups are in MailerLite or unsubscribed.');
+    expect(new Set(contactTasks().map((task) => task.id)).size).toBe(7);
+    expect(ml.state.subscribers).toHaveLength(7);
+
+    // A full pass ended: the next press within the minute is refused, and one after it starts from the first row.
+    const tooSoon = await sync({ options: { minIntervalMs: 60_000 } });
+    expect(tooSoon).toEqual({
+      success: false,
+      message: expect.stringMatching(/^A sync finished moments ago\. Try again in \d+ seconds?\.$/),
+      error: tooSoon.message,
+      synced: 0,
+      remaining: null,
+      rejected: 0,
+      skipped: 0,
+    });
+    expect(await sync()).toMatchObject({
+      success: true,
+      synced: 7,
+      message: '7 sign-ups are in MailerLite or unsubscribed.',
+    });
+  });
+
+  it("runs one at a time: a press while another runs is refused, and a crashed run's lease is taken over once expired", async () => {
+    await seedSignups(db, [{ email: 'slow@example.com', ...HERO }]);
+    // slow@'s first task is on its way and never lands: the first run waits for it, holding the lease.
+    const first = sync({ options: { settleMs: 1_500 } });
+    await expect
+      .poll(async () => (await db.collection(SYNC_STATE.collection).doc(SYNC_STATE.id).get()).get('lease'))
+      .not.toBeNull();
+    expect(await sync()).toMatchObject({
+      success: false,
+      error: 'A sync is already running. Try again when it has finished.',
+    });
+    expect(await first).toMatchObject({
+      success: true,
+      message: '0 sign-ups are in MailerLite or unsubscribed; 1 more is on its way.',
+    });
+
+    // A run that died holding the lease: the next one waits for it to expire, then takes it over.
     await db
-      .collection(SYNC_STATE_COLLECTION)
-      .doc(SYNC_STATE_DOC)
-      .set({
-        cursor: null,
-        lease: { owner: 'a-dead-run', expires_at: new Date(Date.now() - 1) },
-        updated_at: new Date(),
-      });
-    expect(await sync()).toMatchObject({ success: true, synced: 700 });
+      .collection(SYNC_STATE.collection)
+      .doc(SYNC_STATE.id)
+      .set({ lease: { owner: 'dead', expires_at: new Date(Date.now() + 60_000) }, cursor: null });
+    expect(await sync()).toMatchObject({ success: false, error: expect.stringMatching(/already running/) });
+    const later: Clock = { now: () => Date.now() + 120_000, sleep: systemClock.sleep };
+    expect(await sync({ clock: later, options: { settleMs: 0 } })).toMatchObject({ success: true });
     expect(logger.events()).toContain('sync.lease_taken_over');
   });
 
-  it('refuses while a live lease is held by another run', async () => {
-    await db
-      .collection(SYNC_STATE_COLLECTION)
-      .doc(SYNC_STATE_DOC)
-      .set({
-        cursor: null,
-        lease: { owner: 'a-live-run', expires_at: new Date(Date.now() + 60_000) },
-        updated_at: new Date(),
-      });
-    expect(await sync()).toMatchObject({ success: false, synced: 0 });
-    expect(ml.state.requests).toEqual([]);
-  });
-
-  it('stops when another run took its lease over, without touching that run', async () => {
-    await seedSignups(db, thousandSignups());
-    let batches = 0;
-    const reply = await sync({
-      onProgress: async (event) => {
-        if (event.type === 'batch' && ++batches === 2) {
-          await db
-            .collection(SYNC_STATE_COLLECTION)
-            .doc(SYNC_STATE_DOC)
-            .update({ lease: { owner: 'the-new-run', expires_at: new Date(Date.now() + 60_000) } });
-        }
-      },
-    });
-    expect(reply.success).toBe(false);
-    expect(reply.error).toMatch(/^Another sync took over while this one was running\./);
-    expect((await syncState())?.lease).toMatchObject({ owner: 'the-new-run' });
-  });
-
-  describe('crashes lose nothing and repeat at most the step in flight', () => {
-    // Each (address, form) signed up once here, so any upsert MailerLite confirmed twice is work the
-    // crash made the next run repeat.
-    it.each([
-      ['after a batch was confirmed, before the cursor was written', 'batch', 3, 50],
-      ['right after the cursor was written', 'checkpoint', 4, 0],
-      ['after a wave of single upserts, before the cursor was written', 'single', 20, 8],
-    ] as const)('%s', async (_, type, after, repeatsAtMost) => {
-      await seedSignups(db, thousandSignups({ repeats: false }));
-      let seen = 0;
-      const crash = sync({
-        onProgress: (event) => {
-          if (event.type === type && ++seen === after) throw new Error('the instance died');
-        },
-      });
-      await expect(crash).rejects.toThrow('the instance died');
-      const delivered = ml.state.subscribers.length;
-      expect(delivered).toBeGreaterThan(0);
-      expect(delivered).toBeLessThan(700);
-
-      const reply = await sync();
-      expect(reply).toMatchObject({ success: true, remaining: 0 });
-      expectAllSevenHundredDelivered();
-      expect(confirmedPairs()).toBe(900);
-      expect(repeatedUpserts(confirmed)).toBeLessThanOrEqual(repeatsAtMost);
-      if (repeatsAtMost > 0) expect(repeatedUpserts(confirmed)).toBeGreaterThan(0);
-    });
-
-    it('killed with SIGKILL mid-run (no cleanup at all), then run again after its lease expired', async () => {
-      await seedSignups(db, thousandSignups({ repeats: false }));
-      const updates = ml.addGroup(GROUPS.updates);
-      const club = ml.addGroup(GROUPS.club);
-      const child = spawn(
-        process.execPath,
-        ['--import', 'tsx', fileURLToPath(new URL('../../test-support/sync-child.ts', import.meta.url))],
-        {
-          env: {
-            ...process.env,
-            FIRESTORE_EMULATOR_HOST: firestore.hostPort,
-            GCLOUD_PROJECT: firestore.projectId,
-            MAILERLITE_BASE_URL: ml.baseUrl,
-            MAILERLITE_API_KEY: ml.apiKey,
-            GROUP_UPDATES: updates,
-            GROUP_CLUB: club,
-            LEASE_MS: '60000',
-          },
-          stdio: ['ignore', 'pipe', 'pipe'],
-        },
-      );
-      let stderr = '';
-      child.stderr.on('data', (chunk: Buffer) => {
-        stderr += chunk.toString();
-      });
-      const exited = new Promise<NodeJS.Signals | number | null>((resolve) =>
-        child.on('exit', (code, signal) => resolve(signal ?? code)),
-      );
-      await expect
-        .poll(() => ml.state.subscribers.length, { timeout: 30_000, interval: 10 })
-        .toBeGreaterThanOrEqual(150);
-      child.kill('SIGKILL');
-      expect(await exited, stderr).toBe('SIGKILL');
-      const delivered = ml.state.subscribers.length;
-      expect(delivered).toBeLessThan(700);
-      expect((await syncState())?.lease).not.toBeNull();
-
-      // Its lease still holds: a sync now is refused rather than racing a run that might be alive.
-      expect(await sync()).toMatchObject({ success: false });
-      // Once the lease has run out, the next run takes over from the cursor and completes.
-      const reply = await sync({ clock: clockAhead(61_000), groups: { updates, club } });
-      expect(reply).toMatchObject({ success: true, remaining: 0 });
-      expect(logger.events()).toContain('sync.lease_taken_over');
-      expectAllSevenHundredDelivered();
-      // One upsert per (address, form) at most, plus the step the kill interrupted.
-      expect(contactsSent()).toBeLessThanOrEqual(900 + 50);
-    });
+  it('refuses a body with fields as invalid-argument, and changes nothing', async () => {
+    await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
+    await failedOnce('kid@example.com', 'mailerlite 503');
+    await expectHttpsError(
+      handleSyncEmailsToMailerlite({ email: 'kid@example.com' }, deps()),
+      'invalid-argument',
+    );
+    await expectHttpsError(handleSyncEmailsToMailerlite([], deps()), 'invalid-argument');
+    expect((await db.collection(SYNC_STATE.collection).doc(SYNC_STATE.id).get()).exists).toBe(false);
+    expect(queue.tasks).toEqual([]);
   });
 });

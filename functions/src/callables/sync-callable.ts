@@ -1,39 +1,74 @@
 import '../global-options';
-import type { FieldPath } from 'firebase-admin/firestore';
+import type { DocumentReference, DocumentSnapshot, Firestore, Timestamp } from 'firebase-admin/firestore';
 import { HttpsError, onCall } from 'firebase-functions/v2/https';
 import { withAppCheck } from '../app-check';
-import { systemClock } from '../clock';
-import { CALLABLES, type SyncReply } from '../contract';
-import { adminFirestore, firestoreSdk } from '../firestore';
-import { cloudLogger } from '../logs';
-import { mailerLiteFromParams } from '../mailerlite/from-params';
-import {
-  DEFAULTS,
-  intParam,
-  MAILBOX_KEY_SECRET,
-  MAILERLITE_API_KEY,
-  SYNC_MIN_INTERVAL_SECONDS,
-  UNSUBSCRIBE_SECRET,
-} from '../params';
-import { mailboxesFromParams } from '../privacy/mailboxes';
-import { parseSyncInput, validated } from '../schemas';
-import { runSync } from '../sync/run';
-import { DEFAULT_SYNC_OPTIONS, type SyncFailure, type SyncOptions, type SyncWorld } from '../sync/types';
-import { finishErasureOnCloudTasks } from '../tasks/finish-erasure';
+import { type Clock, systemClock } from '../clock';
+import { CALLABLES, SIGNUPS, type SyncReply } from '../contract';
+import { adminFirestore, firestoreSdk, millisOf } from '../firestore';
+import { type Claim, claimLease, type Lease, type LeaseLayout } from '../lease';
+import { cloudLogger, type Logger } from '../logs';
+import { DEFAULTS, intParam, MAILBOX_KEY_SECRET, SYNC_MIN_INTERVAL_SECONDS } from '../params';
+import { parseAddContactInput, parseSyncInput, validated } from '../schemas';
+import { lifeOf, type PartRecord, syncRound } from '../tasks/part-life';
+import { cloudTasksEnqueue } from '../tasks/queue';
+import { type EnqueuePart, enqueuePart, partOf, RowDelivery, rowOfTasks } from '../tasks/row-delivery';
+import { type IndexOutcome, indexSignup } from '../triggers/index-signup';
 
 /** The function's timeout: the longest an HTTPS function may run. */
 export const SYNC_TIMEOUT_SECONDS = 540;
 /** The run stops starting work this long before the timeout, to write its cursor and answer. */
 export const SYNC_STOP_MARGIN_MS = 15_000;
 
-/** The run's outside world (sync/run.ts), with when the invocation ends instead of when the run stops. */
-export interface SyncDeps extends SyncWorld {
+/** `_sync/mailerlite`: the Sync's lease and cursor, in one document. Server-only (the rules deny clients). */
+export const SYNC_STATE = { collection: '_sync', id: 'mailerlite' } as const;
+
+/** A position in `email_subscriptions` ordered by (`created_at`, document id). */
+interface Cursor {
+  created_at: Timestamp;
+  id: string;
+}
+
+type Outcome = 'done' | 'deadline' | 'failed';
+
+export interface SyncOptions {
+  /** Sign-ups read per query; the cursor moves past a page once each of its rows is handed over. */
+  pageSize: number;
+  /** Rows of a page handed over at once (each an enqueue and a write). */
+  concurrency: number;
+  /** How long the lease lasts unrenewed: a crashed run holds the next one back at most this long. */
+  leaseMs: number;
+  /** How long after a run ended the next may start, unless that run stopped at its deadline. */
+  minIntervalMs: number;
+  /** How long a run waits for the contacts on their way before it answers. */
+  settleMs: number;
+  /** How often it reads them meanwhile. */
+  pollMs: number;
+  /** The most contacts on their way it waits for: with more (a rush in the queue), it answers at once. */
+  watchMax: number;
+}
+
+export const DEFAULT_SYNC_OPTIONS: SyncOptions = {
+  pageSize: 300,
+  concurrency: 10,
+  leaseMs: 3 * 60_000,
+  minIntervalMs: 60_000,
+  settleMs: 45_000,
+  pollMs: 1_000,
+  watchMax: 100,
+};
+
+export interface SyncDeps {
+  db: Firestore;
+  clock: Clock;
+  logger: Logger;
+  /** Enqueues a round of a row's part (tasks/row-delivery.ts). */
+  enqueuePart: EnqueuePart;
+  /** The trigger's work, for a row it never reached (triggers/index-signup.ts). */
+  index: (ref: DocumentReference) => Promise<IndexOutcome>;
   /** Clock ms when the platform ends the invocation. */
   deadline: number;
   stopMarginMs?: number;
   options?: Partial<SyncOptions>;
-  /** FieldPath.documentId(); loaded with the Firestore SDK when not given. */
-  documentId?: FieldPath;
 }
 
 const RUNNING_MESSAGE = 'A sync is already running. Try again when it has finished.';
@@ -43,111 +78,337 @@ const tooSoonMessage = (waitMs: number) => {
 };
 
 /**
- * What the reply says of a failure. /admin is public, so it names no param, group id or MailerLite
- * message: those go to the functions' logs (`sync.failed`, with `detail`), which only the operator reads.
- */
-const LOGS = "The functions' logs (sync.failed) say what to fix.";
-const FAILURE_MESSAGES: Record<SyncFailure, string> = {
-  mailerlite_unavailable: 'MailerLite is unavailable right now.',
-  mailerlite_auth: 'MailerLite refused the API key the server uses.',
-  mailerlite_config: `MailerLite refused the group or field configuration the server uses. ${LOGS}`,
-  lease_lost: 'Another sync took over while this one was running.',
-  database: 'The database is unavailable right now.',
-};
-
-const count = (n: number) => new Intl.NumberFormat('en-US').format(n);
-const emails = (n: number) => `${count(n)} ${n === 1 ? 'email' : 'emails'}`;
-
-/**
- * Pushes stored sign-ups to MailerLite, from where the last run stopped. One run at a time (a lease);
- * a run stops before the function's deadline and the next continues; a crash anywhere loses nothing,
- * because the cursor only ever covers what MailerLite has confirmed.
+ * The operator's Sync: hands every stored sign-up's contact to the rows' own engine (the row is the outbox,
+ * tasks/row-delivery.ts), then says where each one is. Over the sign-ups after its cursor, oldest first, each
+ * row's contact part gets what its life says (tasks/part-life.ts, syncRound): a part that is done or ended by
+ * the person gets nothing; a part whose task failed, or whose due time passed, gets its next round, which the
+ * contact worker (tasks/deliver-contact.ts) runs on its queue at MailerLite's pace; a row the trigger never
+ * reached gets the trigger's work. The run then waits a little (settleMs) for the contacts on their way and
+ * answers with what the rows say.
+ *
+ * One run at a time (a lease in `_sync/mailerlite`), and one a minute at most (/admin is public); a run
+ * stops starting pages before the function's deadline, and the next continues from its cursor. It sends
+ * nothing to MailerLite itself: the worker runs each round it hands over as it runs a row's own task (a
+ * mailbox that unsubscribed is never pushed again; a contact its mailbox's record has in the group costs no
+ * request).
  */
 export async function handleSyncEmailsToMailerlite(data: unknown, deps: SyncDeps): Promise<SyncReply> {
   validated(CALLABLES.syncEmails, deps.logger, parseSyncInput, data);
-  const result = await runSync({
-    ...deps,
-    documentId: deps.documentId ?? (await firestoreSdk()).FieldPath.documentId(),
-    stopAt: stopAt(deps),
-    options: { ...DEFAULT_SYNC_OPTIONS, ...deps.options },
-  });
+  const options = { ...DEFAULT_SYNC_OPTIONS, ...deps.options };
+  const stopAt = deps.deadline - (deps.stopMarginMs ?? SYNC_STOP_MARGIN_MS);
+  const start = await startRun(deps, options);
+  if (start.kind === 'running') return refusal(RUNNING_MESSAGE);
+  if (start.kind === 'too_soon') return refusal(tooSoonMessage(start.waitMs));
 
-  if (result.kind === 'database_unavailable') {
+  const { lease } = start;
+  let cursor = start.cursor;
+  const tally = new Tally();
+  let outcome: Outcome = 'done';
+  try {
+    for (;;) {
+      if (deps.clock.now() >= stopAt) {
+        outcome = 'deadline';
+        break;
+      }
+      const page = await pageAfter(deps.db, cursor, options.pageSize);
+      for (let at = 0; at < page.length; at += options.concurrency) {
+        await Promise.all(page.slice(at, at + options.concurrency).map((row) => handOver(row, deps, tally)));
+      }
+      const last = page.at(-1);
+      if (last) {
+        cursor = { created_at: last.get('created_at'), id: last.id };
+        await lease.renew({ cursor });
+      }
+      if (page.length < options.pageSize) break;
+    }
+    await tally.settle(deps, lease, Math.min(stopAt, deps.clock.now() + options.settleMs), options);
+  } catch (error) {
+    // The database or Cloud Tasks failed, or another run took the lease over: the cursor stays where the last
+    // page it finished left it, and the next run hands that page's rows over again (a round more, no more).
+    outcome = 'failed';
+    deps.logger.error('sync.failed', { reason: (error as Error).name ?? 'unknown' });
+  }
+
+  const remaining = outcome === 'done' ? 0 : await countAfter(deps.db, cursor).catch(() => null);
+  await lease
+    .release({
+      cursor: outcome === 'done' ? null : cursor,
+      last_run: { outcome, finished_at: new Date(deps.clock.now()) },
+    })
+    .catch(() => undefined); // lost: the run that took it over writes its own
+  const counts = tally.counts();
+  deps.logger.info('sync.finished', { outcome, ...counts, remaining: remaining ?? undefined });
+  return replyOf(outcome, start.resumed, counts, remaining);
+}
+
+const LEASE: LeaseLayout = {
+  expiresAt: (data) => (data.lease ? millisOf(data.lease.expires_at) : null),
+  fields: (owner, expiresAt) => ({ lease: expiresAt ? { owner, expires_at: expiresAt } : null }),
+};
+
+/**
+ * Claims the lease (../lease.ts): refused while another run holds it, taken over once it has expired, and
+ * refused until `minIntervalMs` after the last run ended, unless that run stopped at its deadline with rows
+ * left (pressing Sync again continues it). Throws `unavailable` when the database does not answer.
+ */
+async function startRun(
+  deps: SyncDeps,
+  options: SyncOptions,
+): Promise<
+  | { kind: 'started'; lease: Lease; cursor: Cursor | null; resumed: boolean }
+  | { kind: 'running' }
+  | { kind: 'too_soon'; waitMs: number }
+> {
+  const { clock, logger } = deps;
+  const ref = deps.db.collection(SYNC_STATE.collection).doc(SYNC_STATE.id);
+  let claim: Claim<number>;
+  try {
+    claim = await claimLease<number>(
+      ref,
+      { owner: crypto.randomUUID(), clock, leaseMs: options.leaseMs, layout: LEASE },
+      (previous, now) => {
+        const last = previous?.last_run;
+        const endedAt = last?.finished_at ? millisOf(last.finished_at) : null;
+        if (endedAt !== null && last.outcome !== 'deadline' && now < endedAt + options.minIntervalMs)
+          return { refuse: endedAt + options.minIntervalMs };
+        return { write: { updated_at: new Date(now) } };
+      },
+    );
+  } catch {
     throw new HttpsError('unavailable', 'The database is unavailable right now. Please try again later.');
   }
-  if (result.kind === 'running')
-    return reply({ success: false, message: RUNNING_MESSAGE, error: RUNNING_MESSAGE });
-  if (result.kind === 'too_soon') {
-    const message = tooSoonMessage(result.waitMs);
-    return reply({ success: false, message, error: message });
+  if (claim.status === 'held') {
+    logger.info('sync.refused_running', { lease_expires_in_ms: claim.expiresAt - clock.now() });
+    return { kind: 'running' };
   }
-  if (result.kind === 'groups_failed') {
-    const message = FAILURE_MESSAGES[result.reason];
-    return reply({ success: false, message: `Sync failed: ${message}`, error: message });
+  if (claim.status === 'refused') {
+    const waitMs = claim.reason - clock.now();
+    logger.info('sync.refused_too_soon', { wait_ms: waitMs });
+    return { kind: 'too_soon', waitMs };
+  }
+  if (claim.tookOverExpired) logger.warn('sync.lease_taken_over');
+  const cursor = (claim.previous?.cursor as Cursor | null | undefined) ?? null;
+  logger.info('sync.started', { resumed: cursor !== null });
+  return { kind: 'started', lease: claim.lease, cursor, resumed: cursor !== null };
+}
+
+async function pageAfter(db: Firestore, cursor: Cursor | null, size: number): Promise<DocumentSnapshot[]> {
+  const { FieldPath } = await firestoreSdk();
+  let query = db.collection(SIGNUPS).orderBy('created_at').orderBy(FieldPath.documentId());
+  if (cursor) query = query.startAfter(cursor.created_at, cursor.id);
+  return (await query.limit(size).get()).docs;
+}
+
+/** Sign-ups after the cursor: those a run cut by its deadline did not reach. */
+async function countAfter(db: Firestore, cursor: Cursor | null): Promise<number> {
+  const { FieldPath } = await firestoreSdk();
+  let query = db.collection(SIGNUPS).orderBy('created_at').orderBy(FieldPath.documentId());
+  if (cursor) query = query.startAfter(cursor.created_at, cursor.id);
+  return (await query.count().get()).data().count;
+}
+
+/** One row handed to its engine, as its contact part's life says (syncRound), and noted in the tally. */
+async function handOver(row: DocumentSnapshot, deps: SyncDeps, tally: Tally): Promise<void> {
+  const part = partOf(row.data(), 'contact');
+  if (part === null) {
+    // A bot's junk costs its read, not a transaction: the trigger's work would refuse it too.
+    if (!isSignup(row)) {
+      tally.notASignup();
+      return;
+    }
+    // The trigger never reached it (or has not yet): its work, which is idempotent, now.
+    const indexed = await deps.index(row.ref);
+    if (indexed === 'delivery_enqueued') tally.watch(row.ref, 0);
+    else if (indexed === 'not_an_address') tally.notASignup();
+    return;
+  }
+  if (!isPart(part)) {
+    tally.notASignup();
+    return;
+  }
+  const now = deps.clock.now();
+  const round = syncRound(part, now);
+  if (round !== null) {
+    // Enqueued first, as the reconciler does: a write that fails leaves the part where it was, with its due time.
+    await deps.enqueuePart('contact', rowOfTasks(row), round);
+    await new RowDelivery(row.ref, 'contact').apply({ kind: 'redriven', round, runsAt: now }, now);
+  }
+  if (part.state === 'pending') tally.watch(row.ref, part.attempts, part);
+  else tally.count(part);
+}
+
+/** Whether the row holds what the rules let a client store (the trigger's own check, triggers/index-signup.ts). */
+function isSignup(row: DocumentSnapshot): boolean {
+  try {
+    parseAddContactInput({
+      email: row.get('email'),
+      subscription_type: row.get('subscription_type'),
+      source: row.get('source'),
+    });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A stored part the life can read: a junk row's `delivery` is not one. */
+function isPart(part: unknown): part is PartRecord {
+  const { state, round, attempts } = (part ?? {}) as Partial<PartRecord>;
+  return (
+    (state === 'pending' || state === 'done' || state === 'skipped') &&
+    Number.isSafeInteger(round) &&
+    Number.isSafeInteger(attempts)
+  );
+}
+
+interface Counts {
+  /** In MailerLite, or unsubscribed (counted together, so the reply tells no one's history). */
+  synced: number;
+  /** Pending: their task is on its way, or Cloud Tasks retries it. */
+  onTheirWay: number;
+  /** Waiting for our setup: MailerLite refused the key, a group or a field. */
+  setup: number;
+  /** MailerLite refused the address itself. */
+  rejected: number;
+  /** Stored documents that are not sign-ups. */
+  skipped: number;
+}
+
+/** Where the contacts a run read stand: each settled one counted as read, each pending one once watched. */
+class Tally {
+  private readonly totals: Counts = { synced: 0, onTheirWay: 0, setup: 0, rejected: 0, skipped: 0 };
+  /** Pending parts by row id, with their attempts when handed over and the part as last read (absent: not read). */
+  private readonly watched = new Map<
+    string,
+    { ref: DocumentReference; attempts: number; part?: PartRecord | 'gone' }
+  >();
+
+  count(part: PartRecord): void {
+    const life = lifeOf(part);
+    if (life.state === 'done') this.totals.synced += 1;
+    else if (life.state === 'skipped') {
+      // The person's own reason: MailerLite refused the address, or the row holds none; or they unsubscribed,
+      // counted with those in MailerLite: apart, a stranger who stored an address could learn its owner had left.
+      if (life.reason === 'refused') this.totals.rejected += 1;
+      else if (life.reason === 'not_an_address') this.totals.skipped += 1;
+      else this.totals.synced += 1;
+    } else if (life.state === 'waiting' && life.reason === 'configuration') this.totals.setup += 1;
+    else this.totals.onTheirWay += 1;
   }
 
-  const { stop, synced, rejected, skipped, remaining } = result;
-  const counts = { synced, remaining, rejected, skipped };
+  notASignup(): void {
+    this.totals.skipped += 1;
+  }
+
+  /** A pending part and its attempts when handed over: a later attempt is the outcome of the round handed. */
+  watch(ref: DocumentReference, attempts: number, part?: PartRecord): void {
+    this.watched.set(ref.id, { ref, attempts, ...(part ? { part } : {}) });
+  }
+
+  /**
+   * Reads the watched rows every `pollMs` until each has settled or failed an attempt since it was handed
+   * over, or until `until`, renewing the lease meanwhile. With more than `watchMax` watched, at once.
+   */
+  async settle(deps: SyncDeps, lease: Lease, until: number, options: SyncOptions): Promise<void> {
+    if (this.watched.size > options.watchMax) return;
+    const open = new Map([...this.watched].map(([id, entry]) => [id, entry.ref]));
+    while (open.size > 0 && deps.clock.now() + options.pollMs <= until) {
+      await deps.clock.sleep(options.pollMs);
+      for (const row of await deps.db.getAll(...open.values())) {
+        const entry = this.watched.get(row.id);
+        if (!entry) continue;
+        const part = row.exists ? partOf(row.data(), 'contact') : null;
+        entry.part = isPart(part) ? part : 'gone';
+        if (entry.part === 'gone' || entry.part.state !== 'pending' || entry.part.attempts > entry.attempts)
+          open.delete(row.id);
+      }
+      if (deps.clock.now() - lease.renewedAt > options.leaseMs / 3) await lease.renew();
+    }
+  }
+
+  /** The counts, once the watched rows are read for the last time: a row erased meanwhile is not counted. */
+  counts(): Counts {
+    for (const { part } of this.watched.values()) {
+      if (part === undefined) this.totals.onTheirWay += 1;
+      else if (part !== 'gone') this.count(part);
+    }
+    this.watched.clear();
+    return { ...this.totals };
+  }
+}
+
+const count = (n: number) => new Intl.NumberFormat('en-US').format(n);
+const plural = (n: number, one: string, many: string) => `${count(n)} ${n === 1 ? one : many}`;
+
+/**
+ * The reply: where the contacts stand, in words (`message`, and `error` when it failed), and in numbers.
+ * /admin is public: a failure names no param, group id or MailerLite message (the worker logs those,
+ * `add_contact.failed`, which only the operator reads).
+ */
+function replyOf(outcome: Outcome, resumed: boolean, counts: Counts, remaining: number | null): SyncReply {
+  const { synced, onTheirWay, setup, rejected, skipped } = counts;
+  const where = [
+    `${resumed ? 'Continuing the last sync: ' : ''}${plural(synced, 'sign-up is', 'sign-ups are')} in MailerLite or unsubscribed`,
+    onTheirWay > 0
+      ? `; ${count(onTheirWay)} more ${onTheirWay === 1 ? 'is on its' : 'are on their'} way.`
+      : '.',
+  ].join('');
   const notes = [
     rejected > 0
-      ? `MailerLite refused ${count(rejected)} stored ${rejected === 1 ? 'address' : 'addresses'} as invalid.`
+      ? `MailerLite refused ${plural(rejected, 'stored address', 'stored addresses')} as invalid.`
       : '',
     skipped > 0
-      ? `${count(skipped)} stored ${skipped === 1 ? 'document was' : 'documents were'} not a sign-up and ${skipped === 1 ? 'was' : 'were'} skipped.`
+      ? `${plural(skipped, 'stored document was', 'stored documents were')} not a sign-up and ${skipped === 1 ? 'was' : 'were'} skipped.`
       : '',
-  ].filter(Boolean);
-  const left =
     remaining === 0
       ? ''
       : remaining === null
-        ? ' Some sign-ups remain: run the sync again to continue.'
-        : ` ${count(remaining)} ${remaining === 1 ? 'sign-up remains' : 'sign-ups remain'}: run the sync again to continue.`;
-  if (stop.kind === 'failed') {
-    const error = `${FAILURE_MESSAGES[stop.reason]} ${emails(synced)} synced before it stopped.${left || ' Run the sync again later.'}`;
-    return reply({ success: false, message: error, error, ...counts });
+        ? 'Some sign-ups remain: run the sync again to continue.'
+        : `${plural(remaining, 'sign-up remains', 'sign-ups remain')}: run the sync again to continue.`,
+  ].filter(Boolean);
+  const numbers = { synced, remaining, rejected, skipped };
+  if (outcome === 'failed') {
+    const error = ['The database or the task queue is unavailable right now.', where, ...notes].join(' ');
+    return { success: false, message: error, error, ...numbers };
   }
-  const message = [`Synced ${emails(synced)} to MailerLite.${left}`, ...notes].join(' ');
-  return reply({ success: true, message, ...counts });
+  if (setup > 0) {
+    const error = [
+      `MailerLite refused the server's setup (its API key, a group or a field): ${plural(setup, 'sign-up waits', 'sign-ups wait')} until it is fixed.`,
+      "The functions' logs (add_contact.failed) say what to fix.",
+      where,
+      ...notes,
+    ].join(' ');
+    return { success: false, message: error, error, ...numbers };
+  }
+  return { success: true, message: [where, ...notes].join(' '), error: null, ...numbers };
 }
 
-/** Clock ms after which the run starts no request: its margin before the invocation ends. */
-function stopAt(deps: SyncDeps): number {
-  return deps.deadline - (deps.stopMarginMs ?? SYNC_STOP_MARGIN_MS);
-}
-
-/** A reply; what it does not say is none: nothing synced, rejected or skipped, no error, `remaining` unknown. */
-function reply(said: Pick<SyncReply, 'success' | 'message'> & Partial<SyncReply>): SyncReply {
-  return {
-    success: said.success,
-    message: said.message,
-    synced: said.synced ?? 0,
-    error: said.error ?? null,
-    remaining: said.remaining ?? null,
-    rejected: said.rejected ?? 0,
-    skipped: said.skipped ?? 0,
-  };
+/** A run that did not start: nothing read, nothing counted. */
+function refusal(message: string): SyncReply {
+  return { success: false, message, error: message, synced: 0, remaining: null, rejected: 0, skipped: 0 };
 }
 
 export const syncEmailsToMailerlite = onCall(
-  // One instance is plenty (the lease admits one run at a time); the longest timeout an HTTPS
-  // function has, so a run delivers as much as MailerLite's limits allow before it stops.
-  {
-    secrets: [MAILERLITE_API_KEY, UNSUBSCRIBE_SECRET, MAILBOX_KEY_SECRET],
-    timeoutSeconds: SYNC_TIMEOUT_SECONDS,
-    maxInstances: 1,
-  },
+  // One instance is plenty (the lease admits one run at a time); the longest timeout an HTTPS function has,
+  // so a run goes through as many rows as it can before it stops.
+  { secrets: [MAILBOX_KEY_SECRET], timeoutSeconds: SYNC_TIMEOUT_SECONDS, maxInstances: 1 },
   withAppCheck(CALLABLES.syncEmails, async (request) => {
     const deadline = Date.now() + SYNC_TIMEOUT_SECONDS * 1000;
-    const { client, groups } = mailerLiteFromParams();
     const db = await adminFirestore();
-    return handleSyncEmailsToMailerlite(request.data, {
-      db,
-      client,
-      groups,
+    const enqueue = enqueuePart(cloudTasksEnqueue, MAILBOX_KEY_SECRET.value());
+    const indexDeps = {
+      mailboxSecret: MAILBOX_KEY_SECRET.value(),
+      enqueuePart: enqueue,
       clock: systemClock,
       logger: cloudLogger,
+    };
+    return handleSyncEmailsToMailerlite(request.data, {
+      db,
+      clock: systemClock,
+      logger: cloudLogger,
+      enqueuePart: enqueue,
+      index: (ref) => indexSignup(ref, indexDeps),
       deadline,
-      mailboxes: mailboxesFromParams(db, finishErasureOnCloudTasks),
       options: {
         minIntervalMs: intParam(SYNC_MIN_INTERVAL_SECONDS, DEFAULTS.SYNC_MIN_INTERVAL_SECONDS) * 1000,
       },

@@ -208,56 +208,6 @@ describe('retries', () => {
   });
 });
 
-describe('batch', () => {
-  const upsert = (email: string) => ({ method: 'POST' as const, path: 'api/subscribers', body: { email } });
-
-  it('answers each request in order, even when some of them fail', async () => {
-    ml.faults.failNext(1, 500, undefined, { batched: true, pathPrefix: '/api/subscribers' });
-    const responses = await mailerLiteClient(ml).batch([
-      upsert('one@example.com'),
-      upsert('two@example.com'),
-      upsert('not an address'),
-      upsert('one@example.com'),
-    ]);
-    expect(responses.map((response) => response.code)).toEqual([500, 201, 422, 201]);
-    expect(ml.state.subscribers.map((subscriber) => subscriber.email).sort()).toEqual([
-      'one@example.com',
-      'two@example.com',
-    ]);
-  });
-
-  it('refuses more than 50 requests before sending anything', async () => {
-    const requests = Array.from({ length: 51 }, (_, i) => upsert(`kid${i}@example.com`));
-    await expect(mailerLiteClient(ml).batch(requests)).rejects.toBeInstanceOf(RangeError);
-    expect(apiRequests()).toEqual([]);
-  });
-
-  it('counts a batch of only upserts against the import limit, and says so on the 429', async () => {
-    ml.setLimits({ importsPerWindow: 1 });
-    const client = mailerLiteClient(ml);
-    await client.batch([upsert('one@example.com')]);
-    const error = await client
-      .batch([upsert('two@example.com')], { maxRateLimitWaits: 0 })
-      .catch((caught: unknown) => caught);
-    expect(error).toBeInstanceOf(MailerLiteRateLimitError);
-    expect((error as MailerLiteRateLimitError).importLimited).toBe(true);
-    expect((error as MailerLiteRateLimitError).retryAfterMs).toBeGreaterThan(0);
-    // The global budget is still there for single upserts.
-    expect((await client.upsertSubscriber({ email: 'two@example.com' })).created).toBe(true);
-  });
-
-  it('tells a spent global budget apart from the import limit', async () => {
-    ml.setLimits({ requestsPerWindow: 1 });
-    const client = mailerLiteClient(ml);
-    await client.upsertSubscriber({ email: 'one@example.com' });
-    const error = await client
-      .batch([upsert('two@example.com')], { maxRateLimitWaits: 0 })
-      .catch((caught: unknown) => caught);
-    expect(error).toBeInstanceOf(MailerLiteRateLimitError);
-    expect((error as MailerLiteRateLimitError).importLimited).toBe(false);
-  });
-});
-
 describe('groups', () => {
   const config = { updates: 'GOODY launch updates', club: '139790465506477360' };
 

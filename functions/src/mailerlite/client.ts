@@ -19,8 +19,8 @@ import { classify } from './meaning';
  * A small typed client for the MailerLite API (connect.mailerlite.com/api) over Node's fetch.
  *
  * Why not the official SDK: it brings axios and has no retry, no 429 handling and no timeouts. The
- * facts this client honours (docs/architecture.md, The sync to MailerLite): Bearer auth and JSON headers on every request,
- * string ids, Laravel's 422 envelope, 120 requests a minute with 429 + Retry-After, and retries only
+ * facts this client honours (docs/architecture.md, Functions): Bearer auth and JSON headers on every
+ * request, string ids, Laravel's 422 envelope, 120 requests a minute with 429 + Retry-After, and retries only
  * for 408, 429 and 5xx.
  */
 
@@ -110,21 +110,6 @@ export interface UpsertResult {
   subscriber: Subscriber;
 }
 
-/** One request inside a POST /batch; `path` is relative to the host and starts with `api/`. */
-export interface BatchRequest {
-  method: MailerLiteMethod;
-  path: string;
-  body?: unknown;
-}
-
-/** MailerLite answers each request of a batch in order, with its own status. */
-export interface BatchResponse {
-  code: number;
-  body: unknown;
-}
-
-export const BATCH_MAX_REQUESTS = 50;
-
 export class MailerLiteClient {
   private readonly baseUrl: string;
   private readonly clock: Clock;
@@ -135,8 +120,6 @@ export class MailerLiteClient {
   private readonly retryAfterSlackMs: number;
   private readonly maxRateLimitWaits: number;
   private lastRateLimit: RateLimitSnapshot = { limit: null, remaining: null, observedAt: 0 };
-  /** How many requests this client has sent, answered or not. Read by the benchmark. */
-  requestCount = 0;
   /** Names the MailerLite account (URL and a hash of the key) for caches shared across calls. */
   readonly accountKey: string;
 
@@ -152,7 +135,7 @@ export class MailerLiteClient {
     this.maxRateLimitWaits = options.maxRateLimitWaits ?? 5;
   }
 
-  /** The rate-limit headers of the most recent answer. */
+  /** The rate-limit headers of the most recent answer (the launch check prints them). */
   get rateLimit(): RateLimitSnapshot {
     return this.lastRateLimit;
   }
@@ -264,7 +247,7 @@ export class MailerLiteClient {
       );
       return true;
     } catch (error) {
-      // Forgotten between the look-up and the erasure, by a second click or a sync's clean-up.
+      // Forgotten between the look-up and the erasure, by a second click or a contact task's clean-up.
       if (error instanceof MailerLiteNotFoundError) return false;
       throw error;
     }
@@ -302,30 +285,6 @@ export class MailerLiteClient {
     return toGroup(response.body?.data, '/groups');
   }
 
-  /**
-   * POST /batch: up to 50 requests in one call. MailerLite answers 200 even when some of them failed,
-   * so the result is one response per request, in order, for the caller to read one by one. A batch
-   * made only of subscriber upserts counts against the import limit (see MailerLiteRateLimitError).
-   */
-  async batch(requests: BatchRequest[], options?: RequestOptions): Promise<BatchResponse[]> {
-    if (requests.length === 0 || requests.length > BATCH_MAX_REQUESTS) {
-      throw new RangeError(
-        `A MailerLite batch takes 1 to ${BATCH_MAX_REQUESTS} requests, not ${requests.length}.`,
-      );
-    }
-    const response = await this.request<{ responses?: unknown }>('POST', '/batch', { requests }, options);
-    const responses = response.body?.responses;
-    if (!Array.isArray(responses) || responses.length !== requests.length) {
-      throw new MailerLiteProtocolError('MailerLite answered a batch without one response per request.', 200);
-    }
-    return responses.map((entry) => {
-      const { code, body } = (entry ?? {}) as { code?: unknown; body?: unknown };
-      if (typeof code !== 'number')
-        throw new MailerLiteProtocolError('A batch response has no status code.', 200);
-      return { code, body };
-    });
-  }
-
   /** One attempt, body included, under one timeout: a server that stalls mid-body is a timeout too. */
   private async send(
     method: MailerLiteMethod,
@@ -335,7 +294,6 @@ export class MailerLiteClient {
   ): Promise<RawResponse> {
     const timeout = AbortSignal.timeout(timeoutMs);
     const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
-    this.requestCount += 1;
     try {
       const response = await fetch(`${this.baseUrl}${path}`, {
         method,
@@ -420,16 +378,13 @@ function errorFor(response: RawResponse, path: string, now: number): MailerLiteE
   if (status === 404) return new MailerLiteNotFoundError(path.split('?')[0] ?? path);
   if (status === 422) return new MailerLiteValidationError(message, fieldErrors(body));
   if (status === 429) {
-    return new MailerLiteRateLimitError(
-      retryAfterMs(response.headers, now),
-      headerNumber(response.headers, 'x-ratelimit-remaining'),
-    );
+    return new MailerLiteRateLimitError(retryAfterMs(response.headers, now));
   }
   if (status === 408 || status >= 500) return new MailerLiteServerError(status);
   return new MailerLiteRequestError(status, message);
 }
 
-export function fieldErrors(body: unknown): FieldErrors {
+function fieldErrors(body: unknown): FieldErrors {
   const errors = (body as { errors?: unknown } | null)?.errors;
   const result: FieldErrors = {};
   if (errors && typeof errors === 'object' && !Array.isArray(errors)) {

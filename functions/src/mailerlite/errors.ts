@@ -68,29 +68,16 @@ export class MailerLiteRequestError extends MailerLiteError {
   }
 }
 
-/**
- * 429, still refused after the waits the caller allowed. MailerLite has two limits: the global one
- * (120 requests a minute; X-RateLimit-Remaining is then 0) and one on creating imports (5 a minute,
- * which also counts batches made only of upserts; X-RateLimit-Remaining still shows the global
- * budget left). `remaining` tells them apart.
- */
+/** 429, still refused after the waits the caller allowed: 120 requests a minute per account. */
 export class MailerLiteRateLimitError extends MailerLiteError {
   readonly transient = true;
-  constructor(
-    readonly retryAfterMs: number | null,
-    readonly remaining: number | null = null,
-  ) {
+  constructor(readonly retryAfterMs: number | null) {
     super(
       retryAfterMs === null
         ? 'MailerLite is rate limiting the requests.'
         : `MailerLite is rate limiting the requests; it asks to wait ${Math.ceil(retryAfterMs / 1000)} s.`,
       429,
     );
-  }
-
-  /** Only the import limit refused this: the global budget has room for other requests. */
-  get importLimited(): boolean {
-    return this.remaining !== null && this.remaining > 0;
   }
 }
 

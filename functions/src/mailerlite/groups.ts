@@ -94,7 +94,7 @@ export async function reResolveGroupId(
 }
 
 /**
- * The group ids one invocation sends to: the contact worker and the sync each hold one. A type's id is
+ * The group ids one invocation sends to: each contact task holds one. A type's id is
  * resolved at its first use (resolveGroupId), and resolved again once when MailerLite refuses it as
  * nonexistent (the group was deleted): from then on the fresh id is used, and the change is logged
  * (`mailerlite.group_re_resolved`).
@@ -103,8 +103,6 @@ export class GroupHolder {
   private readonly ids: Partial<Record<SubscriptionType, string>> = {};
   /** Types resolved again: a second refusal is final, instead of a loop. */
   private readonly reResolved = new Set<SubscriptionType>();
-  /** Types whose id MailerLite refused, not yet resolved again (refuse). */
-  private readonly refused = new Set<SubscriptionType>();
 
   constructor(
     private readonly client: MailerLiteClient,
@@ -117,47 +115,6 @@ export class GroupHolder {
     const id = this.ids[type] ?? (await resolveGroupId(this.client, this.config, type, options));
     this.ids[type] = id;
     return id;
-  }
-
-  /** Every type's id: the sync resolves both before its first step. */
-  async all(options?: RequestOptions): Promise<Record<SubscriptionType, string>> {
-    return { updates: await this.id('updates', options), club: await this.id('club', options) };
-  }
-
-  /** The ids in use, by type (those resolved so far). */
-  get inUse(): Readonly<Partial<Record<SubscriptionType, string>>> {
-    return this.ids;
-  }
-
-  /**
-   * Notes the types whose id in use is among `ids` (the ids a 422 refused, refusedGroupIds), to be resolved
-   * again (reResolveRefused). False when none is: an id not in use here cannot be resolved again, and
-   * resending it would loop.
-   */
-  refuse(ids: readonly string[]): boolean {
-    const types = (Object.entries(this.ids) as Array<[SubscriptionType, string]>)
-      .filter(([, id]) => ids.includes(id))
-      .map(([type]) => type);
-    for (const type of types) this.refused.add(type);
-    return types.length > 0;
-  }
-
-  /** Whether a refused type waits to be resolved again. */
-  get hasRefused(): boolean {
-    return this.refused.size > 0;
-  }
-
-  /**
-   * Every refused type resolved again (reResolve): true when each got a fresh id, false when one could not
-   * (the refusal is then final). Throws as reResolve does, leaving the type's refusal to be tried again.
-   */
-  async reResolveRefused(options?: RequestOptions): Promise<boolean> {
-    for (const type of this.refused) {
-      const fresh = await this.reResolve(type, options);
-      this.refused.delete(type);
-      if (fresh === null) return false;
-    }
-    return true;
   }
 
   /**
@@ -189,7 +146,7 @@ export class GroupHolder {
  * `sent` is the `groups` array of that upsert; other errors (about the address, a field, `groups`
  * as a whole) refuse no id.
  */
-export function refusedGroupIds(errors: FieldErrors, sent: readonly string[]): string[] {
+function refusedGroupIds(errors: FieldErrors, sent: readonly string[]): string[] {
   const ids = new Set<string>();
   for (const field of Object.keys(errors)) {
     const index = REFUSED_GROUP_FIELD.exec(field)?.[1];

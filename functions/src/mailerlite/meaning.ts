@@ -10,8 +10,8 @@ import {
 
 /**
  * What an answer from MailerLite means, decided here and nowhere else: the client's retries, the
- * sync's reading of each answer in a batch, the contact worker's retry and what the logs and the
- * sync's reply say of a failure all ask `classify` (or `failureOf`, below).
+ * contact worker's retry or skip, and what the logs say of a failure all ask `classify` (or
+ * `failureOf`, below).
  *
  * - `ok`: 2xx, done.
  * - `rate_limited`: 429, a budget is spent; the same request goes through once Retry-After has passed.
@@ -65,9 +65,6 @@ function meaningOfStatus(status: number, errors: FieldErrors): Meaning {
   return fields.length > 0 && fields.every((field) => field === 'email') ? 'invalid_contact' : 'config';
 }
 
-/** What the sync stops with when MailerLite failed it (sync/run.ts, SyncFailure). */
-export type MailerLiteStop = 'mailerlite_unavailable' | 'mailerlite_auth' | 'mailerlite_config';
-
 /**
  * A failure as the logs name it (`add_contact.failed`'s `code`):
  * - `unavailable`: a retry can fix it (429, 5xx, a timeout, a lost connection);
@@ -77,7 +74,7 @@ export type MailerLiteStop = 'mailerlite_unavailable' | 'mailerlite_auth' | 'mai
  */
 export type FailureCode = 'unavailable' | 'failed-precondition' | 'invalid-argument' | 'internal';
 
-/** What a request that failed as a whole comes to: for the contact worker, the sync and the logs. */
+/** What a request that failed comes to: for the contact worker and the logs. */
 export interface Failure {
   /** The same request may go through later: the worker hands its task back to Cloud Tasks. */
   retry: boolean;
@@ -87,8 +84,6 @@ export interface Failure {
    * refusal); for `invalid-argument`, MailerLite's words on the address. For the logs only.
    */
   message: string;
-  /** What the sync stops with. */
-  stop: MailerLiteStop;
 }
 
 /** The failure an error thrown by the MailerLite client stands for; anything else is `internal`. */
@@ -120,13 +115,7 @@ export function failureOf(error: unknown): Failure {
   }
 
   function failure(code: FailureCode, message: string): Failure {
-    const stop: MailerLiteStop =
-      meaning === 'auth'
-        ? 'mailerlite_auth'
-        : code === 'failed-precondition' || code === 'invalid-argument'
-          ? 'mailerlite_config'
-          : 'mailerlite_unavailable';
-    return { retry: code === 'unavailable', code, message, stop };
+    return { retry: code === 'unavailable', code, message };
   }
 }
 

@@ -8,16 +8,8 @@ import { type FirestoreHarness, startFirestore } from '../../test-support/firest
 import { clockAhead, type RecordingLogger, recordingLogger } from '../../test-support/logs';
 import { mailerLiteClient, resetMailerLite, startMailerLite } from '../../test-support/mailerlite';
 import { countReads } from '../../test-support/reads';
-import {
-  FINAL,
-  HERO,
-  MAILBOX_SECRET,
-  seedSignups,
-  suppressMailbox,
-  testMailboxes,
-} from '../../test-support/signups';
+import { FINAL, HERO, MAILBOX_SECRET, seedSignups, testMailboxes } from '../../test-support/signups';
 import { type EnqueuedTask, recordingEnqueue } from '../../test-support/tasks';
-import { handleSyncEmailsToMailerlite } from '../callables/sync-callable';
 import { systemClock } from '../clock';
 import { SIGNUPS, SUPPRESSIONS, THANK_YOU_MAILS } from '../contract';
 import {
@@ -28,12 +20,6 @@ import {
   ONE_CLICK_BODY_LIMIT_BYTES,
   type UnsubscribeHttpRequest,
 } from '../http/unsubscribe';
-import {
-  MailerLiteClient,
-  type MailerLiteMethod,
-  type MailerLiteResponse,
-  type RequestOptions,
-} from '../mailerlite/client';
 import { clearGroupCache } from '../mailerlite/groups';
 import { finishPendingErasures } from '../scheduled/pending-erasures';
 import { FINISH_TASK_DELAY_MS, finishErasureLater, handleFinishErasure } from '../tasks/finish-erasure';
@@ -51,7 +37,6 @@ let logger: RecordingLogger;
 let limiter: LinkLimiter;
 
 const SECRET = 'test-unsubscribe-secret';
-const GROUPS = { updates: 'GOODY launch updates', club: 'GOODY Club' };
 
 beforeAll(async () => {
   [firestore, ml] = await Promise.all([startFirestore(), startMailerLite()]);
@@ -754,155 +739,5 @@ describe('a replayed link', () => {
       false,
     ]);
     expect(limiter.allow('t', 1_011)).toBe(true);
-  });
-});
-
-/** The real client, which runs `beforeBatch` once, just before its next POST /batch leaves. */
-class ClientWithHook extends MailerLiteClient {
-  beforeBatch: (() => Promise<void>) | undefined;
-
-  override async request<T>(
-    method: MailerLiteMethod,
-    path: string,
-    body?: unknown,
-    options?: RequestOptions,
-  ): Promise<MailerLiteResponse<T>> {
-    if (method === 'POST' && path === '/batch') {
-      const hook = this.beforeBatch;
-      this.beforeBatch = undefined;
-      await hook?.();
-    }
-    return super.request<T>(method, path, body, options);
-  }
-}
-
-describe('an erasure while a sync runs', () => {
-  const syncWith = (client: MailerLiteClient, mailboxes = testMailboxes(db)) =>
-    handleSyncEmailsToMailerlite(null, {
-      db,
-      client,
-      groups: GROUPS,
-      clock: systemClock,
-      logger,
-      deadline: Date.now() + 540_000,
-      mailboxes,
-      options: { minIntervalMs: 0 },
-    });
-
-  const hookedClient = () =>
-    new ClientWithHook({ apiKey: ml.apiKey, baseUrl: ml.baseUrl, backoffBaseMs: 20, timeoutMs: 2_000 });
-
-  it('is not undone by the batch that was on its way: the sync forgets the address again', async () => {
-    await seedKidAndFriend();
-    const client = hookedClient();
-    // The sync has read kid's sign-ups and is sending them; the erasure lands first.
-    client.beforeBatch = async () => {
-      await eraseAddress('Kid@Example.com', eraseDeps());
-      expect(ml.state.subscribers.map((s) => s.email)).toEqual(['friend@example.com']);
-    };
-    const reply = await syncWith(client);
-    expect(reply).toMatchObject({ success: true });
-    expect(ml.state.subscribers.map((s) => s.email)).toEqual(['friend@example.com']);
-    expect(await emailsStored()).toEqual(['friend@example.com']);
-    expect(logger.events()).toContain('sync.erased_contact_forgotten');
-  });
-
-  it('when MailerLite refuses that second forget, leaves it pending on the suppression entry and hands it to its finish task, which finishes it', async () => {
-    await seedKidAndFriend();
-    const client = hookedClient();
-    const queue = recordingQueue();
-    client.beforeBatch = async () => {
-      await eraseAddress('Kid@Example.com', eraseDeps());
-      // From here MailerLite answers no look-up of a subscriber: the sync's forget cannot go through.
-      ml.faults.failNext(20, 500, undefined, { method: 'GET', pathPrefix: '/api/subscribers/' });
-    };
-    await syncWith(client, queue.mailboxes);
-    expect(ml.state.subscribers.map((s) => s.email).sort()).toEqual([
-      'friend@example.com',
-      'kid@example.com',
-    ]);
-    const entry = await entryOfKid();
-    expect(entry.pending).toBe(true);
-    expect(JSON.stringify(entry)).not.toMatch(/kid@example\.com/i);
-    expect(logger.entries.find((each) => each.event === 'sync.failed')).toMatchObject({
-      fields: { reason: 'forget_erased', forget_pending: true, finish_task: 'enqueued' },
-    });
-    // One task, naming the entry alone: the emulator runs no schedule, and in production it comes long before
-    // the half-hourly job.
-    expect(queue.tasks.map(({ queue, payload }) => ({ queue, payload }))).toEqual([
-      { queue: ERASURE_QUEUE, payload: { entry: mailboxKey(MAILBOX_SECRET, 'kid@example.com') } },
-    ]);
-
-    ml.faults.clear();
-    expect(await handleFinishErasure(queue.tasks[0]?.payload, eraseDeps())).toBe('finished');
-    expect(ml.state.subscribers.map((s) => s.email)).toEqual(['friend@example.com']);
-    expect(Object.keys(await entryOfKid())).toEqual(['erased_at']);
-    expect(await finishPending()).toEqual({ finished: 0, stillPending: 0, unopenable: 0 });
-  });
-
-  it('skips an address erased after the sync read it and before its step: never sent at all', async () => {
-    // 60 people: two batches of 50 and 10; kid is in the second, read ahead during the first.
-    const people = Array.from({ length: 59 }, (_, i) => ({ email: `p${i}@example.com`, ...HERO }));
-    await seedSignups(db, [...people, { email: 'kid@example.com', ...HERO }], Date.now() - 60_000);
-    const client = hookedClient();
-    client.beforeBatch = () => eraseAddress('kid@example.com', eraseDeps()).then(() => undefined);
-    const reply = await syncWith(client);
-    // Handled, all 60: the reply does not say that one of them unsubscribed (sync/run.ts, toSend).
-    expect(reply).toMatchObject({ success: true, synced: 60 });
-    expect(ml.state.subscribers.map((s) => s.email)).not.toContain('kid@example.com');
-    expect(ml.state.subscribers).toHaveLength(59);
-    expect(logger.events()).toContain('sync.erased_contact_skipped');
-    expect(logger.events()).not.toContain('sync.erased_contact_forgotten');
-  });
-
-  it('keeps an unsubscribed mailbox off MailerLite when it is signed up again, in any spelling', async () => {
-    await seedSignups(db, [{ email: 'kid@example.com', ...HERO }], Date.now() - 60_000);
-    await eraseAddress('kid@example.com', eraseDeps());
-    await seedSignups(db, [
-      { email: 'kid@example.com', ...FINAL },
-      { email: 'KID@example.com', ...HERO },
-      { email: 'friend@example.com', ...HERO },
-    ]);
-    const reply = await syncWith(hookedClient());
-    // Both addresses handled: the count is the same as if kid had never unsubscribed.
-    expect(reply).toMatchObject({ success: true, synced: 2 });
-    expect(ml.state.subscribers.map((s) => s.email)).toEqual(['friend@example.com']);
-    expect(await emailsStored()).toEqual(['KID@example.com', 'friend@example.com', 'kid@example.com']);
-    expect((await db.collection(SUPPRESSIONS).get()).size).toBe(1);
-  });
-
-  it("answers the same synced whether or not an address among the rows unsubscribed: the reply tells no one's history", async () => {
-    const rows = [
-      { email: 'kid@example.com', ...HERO },
-      { email: 'control@example.com', ...HERO },
-    ];
-    await seedSignups(db, rows, Date.now() - 60_000);
-    const plain = await syncWith(hookedClient());
-    await firestore.reset();
-    resetMailerLite(ml);
-    await seedSignups(db, rows, Date.now() - 60_000);
-    await suppressMailbox(db, 'kid@example.com');
-    const withSuppressed = await syncWith(hookedClient());
-    expect(withSuppressed).toMatchObject({ success: true });
-    expect(withSuppressed.synced).toBe(plain.synced);
-    expect(ml.state.subscribers.map((s) => s.email)).toEqual(['control@example.com']);
-  });
-
-  it('sends each new subscriber with its first sign-up time as opted_in_at', async () => {
-    const at = Date.UTC(2026, 2, 1, 12, 0, 0);
-    await seedSignups(
-      db,
-      [
-        { email: 'kid@example.com', ...HERO },
-        { email: 'kid@example.com', ...FINAL },
-        { email: 'friend@example.com', ...HERO },
-      ],
-      at,
-    );
-    await syncWith(hookedClient());
-    expect(ml.state.subscribers.map((s) => [s.email, s.optedInAt]).sort()).toEqual([
-      ['friend@example.com', '2026-03-01 12:00:00'],
-      ['kid@example.com', '2026-03-01 12:00:00'],
-    ]);
   });
 });

@@ -16,8 +16,8 @@ export interface MailboxSecrets {
 
 /**
  * What the server keeps per mailbox, with the keys it is kept under: built once per invocation, from the
- * secrets, by the function's entry point (mailboxesFromParams) or a test, and handed to the workers, the
- * sync and the erasure, which hold no secret themselves.
+ * secrets, by the function's entry point (mailboxesFromParams) or a test, and handed to the workers and
+ * the erasure, which hold no secret themselves.
  */
 export class Mailboxes {
   /** `mailerlite_contacts/{mailbox key}`: the one spelling MailerLite knows and its lists. */
@@ -30,7 +30,7 @@ export class Mailboxes {
     private readonly secrets: MailboxSecrets,
     /**
      * Where an erasure left pending goes to be finished (tasks/finish-erasure.ts, finishErasureLater): given
-     * by every function that may leave one (the click, the contact worker, the sync).
+     * by every function that may leave one (the click, the contact worker).
      */
     finishErasureLater?: FinishErasureLater,
   ) {

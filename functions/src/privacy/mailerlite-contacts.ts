@@ -14,11 +14,12 @@ import { hasPlusTag, mailboxKey } from './mailbox-key';
  * status, then the tagged one is forgotten) and keeps it for good. Any other later spelling (`kid+1@`, a
  * dotted Gmail) is sent as the recorded one, so it adds a group to the one contact, never a second
  * subscriber; an unsubscribe forgets that contact and deletes the record (privacy/erasure.ts). The record
- * also makes delivery idempotent across the paths that can ask for it (the row's own task, the page's
- * callable, the operator's sync): a list already recorded costs a read, not a MailerLite request.
+ * also makes delivery idempotent across the tasks that can ask for it (each sign-up's own, and the rounds the
+ * reconciler or the operator's Sync hand it again): a list already recorded costs a read, not a MailerLite
+ * request.
  *
  * While the contact worker pushes, it holds the record's lease (lease.ts), so two tasks for one mailbox
- * never push at once; the sync, which pushes in batches, only reads and merges.
+ * never push at once.
  */
 export const MAILERLITE_CONTACTS = 'mailerlite_contacts';
 
@@ -86,13 +87,6 @@ async function release(lease: Lease, fields: DocumentData): Promise<void> {
   }
 }
 
-/** A mailbox's record as the sync reads it: the spelling MailerLite knows and the lists it has. */
-export interface Spelling {
-  email: string;
-  lists: Set<SubscriptionType>;
-  ref: DocumentReference;
-}
-
 /**
  * The mailboxes' contact records, named by their mailbox key under MAILBOX_KEY_SECRET: built once per
  * invocation with the other keyed stores (privacy/mailboxes.ts), so the code that pushes contacts holds no
@@ -111,7 +105,7 @@ export class ContactRecords {
   /**
    * Claims the mailbox's record to push it into `list`: refused when the list is recorded already (unless
    * `email` is the bare spelling of a mailbox MailerLite knows by a `+tag` one: then the contact moves), held
-   * while another task pushes. The spelling is fixed by the first claim (`email`, or the sync's) and kept,
+   * while another task pushes. The spelling is fixed by the first claim (`email`) and kept,
    * but for that one move to the bare spelling.
    */
   async claim(email: string, options: { list: SubscriptionType; clock: Clock }): Promise<ContactClaim> {
@@ -146,97 +140,9 @@ export class ContactRecords {
       abandon: () => release(lease, {}).catch(() => undefined),
     };
   }
-
-  /**
-   * The sync's view of a step's mailboxes: each one's spelling (recorded, or fixed now for those pushed for
-   * the first time) and the lists MailerLite already has. Two spellings of one mailbox in the step get one
-   * spelling. Records are created with `create`, so a worker or another run that fixed a spelling first wins.
-   */
-  async spellingsFor(emails: readonly string[], now: number): Promise<Map<string, Spelling>> {
-    const refs = new Map<string, DocumentReference>();
-    for (const email of emails) refs.set(email, this.ref(email));
-    const byKey = new Map<string, Spelling>();
-    const unique = [...new Map([...refs.values()].map((ref) => [ref.id, ref])).values()];
-    const read = async (list: DocumentReference[]) => {
-      if (list.length === 0) return;
-      for (const snapshot of await this.db.getAll(...list)) {
-        const data = snapshot.data() as Partial<ContactRecord> | undefined;
-        if (!data?.email) continue;
-        const lists = new Set(Object.keys(data.lists ?? {}) as SubscriptionType[]);
-        byKey.set(snapshot.id, { email: data.email, lists, ref: snapshot.ref });
-      }
-    };
-    await read(unique);
-    // First push of these mailboxes: the first spelling in the step becomes the one MailerLite knows, a bare
-    // one before any `+tag` one (the mailbox's own, which the contact would move to anyway). One batched
-    // write for them all (atomic: nothing is written if any exists); only when another writer fixed some
-    // first, one create each, so the others still get theirs.
-    const fresh = new Map<string, [string, DocumentReference]>();
-    for (const [email, ref] of refs) {
-      const chosen = fresh.get(ref.id)?.[0];
-      if (!byKey.has(ref.id) && (chosen === undefined || movesTo(chosen, email)))
-        fresh.set(ref.id, [email, ref]);
-    }
-    if (fresh.size === 0) return this.spellingsOf(refs, byKey);
-    const record = (email: string) => ({ email, seen_at: new Date(now) });
-    const fixed = ([email, ref]: [string, DocumentReference]) =>
-      byKey.set(ref.id, { email, lists: new Set(), ref });
-    const batch = this.db.batch();
-    for (const [email, ref] of fresh.values()) batch.create(ref, record(email));
-    try {
-      await batch.commit();
-      for (const entry of fresh.values()) fixed(entry);
-    } catch (error) {
-      if (!isAlreadyExists(error)) throw error;
-      const created = await Promise.allSettled(
-        [...fresh.values()].map(async (entry) => {
-          await entry[1].create(record(entry[0]));
-          fixed(entry);
-        }),
-      );
-      for (const result of created) {
-        if (result.status === 'rejected' && !isAlreadyExists(result.reason)) throw result.reason;
-      }
-      // Another writer created some of them first: read what it fixed.
-      await read(unique.filter((ref) => !byKey.has(ref.id)));
-    }
-    return this.spellingsOf(refs, byKey);
-  }
-
-  private spellingsOf(
-    refs: Map<string, DocumentReference>,
-    byKey: Map<string, Spelling>,
-  ): Map<string, Spelling> {
-    const spellings = new Map<string, Spelling>();
-    for (const [email, ref] of refs) {
-      const record = byKey.get(ref.id);
-      if (record) spellings.set(email, record);
-    }
-    return spellings;
-  }
-
-  /** Records lists MailerLite confirmed for these mailboxes (the sync's steps); one batched write. */
-  async recordLists(
-    confirmed: ReadonlyArray<{ ref: DocumentReference; lists: Iterable<SubscriptionType> }>,
-    now: number,
-  ): Promise<void> {
-    if (confirmed.length === 0) return;
-    const batch = this.db.batch();
-    for (const { ref, lists } of confirmed) {
-      const fields: Record<string, Date> = {};
-      for (const list of lists) fields[list] = new Date(now);
-      batch.set(ref, { lists: fields, seen_at: new Date(now) }, { merge: true });
-    }
-    await batch.commit();
-  }
 }
 
 /** Whether the contact known by `known` moves to `email`: a `+tag` spelling gives way to the bare one. */
 function movesTo(known: string | undefined, email: string): known is string {
   return known !== undefined && hasPlusTag(known) && !hasPlusTag(email);
-}
-
-// gRPC ALREADY_EXISTS: a create() found the document there.
-function isAlreadyExists(error: unknown): boolean {
-  return (error as { code?: unknown } | null)?.code === 6;
 }

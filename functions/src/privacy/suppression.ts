@@ -89,7 +89,7 @@ export type ForgetOutcome =
  * per invocation with the contact records (privacy/mailboxes.ts) and handed to what checks or erases, so
  * no layer below carries a secret.
  *
- * It is also the guard around every push into MailerLite (the contact worker's upsert, the sync's steps):
+ * It is also the guard around every push into MailerLite (the contact worker's upsert):
  * before the push, `among` says which mailboxes unsubscribed (not pushed); after it, `forgetIfSuppressed`
  * looks again and forgets those that unsubscribed while the push was in flight. The erasure writes the
  * entry before it forgets the subscriber, so either its forget follows the push or the look after the push
@@ -149,7 +149,7 @@ export class SuppressionList {
   /**
    * The write-ahead mark: the entry (created if new, merged if not) says an erasure of this mailbox is
    * under way and holds the address sealed. An earlier mark's seal of another spelling moves to the
-   * aliases, so no attempt (a second click, a push the sync or the contact worker could not undo) loses
+   * aliases, so no attempt (a second click, a push the contact worker could not undo) loses
    * another's address before MailerLite has forgotten it. Returns the attempt's id, which only this
    * attempt may clear.
    */
@@ -224,9 +224,9 @@ export class SuppressionList {
    * Forgets the MailerLite contact of a suppressed mailbox now or, when MailerLite fails, later: the address
    * given and the spelling the mailbox's contact record names (privacy/mailerlite-contacts.ts), if another, then the
    * record itself; when MailerLite fails the entry gets the write-ahead mark back and is handed to its finish
-   * task (handOff; the half-hourly job is the net), and the record stays for it to find. The sync and the contact worker undo a push that raced an
-   * unsubscribe through here, so a person who left is never left on the list by an outage. Only a Firestore
-   * failure is thrown.
+   * task (handOff; the half-hourly job is the net), and the record stays for it to find. The contact worker
+   * undoes a push that raced an unsubscribe through here, so a person who left is never left on the list by
+   * an outage. Only a Firestore failure is thrown.
    */
   async forgetNowOrLater(
     client: MailerLiteClient,

@@ -266,9 +266,9 @@ async function forgetIfErased(
 
 /**
  * The queue's pace is MailerLite's budget, shared: 120 requests a minute per account. This worker takes
- * 115 of them (one upsert a task), which leaves 5 a minute to the operator's sync (up to 50 contacts a
- * request in a batch) and to the unsubscribe path's forgets; every MailerLite client also waits out a
- * 429's Retry-After, so an overlap costs time, not contacts.
+ * 115 of them (one upsert a task; the operator's Sync hands its contacts to this same queue), which leaves 5
+ * a minute to the unsubscribe path's forgets; every MailerLite client also waits out a 429's Retry-After, so
+ * an overlap costs time, not contacts.
  *
  * MAILERLITE_TASKS_PER_MINUTE overrides it, read when the functions are loaded (functions/.env.<project>;
  * the benchmark compresses MailerLite's minute with it). Not a firebase-functions param: those have no

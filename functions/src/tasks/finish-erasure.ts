@@ -29,7 +29,7 @@ export const FINISH_TASK_DELAY_MS = 60_000;
 
 /**
  * How a suppression entry's mark is handed to this queue (privacy/suppression.ts, handOff: by the click,
- * privacy/erasure.ts, and by a push the sync or the contact worker could not undo): one task per entry and
+ * privacy/erasure.ts, and by a push the contact worker could not undo): one task per entry and
  * mark, naming the entry alone, a minute later.
  */
 export function finishErasureLater(enqueue: Enqueue, clock: Clock) {
@@ -41,14 +41,14 @@ export function finishErasureLater(enqueue: Enqueue, clock: Clock) {
     );
 }
 
-/** The hand-off of a deployed function that may leave an erasure pending: the click, deliver-contact, the sync. */
+/** The hand-off of a deployed function that may leave an erasure pending: the click, deliver-contact. */
 export const finishErasureOnCloudTasks = finishErasureLater(cloudTasksEnqueue, systemClock);
 
 export type FinishErasureOutcome = 'finished' | 'not_pending' | 'unopenable' | 'dropped';
 
 /**
- * Finishes the erasure MailerLite left pending (an unsubscribe click, privacy/erasure.ts, or a push the sync or
- * the contact worker could not undo, privacy/suppression.ts):
+ * Finishes the erasure MailerLite left pending (an unsubscribe click, privacy/erasure.ts, or a push the
+ * contact worker could not undo, privacy/suppression.ts):
  * reads the entry the task names, opens the addresses it holds sealed and runs the erasure's remaining
  * steps. While MailerLite still fails it throws RetryLater, and Cloud Tasks tries again after its backoff;
  * an entry finished meanwhile (a second click, the half-hourly job) is left alone, without a MailerLite
@@ -87,8 +87,8 @@ export const finishPendingErasure = onTaskDispatched(
     secrets: [MAILERLITE_API_KEY, UNSUBSCRIBE_SECRET, MAILBOX_KEY_SECRET],
     timeoutSeconds: 120,
     retryConfig: FINISH_ERASURE_RETRY,
-    // The forgets share MailerLite's budget with the sync (tasks/deliver-contact.ts leaves them 5 requests a
-    // minute): one task at a time, two a minute.
+    // The forgets share MailerLite's budget with the contact worker (tasks/deliver-contact.ts leaves them 5
+    // requests a minute): one task at a time, two a minute.
     rateLimits: { maxDispatchesPerSecond: 2 / 60, maxConcurrentDispatches: 1 },
   },
   async (request) => {

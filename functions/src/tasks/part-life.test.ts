@@ -8,6 +8,7 @@ import {
   next,
   type PartEvent,
   type PartRecord,
+  syncRound,
 } from './part-life';
 import { RETRY, retryWindowMs } from './queue';
 
@@ -111,5 +112,24 @@ describe("a part's life (tasks/part-life.ts)", () => {
     const retried = run(enqueued, [{ kind: 'retry', round: 1, code: 'mailerlite 503' }, at(1)]);
     expect(retried).toMatchObject({ round: 1, attempts: 1 });
     expect(next(retried, { kind: 'retry', round: 0, code: 'x' }, at(2))).toBeNull();
+  });
+
+  it("the operator's Sync hands the next round only to a pending part whose task ran and failed, or is overdue", () => {
+    // Its first task on its way: another round would only queue behind it.
+    expect(syncRound(enqueued, at(1))).toBeNull();
+    expect(syncRound(firstPart(T0), at(1))).toBeNull();
+    // Never confirmed in Cloud Tasks, and due: the next round.
+    expect(syncRound(firstPart(T0), T0 + CONFIRM_WAIT_MS)).toBe(1);
+    // A task that ran and failed (our setup refused, or MailerLite was down): the next round, at once.
+    const refused = run(enqueued, [
+      { kind: 'retry', round: 0, code: 'mailerlite 401', reason: 'configuration' },
+      at(1),
+    ]);
+    expect(syncRound(refused, at(2))).toBe(1);
+    // Settled: none, whatever the round (a done contact is in MailerLite; a skipped one is the person's).
+    expect(syncRound(run(enqueued, [{ kind: 'done', round: 0 }, at(1)]), at(2))).toBeNull();
+    expect(
+      syncRound(run(enqueued, [{ kind: 'skipped', round: 0, reason: 'suppressed' }, at(1)]), at(2)),
+    ).toBeNull();
   });
 });

@@ -2,9 +2,9 @@ import { positiveNumber, RETRY, retryWindowMs } from './queue';
 
 /**
  * The life of one part of a sign-up's delivery (`delivery.contact`, `delivery.thank_you`; the row is the
- * outbox, tasks/row-delivery.ts), in one place. The trigger, the two workers and the reconciler say what
- * happened (an event) and write what `next` answers on the row as it stands (compare-and-swap); none of them
- * writes a part's fields itself.
+ * outbox, tasks/row-delivery.ts), in one place. The trigger, the two workers, the reconciler and the
+ * operator's Sync say what happened (an event) and write what `next` answers on the row as it stands
+ * (compare-and-swap); none of them writes a part's fields itself.
  *
  * The states, as a newcomer reads them:
  *
@@ -19,7 +19,8 @@ import { positiveNumber, RETRY, retryWindowMs } from './queue';
  * retried until it is delivered or the person ends it. The events:
  *
  *   enqueued(round)        the round's task is confirmed in Cloud Tasks: due long after (dueAt)
- *   redriven(round)        the reconciler enqueued a later round: that round, due long after
+ *   redriven(round)        the reconciler or the operator's Sync (syncRound) enqueued a later round: that
+ *                          round, due long after
  *   retry(round, code)     an attempt failed and Cloud Tasks retries it (backoff at most 10 minutes); with
  *                          `configuration` when our setup or the service refused us (waiting); due at the
  *                          latest when that task's retries from now would have ended (GIVE_UP_SLACK_MS)
@@ -143,6 +144,23 @@ export function lifeOf(part: PartRecord): PartLife {
     };
   }
   return { state: 'pending', round: part.round };
+}
+
+/**
+ * The round the operator's Sync (callables/sync-callable.ts) hands a contact part now, or null for none. A
+ * settled part gets none: `done`, MailerLite has the contact, and its mailbox's record names the groups (a
+ * task of any later round finds the part settled and costs no request); `skipped`, the person ended it. A
+ * pending part whose first task is still on its way (it never ran, and its due time has not passed) gets none
+ * either: another round would only queue behind it at MailerLite's pace. Any other pending part (a task ran and
+ * failed, and waits out Cloud Tasks' backoff, perhaps for our setup; or its due time passed) gets its next
+ * round, enqueued before the part moves to it (its `redriven`, as the reconciler's), so an operator who fixed
+ * the setup sees it delivered at once rather than at its next retry.
+ */
+export function syncRound(part: PartRecord, now: number): number | null {
+  if (part.state !== 'pending') return null;
+  const due = part.due_at ? millis(part.due_at) : Number.POSITIVE_INFINITY;
+  if (part.attempts === 0 && due > now) return null;
+  return part.round + 1;
 }
 
 /**
