@@ -154,20 +154,6 @@ describe('the delivery reconciler', () => {
     expect(new Set(queue.tasks.map((task) => task.id)).size).toBe(10);
   });
 
-  it('leaves a part a worker settled meanwhile alone, and drops its due time', async () => {
-    await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
-    const [row] = await rows();
-    if (!row) throw new Error('not stored');
-    await row.ref.update({ 'delivery.contact.state': 'skipped', 'delivery.thank_you.state': 'done' });
-    expect(await reconcileDeliveries(deps(afterTheyGaveUp()))).toEqual({
-      redriven: 0,
-      swept: 0,
-      released: 0,
-    });
-    expect(queue.tasks).toEqual([]);
-    expect((await row.ref.get()).get('delivery.contact.due_at')).toBeUndefined();
-  });
-
   it("does the trigger's work for rows it never reached, once they are old enough, each row once", async () => {
     await seedSignups(
       db,

@@ -131,17 +131,8 @@ async function release(now: number, deps: ReconcileDeps): Promise<number> {
 
 async function redrive(row: DocumentSnapshot, part: DeliveryPart, now: number, deps: ReconcileDeps) {
   const record = partOf(row.data(), part);
-  const { FieldValue } = await firestoreSdk();
-  if (record?.state !== 'pending') {
-    // Settled meanwhile, with its due time left behind: nothing to do, and the row leaves the query.
-    await row.ref
-      .update({ [`${DELIVERY}.${part}.due_at`]: FieldValue.delete() }, { lastUpdateTime: row.updateTime })
-      .catch((error: { code?: unknown }) => {
-        // 9 FAILED_PRECONDITION: written since it was read (the next run looks again); 5 NOT_FOUND: erased.
-        if (error.code !== 9 && error.code !== 5) throw error;
-      });
-    return false;
-  }
+  // A settled part has no due time (tasks/part-life.ts): only a pending one is found.
+  if (record?.state !== 'pending') return false;
   const round = record.round + 1;
   // Enqueued first: should the write below fail, the next run enqueues that round again (the same id, a
   // duplicate, which is that round's own task: the id names the row and the round); the other order could

@@ -20,7 +20,7 @@ import { type Clock, systemClock } from '../clock';
 import { THANK_YOU_MAILS } from '../contract';
 import { DOMAIN_SHARE, DOMAIN_SHARE_MIN } from '../mail/budget';
 import { type MailTransport, smtpTransport } from '../mail/transport';
-import { earlierMailboxKey, mailboxKey } from '../privacy/mailbox-key';
+import { mailboxKey } from '../privacy/mailbox-key';
 import { openUnsubscribeToken, unsubscribeLink } from '../privacy/unsubscribe-token';
 import { type ReconcileDeps, reconcileDeliveries } from '../scheduled/reconcile-deliveries';
 import { indexSignup } from '../triggers/index-signup';
@@ -286,47 +286,6 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
         ['kid@school-example.org'],
       ]);
     });
-
-    it('a +tag spelling thanked under the key it had before +tags were folded everywhere is not thanked again', async () => {
-      const earlier = earlierMailboxKey(MAILBOX_SECRET, 'kid+x@school-example.org') as string;
-      await db
-        .collection(THANK_YOU_MAILS)
-        .doc(earlier)
-        .set({ state: 'sent', attempts: 1, signup: 'old-row' });
-      await seedSignups(db, [
-        { email: 'kid+x@school-example.org', ...HERO },
-        { email: 'kid@school-example.org', ...HERO },
-      ]);
-      expect(await outcomeOf({ email: 'kid+x@school-example.org' })).toEqual({
-        status: 'already_sent',
-        byThisRow: false,
-      });
-      // Its own spelling is thanked: the one mail the mailbox had went to a +tag spelling.
-      expect(await outcomeOf({ email: 'kid@school-example.org' })).toEqual({ status: 'sent' });
-      expect((await outbox.messages()).map((message) => message.to)).toEqual([['kid@school-example.org']]);
-    });
-
-    it.each([
-      ['a +tag spelling', 1, 'kid+x@school-example.org'],
-      ['the bare spelling', 0, 'Kid@school-example.org'],
-      ['a row since erased', 0, null],
-    ])(
-      'a record sent before records kept the spelling, naming %s: the bare spelling gets %i more mail',
-      async (_label, more, thanked) => {
-        await seedSignups(db, [
-          ...(thanked ? [{ email: thanked, ...HERO }] : []),
-          { email: 'kid@school-example.org', ...FINAL },
-        ]);
-        const signup = thanked ? (await taskFor(db, thanked)).signup : 'erased-row';
-        await db
-          .collection(THANK_YOU_MAILS)
-          .doc(mailboxKey(MAILBOX_SECRET, 'kid@school-example.org'))
-          .set({ state: 'sent', attempts: 1, subscription_type: 'updates', signup, lease_expires_at: null });
-        const outcome = await outcomeOf({ email: 'kid@school-example.org' });
-        expect(outcome).toEqual(more ? { status: 'sent' } : { status: 'already_sent', byThisRow: false });
-        expect(await outbox.messages()).toHaveLength(more);
-      },
-    );
   });
 
   it.each(['kid+1@school-example.org', 'kid+goody@school-example.org'])(
@@ -564,7 +523,9 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
 
   it('sends and writes nothing for a task whose row does not exist', async () => {
     await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
-    expect(await handleDeliverThankYou({ signup: 'not-a-stored-row' }, deps())).toEqual({ status: 'gone' });
+    expect(await handleDeliverThankYou({ signup: 'not-a-stored-row', round: 0 }, deps())).toEqual({
+      status: 'gone',
+    });
     expect(await outbox.messages()).toEqual([]);
     expect(await thankYouRecords()).toBe(0);
     expect(transportLoads).toBe(0);
@@ -635,6 +596,46 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
       });
       expect(await outcomeOf({ email: 'kid@example.com' })).toEqual({ status: 'sent' });
     });
+
+    it.each([
+      ['550 5.1.0', '5.1.0 Sender address rejected'],
+      ['550 5.1.7', '5.1.7 Bad sender address syntax'],
+      ['553 5.1.8', '5.1.8 Sender address domain does not exist'],
+      ['550 5.7.26', '5.7.26 Unauthenticated email from this domain is not accepted'],
+    ])(
+      'our sender refused at RCPT (%s): our setup, the part waits, `configuration`, and is thanked once after the fix',
+      async (reply, message) => {
+        await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
+        const code = Number(reply.slice(0, 3));
+        outbox.faults.refuse([{ stage: 'rcpt', recipient: 'kid@example.com', code, message }]);
+        const refused = await outcomeOf({ email: 'kid@example.com' }).catch((error: unknown) => error);
+        expect(refused).toMatchObject({ code: `smtp EENVELOPE ${code}`, wait: 'configuration' });
+        expect(await thankYouPart('kid@example.com')).toMatchObject({
+          state: 'pending',
+          reason: 'configuration',
+        });
+        expect(await outbox.messages()).toEqual([]);
+        outbox.faults.refuse([]);
+        expect(await outcomeOf({ email: 'kid@example.com' })).toEqual({ status: 'sent' });
+        expect(await outbox.messages()).toHaveLength(1);
+      },
+    );
+
+    it.each([
+      ['550', '5.1.2 Bad destination system'],
+      ['550', '5.1.6 Mailbox has moved'],
+      ['550', '5.2.1 Mailbox disabled'],
+    ])(
+      "the person's own mailbox refused at RCPT (%s %s): the part skipped `refused`",
+      async (reply, message) => {
+        await seedSignups(db, [{ email: 'gone@example.com', ...HERO }]);
+        outbox.faults.refuse([
+          { stage: 'rcpt', recipient: 'gone@example.com', code: Number(reply), message },
+        ]);
+        expect(await outcomeOf({ email: 'gone@example.com' })).toEqual({ status: 'failed' });
+        expect(await thankYouPart('gone@example.com')).toMatchObject({ state: 'skipped', reason: 'refused' });
+      },
+    );
 
     it('relaying denied at RCPT (550 5.7.1, not about the mailbox): our setup, the part waits', async () => {
       await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
@@ -742,11 +743,19 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
       expect(await outbox.messages()).toHaveLength(1);
     });
 
-    it("tells whose a failure is by its stage and code: only a 5.1.x at RCPT is the recipient's", () => {
+    it("tells whose a failure is by its stage and code: only the recipient's own statuses at RCPT are the recipient's", () => {
       const refusal = (command: string, response: string) =>
         smtpRefusal({ code: 'EENVELOPE', command, response, responseCode: Number(response.slice(0, 3)) });
       expect(refusal('RCPT TO', '550 5.1.1 Mailbox unavailable')).toBe('recipient');
+      expect(refusal('RCPT TO', '550 5.1.2 Bad destination system')).toBe('recipient');
       expect(refusal('RCPT TO', '553 5.1.3 Mailbox name not allowed')).toBe('recipient');
+      expect(refusal('RCPT TO', '550 5.1.6 Mailbox has moved')).toBe('recipient');
+      expect(refusal('RCPT TO', '550 5.2.1 Mailbox disabled')).toBe('recipient');
+      // Statuses about our sender, given at RCPT by relays that check the envelope there.
+      expect(refusal('RCPT TO', '550 5.1.0 Sender address rejected')).toBe('setup');
+      expect(refusal('RCPT TO', '550 5.1.7 Bad sender mailbox syntax')).toBe('setup');
+      expect(refusal('RCPT TO', '550 5.1.8 Sender domain does not exist')).toBe('setup');
+      expect(refusal('RCPT TO', '550 5.7.26 Unauthenticated email is not accepted')).toBe('setup');
       expect(refusal('RCPT TO', '550 5.7.1 Relaying denied')).toBe('setup');
       expect(refusal('RCPT TO', '550 Mailbox unavailable')).toBe('setup');
       expect(refusal('RCPT TO', '450 4.2.0 Mailbox busy')).toBe('transient');

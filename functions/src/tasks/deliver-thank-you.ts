@@ -72,9 +72,8 @@ export interface ThankYouRecord {
   /**
    * Whether the spelling claimed (the one thanked, once `sent`) has a `+tag` (privacy/mailbox-key.ts,
    * hasPlusTag). A mailbox thanked only at a tagged spelling is thanked once more, at its bare one.
-   * Records written before it was kept have none: the row `signup` names tells (claimRecord).
    */
-  spelling?: ThankedSpelling;
+  spelling: ThankedSpelling;
   /** A tagged spelling of the mailbox was thanked before the bare one's claim: no tagged one is again. */
   tagged_thanked?: boolean;
   claimed_at: Date | Timestamp;
@@ -105,7 +104,7 @@ export type ThankYouOutcome =
   /** Over the mail budget: in its line until its turn (mail/turns.ts), and this task acknowledged. */
   | { status: 'waiting' }
   /**
-   * The relay refused the recipient for good (5.1.x at RCPT: the person's own mailbox): the part is skipped.
+   * The relay refused the recipient for good (5.1.1, 5.1.2, 5.1.3, 5.1.6 or 5.2.1 at RCPT: the person's own mailbox): the part is skipped.
    * Every other refusal (our sender, our login, TLS, the message) is our setup's, thrown as RetryLater.
    */
   | { status: 'failed' };
@@ -147,7 +146,7 @@ export interface DeliverThankYouDeps {
  * Over the budget, the task does not spend its retries waiting: the thank-you joins its line (mail/turns.ts)
  * and the task is acknowledged; the reconciler releases it in its turn, oldest first, with a slot held. A
  * thank-you takes a slot itself only when nobody waits ahead of it in its line. Only the person ends the part
- * (tasks/part-life.ts): the relay refusing their own mailbox (5.1.x at RCPT) skips it, `refused`. Every other
+ * (tasks/part-life.ts): the relay refusing their own mailbox (5.1.1, 5.1.2, 5.1.3, 5.1.6 or 5.2.1 at RCPT) skips it, `refused`. Every other
  * failure throws RetryLater and Cloud Tasks tries again (backoff at most 10 minutes): the relay down or
  * answering 4xx, the database, another task's claim still held, counted on the row with the code; and our
  * setup (the relay refusing our sender, login, TLS or message; MAIL_FROM or UNSUBSCRIBE_URL unset), which the
@@ -181,8 +180,8 @@ export async function handleDeliverThankYou(
   const part = partOf(row.data(), 'thank_you');
   if (isSettled(part)) return { status: 'settled' };
   // A task of a past round does nothing: the round the part is on has its own task.
-  if (part && input.round !== undefined && input.round < part.round) return { status: 'stale' };
-  const round = input.round ?? part?.round ?? 0;
+  if (part && input.round < part.round) return { status: 'stale' };
+  const round = input.round;
   const delivery = new RowDelivery(row.ref, 'thank_you');
   const apply = (event: PartEvent) => withDatabase(() => delivery.apply(event, deps.clock.now()));
   let stored: ThankYouInput;
@@ -253,7 +252,7 @@ async function sendOnce(
     return { status: 'suppressed' };
   }
   const record = deps.db.collection(THANK_YOU_MAILS).doc(id);
-  const claim = await claimSpelling(deps, record, input.email, subscriptionType, signup);
+  const claim = await claimRecord(deps, record, input.email, subscriptionType, signup);
   if (claim.status === 'in_progress') {
     // Another task holds the claim: it sends, or its lease runs out and this one does, later.
     deps.logger.info('thank_you.skipped', { ...log, reason: claim.status });
@@ -418,16 +417,23 @@ async function settleUnsaved(record: DocumentReference, attempt: string, now: nu
 
 /**
  * Whose an SMTP failure is, by its stage and code:
- * - `recipient`: the relay refused that recipient for good (a 5xx with a 5.1.x status at RCPT: no such
- *   mailbox, a bad address): the person's own mailbox, which ends the part;
+ * - `recipient`: the relay refused that recipient for good, a 5xx at RCPT whose enhanced status (RFC 3463)
+ *   is about the recipient's own mailbox (RECIPIENT_STATUSES): the person's, which ends the part;
  * - `setup`: the relay refused us (a 5xx anywhere else: our sender at MAIL FROM, as a provider does before
  *   the domain is verified, 554 5.7.1; a login it requires, 530 5.7.0; our message at DATA; a 5xx at RCPT
- *   that is not about the mailbox, such as relaying denied, 5.7.x), or our login or TLS failed (EAUTH,
- *   ETLS): our setup, retried until an operator fixes it;
+ *   about our sender or a policy, 5.1.0, 5.1.7, 5.1.8 or 5.7.x, or with no enhanced status), or our login
+ *   or TLS failed (EAUTH, ETLS): our setup, retried until an operator fixes it;
  * - `transient`: a 4xx (RFC 5321: try again later), or no answer at all (the relay unreachable, a dropped
  *   connection, a timeout): retried.
  */
 export type SmtpRefusal = 'recipient' | 'setup' | 'transient';
+
+/**
+ * The enhanced statuses about the recipient's own mailbox (RFC 3463): bad mailbox (5.1.1), bad domain
+ * (5.1.2), bad address syntax (5.1.3), mailbox moved (5.1.6), mailbox disabled (5.2.1). 5.1.0, 5.1.7 and
+ * 5.1.8 are about an address too, but a relay gives them at RCPT about our sender.
+ */
+const RECIPIENT_STATUSES: ReadonlySet<string> = new Set(['5.1.1', '5.1.2', '5.1.3', '5.1.6', '5.2.1']);
 
 export function smtpRefusal(error: unknown): SmtpRefusal {
   const { code, responseCode, command, response } = (error ?? {}) as {
@@ -441,7 +447,9 @@ export function smtpRefusal(error: unknown): SmtpRefusal {
     const status = /^\d{3}[ -](\d\.\d{1,3}\.\d{1,3})\b/.exec(
       typeof response === 'string' ? response : '',
     )?.[1];
-    return command === 'RCPT TO' && status?.startsWith('5.1.') ? 'recipient' : 'setup';
+    return command === 'RCPT TO' && status !== undefined && RECIPIENT_STATUSES.has(status)
+      ? 'recipient'
+      : 'setup';
   }
   if (code === 'EAUTH' || code === 'ETLS' || code === 'EREQUIRETLS') return 'setup';
   return 'transient';
@@ -453,52 +461,6 @@ type Claim =
 
 /** What the Message-ID's token of the bare spelling's mail after a tagged one is made from, after the key. */
 const OWN_ADDRESS_SUFFIX = '.own-address';
-
-/** A record `sent` before records kept the spelling: which one it was is read from the row it names. */
-type LegacyRecord = { status: 'legacy_record'; signup: string | undefined };
-
-/**
- * Claims the record for this spelling (claimRecord), with what it needs to know first: for a `+tag` spelling
- * whose key was another before `+tags` were folded on every domain (mailbox-key.ts, earlierMailboxKey),
- * whether the record under that key says it was thanked (one read, for such spellings only); and, for a bare
- * spelling meeting a record `sent` before records kept the spelling, whether the row it names was tagged.
- */
-async function claimSpelling(
-  deps: DeliverThankYouDeps,
-  ref: DocumentReference,
-  email: string,
-  subscriptionType: SubscriptionType,
-  signup: string,
-): Promise<Claim> {
-  const spelling: ThankedSpelling = hasPlusTag(email) ? 'tagged' : 'bare';
-  const earlierKey = spelling === 'tagged' ? deps.mailboxes.earlierKey(email) : null;
-  const earlier = earlierKey
-    ? ((await withDatabase(() => ref.parent.doc(earlierKey).get())).data() as
-        | Partial<ThankYouRecord>
-        | undefined)
-    : undefined;
-  const thanked = (record: Partial<ThankYouRecord> | undefined) =>
-    record?.state === 'sent' ? { signup: record.signup } : null;
-  const first = await claimRecord(deps, ref, subscriptionType, signup, {
-    spelling,
-    earlier: thanked(earlier),
-  });
-  if (first.status !== 'legacy_record') return first;
-  const row = first.signup
-    ? await withDatabase(() =>
-        deps.db
-          .collection(SIGNUPS)
-          .doc(first.signup as string)
-          .get(),
-      )
-    : null;
-  const stored = row?.get('email');
-  // A row gone (erased, or past retention) tells nothing: the mailbox counts as thanked at its own spelling.
-  const legacy: ThankedSpelling = typeof stored === 'string' && hasPlusTag(stored) ? 'tagged' : 'bare';
-  const second = await claimRecord(deps, ref, subscriptionType, signup, { spelling, legacy });
-  if (second.status === 'legacy_record') return { status: 'already_sent', byThisRow: false };
-  return second;
-}
 
 /** The record's lease: `attempt_id` names the call that holds it, `lease_expires_at` until when. */
 const THANK_YOU_LEASE: LeaseLayout = {
@@ -513,27 +475,20 @@ const THANK_YOU_LEASE: LeaseLayout = {
  * Claims the record for this call (see ../lease.ts): a `sent` record is never claimed again, but once by
  * the bare spelling of a mailbox thanked only at a tagged one; a `sending` one only once its lease has
  * expired (its sender died), a `failed` one at once; and never by a tagged spelling once a tagged one was
- * thanked (here, or under the spelling's earlier key: `earlier`). Of two calls at the same moment only one
- * can claim it; the other reads again and sees the claim. A record `sent` with no `spelling` (written before
- * records kept it) takes `legacy` for it, and without `legacy` a bare spelling is answered `legacy_record`,
- * so the caller reads the row it names.
+ * thanked. Of two calls at the same moment only one can claim it; the other reads again and sees the claim.
  */
 async function claimRecord(
   deps: DeliverThankYouDeps,
   ref: DocumentReference,
+  email: string,
   subscriptionType: SubscriptionType,
   signup: string,
-  options: {
-    spelling: ThankedSpelling;
-    earlier?: { signup: string | undefined } | null;
-    legacy?: ThankedSpelling;
-  },
-): Promise<Claim | LegacyRecord> {
-  let claim: LeaseClaim<ThankYouResult | LegacyRecord>;
+): Promise<Claim> {
+  let claim: LeaseClaim<ThankYouResult>;
   const owner = crypto.randomUUID();
-  const { spelling, earlier } = options;
+  const spelling: ThankedSpelling = hasPlusTag(email) ? 'tagged' : 'bare';
   try {
-    claim = await claimLease<ThankYouResult | LegacyRecord>(
+    claim = await claimLease<ThankYouResult>(
       ref,
       {
         owner,
@@ -547,17 +502,14 @@ async function claimRecord(
         if (sent && record.signup === signup) {
           return { refuse: { status: 'already_sent', byThisRow: true } };
         }
-        if (sent && !record.spelling && !options.legacy && spelling === 'bare') {
-          return { refuse: { status: 'legacy_record', signup: record.signup } };
-        }
-        const thanked = sent ? (record.spelling ?? options.legacy ?? 'bare') : null;
+        const thanked = sent ? record.spelling : null;
         // The bare spelling is thanked once whatever came before; a tagged one only if none was.
         if (thanked === 'bare' || (thanked === 'tagged' && spelling === 'tagged')) {
           return { refuse: { status: 'already_sent', byThisRow: false } };
         }
-        const taggedThanked = thanked === 'tagged' || record?.tagged_thanked === true || Boolean(earlier);
+        const taggedThanked = thanked === 'tagged' || record?.tagged_thanked === true;
         if (spelling === 'tagged' && taggedThanked) {
-          return { refuse: { status: 'already_sent', byThisRow: earlier?.signup === signup } };
+          return { refuse: { status: 'already_sent', byThisRow: false } };
         }
         return {
           write: {
@@ -580,8 +532,7 @@ async function claimRecord(
   const previous = claim.previous as Partial<ThankYouRecord> | undefined;
   const afterTagged =
     spelling === 'bare' &&
-    (previous?.tagged_thanked === true ||
-      (previous?.state === 'sent' && (previous.spelling ?? options.legacy) === 'tagged'));
+    (previous?.tagged_thanked === true || (previous?.state === 'sent' && previous.spelling === 'tagged'));
   return {
     status: 'claimed',
     lease: claim.lease,

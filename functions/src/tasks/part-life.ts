@@ -38,7 +38,7 @@ export type PartState = 'pending' | 'done' | 'skipped';
 /**
  * Why a part was skipped, always about the person: the mailbox unsubscribed (`suppressed`); it was
  * thanked before (`already_thanked`, one thank-you per mailbox, ever); its own mailbox was refused
- * (`refused`: the relay refused that recipient, 5.1.x at RCPT; MailerLite answered 422 on the address);
+ * (`refused`: the relay refused that recipient, 5.1.1, 5.1.2, 5.1.3, 5.1.6 or 5.2.1 at RCPT; MailerLite answered 422 on the address);
  * the row holds no address the grammar accepts (`not_an_address`, which the rules let none in). Our
  * setup, a service or a stranger never skips a part.
  */
