@@ -2,16 +2,11 @@
 // reason, with the oldest waiting age. Only the `delivery` map of each row is read (a projection), so no address
 // reaches this process, and only counts and reasons are printed. Also whether the reconciler's range queries
 // have the single-field indexes firestore.indexes.json declares (a real project only: the emulator enforces
-// no index). And the mail budget's waiting lines (functions/src/mail/turns.ts): how many wait, in how many lines,
-// since when: counts only, the lines being keyed hashes of domains.
+// no index). A thank-you waiting for the mail budget is counted as a part waiting, `mail_budget`.
 
 import type { Firestore } from 'firebase-admin/firestore';
 import { COLLECTIONS } from '../../contract/src/index.ts';
-import { MAIL_LINES, SHARED_LINE, WAITING } from '../../functions/src/mail/turns.ts';
 import { type CheckResult, cannotTell, fail, messageOf, pass } from './report.ts';
-
-/** Lines counted at most (each costs an aggregation): the oldest first, the rest said as "more". */
-const LINES_COUNTED = 20;
 
 export const PARTS = ['contact', 'thank_you'] as const;
 export type Part = (typeof PARTS)[number];
@@ -128,46 +123,6 @@ export function deliveryResult(summary: DeliverySummary, now: number): CheckResu
   return pass('delivery', detail, lines);
 }
 
-/** The mail budget's lines as the summary prints them. */
-export interface LineView {
-  shared: boolean;
-  waiting: number;
-  headMs: number | null;
-}
-
-export function linesLine(lines: LineView[], more: boolean, now: number): string | null {
-  if (lines.length === 0) return null;
-  const total = lines.reduce((sum, line) => sum + line.waiting, 0);
-  const heads = lines.map((line) => line.headMs).filter((ms): ms is number => ms !== null);
-  const oldest = heads.length > 0 ? `, oldest ${age(now - Math.min(...heads))}` : '';
-  const shared = lines.find((line) => line.shared)?.waiting ?? 0;
-  const domains = lines.filter((line) => !line.shared).map((line) => line.waiting);
-  const largest = domains.length > 0 ? `; largest domain line ${Math.max(...domains)}` : '';
-  const count = `${lines.length}${more ? '+' : ''} line${lines.length === 1 && !more ? '' : 's'}`;
-  return `mail budget's turn: ${total}${more ? '+' : ''} waiting in ${count}${oldest} (shared providers ${shared}; catch-all domains ${domains.reduce((a, b) => a + b, 0)}${largest})`;
-}
-
-async function readLines(db: Firestore): Promise<{ lines: LineView[]; more: boolean }> {
-  const page = await db
-    .collection(MAIL_LINES)
-    .orderBy('head_at')
-    .limit(LINES_COUNTED + 1)
-    .get();
-  const docs = page.docs.slice(0, LINES_COUNTED);
-  const lines = await Promise.all(
-    docs.map(async (doc) => {
-      const counted = await doc.ref.collection(WAITING).count().get();
-      const head = doc.get('head_at') as { toMillis?: () => number } | undefined;
-      return {
-        shared: doc.id === SHARED_LINE,
-        waiting: counted.data().count,
-        headMs: head?.toMillis ? head.toMillis() : null,
-      };
-    }),
-  );
-  return { lines, more: page.size > LINES_COUNTED };
-}
-
 async function readRows(db: Firestore): Promise<RowView[]> {
   const snapshot = await db.collection(COLLECTIONS.signups).select('delivery').get();
   return snapshot.docs.map((doc) => ({
@@ -183,10 +138,7 @@ export async function checkDelivery(
 ): Promise<CheckResult> {
   if (!db) return cannotTell('delivery', unavailable ?? 'no database to read');
   try {
-    const result = deliveryResult(summarise(await readRows(db)), now);
-    const { lines, more } = await readLines(db);
-    const turn = linesLine(lines, more, now);
-    return turn ? { ...result, lines: [...(result.lines ?? []), turn] } : result;
+    return deliveryResult(summarise(await readRows(db)), now);
   } catch (error) {
     return cannotTell(
       'delivery',

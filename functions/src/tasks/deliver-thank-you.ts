@@ -6,10 +6,9 @@ import { SIGNUPS, SUBSCRIPTION_TYPES, type SubscriptionType, THANK_YOU_MAILS } f
 import { adminFirestore, millisOf } from '../firestore';
 import { claimLease, type Lease, type Claim as LeaseClaim, type LeaseLayout, LeaseLostError } from '../lease';
 import { cloudLogger, type Logger } from '../logs';
-import { beforeItsRelease, takeMailSlot } from '../mail/budget';
+import { bookMailSlot, budgetHour, hourStart } from '../mail/budget';
 import { buildThankYouMessage, thankYouMessageToken } from '../mail/thank-you-message';
 import { type MailTransport, type SentMail, smtpTransport } from '../mail/transport';
-import { joinLine, leaveLine, lineOf, placeInLine } from '../mail/turns';
 import {
   DEFAULTS,
   intParam,
@@ -58,7 +57,7 @@ export const THANK_YOU_LEASE_MS = 5 * 60_000;
 /** Whether a thanked spelling has a `+tag`: a stranger can make one of any mailbox, the bare one is its own. */
 export type ThankedSpelling = 'tagged' | 'bare';
 
-/** `waiting`: claimed once, then given back until the mail budget has a slot (mail/budget.ts). */
+/** `waiting`: claimed once, then given back until the hour of its slot of the mail budget (`slot`). */
 export type ThankYouState = 'sending' | 'sent' | 'failed' | 'waiting';
 
 /** `thank_you_mails/{mailbox key}` (privacy/mailbox-key.ts). Holds no address. */
@@ -76,6 +75,12 @@ export interface ThankYouRecord {
   spelling: ThankedSpelling;
   /** A tagged spelling of the mailbox was thanked before the bare one's claim: no tagged one is again. */
   tagged_thanked?: boolean;
+  /**
+   * The hour (mail/budget.ts, budgetHour) of the mail budget's slot booked for the mailbox's next mail and not
+   * spent yet; null once a mail went out on it. Honoured in that hour only: any task of the mailbox then sends
+   * on it, and a send in a later hour books again.
+   */
+  slot?: number | null;
   claimed_at: Date | Timestamp;
   lease_expires_at: Date | Timestamp | null;
   sent_at?: Date | Timestamp;
@@ -101,10 +106,14 @@ export type ThankYouOutcome =
   | { status: 'sent_unsaved' }
   /** The mailbox unsubscribed: nothing is sent to it again, whoever signs it up. */
   | { status: 'suppressed' }
-  /** Over the mail budget: in its line until its turn (mail/turns.ts), and this task acknowledged. */
-  | { status: 'waiting' }
   /**
-   * The relay refused the recipient for good (5.1.1, 5.1.2, 5.1.3, 5.1.6 or 5.2.1 at RCPT: the person's own mailbox): the part is skipped.
+   * Over the mail budget: a slot booked in a later hour (mail/budget.ts), the part's next round enqueued to run
+   * then, and this task acknowledged.
+   */
+  | { status: 'waiting'; hour: number }
+  /**
+   * The relay refused the recipient for good (5.1.1, 5.1.2, 5.1.3, 5.1.6 or 5.2.1 at RCPT: the person's own
+   * mailbox): the part is skipped.
    * Every other refusal (our sender, our login, TLS, the message) is our setup's, thrown as RetryLater.
    */
   | { status: 'failed' };
@@ -140,14 +149,15 @@ export interface DeliverThankYouDeps {
  * names the row (tasks/queue.ts); the row's trigger enqueued it (triggers/index-signup.ts), or the
  * reconciler did again (scheduled/reconcile-deliveries.ts). A row gone (erased, or past retention) gets
  * nothing. The mailbox's record is claimed (lease.ts) before anything else is spent: a second task
- * (concurrent or later) sees the claim and sends nothing, and only the claim's holder takes a slot of the
- * mail budget, so a burst of spellings of one mailbox spends one.
+ * (concurrent or later) sees the claim and sends nothing, and only the claim's holder books a slot of the
+ * mail budget, kept on the record, so a burst of spellings of one mailbox spends one.
  *
- * Over the budget, the task does not spend its retries waiting: the thank-you joins its line (mail/turns.ts)
- * and the task is acknowledged; the reconciler releases it in its turn, oldest first, with a slot held. A
- * thank-you takes a slot itself only when nobody waits ahead of it in its line. Only the person ends the part
- * (tasks/part-life.ts): the relay refusing their own mailbox (5.1.1, 5.1.2, 5.1.3, 5.1.6 or 5.2.1 at RCPT) skips it, `refused`. Every other
- * failure throws RetryLater and Cloud Tasks tries again (backoff at most 10 minutes): the relay down or
+ * A mail leaves only on a slot of the hour it leaves in (mail/budget.ts). Over the budget, the task does not
+ * spend its retries waiting: a slot is booked in the first hour with room, the part's next round is enqueued
+ * to run at that hour's start, and the task is acknowledged; the part waits (`mail_budget`) with a due time
+ * (tasks/part-life.ts). Only the person ends the part (tasks/part-life.ts): the relay refusing their own
+ * mailbox (5.1.1, 5.1.2, 5.1.3, 5.1.6 or 5.2.1 at RCPT) skips it, `refused`. Every other failure throws
+ * RetryLater and Cloud Tasks tries again (backoff at most 10 minutes): the relay down or
  * answering 4xx, the database, another task's claim still held, counted on the row with the code; and our
  * setup (the relay refusing our sender, login, TLS or message; MAIL_FROM or UNSUBSCRIBE_URL unset), which the
  * row shows waiting, `configuration`, with the code, until an operator has fixed it.
@@ -202,11 +212,12 @@ export async function handleDeliverThankYou(
       deps.logger.error('thank_you.not_configured', { missing });
       throw new RetryLater('A setting of the thank-you is missing.', `setting ${missing}`, 'configuration');
     }
-    const outcome = await sendOnce(stored, subscriptionType, row.id, input.slot !== undefined, deps);
+    const outcome = await sendOnce(stored, subscriptionType, row.id, deps);
     if (outcome.status === 'waiting') {
-      const line = lineOf(deps.mailboxes.domainKey(stored.email));
-      await withDatabase(() => joinLine(deps.db, line, row.id, deps.clock.now()));
-      await apply({ kind: 'waits', round, reason: 'mail_budget' });
+      // The next round runs in the slot's hour; the part moves to it, due long after (its net).
+      const runsAt = hourStart(outcome.hour);
+      await withDatabase(() => deps.enqueuePart('thank_you', rowOfTasks(row), round + 1, runsAt));
+      await apply({ kind: 'waits', round: round + 1, runsAt });
     } else if (outcome.status === 'sent') await apply({ kind: 'done', round });
     else if (outcome.status === 'already_sent' && outcome.byThisRow) await apply({ kind: 'done', round });
     else if (outcome.status === 'already_sent')
@@ -240,8 +251,6 @@ async function sendOnce(
   input: ThankYouInput,
   subscriptionType: SubscriptionType,
   signup: string,
-  /** Released from its line with a slot of the budget held (the task's `slot`, mail/turns.ts). */
-  slotHeld: boolean,
   deps: DeliverThankYouDeps,
 ): Promise<ThankYouOutcome> {
   const log = emailFields(input.email);
@@ -263,28 +272,29 @@ async function sendOnce(
     return claim;
   }
   // Asked only by the claim's holder: a task that finds the mailbox thanked or in progress spends none.
-  let granted: boolean;
+  const now = budgetHour(deps.clock.now());
+  let slot: number;
   try {
-    granted = slotHeld || (await slotInTurn(deps, input.email, signup));
+    slot = claim.slot !== null && claim.slot >= now ? claim.slot : await bookSlot(deps, input.email);
   } catch {
     await finish(claim.lease, { state: 'waiting' }).catch(() => undefined);
     throw new RetryLater('The database is unavailable.', 'database');
   }
-  if (!granted) {
-    // Given back, so the mailbox is not held "in progress" while it waits its turn.
-    await finish(claim.lease, { state: 'waiting' }).catch(() => undefined);
+  if (slot > now) {
+    // Given back, so the mailbox is not held "in progress" while it waits for its slot's hour.
+    await finish(claim.lease, { state: 'waiting', slot }).catch(() => undefined);
     deps.logger.info('thank_you.skipped', { ...log, reason: 'mail_budget' });
-    return { status: 'waiting' };
+    return { status: 'waiting', hour: slot };
   }
   // The list looked at again, last before the relay: a person who unsubscribed while this task claimed the
   // record and took its slot gets nothing. Nothing but building the message lies between this read and the
   // send; a click whose first write comes after this read found a mail already on its way.
   const left = await suppression(deps, input.email).catch(async (error: unknown) => {
-    await finish(claim.lease, { state: 'waiting' }).catch(() => undefined);
+    await finish(claim.lease, { state: 'waiting', slot }).catch(() => undefined);
     throw error;
   });
   if (left) {
-    await finish(claim.lease, { state: 'waiting' }).catch(() => undefined);
+    await finish(claim.lease, { state: 'waiting', slot }).catch(() => undefined);
     deps.logger.info('thank_you.skipped', { ...log, reason: 'suppressed' });
     return { status: 'suppressed' };
   }
@@ -316,10 +326,12 @@ async function sendOnce(
     });
     // Nothing was sent: the record is claimable again. Best effort: if even this write fails, the lease
     // expires and a later task claims it anyway.
+    // The slot stays the mailbox's: a retry within its hour sends on it.
     await finish(claim.lease, {
       state: 'failed',
       failed_at: new Date(deps.clock.now()),
       last_error: code,
+      slot,
     }).catch(() => undefined);
     if (refusal === 'recipient') return { status: 'failed' };
     throw new RetryLater(
@@ -334,27 +346,14 @@ async function sendOnce(
   return { status: 'sent' };
 }
 
-/**
- * A slot of the mail budget, taken only when nobody waits ahead of this thank-you in its line (mail/turns.ts):
- * a slot freed in the hour goes to the line's oldest, and a new hour's to those who waited through the last.
- * The line's oldest waiter that takes one leaves the line.
- */
-async function slotInTurn(deps: DeliverThankYouDeps, email: string, signup: string): Promise<boolean> {
-  const domain = deps.mailboxes.domainKey(email);
-  const line = lineOf(domain);
-  const place = await placeInLine(deps.db, line, signup);
-  if (place === 'behind') return false;
-  // A new hour's slots go first to those who waited through the last one, whatever their line.
-  if (place === 'empty' && (await beforeItsRelease(deps.db, deps.clock.now()))) return false;
-  const slot = await takeMailSlot(deps.db, {
+/** A slot of the mail budget, in the first hour from now with room (mail/budget.ts). */
+function bookSlot(deps: DeliverThankYouDeps, email: string): Promise<number> {
+  return bookMailSlot(deps.db, {
     now: deps.clock.now(),
     perHour: deps.mailPerHour,
-    domain,
+    domain: deps.mailboxes.domainKey(email),
     logger: deps.logger,
   });
-  // Best effort: an entry left behind is dropped by the releaser, which finds its part settled.
-  if (slot.granted && place === 'first') await leaveLine(deps.db, line, signup).catch(() => undefined);
-  return slot.granted;
 }
 
 /** Whether the mailbox is on the suppression list (the person unsubscribed). */
@@ -385,7 +384,12 @@ async function saveSent(
   const waits = deps.saveRetryMs ?? SAVE_SENT_RETRY_MS;
   for (let attempt = 0; ; attempt += 1) {
     try {
-      await finish(lease, { state: 'sent', sent_at: new Date(sent.sentAt), message_id: sent.messageId });
+      await finish(lease, {
+        state: 'sent',
+        sent_at: new Date(sent.sentAt),
+        message_id: sent.messageId,
+        slot: null,
+      });
       return;
     } catch {
       const wait = waits[attempt];
@@ -411,7 +415,7 @@ async function settleUnsaved(record: DocumentReference, attempt: string, now: nu
   await record.firestore.runTransaction(async (transaction) => {
     const current = (await transaction.get(record)).data() as Partial<ThankYouRecord> | undefined;
     if (current?.state !== 'sending' || current.attempt_id !== attempt) return;
-    transaction.update(record, { state: 'sent', sent_at: new Date(now), lease_expires_at: null });
+    transaction.update(record, { state: 'sent', sent_at: new Date(now), lease_expires_at: null, slot: null });
   });
 }
 
@@ -457,7 +461,15 @@ export function smtpRefusal(error: unknown): SmtpRefusal {
 
 type Claim =
   | ThankYouResult
-  | { status: 'claimed'; lease: Lease; attempts: number; attempt: string; afterTagged: boolean };
+  | {
+      status: 'claimed';
+      lease: Lease;
+      attempts: number;
+      attempt: string;
+      afterTagged: boolean;
+      /** The hour of the mailbox's slot not spent yet (ThankYouRecord's `slot`), or null. */
+      slot: number | null;
+    };
 
 /** What the Message-ID's token of the bare spelling's mail after a tagged one is made from, after the key. */
 const OWN_ADDRESS_SUFFIX = '.own-address';
@@ -539,6 +551,7 @@ async function claimRecord(
     attempts: (previous?.attempts ?? 0) + 1,
     attempt: owner,
     afterTagged,
+    slot: typeof previous?.slot === 'number' ? previous.slot : null,
   };
 }
 

@@ -37,12 +37,11 @@ describe('a delivery task body', () => {
       signup: 'AbCdEfGh12345678ijkl',
       round: 3,
     });
-    // A thank-you whose save failed carries its claim's id; one released from the budget's line, its slot's hour.
-    expect(parseSignupTask({ signup: 'abc', round: 2, sent: 'a1b2-c3', slot: 492_321 })).toEqual({
+    // A thank-you whose save failed carries its claim's id.
+    expect(parseSignupTask({ signup: 'abc', round: 2, sent: 'a1b2-c3' })).toEqual({
       signup: 'abc',
       round: 2,
       sent: 'a1b2-c3',
-      slot: 492_321,
     });
     for (const body of [
       undefined,
@@ -57,8 +56,6 @@ describe('a delivery task body', () => {
       { signup: 'abc', round: 1.5 },
       { signup: 'abc', round: '2' },
       { signup: 'abc', round: 0, sent: 'not an id!' },
-      { signup: 'abc', round: 0, slot: -1 },
-      { signup: 'abc', round: 0, slot: '492321' },
     ]) {
       expect(() => parseSignupTask(body)).toThrow();
     }

@@ -38,11 +38,6 @@ export interface SignupTask {
    * claim's attempt id, which the record names while it is claimed. No address.
    */
   sent?: string;
-  /**
-   * A thank-you released from its line with a slot of the mail budget held (mail/turns.ts): the budget's window
-   * (its hour, mail/budget.ts's budgetHour) the slot was counted in. The worker sends without asking again.
-   */
-  slot?: number;
 }
 
 /**
@@ -80,19 +75,15 @@ export function parseSignupTask(body: unknown): SignupTask {
   ) {
     throw new Error('Not a sign-up id.');
   }
-  const { round, sent, slot } = body as { round?: unknown; sent?: unknown; slot?: unknown };
+  const { round, sent } = body as { round?: unknown; sent?: unknown };
   if (typeof round !== 'number' || !Number.isSafeInteger(round) || round < 0) throw new Error('Not a round.');
   if (sent !== undefined && (typeof sent !== 'string' || !/^[A-Za-z0-9-]{1,64}$/.test(sent))) {
     throw new Error('Not an attempt id.');
-  }
-  if (slot !== undefined && (typeof slot !== 'number' || !Number.isSafeInteger(slot) || slot < 0)) {
-    throw new Error('Not a window of the mail budget.');
   }
   return {
     signup,
     round,
     ...(sent === undefined ? {} : { sent: sent as string }),
-    ...(slot === undefined ? {} : { slot: slot as number }),
   };
 }
 
