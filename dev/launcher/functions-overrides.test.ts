@@ -28,3 +28,16 @@ describe("functionsOverrides: the reconciler's waits", () => {
     );
   });
 });
+
+describe("functionsOverrides: the mail budget's window", () => {
+  it('passes a compressed hour through to the functions, and refuses one that is not a positive number', () => {
+    expect(functionsOverrides({ GOODY_MAIL_PER_HOUR: '4', GOODY_MAIL_BUDGET_WINDOW_SECONDS: '60' })).toEqual({
+      MAIL_PER_HOUR: '4',
+      MAIL_BUDGET_WINDOW_SECONDS: '60',
+    });
+    expect(functionsOverrides({})).not.toHaveProperty('MAIL_BUDGET_WINDOW_SECONDS');
+    expect(() => functionsOverrides({ GOODY_MAIL_BUDGET_WINDOW_SECONDS: '-1' })).toThrow(
+      'GOODY_MAIL_BUDGET_WINDOW_SECONDS must be a positive number, got "-1".',
+    );
+  });
+});

@@ -27,6 +27,7 @@ export type LogEvent =
   | 'finish_erasure.task_malformed'
   | 'pending_erasures.run'
   | 'reconcile.run'
+  | 'reconcile.step_failed'
   | 'retention.erased'
   | 'retention.failed'
   | 'thank_you.sent'

@@ -84,18 +84,18 @@ export async function seedSignups(
 }
 
 /**
- * The task the row's trigger enqueues for the latest stored sign-up of this exact spelling (and list, if
+ * The task the row's trigger enqueues (round 0) for the latest stored sign-up of this exact spelling (and list, if
  * given): it names the row. With no such row, a task naming a row that does not exist (an erased one).
  */
 export async function taskFor(
   db: Firestore,
   email: string,
   subscriptionType?: SubscriptionType,
-): Promise<{ signup: string }> {
+): Promise<{ signup: string; round: number }> {
   let query = db.collection(SIGNUPS).where('email', '==', email);
   if (subscriptionType) query = query.where('subscription_type', '==', subscriptionType);
   const rows = (await query.get()).docs.sort(
     (a, b) => a.get('created_at').toMillis() - b.get('created_at').toMillis(),
   );
-  return { signup: rows.at(-1)?.id ?? 'no-such-row' };
+  return { signup: rows.at(-1)?.id ?? 'no-such-row', round: 0 };
 }

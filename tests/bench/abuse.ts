@@ -15,9 +15,9 @@
 // 4. a catch-all domain's burst beyond the budget: a bot signs up 3 x the domain's share at
 //    botN@catch-all-example.net, then a real person signs up at gmail.com: the real thank-you's delay from
 //    its sign-up to the outbox (goal: within 60 s), the bot's mails (goal: at most its share) and the rest,
-//    waiting for a later hour (their records `waiting`, their tasks retried; none dropped);
+//    waiting for a later hour (their records `waiting`, each next round enqueued for the hour it booked; none dropped);
 // 5. 60 new addresses at 60 domains signed up over one minute: how many mails leave (goal: no more than what
-//    is left of the budget; the rest wait their turn in the budget's lines for a later hour);
+//    is left of the budget; the rest book later hours and wait for them);
 // 6. 40 replays of one unsubscribe link after its first click: how many MailerLite requests they cause
 //    (goal <= 1) and how many get 429;
 // 7. the Firestore reads one replay costs, counted in-process through firebase-admin on the stack's

@@ -3,7 +3,7 @@
 // RETRY; none of GOODY_DELIVERY_MAX_ATTEMPTS, _MAX_RETRY_SECONDS, _MIN_BACKOFF_SECONDS is set). Our setup's
 // refusals (the relay refusing our sender, MailerLite refusing our key, Cloud Tasks refusing enqueues) leave the
 // part pending and say so on the row, and each sign-up is delivered once the fault is fixed; the relay refusing
-// the person's own mailbox (5.1.x at RCPT) ends that part at once. One stack for the file (`npm run emulators`:
+// the person's own mailbox (5.1.1, 5.1.2, 5.1.3, 5.1.6 or 5.2.1 at RCPT) ends that part at once. One stack for the file (`npm run emulators`:
 // it runs what `npm test`'s build step built), the four cases at once where they do not disturb each other,
 // since most of their time is spent waiting out a minute-long fault and the backoff after it.
 //

@@ -51,26 +51,6 @@ export function hasPlusTag(email: string): boolean {
   return normalised.slice(0, normalised.lastIndexOf('@')).indexOf('+') > 0;
 }
 
-/**
- * The domains whose `+tags` the key folded before it folded them on every domain (issue 28). Elsewhere an
- * address with a `+tag` had the key of its whole lower-cased spelling: earlierMailboxKey gives it back.
- */
-const PLUS_TAGS_FOLDED_BEFORE: ReadonlySet<string> = new Set([
-  'gmail.com',
-  'googlemail.com',
-  'outlook.com',
-  'hotmail.com',
-  'live.com',
-  'msn.com',
-  'icloud.com',
-  'me.com',
-  'mac.com',
-  'proton.me',
-  'protonmail.com',
-  'pm.me',
-  'fastmail.com',
-]);
-
 const PURPOSE = 'goody-mailbox-key-v1';
 
 /** The mailbox's key: 43 base64url characters, a valid Firestore document id. */
@@ -84,21 +64,6 @@ function keyOf(secret: string, mailbox: string): string {
   return createHmac('sha256', derivedKey(secret, PURPOSE, 'mailbox'))
     .update(mailbox, 'utf8')
     .digest('base64url');
-}
-
-/**
- * The key this address had before `+tags` were folded on every domain, or null when it had the key it has
- * now (no `+tag`, or a domain whose tags were folded already). Only `kid+x@school.org`-like spellings
- * change key: `kid@school.org` keeps its own, and `kid+x@school.org` now shares it. A suppression entry
- * written before the change for `kid+x@school.org` sits under this earlier key and holds no address, so
- * it cannot be moved: whoever checks the suppression list of such an address reads this key too
- * (docs/security/abuse.md, "Keys made before").
- */
-export function earlierMailboxKey(secret: string, email: string): string | null {
-  const normalised = normaliseEmail(email);
-  const domain = normalised.slice(normalised.lastIndexOf('@') + 1);
-  if (PLUS_TAGS_FOLDED_BEFORE.has(domain) || canonicalMailbox(normalised) === normalised) return null;
-  return keyOf(secret, normalised);
 }
 
 /** The environment variable Cloud Functions fills with the secret for each function that declares it. */

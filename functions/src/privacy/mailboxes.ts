@@ -1,7 +1,7 @@
 import type { Firestore } from 'firebase-admin/firestore';
 import { domainKey } from '../mail/budget';
 import { MAILBOX_KEY_SECRET, UNSUBSCRIBE_SECRET } from '../params';
-import { earlierMailboxKey, mailboxKey } from './mailbox-key';
+import { mailboxKey } from './mailbox-key';
 import { ContactRecords } from './mailerlite-contacts';
 import { type FinishErasureLater, SuppressionList } from './suppression';
 import { unsubscribeLink } from './unsubscribe-token';
@@ -41,14 +41,6 @@ export class Mailboxes {
   /** The mailbox's key (mailbox-key.ts): every spelling of one mailbox has one. */
   key(email: string): string {
     return mailboxKey(this.secrets.mailbox, email);
-  }
-
-  /**
-   * The key the address had before `+tags` were folded on every domain, or null when it had this one
-   * (mailbox-key.ts, earlierMailboxKey): what was stored for it then is found under it.
-   */
-  earlierKey(email: string): string | null {
-    return earlierMailboxKey(this.secrets.mailbox, email);
   }
 
   /** The one-click unsubscribe link for an address as typed (unsubscribe-token.ts). */

@@ -5,7 +5,7 @@ import { normaliseEmail, SUPPRESSIONS } from '../contract';
 import { firestoreSdk } from '../firestore';
 import type { MailerLiteClient, RequestOptions } from '../mailerlite/client';
 import { MailerLiteError } from '../mailerlite/errors';
-import { earlierMailboxKey, mailboxKey } from './mailbox-key';
+import { mailboxKey } from './mailbox-key';
 import type { ContactRecords } from './mailerlite-contacts';
 import { openUnsubscribeToken, type UnsubscribeToken, unsubscribeToken } from './unsubscribe-token';
 
@@ -123,27 +123,12 @@ export class SuppressionList {
     return this.db.collection(SUPPRESSIONS).doc(mailboxKey(this.secrets.mailbox, email));
   }
 
-  /**
-   * The normalised addresses among these whose mailbox is on the suppression list: one batched read. A
-   * `+tag` spelling is also looked up under the key it had before tags were folded on every domain
-   * (mailbox-key.ts, earlierMailboxKey), where an entry written then still sits.
-   */
+  /** The normalised addresses among these whose mailbox is on the suppression list: one batched read. */
   async among(emails: readonly string[]): Promise<Set<string>> {
-    const suppressed = new Set<string>();
     const distinct = [...new Set(emails.map(normaliseEmail))];
-    if (distinct.length === 0) return suppressed;
-    const lookups = distinct.flatMap((email) => {
-      const earlier = earlierMailboxKey(this.secrets.mailbox, email);
-      const refs = [this.ref(email)];
-      if (earlier) refs.push(this.db.collection(SUPPRESSIONS).doc(earlier));
-      return refs.map((ref) => ({ email, ref }));
-    });
-    const entries = await this.db.getAll(...lookups.map((lookup) => lookup.ref));
-    entries.forEach((entry, index) => {
-      const email = lookups[index]?.email;
-      if (email !== undefined && entry.exists) suppressed.add(email);
-    });
-    return suppressed;
+    if (distinct.length === 0) return new Set();
+    const entries = await this.db.getAll(...distinct.map((email) => this.ref(email)));
+    return new Set(distinct.filter((_, index) => entries[index]?.exists));
   }
 
   /**

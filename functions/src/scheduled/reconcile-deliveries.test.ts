@@ -48,7 +48,6 @@ function deps(clock: Clock = systemClock, perRun?: number): ReconcileDeps {
     logger,
     enqueuePart: enqueue,
     index: (ref) => indexSignup(ref, { mailboxSecret: MAILBOX_SECRET, enqueuePart: enqueue, clock, logger }),
-    mailPerHour: 1_000,
     ...(perRun ? { perRun } : {}),
   };
 }
@@ -60,7 +59,7 @@ const afterTheyGaveUp = () => clockAhead(dueAt(Date.now()).getTime() - Date.now(
 describe('the delivery reconciler', () => {
   it("finds nothing to do while the rows' tasks may still run: no task, no log", async () => {
     await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
-    expect(await reconcileDeliveries(deps())).toEqual({ redriven: 0, swept: 0, released: 0 });
+    expect(await reconcileDeliveries(deps())).toEqual({ redriven: 0, swept: 0, failed: 0 });
     expect(queue.tasks).toEqual([]);
     expect(logger.events()).toEqual([]);
   });
@@ -71,7 +70,7 @@ describe('the delivery reconciler', () => {
     if (!row) throw new Error('not stored');
     await row.ref.update({ 'delivery.contact.state': 'done', 'delivery.contact.due_at': null });
     const later = afterTheyGaveUp();
-    expect(await reconcileDeliveries(deps(later))).toEqual({ redriven: 1, swept: 0, released: 0 });
+    expect(await reconcileDeliveries(deps(later))).toEqual({ redriven: 1, swept: 0, failed: 0 });
     expect(queue.tasks).toEqual([
       {
         queue: QUEUES.thankYou,
@@ -83,10 +82,10 @@ describe('the delivery reconciler', () => {
     expect(part).toMatchObject({ state: 'pending', round: 1 });
     expect(Math.abs(part.due_at.toMillis() - dueAt(later.now()).getTime())).toBeLessThan(5_000);
     expect(logger.entries).toEqual([
-      { severity: 'info', event: 'reconcile.run', fields: { redriven: 1, swept: 0, released: 0 } },
+      { severity: 'info', event: 'reconcile.run', fields: { redriven: 1, swept: 0, failed: 0 } },
     ]);
     // The next run, at the same time, finds it not due any more.
-    expect(await reconcileDeliveries(deps(later))).toEqual({ redriven: 0, swept: 0, released: 0 });
+    expect(await reconcileDeliveries(deps(later))).toEqual({ redriven: 0, swept: 0, failed: 0 });
   });
 
   it("re-drives within 15 minutes the parts whose enqueue failed after the trigger's commit (Cloud Tasks down, a grant missing)", async () => {
@@ -104,10 +103,10 @@ describe('the delivery reconciler', () => {
         logger,
       }),
     ).rejects.toThrow('PERMISSION_DENIED');
-    expect(await reconcileDeliveries(deps())).toEqual({ redriven: 0, swept: 0, released: 0 });
+    expect(await reconcileDeliveries(deps())).toEqual({ redriven: 0, swept: 0, failed: 0 });
     // The first run after the short due time (at most CONFIRM_WAIT_MS + 10 minutes after the commit).
     const soon = clockAhead(CONFIRM_WAIT_MS + 1_000);
-    expect(await reconcileDeliveries(deps(soon))).toEqual({ redriven: 2, swept: 0, released: 0 });
+    expect(await reconcileDeliveries(deps(soon))).toEqual({ redriven: 2, swept: 0, failed: 0 });
     expect(queue.tasks.map((task) => [task.queue, task.payload])).toEqual([
       [QUEUES.contact, { signup: row.id, round: 1 }],
       [QUEUES.thankYou, { signup: row.id, round: 1 }],
@@ -117,7 +116,7 @@ describe('the delivery reconciler', () => {
       expect(part).toMatchObject({ state: 'pending', round: 1 });
       expect(Math.abs(part.due_at.toMillis() - dueAt(soon.now()).getTime())).toBeLessThan(5_000);
     }
-    expect(await reconcileDeliveries(deps(soon))).toEqual({ redriven: 0, swept: 0, released: 0 });
+    expect(await reconcileDeliveries(deps(soon))).toEqual({ redriven: 0, swept: 0, failed: 0 });
   });
 
   it('re-drives within 15 minutes a part whose task ran and then gave up, not after the queue wait as well', async () => {
@@ -133,13 +132,72 @@ describe('the delivery reconciler', () => {
     expect(await reconcileDeliveries(deps(clockAhead(gaveUp - Date.now() - 60_000)))).toEqual({
       redriven: 0,
       swept: 0,
-      released: 0,
+      failed: 0,
     });
     // The first run at least GIVE_UP_SLACK_MS after it gave up (runs are 10 minutes apart).
     const run = clockAhead(gaveUp - Date.now() + GIVE_UP_SLACK_MS + 1_000);
-    expect(await reconcileDeliveries(deps(run))).toEqual({ redriven: 1, swept: 0, released: 0 });
+    expect(await reconcileDeliveries(deps(run))).toEqual({ redriven: 1, swept: 0, failed: 0 });
     expect(GIVE_UP_SLACK_MS + RECONCILE_EVERY_MS).toBeLessThanOrEqual(15 * 60_000);
     expect((await row.ref.get()).get('delivery.contact')).toMatchObject({ state: 'pending', round: 1 });
+  });
+
+  it('one failing step does not stop the others: an enqueue refused for one row, a query missing its index', async () => {
+    await seedSignups(
+      db,
+      Array.from({ length: 3 }, (_, i) => ({ email: `kid${i}@example.com`, ...HERO })),
+    );
+    const [refused] = await rows();
+    if (!refused) throw new Error('not stored');
+    // Cloud Tasks refuses the enqueues of one row; the contact's due query has no index (a real project whose
+    // indexes were not deployed), as Firestore answers it: FAILED_PRECONDITION.
+    const enqueue: Enqueue = async (name, payload, task) => {
+      if ((payload as { signup?: string }).signup === refused.id) throw new Error('PERMISSION_DENIED');
+      return queue.enqueue(name, payload, task);
+    };
+    const noIndex = new Proxy(db, {
+      get(target, key) {
+        if (key !== 'collection') return Reflect.get(target, key);
+        return (path: string) => {
+          const collection = target.collection(path);
+          return new Proxy(collection, {
+            get(inner, name) {
+              if (name !== 'where') return Reflect.get(inner, name).bind?.(inner) ?? Reflect.get(inner, name);
+              return (field: string, op: '<=', value: unknown) => {
+                if (field === 'delivery.contact.due_at') {
+                  throw Object.assign(new Error('9 FAILED_PRECONDITION: The query requires an index'), {
+                    code: 9,
+                  });
+                }
+                return inner.where(field, op, value);
+              };
+            },
+          });
+        };
+      },
+    });
+    const later = afterTheyGaveUp();
+    const report = await reconcileDeliveries({
+      ...deps(later),
+      db: noIndex,
+      enqueuePart: enqueuePart(enqueue, MAILBOX_SECRET),
+    });
+    // The contact query failed (one step), the refused row's thank-you (one more); the other two went on.
+    expect(report).toEqual({ redriven: 2, swept: 0, failed: 2 });
+    expect(queue.tasks.map((task) => task.queue)).toEqual([QUEUES.thankYou, QUEUES.thankYou]);
+    expect(logger.entries.filter((entry) => entry.event === 'reconcile.step_failed')).toEqual([
+      { severity: 'error', event: 'reconcile.step_failed', fields: { step: 'due contact', error: '9' } },
+      {
+        severity: 'error',
+        event: 'reconcile.step_failed',
+        fields: { step: 'redrive thank_you', error: 'Error' },
+      },
+    ]);
+    expect(logger.text()).not.toMatch(/@/);
+    // The refused row keeps its due time: the next run, with Cloud Tasks back, re-drives it.
+    expect(await reconcileDeliveries(deps(later))).toMatchObject({ failed: 0 });
+    expect(
+      queue.tasks.filter((task) => (task.payload as { signup: string }).signup === refused.id),
+    ).toHaveLength(2);
   });
 
   it('is bounded per run: a backlog is worked through run by run, each part once', async () => {
@@ -148,24 +206,10 @@ describe('the delivery reconciler', () => {
       Array.from({ length: 5 }, (_, i) => ({ email: `kid${i}@example.com`, ...FINAL })),
     );
     const later = afterTheyGaveUp();
-    expect(await reconcileDeliveries(deps(later, 3))).toEqual({ redriven: 6, swept: 0, released: 0 });
-    expect(await reconcileDeliveries(deps(later, 3))).toEqual({ redriven: 4, swept: 0, released: 0 });
-    expect(await reconcileDeliveries(deps(later, 3))).toEqual({ redriven: 0, swept: 0, released: 0 });
+    expect(await reconcileDeliveries(deps(later, 3))).toEqual({ redriven: 6, swept: 0, failed: 0 });
+    expect(await reconcileDeliveries(deps(later, 3))).toEqual({ redriven: 4, swept: 0, failed: 0 });
+    expect(await reconcileDeliveries(deps(later, 3))).toEqual({ redriven: 0, swept: 0, failed: 0 });
     expect(new Set(queue.tasks.map((task) => task.id)).size).toBe(10);
-  });
-
-  it('leaves a part a worker settled meanwhile alone, and drops its due time', async () => {
-    await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
-    const [row] = await rows();
-    if (!row) throw new Error('not stored');
-    await row.ref.update({ 'delivery.contact.state': 'skipped', 'delivery.thank_you.state': 'done' });
-    expect(await reconcileDeliveries(deps(afterTheyGaveUp()))).toEqual({
-      redriven: 0,
-      swept: 0,
-      released: 0,
-    });
-    expect(queue.tasks).toEqual([]);
-    expect((await row.ref.get()).get('delivery.contact.due_at')).toBeUndefined();
   });
 
   it("does the trigger's work for rows it never reached, once they are old enough, each row once", async () => {
@@ -181,7 +225,7 @@ describe('the delivery reconciler', () => {
     // A row the trigger reached, and one too recent for the sweep.
     await seedSignups(db, [{ email: 'indexed@example.com', ...HERO }], Date.now() - SWEEP_AFTER_MS - 30_000);
     await seedSignups(db, [{ email: 'recent@example.com', ...HERO }], Date.now(), { keyed: false });
-    expect(await reconcileDeliveries(deps())).toEqual({ redriven: 0, swept: 2, released: 0 });
+    expect(await reconcileDeliveries(deps())).toEqual({ redriven: 0, swept: 2, failed: 0 });
     expect(queue.tasks).toHaveLength(4);
     const byEmail = new Map((await rows()).map((row) => [row.get('email'), row]));
     for (const email of ['first@example.com', 'second@example.com']) {
@@ -190,7 +234,7 @@ describe('the delivery reconciler', () => {
     }
     expect(byEmail.get('recent@example.com')?.get('delivery')).toBeUndefined();
     // The cursor has moved past them: the next run reads on from there.
-    expect(await reconcileDeliveries(deps())).toEqual({ redriven: 0, swept: 0, released: 0 });
+    expect(await reconcileDeliveries(deps())).toEqual({ redriven: 0, swept: 0, failed: 0 });
     expect(queue.tasks).toHaveLength(4);
     // The recent row, once old enough.
     const later = clockAhead(SWEEP_AFTER_MS + 1_000);

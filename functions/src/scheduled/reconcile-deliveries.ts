@@ -5,8 +5,7 @@ import { type Clock, systemClock } from '../clock';
 import { SIGNUPS } from '../contract';
 import { adminFirestore, firestoreSdk, millisOf } from '../firestore';
 import { cloudLogger, type Logger } from '../logs';
-import { releaseTurns } from '../mail/turns';
-import { DEFAULTS, intParam, MAIL_PER_HOUR, MAILBOX_KEY_SECRET } from '../params';
+import { MAILBOX_KEY_SECRET } from '../params';
 import { cloudTasksEnqueue } from '../tasks/queue';
 import {
   DELIVERY,
@@ -14,7 +13,6 @@ import {
   type DeliveryPart,
   type EnqueuePart,
   enqueuePart,
-  isSettled,
   partOf,
   RowDelivery,
   rowOfTasks,
@@ -40,18 +38,16 @@ export interface ReconcileDeps {
   enqueuePart: EnqueuePart;
   /** The trigger's work, for a row it never reached (triggers/index-signup.ts). */
   index: (ref: DocumentReference) => ReturnType<typeof indexSignup>;
-  /** MAIL_PER_HOUR: what a run may release of the mail budget's lines (mail/turns.ts). */
-  mailPerHour: number;
   perRun?: number;
 }
 
 export interface ReconcileReport {
-  /** Parts whose tasks gave up (or whose wait ended) enqueued again, under their next round. */
+  /** Parts whose tasks gave up (or were never confirmed) enqueued again, under their next round. */
   redriven: number;
   /** Rows the trigger never reached, indexed and enqueued now. */
   swept: number;
-  /** Thank-yous released from the mail budget's lines in their turn, a slot held (mail/turns.ts). */
-  released: number;
+  /** Steps that failed (a query, one row's re-drive or index, the cursor), each logged; the others went on. */
+  failed: number;
 }
 
 /**
@@ -65,83 +61,61 @@ export interface ReconcileReport {
  *    the round only forward (the part's `redriven`);
  * 2. sweeps the rows the create trigger never reached (no `delivery` yet: its retries ended, or the local
  *    stack was not running functions when the row was written), after a cursor, and does the trigger's work
- *    for them;
- * 3. releases the thank-yous waiting in the mail budget's lines, oldest first, as far as the hour's budget
- *    goes (mail/turns.ts): each one's next round enqueued with its slot held.
+ *    for them.
+ *
+ * A thank-you waiting for the mail budget is a pending part like any other: its next round is enqueued to run
+ * in its slot's hour, and its due time is that round's (tasks/part-life.ts, `waits`).
  *
  * Bounded per run (RECONCILE_PER_RUN rows a part, as many swept), logged as counts only, and only when there
  * was something to do. Its one query per part is a range on `delivery.<part>.due_at`, the field
- * firestore.indexes.json keeps indexed (the rest of `delivery` is exempt from indexing).
+ * firestore.indexes.json keeps indexed (the rest of `delivery` is exempt from indexing). Each step stands
+ * alone: a query that fails (an index missing), one row whose re-drive or index fails (an enqueue refused, a
+ * write) or the sweep's cursor is logged (`reconcile.step_failed`, with the step and the error's code, never
+ * an address) and counted, and the run goes on with the others; the next run tries it again.
  */
 export async function reconcileDeliveries(deps: ReconcileDeps): Promise<ReconcileReport> {
   const now = deps.clock.now();
   const limit = deps.perRun ?? RECONCILE_PER_RUN;
-  const report: ReconcileReport = { redriven: 0, swept: 0, released: 0 };
+  const report: ReconcileReport = { redriven: 0, swept: 0, failed: 0 };
+  /** One step, isolated: its failure is logged and counted, and the run goes on. */
+  const step: Step = async (name, work) => {
+    try {
+      return { done: await work() };
+    } catch (error) {
+      report.failed += 1;
+      deps.logger.error('reconcile.step_failed', { step: name, error: errorCode(error) });
+      return null;
+    }
+  };
   for (const part of DELIVERY_PARTS) {
     const field = `${DELIVERY}.${part}.due_at`;
-    const due = await deps.db
-      .collection(SIGNUPS)
-      .where(field, '<=', new Date(now))
-      .orderBy(field)
-      .limit(limit)
-      .get();
-    for (const row of due.docs) {
-      if (await redrive(row, part, now, deps)) report.redriven += 1;
+    const due = await step(`due ${part}`, () =>
+      deps.db.collection(SIGNUPS).where(field, '<=', new Date(now)).orderBy(field).limit(limit).get(),
+    );
+    for (const row of due?.done.docs ?? []) {
+      if ((await step(`redrive ${part}`, () => redrive(row, part, now, deps)))?.done) report.redriven += 1;
     }
   }
-  report.swept = await sweep(now, limit, deps);
-  report.released = await release(now, deps);
-  if (report.redriven + report.swept + report.released > 0) {
-    deps.logger.info('reconcile.run', {
-      redriven: report.redriven,
-      swept: report.swept,
-      released: report.released,
-    });
+  report.swept = await sweep(now, limit, deps, step);
+  if (report.redriven + report.swept + report.failed > 0) {
+    deps.logger.info('reconcile.run', { ...report });
   }
   return report;
 }
 
-/**
- * The mail budget's lines released in their turn (mail/turns.ts): each waiting thank-you's next round enqueued
- * with a slot of this hour held, and its part moved to that round (its `redriven`: forward only).
- */
-async function release(now: number, deps: ReconcileDeps): Promise<number> {
-  const rows = new Map<string, DocumentSnapshot>();
-  const report = await releaseTurns({
-    db: deps.db,
-    now,
-    perHour: deps.mailPerHour,
-    logger: deps.logger,
-    stillWaiting: async (signup) => {
-      const row = await deps.db.collection(SIGNUPS).doc(signup).get();
-      rows.set(signup, row);
-      return row.exists && !isSettled(partOf(row.data(), 'thank_you'));
-    },
-    release: async (signup, hour) => {
-      const row = rows.get(signup) as DocumentSnapshot;
-      const round = (partOf(row.data(), 'thank_you')?.round ?? 0) + 1;
-      // Enqueued first, as a re-drive is (above): a write that fails leaves the entry, and the next run enqueues
-      // the same round again, a duplicate of that round's own task.
-      await deps.enqueuePart('thank_you', rowOfTasks(row), round, undefined, { slot: hour });
-      await new RowDelivery(row.ref, 'thank_you').apply({ kind: 'redriven', round, runsAt: now }, now);
-    },
-  });
-  return report.released;
+/** A step of a run: what `work` answered, or null when it threw (logged and counted). */
+type Step = <T>(name: string, work: () => Promise<T>) => Promise<{ done: T } | null>;
+
+/** What a failed step logs: the error's code or name, never its message (which may hold a query's values). */
+function errorCode(error: unknown): string {
+  const { code, name } = (error ?? {}) as { code?: unknown; name?: unknown };
+  return typeof code === 'string' || typeof code === 'number' ? String(code) : String(name ?? 'Error');
 }
 
 async function redrive(row: DocumentSnapshot, part: DeliveryPart, now: number, deps: ReconcileDeps) {
   const record = partOf(row.data(), part);
-  const { FieldValue } = await firestoreSdk();
-  if (record?.state !== 'pending') {
-    // Settled meanwhile, with its due time left behind: nothing to do, and the row leaves the query.
-    await row.ref
-      .update({ [`${DELIVERY}.${part}.due_at`]: FieldValue.delete() }, { lastUpdateTime: row.updateTime })
-      .catch((error: { code?: unknown }) => {
-        // 9 FAILED_PRECONDITION: written since it was read (the next run looks again); 5 NOT_FOUND: erased.
-        if (error.code !== 9 && error.code !== 5) throw error;
-      });
-    return false;
-  }
+  // A settled part has no due time (tasks/part-life.ts): only a pending one is found.
+  if (record?.state !== 'pending') return false;
   const round = record.round + 1;
   // Enqueued first: should the write below fail, the next run enqueues that round again (the same id, a
   // duplicate, which is that round's own task: the id names the row and the round); the other order could
@@ -153,10 +127,12 @@ async function redrive(row: DocumentSnapshot, part: DeliveryPart, now: number, d
 }
 
 /** The rows after the cursor and at least SWEEP_AFTER_MS old: those without `delivery` get the trigger's work. */
-async function sweep(now: number, limit: number, deps: ReconcileDeps): Promise<number> {
+async function sweep(now: number, limit: number, deps: ReconcileDeps, step: Step): Promise<number> {
   const { FieldPath } = await firestoreSdk();
   const cursorRef = deps.db.collection(SWEEP_CURSOR.collection).doc(SWEEP_CURSOR.id);
-  const cursor = (await cursorRef.get()).data() as { created_at?: unknown; id?: unknown } | undefined;
+  const read = await step('sweep cursor', () => cursorRef.get());
+  if (!read) return 0;
+  const cursor = read.done.data() as { created_at?: unknown; id?: unknown } | undefined;
   let query = deps.db
     .collection(SIGNUPS)
     .where('created_at', '<=', new Date(now - SWEEP_AFTER_MS))
@@ -165,14 +141,20 @@ async function sweep(now: number, limit: number, deps: ReconcileDeps): Promise<n
   if (cursor && typeof cursor.id === 'string' && millisOf(cursor.created_at) > 0) {
     query = query.startAfter(cursor.created_at, cursor.id);
   }
-  const page = await query.limit(limit).get();
+  const page = await step('sweep', () => query.limit(limit).get());
   let swept = 0;
-  for (const row of page.docs) {
-    if (row.get(DELIVERY) !== undefined) continue;
-    if ((await deps.index(row.ref)) === 'delivery_enqueued') swept += 1;
+  let last: DocumentSnapshot | undefined;
+  for (const row of page?.done.docs ?? []) {
+    if (row.get(DELIVERY) === undefined) {
+      const indexed = await step('index', () => deps.index(row.ref));
+      // The cursor stops before a row whose index failed: the next run tries it again.
+      if (!indexed) break;
+      if (indexed.done === 'delivery_enqueued') swept += 1;
+    }
+    last = row;
   }
-  const last = page.docs[page.docs.length - 1];
-  if (last) await cursorRef.set({ created_at: last.get('created_at'), id: last.id });
+  const at = last;
+  if (at) await step('sweep cursor', () => cursorRef.set({ created_at: at.get('created_at'), id: at.id }));
   return swept;
 }
 
@@ -191,7 +173,6 @@ export function reconcileDepsFromParams(db: Firestore): ReconcileDeps {
     logger: cloudLogger,
     enqueuePart: enqueue,
     index: (ref) => indexSignup(ref, indexDeps),
-    mailPerHour: intParam(MAIL_PER_HOUR, DEFAULTS.MAIL_PER_HOUR),
   };
 }
 

@@ -20,10 +20,8 @@ import { type Clock, systemClock } from '../clock';
 import { THANK_YOU_MAILS } from '../contract';
 import { DOMAIN_SHARE, DOMAIN_SHARE_MIN } from '../mail/budget';
 import { type MailTransport, smtpTransport } from '../mail/transport';
-import { earlierMailboxKey, mailboxKey } from '../privacy/mailbox-key';
+import { mailboxKey } from '../privacy/mailbox-key';
 import { openUnsubscribeToken, unsubscribeLink } from '../privacy/unsubscribe-token';
-import { type ReconcileDeps, reconcileDeliveries } from '../scheduled/reconcile-deliveries';
-import { indexSignup } from '../triggers/index-signup';
 import {
   type DeliverThankYouDeps,
   handleDeliverThankYou,
@@ -79,20 +77,6 @@ function deps(extra: Partial<DeliverThankYouDeps> = {}): DeliverThankYouDeps {
   };
 }
 
-/** The reconciler as deployed, releasing the mail budget's lines (mail/turns.ts) into the recorded queue. */
-function reconcileDeps(budget: { mailPerHour: number; clock: Clock }): ReconcileDeps {
-  const enqueue = enqueuePart(queue.enqueue, MAILBOX_SECRET);
-  return {
-    db,
-    clock: budget.clock,
-    logger,
-    enqueuePart: enqueue,
-    index: (ref) =>
-      indexSignup(ref, { mailboxSecret: MAILBOX_SECRET, enqueuePart: enqueue, clock: budget.clock, logger }),
-    mailPerHour: budget.mailPerHour,
-  };
-}
-
 const UNSUBSCRIBE_URL = 'http://127.0.0.1:5001/demo-goody/us-central1/unsubscribe';
 const SECRET = 'test-unsubscribe-secret';
 
@@ -102,6 +86,13 @@ async function outcomeOf(
   taskDeps: DeliverThankYouDeps = deps(),
 ): Promise<ThankYouOutcome> {
   return handleDeliverThankYou(await taskFor(db, body.email), taskDeps);
+}
+
+/** Runs the task of the round the latest row of this spelling is on (a later one once it waited for the budget). */
+async function outcomeNow(email: string, taskDeps: DeliverThankYouDeps): Promise<ThankYouOutcome> {
+  const task = await taskFor(db, email);
+  const round = Number((await thankYouPart(email))?.round ?? 0);
+  return handleDeliverThankYou({ ...task, round }, taskDeps);
 }
 
 async function record(email: string): Promise<ThankYouRecord | undefined> {
@@ -249,22 +240,29 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
       expect(await outbox.messages()).toHaveLength(1);
     });
 
-    it('a bare spelling stored while the +tag one waits for the budget is the only one thanked', async () => {
+    it('a bare spelling stored while the +tag one waits for the budget is the only one thanked, on the slot the mailbox booked', async () => {
       await seedSignups(db, [
+        { email: 'first@example.com', ...HERO },
         { email: 'kid+x@school-example.org', ...HERO },
         { email: 'kid@school-example.org', ...HERO },
       ]);
-      expect((await outcomeOf({ email: 'kid+x@school-example.org' }, deps({ mailPerHour: 0 }))).status).toBe(
-        'waiting',
-      );
-      // The bare one's turn comes first (released from the budget's line with a slot held: mail/turns.ts).
-      const bare = await taskFor(db, 'kid@school-example.org');
-      expect(await handleDeliverThankYou({ ...bare, round: 1, slot: 0 }, deps())).toEqual({ status: 'sent' });
-      expect(await outcomeOf({ email: 'kid+x@school-example.org' })).toEqual({
+      const HOUR = 60 * 60_000;
+      const start = Math.floor(Date.now() / HOUR) * HOUR + 10 * 60_000;
+      const hour = (n: number) => deps({ mailPerHour: 1, clock: clockAhead(start + n * HOUR - Date.now()) });
+      expect(await outcomeOf({ email: 'first@example.com' }, hour(0))).toEqual({ status: 'sent' });
+      expect(await outcomeOf({ email: 'kid+x@school-example.org' }, hour(0))).toMatchObject({
+        status: 'waiting',
+      });
+      // In the next hour the bare one's task comes first: it sends on the slot the mailbox booked.
+      expect(await outcomeOf({ email: 'kid@school-example.org' }, hour(1))).toEqual({ status: 'sent' });
+      expect(await outcomeNow('kid+x@school-example.org', hour(1))).toEqual({
         status: 'already_sent',
         byThisRow: false,
       });
-      expect((await outbox.messages()).map((message) => message.to)).toEqual([['kid@school-example.org']]);
+      expect((await outbox.messages()).map((message) => message.to)).toEqual([
+        ['first@example.com'],
+        ['kid@school-example.org'],
+      ]);
     });
 
     it('a bare spelling refused once by the relay after a +tag one was thanked: the +tag spellings still get nothing', async () => {
@@ -286,47 +284,6 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
         ['kid@school-example.org'],
       ]);
     });
-
-    it('a +tag spelling thanked under the key it had before +tags were folded everywhere is not thanked again', async () => {
-      const earlier = earlierMailboxKey(MAILBOX_SECRET, 'kid+x@school-example.org') as string;
-      await db
-        .collection(THANK_YOU_MAILS)
-        .doc(earlier)
-        .set({ state: 'sent', attempts: 1, signup: 'old-row' });
-      await seedSignups(db, [
-        { email: 'kid+x@school-example.org', ...HERO },
-        { email: 'kid@school-example.org', ...HERO },
-      ]);
-      expect(await outcomeOf({ email: 'kid+x@school-example.org' })).toEqual({
-        status: 'already_sent',
-        byThisRow: false,
-      });
-      // Its own spelling is thanked: the one mail the mailbox had went to a +tag spelling.
-      expect(await outcomeOf({ email: 'kid@school-example.org' })).toEqual({ status: 'sent' });
-      expect((await outbox.messages()).map((message) => message.to)).toEqual([['kid@school-example.org']]);
-    });
-
-    it.each([
-      ['a +tag spelling', 1, 'kid+x@school-example.org'],
-      ['the bare spelling', 0, 'Kid@school-example.org'],
-      ['a row since erased', 0, null],
-    ])(
-      'a record sent before records kept the spelling, naming %s: the bare spelling gets %i more mail',
-      async (_label, more, thanked) => {
-        await seedSignups(db, [
-          ...(thanked ? [{ email: thanked, ...HERO }] : []),
-          { email: 'kid@school-example.org', ...FINAL },
-        ]);
-        const signup = thanked ? (await taskFor(db, thanked)).signup : 'erased-row';
-        await db
-          .collection(THANK_YOU_MAILS)
-          .doc(mailboxKey(MAILBOX_SECRET, 'kid@school-example.org'))
-          .set({ state: 'sent', attempts: 1, subscription_type: 'updates', signup, lease_expires_at: null });
-        const outcome = await outcomeOf({ email: 'kid@school-example.org' });
-        expect(outcome).toEqual(more ? { status: 'sent' } : { status: 'already_sent', byThisRow: false });
-        expect(await outbox.messages()).toHaveLength(more);
-      },
-    );
   });
 
   it.each(['kid+1@school-example.org', 'kid+goody@school-example.org'])(
@@ -359,8 +316,14 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
       const start = Math.floor(Date.now() / HOUR) * HOUR + 10 * 60_000;
       return clockAhead(start + hours * HOUR - Date.now());
     };
+    const hourOf = (clock: Clock) => Math.floor(clock.now() / HOUR);
+    const attempt = (email: string, budget: { mailPerHour: number; clock: Clock }) =>
+      outcomeNow(email, deps(budget)).then(
+        (outcome) => outcome.status,
+        (error: Error) => error.name,
+      );
 
-    it('sends at most MAIL_PER_HOUR an hour; the rest wait for a later hour, none is dropped', async () => {
+    it('sends at most MAIL_PER_HOUR an hour; the rest book a later hour and their next round runs then, none dropped', async () => {
       const addresses = Array.from({ length: 5 }, (_, i) => `new${i}@example.com`);
       await seedSignups(
         db,
@@ -368,104 +331,102 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
       );
       const budget = { mailPerHour: 3, clock: at(0) };
       const outcomes: string[] = [];
-      for (const email of addresses) {
-        outcomes.push(
-          await outcomeOf({ email }, deps(budget)).then(
-            (outcome) => outcome.status,
-            (error: Error) => error.name,
-          ),
-        );
-      }
+      for (const email of addresses) outcomes.push(await attempt(email, budget));
       expect(outcomes).toEqual(['sent', 'sent', 'sent', 'waiting', 'waiting']);
       expect(await outbox.messages()).toHaveLength(3);
       // Said once for the hour, however many tasks it holds back.
       expect(logger.events().filter((event) => event === 'thank_you.budget_reached')).toHaveLength(1);
       expect(
         logger.entries.find((entry) => entry.event === 'thank_you.budget_reached')?.fields,
-      ).toMatchObject({
-        per_hour: 3,
-      });
+      ).toMatchObject({ per_hour: 3 });
 
-      // Not a retry spent, and no task: each waits its turn in the line, its part pending on its round.
-      expect(queue.tasks).toEqual([]);
+      // Not a retry spent: each one's next round is enqueued to run at the start of the hour it booked, and
+      // its part waits on that round with a due time (its net).
+      const next = hourOf(at(1));
+      expect(queue.tasks.map((task) => [task.payload, task.notBefore])).toEqual([
+        [{ signup: (await taskFor(db, addresses[3] as string)).signup, round: 1 }, next * HOUR],
+        [{ signup: (await taskFor(db, addresses[4] as string)).signup, round: 1 }, next * HOUR],
+      ]);
       for (const email of addresses.slice(3)) {
         expect(await thankYouPart(email)).toMatchObject({
           state: 'pending',
           reason: 'mail_budget',
-          round: 0,
+          round: 1,
+          due_at: expect.anything(),
         });
+        expect(await record(email)).toMatchObject({ state: 'waiting', slot: next });
       }
-      // In the next hour the reconciler releases them, oldest first, each with its slot held.
-      const report = await reconcileDeliveries(reconcileDeps({ mailPerHour: 3, clock: at(1) }));
-      expect(report.released).toBe(2);
-      const hour = Math.floor(at(1).now() / HOUR);
-      const released = queue.tasks.map((task) => task.payload);
-      expect(released).toEqual([
-        { signup: (await taskFor(db, addresses[3] as string)).signup, round: 1, slot: hour },
-        { signup: (await taskFor(db, addresses[4] as string)).signup, round: 1, slot: hour },
-      ]);
-      for (const payload of released) {
-        expect(await handleDeliverThankYou(payload, deps({ mailPerHour: 3, clock: at(1) }))).toEqual({
+      // In that hour they send, on their slots: the hour's own sign-ups have what is left.
+      for (const task of queue.tasks) {
+        expect(await handleDeliverThankYou(task.payload, deps({ mailPerHour: 3, clock: at(1) }))).toEqual({
           status: 'sent',
         });
       }
       expect(await outbox.messages()).toHaveLength(5);
       expect(await thankYouPart(addresses[4] as string)).toMatchObject({ state: 'done', round: 1 });
+      expect(await record(addresses[4] as string)).toMatchObject({ state: 'sent', slot: null });
+      await seedSignups(db, [{ email: 'hour-one@example.com', ...HERO }]);
+      expect(await attempt('hour-one@example.com', { mailPerHour: 3, clock: at(1) })).toBe('sent');
+      await seedSignups(db, [{ email: 'hour-one-more@example.com', ...HERO }]);
+      expect(await attempt('hour-one-more@example.com', { mailPerHour: 3, clock: at(1) })).toBe('waiting');
     });
 
-    it('a slot freed in the hour goes to the oldest in the line, not to whoever asks next', async () => {
-      const waiters = ['first@example.com', 'older@example.com', 'newer@example.com'];
+    it('a slot is honoured only in its own hour: a send after it (the relay refusing our sender through it) takes a slot of the hour it sends in', async () => {
       await seedSignups(
         db,
-        waiters.map((email) => ({ email, ...HERO })),
+        ['a@example.com', 'b@example.com'].map((email) => ({ email, ...HERO })),
+      );
+      outbox.faults.refuse([{ stage: 'mail', code: 554, message: '5.7.1 Email address is not verified' }]);
+      const hour = (n: number) => ({ mailPerHour: 1, clock: at(n) });
+      // Hour 0: a books the hour's one slot and is refused; b books hour 1.
+      expect(await attempt('a@example.com', hour(0))).toBe('RetryLater');
+      expect(await attempt('b@example.com', hour(0))).toBe('waiting');
+      // a's retries within hour 0 send on its slot: no second one is booked.
+      expect(await attempt('a@example.com', hour(0))).toBe('RetryLater');
+      expect(await record('a@example.com')).toMatchObject({ state: 'failed', slot: hourOf(at(0)) });
+      // Hour 1: b's round runs on its slot, refused too.
+      const [bTask] = queue.tasks;
+      await expect(handleDeliverThankYou(bTask?.payload, deps(hour(1)))).rejects.toBeInstanceOf(RetryLater);
+      // Hour 2, the relay fixed: a's retry takes hour 2's slot; b's retry, later, books hour 3.
+      outbox.faults.refuse([]);
+      expect(await attempt('a@example.com', hour(2))).toBe('sent');
+      await expect(handleDeliverThankYou(bTask?.payload, deps(hour(2)))).resolves.toMatchObject({
+        status: 'waiting',
+        hour: hourOf(at(3)),
+      });
+      expect(await outbox.messages()).toHaveLength(1);
+      const bNext = queue.tasks[1];
+      expect(bNext?.payload).toMatchObject({ round: 2 });
+      expect(await handleDeliverThankYou(bNext?.payload, deps(hour(3)))).toEqual({ status: 'sent' });
+      expect(await outbox.messages()).toHaveLength(2);
+    });
+
+    it('a sign-up waits only behind those who booked before it: a task run before its hour books nothing more', async () => {
+      const people = ['first@example.com', 'older@example.com', 'newer@example.com'];
+      await seedSignups(
+        db,
+        people.map((email) => ({ email, ...HERO })),
       );
       const full = { mailPerHour: 1, clock: at(0) };
-      expect(await outcomeOf({ email: 'first@example.com' }, deps(full))).toEqual({ status: 'sent' });
-      expect(await outcomeOf({ email: 'older@example.com' }, deps(full))).toEqual({ status: 'waiting' });
-      expect(await outcomeOf({ email: 'newer@example.com' }, deps(full))).toEqual({ status: 'waiting' });
-      // The next hour has a slot, and the newer one's task happens to run first (delivered again, or a
-      // re-drive): it stays behind the older one and spends nothing.
+      expect(await attempt('first@example.com', full)).toBe('sent');
+      expect(await attempt('older@example.com', full)).toBe('waiting');
+      expect(await attempt('newer@example.com', full)).toBe('waiting');
+      expect(await record('older@example.com')).toMatchObject({ slot: hourOf(at(1)) });
+      expect(await record('newer@example.com')).toMatchObject({ slot: hourOf(at(2)) });
+      // In hour 1 the newer one's task runs early (delivered again, or re-driven): it keeps its hour, spends
+      // nothing, and the older one sends.
       const next = { mailPerHour: 1, clock: at(1) };
-      expect(await outcomeOf({ email: 'newer@example.com' }, deps(next))).toEqual({ status: 'waiting' });
-      expect(await outbox.messages()).toHaveLength(1);
-      // The older one, first in the line, takes the slot and leaves the line.
-      expect(await outcomeOf({ email: 'older@example.com' }, deps(next))).toEqual({ status: 'sent' });
+      expect(await attempt('newer@example.com', next)).toBe('waiting');
+      expect(await record('newer@example.com')).toMatchObject({ slot: hourOf(at(2)) });
+      expect(await attempt('older@example.com', next)).toBe('sent');
       expect((await outbox.messages()).map((message) => message.to[0])).toEqual([
         'first@example.com',
         'older@example.com',
       ]);
-      // A fresh sign-up in the same line now joins behind the newer one.
+      // A fresh sign-up in hour 1 books after them.
       await seedSignups(db, [{ email: 'fresh@example.com', ...HERO }]);
-      expect(await outcomeOf({ email: 'fresh@example.com' }, deps(next))).toEqual({ status: 'waiting' });
-      expect(await thankYouPart('fresh@example.com')).toMatchObject({ reason: 'mail_budget', round: 0 });
-    });
-
-    it("after an hour whose budget was spent, a new hour's first sign-ups wait until the release run gave the oldest their turn", async () => {
-      await seedSignups(
-        db,
-        ['first@example.com', 'waited@example.com'].map((email) => ({ email, ...HERO })),
-      );
-      const full = { mailPerHour: 1, clock: at(0) };
-      expect(await outcomeOf({ email: 'first@example.com' }, deps(full))).toEqual({ status: 'sent' });
-      expect(await outcomeOf({ email: 'waited@example.com' }, deps(full))).toEqual({ status: 'waiting' });
-      // The next hour, before the reconciler's release: a sign-up in another line (empty) does not take the
-      // hour's one slot ahead of the one who waited through the last hour.
-      await seedSignups(db, [{ email: 'early@school-example.org', ...HERO }]);
-      const next = { mailPerHour: 1, clock: at(1) };
-      expect(await outcomeOf({ email: 'early@school-example.org' }, deps(next))).toEqual({
-        status: 'waiting',
-      });
-      const report = await reconcileDeliveries(reconcileDeps(next));
-      expect(report.released).toBe(1);
-      const [released] = queue.tasks;
-      expect(released?.payload).toMatchObject({ signup: (await taskFor(db, 'waited@example.com')).signup });
-      expect(await handleDeliverThankYou(released?.payload, deps(next))).toEqual({ status: 'sent' });
-      // The hour after (its budget spent by the release, the early one released first): oldest first again.
-      const later = { mailPerHour: 1, clock: at(2) };
-      await reconcileDeliveries(reconcileDeps(later));
-      expect(queue.tasks[1]?.payload).toMatchObject({
-        signup: (await taskFor(db, 'early@school-example.org')).signup,
-      });
+      expect(await attempt('fresh@example.com', next)).toBe('waiting');
+      expect(await record('fresh@example.com')).toMatchObject({ slot: hourOf(at(3)) });
     });
 
     it('a burst of 20 spellings of one mailbox spends one slot: only the claim holder takes one', async () => {
@@ -509,7 +470,7 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
       // The held-back ones are not dropped: the next hour sends them.
       const later = { mailPerHour: 100, clock: at(1) };
       for (const email of bots.slice(share)) {
-        expect(await outcomeOf({ email }, deps(later))).toEqual({ status: 'sent' });
+        expect(await outcomeNow(email, deps(later))).toEqual({ status: 'sent' });
       }
     });
 
@@ -564,7 +525,9 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
 
   it('sends and writes nothing for a task whose row does not exist', async () => {
     await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
-    expect(await handleDeliverThankYou({ signup: 'not-a-stored-row' }, deps())).toEqual({ status: 'gone' });
+    expect(await handleDeliverThankYou({ signup: 'not-a-stored-row', round: 0 }, deps())).toEqual({
+      status: 'gone',
+    });
     expect(await outbox.messages()).toEqual([]);
     expect(await thankYouRecords()).toBe(0);
     expect(transportLoads).toBe(0);
@@ -635,6 +598,46 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
       });
       expect(await outcomeOf({ email: 'kid@example.com' })).toEqual({ status: 'sent' });
     });
+
+    it.each([
+      ['550 5.1.0', '5.1.0 Sender address rejected'],
+      ['550 5.1.7', '5.1.7 Bad sender address syntax'],
+      ['553 5.1.8', '5.1.8 Sender address domain does not exist'],
+      ['550 5.7.26', '5.7.26 Unauthenticated email from this domain is not accepted'],
+    ])(
+      'our sender refused at RCPT (%s): our setup, the part waits, `configuration`, and is thanked once after the fix',
+      async (reply, message) => {
+        await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
+        const code = Number(reply.slice(0, 3));
+        outbox.faults.refuse([{ stage: 'rcpt', recipient: 'kid@example.com', code, message }]);
+        const refused = await outcomeOf({ email: 'kid@example.com' }).catch((error: unknown) => error);
+        expect(refused).toMatchObject({ code: `smtp EENVELOPE ${code}`, wait: 'configuration' });
+        expect(await thankYouPart('kid@example.com')).toMatchObject({
+          state: 'pending',
+          reason: 'configuration',
+        });
+        expect(await outbox.messages()).toEqual([]);
+        outbox.faults.refuse([]);
+        expect(await outcomeOf({ email: 'kid@example.com' })).toEqual({ status: 'sent' });
+        expect(await outbox.messages()).toHaveLength(1);
+      },
+    );
+
+    it.each([
+      ['550', '5.1.2 Bad destination system'],
+      ['550', '5.1.6 Mailbox has moved'],
+      ['550', '5.2.1 Mailbox disabled'],
+    ])(
+      "the person's own mailbox refused at RCPT (%s %s): the part skipped `refused`",
+      async (reply, message) => {
+        await seedSignups(db, [{ email: 'gone@example.com', ...HERO }]);
+        outbox.faults.refuse([
+          { stage: 'rcpt', recipient: 'gone@example.com', code: Number(reply), message },
+        ]);
+        expect(await outcomeOf({ email: 'gone@example.com' })).toEqual({ status: 'failed' });
+        expect(await thankYouPart('gone@example.com')).toMatchObject({ state: 'skipped', reason: 'refused' });
+      },
+    );
 
     it('relaying denied at RCPT (550 5.7.1, not about the mailbox): our setup, the part waits', async () => {
       await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
@@ -742,11 +745,19 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
       expect(await outbox.messages()).toHaveLength(1);
     });
 
-    it("tells whose a failure is by its stage and code: only a 5.1.x at RCPT is the recipient's", () => {
+    it("tells whose a failure is by its stage and code: only the recipient's own statuses at RCPT are the recipient's", () => {
       const refusal = (command: string, response: string) =>
         smtpRefusal({ code: 'EENVELOPE', command, response, responseCode: Number(response.slice(0, 3)) });
       expect(refusal('RCPT TO', '550 5.1.1 Mailbox unavailable')).toBe('recipient');
+      expect(refusal('RCPT TO', '550 5.1.2 Bad destination system')).toBe('recipient');
       expect(refusal('RCPT TO', '553 5.1.3 Mailbox name not allowed')).toBe('recipient');
+      expect(refusal('RCPT TO', '550 5.1.6 Mailbox has moved')).toBe('recipient');
+      expect(refusal('RCPT TO', '550 5.2.1 Mailbox disabled')).toBe('recipient');
+      // Statuses about our sender, given at RCPT by relays that check the envelope there.
+      expect(refusal('RCPT TO', '550 5.1.0 Sender address rejected')).toBe('setup');
+      expect(refusal('RCPT TO', '550 5.1.7 Bad sender mailbox syntax')).toBe('setup');
+      expect(refusal('RCPT TO', '550 5.1.8 Sender domain does not exist')).toBe('setup');
+      expect(refusal('RCPT TO', '550 5.7.26 Unauthenticated email is not accepted')).toBe('setup');
       expect(refusal('RCPT TO', '550 5.7.1 Relaying denied')).toBe('setup');
       expect(refusal('RCPT TO', '550 Mailbox unavailable')).toBe('setup');
       expect(refusal('RCPT TO', '450 4.2.0 Mailbox busy')).toBe('transient');

@@ -6,10 +6,9 @@ import { SIGNUPS, SUBSCRIPTION_TYPES, type SubscriptionType, THANK_YOU_MAILS } f
 import { adminFirestore, millisOf } from '../firestore';
 import { claimLease, type Lease, type Claim as LeaseClaim, type LeaseLayout, LeaseLostError } from '../lease';
 import { cloudLogger, type Logger } from '../logs';
-import { beforeItsRelease, takeMailSlot } from '../mail/budget';
+import { bookMailSlot, budgetHour, hourStart } from '../mail/budget';
 import { buildThankYouMessage, thankYouMessageToken } from '../mail/thank-you-message';
 import { type MailTransport, type SentMail, smtpTransport } from '../mail/transport';
-import { joinLine, leaveLine, lineOf, placeInLine } from '../mail/turns';
 import {
   DEFAULTS,
   intParam,
@@ -58,7 +57,7 @@ export const THANK_YOU_LEASE_MS = 5 * 60_000;
 /** Whether a thanked spelling has a `+tag`: a stranger can make one of any mailbox, the bare one is its own. */
 export type ThankedSpelling = 'tagged' | 'bare';
 
-/** `waiting`: claimed once, then given back until the mail budget has a slot (mail/budget.ts). */
+/** `waiting`: claimed once, then given back until the hour of its slot of the mail budget (`slot`). */
 export type ThankYouState = 'sending' | 'sent' | 'failed' | 'waiting';
 
 /** `thank_you_mails/{mailbox key}` (privacy/mailbox-key.ts). Holds no address. */
@@ -72,11 +71,16 @@ export interface ThankYouRecord {
   /**
    * Whether the spelling claimed (the one thanked, once `sent`) has a `+tag` (privacy/mailbox-key.ts,
    * hasPlusTag). A mailbox thanked only at a tagged spelling is thanked once more, at its bare one.
-   * Records written before it was kept have none: the row `signup` names tells (claimRecord).
    */
-  spelling?: ThankedSpelling;
+  spelling: ThankedSpelling;
   /** A tagged spelling of the mailbox was thanked before the bare one's claim: no tagged one is again. */
   tagged_thanked?: boolean;
+  /**
+   * The hour (mail/budget.ts, budgetHour) of the mail budget's slot booked for the mailbox's next mail and not
+   * spent yet; null once a mail went out on it. Honoured in that hour only: any task of the mailbox then sends
+   * on it, and a send in a later hour books again.
+   */
+  slot?: number | null;
   claimed_at: Date | Timestamp;
   lease_expires_at: Date | Timestamp | null;
   sent_at?: Date | Timestamp;
@@ -102,10 +106,14 @@ export type ThankYouOutcome =
   | { status: 'sent_unsaved' }
   /** The mailbox unsubscribed: nothing is sent to it again, whoever signs it up. */
   | { status: 'suppressed' }
-  /** Over the mail budget: in its line until its turn (mail/turns.ts), and this task acknowledged. */
-  | { status: 'waiting' }
   /**
-   * The relay refused the recipient for good (5.1.x at RCPT: the person's own mailbox): the part is skipped.
+   * Over the mail budget: a slot booked in a later hour (mail/budget.ts), the part's next round enqueued to run
+   * then, and this task acknowledged.
+   */
+  | { status: 'waiting'; hour: number }
+  /**
+   * The relay refused the recipient for good (5.1.1, 5.1.2, 5.1.3, 5.1.6 or 5.2.1 at RCPT: the person's own
+   * mailbox): the part is skipped.
    * Every other refusal (our sender, our login, TLS, the message) is our setup's, thrown as RetryLater.
    */
   | { status: 'failed' };
@@ -141,14 +149,15 @@ export interface DeliverThankYouDeps {
  * names the row (tasks/queue.ts); the row's trigger enqueued it (triggers/index-signup.ts), or the
  * reconciler did again (scheduled/reconcile-deliveries.ts). A row gone (erased, or past retention) gets
  * nothing. The mailbox's record is claimed (lease.ts) before anything else is spent: a second task
- * (concurrent or later) sees the claim and sends nothing, and only the claim's holder takes a slot of the
- * mail budget, so a burst of spellings of one mailbox spends one.
+ * (concurrent or later) sees the claim and sends nothing, and only the claim's holder books a slot of the
+ * mail budget, kept on the record, so a burst of spellings of one mailbox spends one.
  *
- * Over the budget, the task does not spend its retries waiting: the thank-you joins its line (mail/turns.ts)
- * and the task is acknowledged; the reconciler releases it in its turn, oldest first, with a slot held. A
- * thank-you takes a slot itself only when nobody waits ahead of it in its line. Only the person ends the part
- * (tasks/part-life.ts): the relay refusing their own mailbox (5.1.x at RCPT) skips it, `refused`. Every other
- * failure throws RetryLater and Cloud Tasks tries again (backoff at most 10 minutes): the relay down or
+ * A mail leaves only on a slot of the hour it leaves in (mail/budget.ts). Over the budget, the task does not
+ * spend its retries waiting: a slot is booked in the first hour with room, the part's next round is enqueued
+ * to run at that hour's start, and the task is acknowledged; the part waits (`mail_budget`) with a due time
+ * (tasks/part-life.ts). Only the person ends the part (tasks/part-life.ts): the relay refusing their own
+ * mailbox (5.1.1, 5.1.2, 5.1.3, 5.1.6 or 5.2.1 at RCPT) skips it, `refused`. Every other failure throws
+ * RetryLater and Cloud Tasks tries again (backoff at most 10 minutes): the relay down or
  * answering 4xx, the database, another task's claim still held, counted on the row with the code; and our
  * setup (the relay refusing our sender, login, TLS or message; MAIL_FROM or UNSUBSCRIBE_URL unset), which the
  * row shows waiting, `configuration`, with the code, until an operator has fixed it.
@@ -181,8 +190,8 @@ export async function handleDeliverThankYou(
   const part = partOf(row.data(), 'thank_you');
   if (isSettled(part)) return { status: 'settled' };
   // A task of a past round does nothing: the round the part is on has its own task.
-  if (part && input.round !== undefined && input.round < part.round) return { status: 'stale' };
-  const round = input.round ?? part?.round ?? 0;
+  if (part && input.round < part.round) return { status: 'stale' };
+  const round = input.round;
   const delivery = new RowDelivery(row.ref, 'thank_you');
   const apply = (event: PartEvent) => withDatabase(() => delivery.apply(event, deps.clock.now()));
   let stored: ThankYouInput;
@@ -203,11 +212,12 @@ export async function handleDeliverThankYou(
       deps.logger.error('thank_you.not_configured', { missing });
       throw new RetryLater('A setting of the thank-you is missing.', `setting ${missing}`, 'configuration');
     }
-    const outcome = await sendOnce(stored, subscriptionType, row.id, input.slot !== undefined, deps);
+    const outcome = await sendOnce(stored, subscriptionType, row.id, deps);
     if (outcome.status === 'waiting') {
-      const line = lineOf(deps.mailboxes.domainKey(stored.email));
-      await withDatabase(() => joinLine(deps.db, line, row.id, deps.clock.now()));
-      await apply({ kind: 'waits', round, reason: 'mail_budget' });
+      // The next round runs in the slot's hour; the part moves to it, due long after (its net).
+      const runsAt = hourStart(outcome.hour);
+      await withDatabase(() => deps.enqueuePart('thank_you', rowOfTasks(row), round + 1, runsAt));
+      await apply({ kind: 'waits', round: round + 1, runsAt });
     } else if (outcome.status === 'sent') await apply({ kind: 'done', round });
     else if (outcome.status === 'already_sent' && outcome.byThisRow) await apply({ kind: 'done', round });
     else if (outcome.status === 'already_sent')
@@ -241,8 +251,6 @@ async function sendOnce(
   input: ThankYouInput,
   subscriptionType: SubscriptionType,
   signup: string,
-  /** Released from its line with a slot of the budget held (the task's `slot`, mail/turns.ts). */
-  slotHeld: boolean,
   deps: DeliverThankYouDeps,
 ): Promise<ThankYouOutcome> {
   const log = emailFields(input.email);
@@ -253,7 +261,7 @@ async function sendOnce(
     return { status: 'suppressed' };
   }
   const record = deps.db.collection(THANK_YOU_MAILS).doc(id);
-  const claim = await claimSpelling(deps, record, input.email, subscriptionType, signup);
+  const claim = await claimRecord(deps, record, input.email, subscriptionType, signup);
   if (claim.status === 'in_progress') {
     // Another task holds the claim: it sends, or its lease runs out and this one does, later.
     deps.logger.info('thank_you.skipped', { ...log, reason: claim.status });
@@ -264,28 +272,29 @@ async function sendOnce(
     return claim;
   }
   // Asked only by the claim's holder: a task that finds the mailbox thanked or in progress spends none.
-  let granted: boolean;
+  const now = budgetHour(deps.clock.now());
+  let slot: number;
   try {
-    granted = slotHeld || (await slotInTurn(deps, input.email, signup));
+    slot = claim.slot !== null && claim.slot >= now ? claim.slot : await bookSlot(deps, input.email);
   } catch {
     await finish(claim.lease, { state: 'waiting' }).catch(() => undefined);
     throw new RetryLater('The database is unavailable.', 'database');
   }
-  if (!granted) {
-    // Given back, so the mailbox is not held "in progress" while it waits its turn.
-    await finish(claim.lease, { state: 'waiting' }).catch(() => undefined);
+  if (slot > now) {
+    // Given back, so the mailbox is not held "in progress" while it waits for its slot's hour.
+    await finish(claim.lease, { state: 'waiting', slot }).catch(() => undefined);
     deps.logger.info('thank_you.skipped', { ...log, reason: 'mail_budget' });
-    return { status: 'waiting' };
+    return { status: 'waiting', hour: slot };
   }
   // The list looked at again, last before the relay: a person who unsubscribed while this task claimed the
   // record and took its slot gets nothing. Nothing but building the message lies between this read and the
   // send; a click whose first write comes after this read found a mail already on its way.
   const left = await suppression(deps, input.email).catch(async (error: unknown) => {
-    await finish(claim.lease, { state: 'waiting' }).catch(() => undefined);
+    await finish(claim.lease, { state: 'waiting', slot }).catch(() => undefined);
     throw error;
   });
   if (left) {
-    await finish(claim.lease, { state: 'waiting' }).catch(() => undefined);
+    await finish(claim.lease, { state: 'waiting', slot }).catch(() => undefined);
     deps.logger.info('thank_you.skipped', { ...log, reason: 'suppressed' });
     return { status: 'suppressed' };
   }
@@ -317,10 +326,12 @@ async function sendOnce(
     });
     // Nothing was sent: the record is claimable again. Best effort: if even this write fails, the lease
     // expires and a later task claims it anyway.
+    // The slot stays the mailbox's: a retry within its hour sends on it.
     await finish(claim.lease, {
       state: 'failed',
       failed_at: new Date(deps.clock.now()),
       last_error: code,
+      slot,
     }).catch(() => undefined);
     if (refusal === 'recipient') return { status: 'failed' };
     throw new RetryLater(
@@ -335,27 +346,14 @@ async function sendOnce(
   return { status: 'sent' };
 }
 
-/**
- * A slot of the mail budget, taken only when nobody waits ahead of this thank-you in its line (mail/turns.ts):
- * a slot freed in the hour goes to the line's oldest, and a new hour's to those who waited through the last.
- * The line's oldest waiter that takes one leaves the line.
- */
-async function slotInTurn(deps: DeliverThankYouDeps, email: string, signup: string): Promise<boolean> {
-  const domain = deps.mailboxes.domainKey(email);
-  const line = lineOf(domain);
-  const place = await placeInLine(deps.db, line, signup);
-  if (place === 'behind') return false;
-  // A new hour's slots go first to those who waited through the last one, whatever their line.
-  if (place === 'empty' && (await beforeItsRelease(deps.db, deps.clock.now()))) return false;
-  const slot = await takeMailSlot(deps.db, {
+/** A slot of the mail budget, in the first hour from now with room (mail/budget.ts). */
+function bookSlot(deps: DeliverThankYouDeps, email: string): Promise<number> {
+  return bookMailSlot(deps.db, {
     now: deps.clock.now(),
     perHour: deps.mailPerHour,
-    domain,
+    domain: deps.mailboxes.domainKey(email),
     logger: deps.logger,
   });
-  // Best effort: an entry left behind is dropped by the releaser, which finds its part settled.
-  if (slot.granted && place === 'first') await leaveLine(deps.db, line, signup).catch(() => undefined);
-  return slot.granted;
 }
 
 /** Whether the mailbox is on the suppression list (the person unsubscribed). */
@@ -386,7 +384,12 @@ async function saveSent(
   const waits = deps.saveRetryMs ?? SAVE_SENT_RETRY_MS;
   for (let attempt = 0; ; attempt += 1) {
     try {
-      await finish(lease, { state: 'sent', sent_at: new Date(sent.sentAt), message_id: sent.messageId });
+      await finish(lease, {
+        state: 'sent',
+        sent_at: new Date(sent.sentAt),
+        message_id: sent.messageId,
+        slot: null,
+      });
       return;
     } catch {
       const wait = waits[attempt];
@@ -412,22 +415,29 @@ async function settleUnsaved(record: DocumentReference, attempt: string, now: nu
   await record.firestore.runTransaction(async (transaction) => {
     const current = (await transaction.get(record)).data() as Partial<ThankYouRecord> | undefined;
     if (current?.state !== 'sending' || current.attempt_id !== attempt) return;
-    transaction.update(record, { state: 'sent', sent_at: new Date(now), lease_expires_at: null });
+    transaction.update(record, { state: 'sent', sent_at: new Date(now), lease_expires_at: null, slot: null });
   });
 }
 
 /**
  * Whose an SMTP failure is, by its stage and code:
- * - `recipient`: the relay refused that recipient for good (a 5xx with a 5.1.x status at RCPT: no such
- *   mailbox, a bad address): the person's own mailbox, which ends the part;
+ * - `recipient`: the relay refused that recipient for good, a 5xx at RCPT whose enhanced status (RFC 3463)
+ *   is about the recipient's own mailbox (RECIPIENT_STATUSES): the person's, which ends the part;
  * - `setup`: the relay refused us (a 5xx anywhere else: our sender at MAIL FROM, as a provider does before
  *   the domain is verified, 554 5.7.1; a login it requires, 530 5.7.0; our message at DATA; a 5xx at RCPT
- *   that is not about the mailbox, such as relaying denied, 5.7.x), or our login or TLS failed (EAUTH,
- *   ETLS): our setup, retried until an operator fixes it;
+ *   about our sender or a policy, 5.1.0, 5.1.7, 5.1.8 or 5.7.x, or with no enhanced status), or our login
+ *   or TLS failed (EAUTH, ETLS): our setup, retried until an operator fixes it;
  * - `transient`: a 4xx (RFC 5321: try again later), or no answer at all (the relay unreachable, a dropped
  *   connection, a timeout): retried.
  */
 export type SmtpRefusal = 'recipient' | 'setup' | 'transient';
+
+/**
+ * The enhanced statuses about the recipient's own mailbox (RFC 3463): bad mailbox (5.1.1), bad domain
+ * (5.1.2), bad address syntax (5.1.3), mailbox moved (5.1.6), mailbox disabled (5.2.1). 5.1.0, 5.1.7 and
+ * 5.1.8 are about an address too, but a relay gives them at RCPT about our sender.
+ */
+const RECIPIENT_STATUSES: ReadonlySet<string> = new Set(['5.1.1', '5.1.2', '5.1.3', '5.1.6', '5.2.1']);
 
 export function smtpRefusal(error: unknown): SmtpRefusal {
   const { code, responseCode, command, response } = (error ?? {}) as {
@@ -441,7 +451,9 @@ export function smtpRefusal(error: unknown): SmtpRefusal {
     const status = /^\d{3}[ -](\d\.\d{1,3}\.\d{1,3})\b/.exec(
       typeof response === 'string' ? response : '',
     )?.[1];
-    return command === 'RCPT TO' && status?.startsWith('5.1.') ? 'recipient' : 'setup';
+    return command === 'RCPT TO' && status !== undefined && RECIPIENT_STATUSES.has(status)
+      ? 'recipient'
+      : 'setup';
   }
   if (code === 'EAUTH' || code === 'ETLS' || code === 'EREQUIRETLS') return 'setup';
   return 'transient';
@@ -449,56 +461,18 @@ export function smtpRefusal(error: unknown): SmtpRefusal {
 
 type Claim =
   | ThankYouResult
-  | { status: 'claimed'; lease: Lease; attempts: number; attempt: string; afterTagged: boolean };
+  | {
+      status: 'claimed';
+      lease: Lease;
+      attempts: number;
+      attempt: string;
+      afterTagged: boolean;
+      /** The hour of the mailbox's slot not spent yet (ThankYouRecord's `slot`), or null. */
+      slot: number | null;
+    };
 
 /** What the Message-ID's token of the bare spelling's mail after a tagged one is made from, after the key. */
 const OWN_ADDRESS_SUFFIX = '.own-address';
-
-/** A record `sent` before records kept the spelling: which one it was is read from the row it names. */
-type LegacyRecord = { status: 'legacy_record'; signup: string | undefined };
-
-/**
- * Claims the record for this spelling (claimRecord), with what it needs to know first: for a `+tag` spelling
- * whose key was another before `+tags` were folded on every domain (mailbox-key.ts, earlierMailboxKey),
- * whether the record under that key says it was thanked (one read, for such spellings only); and, for a bare
- * spelling meeting a record `sent` before records kept the spelling, whether the row it names was tagged.
- */
-async function claimSpelling(
-  deps: DeliverThankYouDeps,
-  ref: DocumentReference,
-  email: string,
-  subscriptionType: SubscriptionType,
-  signup: string,
-): Promise<Claim> {
-  const spelling: ThankedSpelling = hasPlusTag(email) ? 'tagged' : 'bare';
-  const earlierKey = spelling === 'tagged' ? deps.mailboxes.earlierKey(email) : null;
-  const earlier = earlierKey
-    ? ((await withDatabase(() => ref.parent.doc(earlierKey).get())).data() as
-        | Partial<ThankYouRecord>
-        | undefined)
-    : undefined;
-  const thanked = (record: Partial<ThankYouRecord> | undefined) =>
-    record?.state === 'sent' ? { signup: record.signup } : null;
-  const first = await claimRecord(deps, ref, subscriptionType, signup, {
-    spelling,
-    earlier: thanked(earlier),
-  });
-  if (first.status !== 'legacy_record') return first;
-  const row = first.signup
-    ? await withDatabase(() =>
-        deps.db
-          .collection(SIGNUPS)
-          .doc(first.signup as string)
-          .get(),
-      )
-    : null;
-  const stored = row?.get('email');
-  // A row gone (erased, or past retention) tells nothing: the mailbox counts as thanked at its own spelling.
-  const legacy: ThankedSpelling = typeof stored === 'string' && hasPlusTag(stored) ? 'tagged' : 'bare';
-  const second = await claimRecord(deps, ref, subscriptionType, signup, { spelling, legacy });
-  if (second.status === 'legacy_record') return { status: 'already_sent', byThisRow: false };
-  return second;
-}
 
 /** The record's lease: `attempt_id` names the call that holds it, `lease_expires_at` until when. */
 const THANK_YOU_LEASE: LeaseLayout = {
@@ -513,27 +487,20 @@ const THANK_YOU_LEASE: LeaseLayout = {
  * Claims the record for this call (see ../lease.ts): a `sent` record is never claimed again, but once by
  * the bare spelling of a mailbox thanked only at a tagged one; a `sending` one only once its lease has
  * expired (its sender died), a `failed` one at once; and never by a tagged spelling once a tagged one was
- * thanked (here, or under the spelling's earlier key: `earlier`). Of two calls at the same moment only one
- * can claim it; the other reads again and sees the claim. A record `sent` with no `spelling` (written before
- * records kept it) takes `legacy` for it, and without `legacy` a bare spelling is answered `legacy_record`,
- * so the caller reads the row it names.
+ * thanked. Of two calls at the same moment only one can claim it; the other reads again and sees the claim.
  */
 async function claimRecord(
   deps: DeliverThankYouDeps,
   ref: DocumentReference,
+  email: string,
   subscriptionType: SubscriptionType,
   signup: string,
-  options: {
-    spelling: ThankedSpelling;
-    earlier?: { signup: string | undefined } | null;
-    legacy?: ThankedSpelling;
-  },
-): Promise<Claim | LegacyRecord> {
-  let claim: LeaseClaim<ThankYouResult | LegacyRecord>;
+): Promise<Claim> {
+  let claim: LeaseClaim<ThankYouResult>;
   const owner = crypto.randomUUID();
-  const { spelling, earlier } = options;
+  const spelling: ThankedSpelling = hasPlusTag(email) ? 'tagged' : 'bare';
   try {
-    claim = await claimLease<ThankYouResult | LegacyRecord>(
+    claim = await claimLease<ThankYouResult>(
       ref,
       {
         owner,
@@ -547,17 +514,14 @@ async function claimRecord(
         if (sent && record.signup === signup) {
           return { refuse: { status: 'already_sent', byThisRow: true } };
         }
-        if (sent && !record.spelling && !options.legacy && spelling === 'bare') {
-          return { refuse: { status: 'legacy_record', signup: record.signup } };
-        }
-        const thanked = sent ? (record.spelling ?? options.legacy ?? 'bare') : null;
+        const thanked = sent ? record.spelling : null;
         // The bare spelling is thanked once whatever came before; a tagged one only if none was.
         if (thanked === 'bare' || (thanked === 'tagged' && spelling === 'tagged')) {
           return { refuse: { status: 'already_sent', byThisRow: false } };
         }
-        const taggedThanked = thanked === 'tagged' || record?.tagged_thanked === true || Boolean(earlier);
+        const taggedThanked = thanked === 'tagged' || record?.tagged_thanked === true;
         if (spelling === 'tagged' && taggedThanked) {
-          return { refuse: { status: 'already_sent', byThisRow: earlier?.signup === signup } };
+          return { refuse: { status: 'already_sent', byThisRow: false } };
         }
         return {
           write: {
@@ -580,14 +544,14 @@ async function claimRecord(
   const previous = claim.previous as Partial<ThankYouRecord> | undefined;
   const afterTagged =
     spelling === 'bare' &&
-    (previous?.tagged_thanked === true ||
-      (previous?.state === 'sent' && (previous.spelling ?? options.legacy) === 'tagged'));
+    (previous?.tagged_thanked === true || (previous?.state === 'sent' && previous.spelling === 'tagged'));
   return {
     status: 'claimed',
     lease: claim.lease,
     attempts: (previous?.attempts ?? 0) + 1,
     attempt: owner,
     afterTagged,
+    slot: typeof previous?.slot === 'number' ? previous.slot : null,
   };
 }
 

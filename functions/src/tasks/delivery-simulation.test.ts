@@ -544,7 +544,6 @@ async function simulate(scenario: Scenario): Promise<void> {
           logger,
           enqueuePart: enqueueParts,
           index: (ref) => indexSignup(ref, triggerDeps),
-          mailPerHour: scenario.mailPerHour,
         }),
       );
     }

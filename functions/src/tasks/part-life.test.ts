@@ -46,7 +46,7 @@ describe("a part's life (tasks/part-life.ts)", () => {
       { kind: 'enqueued', round: 5, runsAt: at(2) },
       { kind: 'redriven', round: 5, runsAt: at(2) },
       { kind: 'retry', round: 5, code: 'smtp ECONNECTION' },
-      { kind: 'waits', round: 5, reason: 'mail_budget' },
+      { kind: 'waits', round: 5, runsAt: at(60) },
       { kind: 'done', round: 5 },
       { kind: 'skipped', round: 5, reason: 'refused' },
     ];
@@ -81,17 +81,15 @@ describe("a part's life (tasks/part-life.ts)", () => {
     expect(lifeOf(run(waiting, [{ kind: 'done', round: 0 }, at(3)]))).toEqual({ state: 'done' });
   });
 
-  it('over the mail budget: waits in its line on the same round, with no task, until released under the next', () => {
-    const waits = run(enqueued, [{ kind: 'waits', round: 0, reason: 'mail_budget' }, at(1)]);
-    // No due time: its place in the line stands for its task, and the reconciler releases the lines every run.
-    expect(waits).toMatchObject({ round: 0, reason: 'mail_budget', attempts: 1 });
-    expect(waits).not.toHaveProperty('due_at');
-    expect(lifeOf(waits)).toEqual({ state: 'waiting', round: 0, reason: 'mail_budget' });
-    // A second delivery of the same round-0 task that also waited changes nothing.
-    expect(next(waits, { kind: 'waits', round: 0, reason: 'mail_budget' }, at(2))).toBeNull();
-    // Released in its turn: the next round, pending again.
-    const released = run(waits, [{ kind: 'redriven', round: 1, runsAt: at(60) }, at(60)]);
-    expect(lifeOf(released)).toEqual({ state: 'pending', round: 1 });
+  it("over the mail budget: moves to the next round, enqueued for its slot's hour, waiting and due long after it", () => {
+    const waits = run(enqueued, [{ kind: 'waits', round: 1, runsAt: at(60) }, at(1)]);
+    // Its net: due when the round's task, run at the slot's hour, would have given up.
+    expect(waits).toMatchObject({ round: 1, reason: 'mail_budget', attempts: 1, due_at: dueAt(at(60)) });
+    expect(lifeOf(waits)).toEqual({ state: 'waiting', round: 1, reason: 'mail_budget' });
+    // A second delivery of the round-0 task that also waited names the same round, and changes nothing.
+    expect(next(waits, { kind: 'waits', round: 1, runsAt: at(60) }, at(2))).toBeNull();
+    // Its round's task sends it in that hour.
+    expect(lifeOf(run(waits, [{ kind: 'done', round: 1 }, at(60)]))).toEqual({ state: 'done' });
   });
 
   it('an event of a past round changes nothing: no round is ever put back', () => {
@@ -101,7 +99,7 @@ describe("a part's life (tasks/part-life.ts)", () => {
       { kind: 'enqueued', round: 2, runsAt: at(6) },
       { kind: 'redriven', round: 3, runsAt: at(6) },
       { kind: 'retry', round: 2, code: 'mailerlite 401', reason: 'configuration' },
-      { kind: 'waits', round: 2, reason: 'mail_budget' },
+      { kind: 'waits', round: 3, runsAt: at(60) },
     ];
     for (const event of stale) expect(next(redriven, event, at(6))).toBeNull();
     // What the person did is true whatever the round: a late task's done or skip still ends the part.

@@ -10,8 +10,8 @@ import { positiveNumber, RETRY, retryWindowMs } from './queue';
  *
  *   pending    its task is on its way (`round` names the task, tasks/queue.ts)
  *   waiting    still pending, and saying why on the row: `reason` (`configuration`: our setup or the
- *              service refused us; `mail_budget`: its turn in the mail
- *              budget's line, mail/turns.ts) and `last_error` (the last code)
+ *              service refused us; `mail_budget`: its round runs in a later hour, on the slot of the
+ *              mail budget booked for it, mail/budget.ts) and `last_error` (the last code)
  *   done       delivered
  *   skipped    ended for a reason about the person, and only those (SkipReason)
  *
@@ -24,8 +24,8 @@ import { positiveNumber, RETRY, retryWindowMs } from './queue';
  *   retry(round, code)     an attempt failed and Cloud Tasks retries it (backoff at most 10 minutes); with
  *                          `configuration` when our setup or the service refused us (waiting); due at the
  *                          latest when that task's retries from now would have ended (GIVE_UP_SLACK_MS)
- *   waits(round)           over the mail budget: in its line (mail/turns.ts) with no task, until the reconciler
- *                          releases it in its turn, a slot held, under the next round (its `redriven`)
+ *   waits(round, runsAt)   over the mail budget: the worker booked a slot in a later hour and enqueued this
+ *                          (next) round to run at that hour's start, `runsAt`: due long after, as `enqueued`
  *   done(round)            delivered
  *   skipped(round, why)    the person's reason: final
  *
@@ -39,7 +39,8 @@ export type PartState = 'pending' | 'done' | 'skipped';
 /**
  * Why a part was skipped, always about the person: the mailbox unsubscribed (`suppressed`); it was
  * thanked before (`already_thanked`, one thank-you per mailbox, ever); its own mailbox was refused
- * (`refused`: the relay refused that recipient, 5.1.x at RCPT; MailerLite answered 422 on the address);
+ * (`refused`: the relay refused that recipient, 5.1.1, 5.1.2, 5.1.3, 5.1.6 or 5.2.1 at RCPT; MailerLite
+ * answered 422 on the address);
  * the row holds no address the grammar accepts (`not_an_address`, which the rules let none in). Our
  * setup, a service or a stranger never skips a part.
  */
@@ -48,7 +49,7 @@ export type SkipReason = 'suppressed' | 'already_thanked' | 'refused' | 'not_an_
 /**
  * Why a part still pending waits: our setup or the service refused us (`configuration`: the relay's
  * refusal of our sender or login, TLS, a message policy, MailerLite's 401/403/404 or an undocumented
- * answer, a missing setting; retried until an operator fixed it), or its turn in the mail budget's line (mail/turns.ts).
+ * answer, a missing setting; retried until an operator fixed it), or the hour of its slot of the mail budget (mail/budget.ts).
  */
 export type WaitReason = 'mail_budget' | 'configuration';
 
@@ -69,7 +70,7 @@ export type PartEvent =
   | { kind: 'enqueued'; round: number; runsAt: number }
   | { kind: 'redriven'; round: number; runsAt: number }
   | { kind: 'retry'; round: number; code: string; reason?: 'configuration' }
-  | { kind: 'waits'; round: number; reason: 'mail_budget' }
+  | { kind: 'waits'; round: number; runsAt: number }
   | { kind: 'done'; round: number }
   | { kind: 'skipped'; round: number; reason: SkipReason };
 
@@ -215,18 +216,17 @@ export function next(part: PartRecord, event: PartEvent, now: number): PartRecor
         updated_at,
       };
     }
-    case 'waits': {
-      // A second delivery of the round's task that waited too changes nothing: the part keeps its place.
-      if (event.round < part.round || (event.round === part.round && part.reason === event.reason))
-        return null;
-      // No due time: its place in the line (mail/turns.ts) stands for its task, and the reconciler works through
-      // the lines every run. The worker writes `waits` only once its place is written, entry and line both (a
-      // failure before that is retried, or re-driven at the due time it had); the releaser takes the place away
-      // only once the next round is enqueued. So a waiting part always has a place or a task, and a backlog of
-      // waiters puts nothing in the reconciler's due query.
-      const { due_at: _due, ...rest } = part;
-      return { ...rest, reason: event.reason, round: event.round, attempts: part.attempts + 1, updated_at };
-    }
+    case 'waits':
+      // Only forward: a second delivery of the task that waited too names the same round, and changes nothing.
+      if (event.round <= part.round) return null;
+      return {
+        ...part,
+        reason: 'mail_budget',
+        round: event.round,
+        attempts: part.attempts + 1,
+        due_at: dueAt(event.runsAt),
+        updated_at,
+      };
   }
 }
 

@@ -32,18 +32,16 @@ describe('delivery task ids (one round of one part of a row)', () => {
 });
 
 describe('a delivery task body', () => {
-  it('is the row id and its round (absent from tasks enqueued before rounds travelled); anything else is malformed', () => {
-    expect(parseSignupTask({ signup: 'AbCdEfGh12345678ijkl' })).toEqual({ signup: 'AbCdEfGh12345678ijkl' });
+  it('is the row id and its round; anything else is malformed', () => {
     expect(parseSignupTask({ signup: 'AbCdEfGh12345678ijkl', round: 3 })).toEqual({
       signup: 'AbCdEfGh12345678ijkl',
       round: 3,
     });
-    // A thank-you whose save failed carries its claim's id; one released from the budget's line, its slot's hour.
-    expect(parseSignupTask({ signup: 'abc', round: 2, sent: 'a1b2-c3', slot: 492_321 })).toEqual({
+    // A thank-you whose save failed carries its claim's id.
+    expect(parseSignupTask({ signup: 'abc', round: 2, sent: 'a1b2-c3' })).toEqual({
       signup: 'abc',
       round: 2,
       sent: 'a1b2-c3',
-      slot: 492_321,
     });
     for (const body of [
       undefined,
@@ -53,12 +51,11 @@ describe('a delivery task body', () => {
       { signup: '..' },
       { signup: '__name__' },
       { signup: 'x'.repeat(1_501) },
+      { signup: 'abc' },
       { signup: 'abc', round: -1 },
       { signup: 'abc', round: 1.5 },
       { signup: 'abc', round: '2' },
-      { signup: 'abc', sent: 'not an id!' },
-      { signup: 'abc', slot: -1 },
-      { signup: 'abc', slot: '492321' },
+      { signup: 'abc', round: 0, sent: 'not an id!' },
     ]) {
       expect(() => parseSignupTask(body)).toThrow();
     }

@@ -31,21 +31,13 @@ export type QueueName = (typeof QUEUES)[keyof typeof QUEUES] | typeof ERASURE_QU
 export interface SignupTask {
   /** The document id of the row in email_subscriptions. */
   signup: string;
-  /**
-   * The round of the row's part this task is (tasks/part-life.ts): a task of a round older than the part's
-   * does nothing. Absent from tasks enqueued before rounds travelled with them: those act on the part's round.
-   */
-  round?: number;
+  /** The round of the row's part this task is (tasks/part-life.ts): a task of a round older than the part's does nothing. */
+  round: number;
   /**
    * A thank-you the relay accepted whose `sent` the database did not save (tasks/deliver-thank-you.ts): the
    * claim's attempt id, which the record names while it is claimed. No address.
    */
   sent?: string;
-  /**
-   * A thank-you released from its line with a slot of the mail budget held (mail/turns.ts): the budget's window
-   * (its hour, mail/budget.ts's budgetHour) the slot was counted in. The worker sends without asking again.
-   */
-  slot?: number;
 }
 
 /**
@@ -83,21 +75,15 @@ export function parseSignupTask(body: unknown): SignupTask {
   ) {
     throw new Error('Not a sign-up id.');
   }
-  const { round, sent, slot } = body as { round?: unknown; sent?: unknown; slot?: unknown };
-  if (round !== undefined && (typeof round !== 'number' || !Number.isSafeInteger(round) || round < 0)) {
-    throw new Error('Not a round.');
-  }
+  const { round, sent } = body as { round?: unknown; sent?: unknown };
+  if (typeof round !== 'number' || !Number.isSafeInteger(round) || round < 0) throw new Error('Not a round.');
   if (sent !== undefined && (typeof sent !== 'string' || !/^[A-Za-z0-9-]{1,64}$/.test(sent))) {
     throw new Error('Not an attempt id.');
   }
-  if (slot !== undefined && (typeof slot !== 'number' || !Number.isSafeInteger(slot) || slot < 0)) {
-    throw new Error('Not a window of the mail budget.');
-  }
   return {
     signup,
-    ...(round === undefined ? {} : { round }),
+    round,
     ...(sent === undefined ? {} : { sent: sent as string }),
-    ...(slot === undefined ? {} : { slot: slot as number }),
   };
 }
 
@@ -145,9 +131,8 @@ export function finishErasureTaskId(entry: string, mark: string): string {
 }
 
 /**
- * A task's body as the worker's parser reads it, without what older tasks carried beside it
- * (`enqueued_at`); null when it does not parse, logged once (`malformed`, nothing about the body), and the
- * worker drops the task: a retry cannot fix it.
+ * A task's body as the worker's parser reads it; null when it does not parse, logged once (`malformed`,
+ * nothing about the body), and the worker drops the task: a retry cannot fix it.
  */
 export function parseTask<T>(
   task: unknown,
@@ -155,9 +140,8 @@ export function parseTask<T>(
   logger: Logger,
   malformed: LogEvent,
 ): T | null {
-  const { enqueued_at: _enqueuedAt, ...body } = (task ?? {}) as { enqueued_at?: unknown };
   try {
-    return parse(body);
+    return parse(task);
   } catch {
     logger.error(malformed, {});
     return null;

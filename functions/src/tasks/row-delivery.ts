@@ -56,7 +56,7 @@ export function partOf(data: Record<string, unknown> | undefined, part: Delivery
 
 /**
  * Enqueues round `round` of a part of a row's delivery (tasks/queue.ts, deliveryTaskId): by the trigger
- * (round 0), the reconciler, the mail budget's release and a thank-you whose save failed (the next one).
+ * (round 0), the reconciler, and a thank-you's worker for its next round: over the mail budget (to run in its slot's hour) or whose save failed.
  */
 export type EnqueuePart = (
   part: DeliveryPart,
@@ -64,7 +64,7 @@ export type EnqueuePart = (
   round: number,
   notBefore?: number,
   /** What the round's task carries besides the row and its round (tasks/queue.ts, SignupTask). */
-  carry?: Pick<SignupTask, 'sent' | 'slot'>,
+  carry?: Pick<SignupTask, 'sent'>,
 ) => Promise<'enqueued' | 'duplicate'>;
 
 export function enqueuePart(enqueue: Enqueue, mailboxSecret: string): EnqueuePart {
