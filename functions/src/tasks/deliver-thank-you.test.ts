@@ -19,7 +19,7 @@ import { recordingEnqueue } from '../../test-support/tasks';
 import { type Clock, systemClock } from '../clock';
 import { THANK_YOU_MAILS } from '../contract';
 import { DOMAIN_SHARE, DOMAIN_SHARE_MIN } from '../mail/budget';
-import { type MailTransport, smtpTransport } from '../mail/transport';
+import { type MailTransport, SmtpUrlError, smtpTransport } from '../mail/transport';
 import { mailboxKey } from '../privacy/mailbox-key';
 import { openUnsubscribeToken, unsubscribeLink } from '../privacy/unsubscribe-token';
 import {
@@ -767,6 +767,7 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
       expect(refusal('DATA', '554 5.7.1 Message rejected')).toBe('setup');
       expect(smtpRefusal({ code: 'EAUTH', responseCode: 535 })).toBe('setup');
       expect(smtpRefusal({ code: 'EAUTH' })).toBe('setup');
+      expect(smtpRefusal(new SmtpUrlError())).toBe('setup');
       expect(smtpRefusal({ code: 'ETLS' })).toBe('setup');
       expect(smtpRefusal({ code: 'ECONNECTION' })).toBe('transient');
       expect(smtpRefusal({ code: 'EMESSAGE', responseCode: 421 })).toBe('transient');

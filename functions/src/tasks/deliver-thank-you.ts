@@ -426,7 +426,8 @@ async function settleUnsaved(record: DocumentReference, attempt: string, now: nu
  * - `setup`: the relay refused us (a 5xx anywhere else: our sender at MAIL FROM, as a provider does before
  *   the domain is verified, 554 5.7.1; a login it requires, 530 5.7.0; our message at DATA; a 5xx at RCPT
  *   about our sender or a policy, 5.1.0, 5.1.7, 5.1.8 or 5.7.x, or with no enhanced status), or our login
- *   or TLS failed (EAUTH, ETLS): our setup, retried until an operator fixes it;
+ *   or TLS failed (EAUTH, ETLS), or SMTP_URL cannot be read (ESMTPURL, mail/transport.ts): our setup,
+ *   retried until an operator fixes it;
  * - `transient`: a 4xx (RFC 5321: try again later), or no answer at all (the relay unreachable, a dropped
  *   connection, a timeout): retried.
  */
@@ -455,7 +456,7 @@ export function smtpRefusal(error: unknown): SmtpRefusal {
       ? 'recipient'
       : 'setup';
   }
-  if (code === 'EAUTH' || code === 'ETLS' || code === 'EREQUIRETLS') return 'setup';
+  if (code === 'EAUTH' || code === 'ETLS' || code === 'EREQUIRETLS' || code === 'ESMTPURL') return 'setup';
   return 'transient';
 }
 
