@@ -6,7 +6,7 @@
 //   Message-ID is one message) [budget];
 // - no part pending without a live task of its round or a due time for more than 15 minutes [budget];
 // - within 31 minutes of the faults' end (the 15 minutes promised, and the sweep's), every part of every row
-//   done, skipped for the person's reason, or waiting its turn in the mail budget;
+//   stored before that end done, skipped for the person's reason, or waiting its turn in the mail budget;
 // - at the end, every part done or skipped for the person's own reason (`suppressed` only for a mailbox that
 //   unsubscribed, `refused` only for the one mailbox the relay and MailerLite refuse as the person's own,
 //   `already_thanked` only beside a row of that mailbox thanked); at most one thank-you at a +tag spelling and
@@ -103,14 +103,20 @@ export class Invariants {
     for (const key of this.netless.keys()) if (!seen.has(key)) this.netless.delete(key);
   }
 
-  /** Every part of every row settled for the person's reason (or, `budgetWaits`, waiting its turn in the budget). */
+  /**
+   * Every part of every row (stored by `storedBy`, if given) settled for the person's reason (or, with
+   * `budgetWaits`, waiting its turn in the budget).
+   */
   async settled(
     db: Firestore,
     erasedAt: Map<string, number>,
     when: string,
     budgetWaits: boolean,
+    storedBy?: number,
   ): Promise<void> {
-    const rows = (await db.collection(SIGNUPS).get()).docs;
+    const rows = (await db.collection(SIGNUPS).get()).docs.filter(
+      (row) => storedBy === undefined || row.get('created_at').toMillis() <= storedBy,
+    );
     const thanked = new Set<string>();
     for (const row of rows)
       if ((row.get('delivery.thank_you') as PartRecord | undefined)?.state === 'done')

@@ -349,7 +349,13 @@ export async function simulate(scenario: Scenario, firestore: FirestoreHarness):
       if (!Number.isFinite(nextAt) || nextAt > end) break;
       if (nextAt > settledBy && !settledChecked) {
         settledChecked = true;
-        await invariants.settled(firestore.db, erasedAt, "within 31 minutes of the faults' end", true);
+        await invariants.settled(
+          firestore.db,
+          erasedAt,
+          "within 31 minutes of the faults' end",
+          true,
+          faultsUntil,
+        );
       }
       now = Math.max(now, nextAt);
     } else {
@@ -371,7 +377,13 @@ export async function simulate(scenario: Scenario, firestore: FirestoreHarness):
     }
   }
   if (!settledChecked)
-    await invariants.settled(firestore.db, erasedAt, "within 31 minutes of the faults' end", true);
+    await invariants.settled(
+      firestore.db,
+      erasedAt,
+      "within 31 minutes of the faults' end",
+      true,
+      faultsUntil,
+    );
   invariants.hourEnded(mails, hour);
   await invariants.atEnd(firestore.db, {
     rows,
