@@ -78,13 +78,18 @@ export class Invariants {
       );
   }
 
-  /** Every pending part has a live task of its round or a due time, or has had one within 15 minutes. */
-  async audit(db: Firestore, tasks: CloudTasks, now: number): Promise<void> {
+  /**
+   * Every pending part has a live task of its round or a due time, or has had one within 15 minutes. Answers
+   * how many parts are not settled (a row not indexed yet counts).
+   */
+  async audit(db: Firestore, tasks: CloudTasks, now: number): Promise<number> {
     const rows = (await db.collection(SIGNUPS).get()).docs;
     const seen = new Set<string>();
+    let unsettled = 0;
     for (const row of rows) {
       for (const part of DELIVERY_PARTS) {
         const record = row.get(`delivery.${part}`) as PartRecord | undefined;
+        if (record?.state !== 'done' && record?.state !== 'skipped') unsettled += 1;
         if (record?.state !== 'pending') continue;
         if (millis(record.due_at) !== undefined || tasks.liveFor(row.id, PART_QUEUE[part], record.round))
           continue;
@@ -101,6 +106,7 @@ export class Invariants {
       }
     }
     for (const key of this.netless.keys()) if (!seen.has(key)) this.netless.delete(key);
+    return unsettled;
   }
 
   /**
