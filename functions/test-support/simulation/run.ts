@@ -61,7 +61,15 @@ export interface RunResult {
   simulatedMs: number;
 }
 
-export async function simulate(scenario: Scenario, firestore: FirestoreHarness): Promise<RunResult> {
+/**
+ * Plays one seed's scenario; null when `deadline` (performance.now()'s clock) passed first: the run is abandoned
+ * where it stood (its invocations parked, never resumed) and counts for nothing.
+ */
+export async function simulate(
+  scenario: Scenario,
+  firestore: FirestoreHarness,
+  deadline = Number.POSITIVE_INFINITY,
+): Promise<RunResult | null> {
   const started = performance.now();
   await firestore.reset();
   const rand = random(scenario.seed);
@@ -309,6 +317,7 @@ export async function simulate(scenario: Scenario, firestore: FirestoreHarness):
   let hour = Math.floor(now / HOUR);
   let settledChecked = false;
   for (;;) {
+    if (performance.now() > deadline) return null;
     const waiting = inFlight.filter((flight) => flight.current.wake !== null);
     const room = inFlight.length < MAX_IN_FLIGHT;
     const readyEvents = events.filter(
