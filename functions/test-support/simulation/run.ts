@@ -26,8 +26,6 @@ import { type Finding, Invariants } from './invariants';
 import { addressOf, faultsEnd, HOUR, MINUTE, type Outage, type Scenario, T0 } from './scenario';
 import { CloudTasks, Crash, mailerLite, random, relay, type SimTask, type WorldRun } from './world';
 
-/** The operator's Sync presses: off until the Sync hands rows a new contact round (issue 43, item 2). */
-export const SYNC_PRESSES = false;
 /** Invocations in flight at once, at most. */
 const MAX_IN_FLIGHT = 4;
 /** How often the invariants about nets look at every part (besides each clock hour and the end). */
@@ -189,6 +187,9 @@ export async function simulate(
     rows.push(row);
     events.push({ kind: 'store', row: row.id, email, club: signup.club, runAt: T0 + signup.at, seq: seq++ });
   }
+  // HOOK, the operator's Sync presses (scenario.syncPresses, drawn empty for now): once the Sync hands every live
+  // row a new round of its contact part (issue 43, item 2), each press becomes an event here that calls its
+  // handler as an invocation, like the reconciler's below.
   for (const erasure of scenario.erasures) {
     const first = Math.min(...stores.filter((each) => each.person === erasure.person).map((each) => each.at));
     const email = addressOf(scenario, erasure.person, 'bare');

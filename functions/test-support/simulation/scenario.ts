@@ -62,8 +62,8 @@ export interface Scenario {
   /** A task dispatched up to a minute late (so tasks run out of order). */
   late: number;
   /**
-   * The operator's Sync presses, ms after T0. A hook, off: the Sync is being rewritten to hand rows a new
-   * contact round; once it lands, run.ts presses it here (see SYNC_PRESSES there).
+   * The operator's Sync presses, ms after T0. A hook, drawn empty: the Sync is being rewritten to hand rows a
+   * new contact round; once it lands, draw presses here and run.ts plays them (its HOOK).
    */
   syncPresses: number[];
 }
