@@ -2,7 +2,8 @@
 // erasure, its finish tasks and its half-hourly job) on the Firestore emulator, under a simulated clock, in the
 // world of world.ts, interleaved by a cooperative scheduler: up to four invocations are in flight, and at each
 // outside call the seed picks which goes on next, or starts a ready task, trigger or scheduled run beside them.
-// The handlers are reached only through their exported entry points and deps objects.
+// The handlers are reached only through their exported entry points and deps objects. SIM_DEBUG prints each
+// trigger's and reconciler run's outcome with its simulated minute.
 
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Firestore } from 'firebase-admin/firestore';
