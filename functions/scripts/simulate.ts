@@ -35,7 +35,15 @@ const root = join(import.meta.dirname, '..', '..');
 const started = Date.now();
 const vitest = spawnSync(
   'npx',
-  ['vitest', 'run', '--project', 'functions', 'src/tasks/delivery-simulation.test.ts', '-t', 'holds every invariant'],
+  [
+    'vitest',
+    'run',
+    '--project',
+    'functions',
+    'src/tasks/delivery-simulation.test.ts',
+    '-t',
+    'holds every invariant',
+  ],
   {
     cwd: root,
     stdio: 'inherit',
