@@ -1,13 +1,24 @@
 // A Firestore of the functions' tests that fails where a test says: the emulator's own database (real reads,
-// writes and transactions), with a fault asked before each call a document reference or the database makes.
-// What the code under test reaches through `db.collection(…).doc(…)`, the references of the documents it
-// reads that way, and `runTransaction` (on the database or on such a reference's `firestore`) go through it;
-// queries do not.
+// writes and transactions), with a fault asked before each outside call the code under test makes through it:
+// a document reference's reads and writes, a query's `get` (a collection, `where`, `orderBy`, `limit`, cursors,
+// `count()`), the database's `getAll`, a write batch's `commit` and `runTransaction` (on the database or on such
+// a reference's `firestore`). What a transaction reads and writes inside its callback is the transaction's one
+// call (its callback's own document calls, rare, are asked without a yield). References reached from snapshots (a
+// document's, a query's documents') go through it too.
 
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Firestore } from 'firebase-admin/firestore';
 
-export type DocumentCall = 'get' | 'create' | 'set' | 'update' | 'delete' | 'transaction';
+export type DocumentCall =
+  | 'get'
+  | 'create'
+  | 'set'
+  | 'update'
+  | 'delete'
+  | 'transaction'
+  | 'query'
+  | 'getAll'
+  | 'batch';
 
 /**
  * Asked before each call: `before` (an error) fails it without making it; `after` (an error) makes it and
@@ -24,6 +35,20 @@ export function unavailable(): Error {
 }
 
 const CALLS: ReadonlySet<string> = new Set(['get', 'create', 'set', 'update', 'delete']);
+/** What makes a query from a query (or a collection): the result is wrapped, so its `get` is asked. */
+const QUERY_BUILDERS: ReadonlySet<string> = new Set([
+  'where',
+  'orderBy',
+  'limit',
+  'limitToLast',
+  'offset',
+  'startAt',
+  'startAfter',
+  'endAt',
+  'endBefore',
+  'select',
+  'count',
+]);
 
 export interface FaultyOptions {
   /**
@@ -50,10 +75,16 @@ export function faultyFirestore(db: Firestore, fault: Fault, options: FaultyOpti
     if (known) return known as T;
     const isDocument = 'path' in target && 'parent' in target && 'collection' in target;
     const isSnapshot = 'exists' in target && 'ref' in target && 'data' in target;
+    const isQuerySnapshot = 'docs' in target && 'size' in target && 'query' in target;
+    const isQuery = !isDocument && typeof (target as { where?: unknown }).where === 'function';
+    const isAggregate =
+      !isQuery && 'query' in target && typeof (target as { get?: unknown }).get === 'function';
+    const isBatch = typeof (target as { commit?: unknown }).commit === 'function' && 'set' in target;
     const proxy = new Proxy(target, {
       get(object, property, receiver) {
         const value = Reflect.get(object, property, receiver);
         if (isSnapshot && property === 'ref') return wrap(value as object);
+        if (isQuerySnapshot && property === 'docs') return (value as object[]).map((each) => wrap(each));
         if (isDocument && property === 'firestore') return root;
         if (typeof value !== 'function') return value;
         if (isDocument && typeof property === 'string' && CALLS.has(property)) {
@@ -63,10 +94,28 @@ export function faultyFirestore(db: Firestore, fault: Fault, options: FaultyOpti
             return property === 'get' ? wrap(result as object) : result;
           };
         }
+        if ((isQuery || isAggregate) && property === 'get') {
+          return async (...args: unknown[]) =>
+            wrap((await ask('query', '', () => value.apply(object, args))) as object);
+        }
+        if (isBatch && property === 'commit') {
+          return (...args: unknown[]) => ask('batch', '', () => value.apply(object, args));
+        }
         if (object === db && property === 'runTransaction') {
           return (...args: unknown[]) => ask('transaction', '', () => value.apply(object, args));
         }
-        if (property === 'collection' || property === 'doc') {
+        if (object === db && property === 'getAll') {
+          return async (...args: unknown[]) =>
+            ((await ask('getAll', '', () => value.apply(object, args))) as object[]).map((each) =>
+              wrap(each),
+            );
+        }
+        if (
+          property === 'collection' ||
+          property === 'doc' ||
+          (object === db && property === 'batch') ||
+          (isQuery && typeof property === 'string' && QUERY_BUILDERS.has(property))
+        ) {
           return (...args: unknown[]) => wrap(value.apply(object, args));
         }
         return value.bind(object);
