@@ -5,12 +5,12 @@
  */
 import { fireEvent, within } from '@testing-library/react';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { expectToastOnFakeClock as expectToast } from '@/test/fakeClockToast';
+import { expectToastOnFakeClock as expectToast, toJustBefore } from '@/test/fakeClockToast';
 import { letWorkRun, until } from '@/test/fakeNetwork';
 import { fakeNetworkForThePage } from '@/test/fakeNetworkForThePage';
-import { expectNoToast, renderApp, screen } from '@/test/renderApp';
+import { renderApp, screen } from '@/test/renderApp';
+import { EMAIL, TOASTS } from '@/test/signupExpectations';
 
-const EMAIL = 'teen.shopper@example.com';
 const network = fakeNetworkForThePage();
 let consoleError: ReturnType<typeof vi.spyOn>;
 
@@ -40,17 +40,11 @@ describe('sign-up time bounds', () => {
     const { field, button } = submitHeroForm();
     await until(() => network.requests.includes('batchGet'), 'the connection test', 3000);
 
-    await vi.advanceTimersByTimeAsync(9_999);
-    await letWorkRun(); // a premature outcome would have rendered by now
-    expectNoToast();
+    await toJustBefore(10_000);
     expect(button).toBeDisabled();
 
     await vi.advanceTimersByTimeAsync(1);
-    await expectToast({
-      variant: 'error',
-      title: 'Connection Issue',
-      description: 'Please check your internet connection and try again.',
-    });
+    await expectToast(TOASTS.connectionIssue);
     expect(field).toHaveValue(EMAIL);
     expect(button).toBeEnabled();
 
@@ -66,12 +60,10 @@ describe('sign-up time bounds', () => {
     const { field, button } = submitHeroForm();
     await until(() => network.requests.includes('commit'), 'the insert');
 
-    await vi.advanceTimersByTimeAsync(9_999);
-    await letWorkRun(); // a premature outcome would have rendered by now
-    expectNoToast();
+    await toJustBefore(10_000);
 
     await vi.advanceTimersByTimeAsync(1);
-    await expectToast({ variant: 'error', title: 'Database Error', description: 'Please try again later.' });
+    await expectToast(TOASTS.databaseErrorWithoutMessage);
     expect(field).toHaveValue(EMAIL);
     expect(button).toBeEnabled();
 
@@ -87,21 +79,14 @@ describe('sign-up time bounds', () => {
     const { field } = submitHeroForm();
     await until(() => network.requests.includes('add-contact-to-mailerlite'), 'the add-contact call');
 
-    await vi.advanceTimersByTimeAsync(19_999);
-    await letWorkRun(); // a premature outcome would have rendered by now
+    await toJustBefore(20_000);
     expect(network.requests).not.toContain('send-thank-you-email');
     await vi.advanceTimersByTimeAsync(1);
     await until(() => network.requests.includes('send-thank-you-email'), 'the thank-you call');
 
-    await vi.advanceTimersByTimeAsync(19_999);
-    await letWorkRun(); // a premature outcome would have rendered by now
-    expectNoToast();
+    await toJustBefore(20_000);
     await vi.advanceTimersByTimeAsync(1);
-    await expectToast({
-      variant: 'success',
-      title: 'Welcome to GOODY! 🎉',
-      description: "You're signed up! Email synced to both platforms.",
-    });
+    await expectToast(TOASTS.heroSuccess);
     expect(field).toHaveValue('');
     expect(consoleError).toHaveBeenCalledTimes(2);
     expect(logged()).toContain('add-contact-to-mailerlite failed');
@@ -112,11 +97,7 @@ describe('sign-up time bounds', () => {
 
   it('answers in time are unaffected: success at once, and no bound fires afterwards', async () => {
     const { field } = submitHeroForm();
-    await expectToast({
-      variant: 'success',
-      title: 'Welcome to GOODY! 🎉',
-      description: "You're signed up! Email synced to both platforms.",
-    });
+    await expectToast(TOASTS.heroSuccess);
     expect(field).toHaveValue('');
     expect(network.requests).toEqual([
       'batchGet',
