@@ -95,48 +95,49 @@ describe.each(Object.entries(forms))('sign-up, %s', (_source, form) => {
   });
 
   // A failure before the row is stored: the spec's error toast, nothing past the failed call, the address kept.
-  it.each([
-    {
-      name: 'a failed connection test ends in Connection Issue, inserts nothing and keeps the field',
-      fail: () =>
-        failNext('connectionTest', new FirebaseError('unavailable', 'Request failed with error: undefined')),
-      toast: TOASTS.connectionIssue,
-      called: ['connectionTest'],
-    },
-    {
-      name: "a refused insert ends in Database Error with the database's message and keeps the field",
-      fail: () =>
-        failNext(
-          'insertSubscription',
-          new FirebaseError('permission-denied', 'Missing or insufficient permissions.'),
-        ),
-      toast: {
-        variant: 'error',
-        title: 'Database Error',
-        description: 'Missing or insufficient permissions.',
+  it.each(
+    Object.entries({
+      'a failed connection test ends in Connection Issue, inserts nothing and keeps the field': {
+        fail: () =>
+          failNext(
+            'connectionTest',
+            new FirebaseError('unavailable', 'Request failed with error: undefined'),
+          ),
+        toast: TOASTS.connectionIssue,
+        called: ['connectionTest'],
       },
-      called: ['connectionTest', 'insertSubscription'],
-    },
-    {
-      name: 'a failed insert without a message ends in Database Error, "Please try again later."',
-      fail: () => failNext('insertSubscription', new FirebaseError('unknown', '')),
-      toast: TOASTS.databaseErrorWithoutMessage,
-      called: ['connectionTest', 'insertSubscription'],
-    },
-    {
-      name: 'an unexpected exception (the Firebase module cannot load) ends in Network Error and keeps the field',
-      fail: () =>
-        vi
-          .mocked(loadBackend)
-          .mockRejectedValueOnce(new TypeError('Failed to fetch dynamically imported module')),
-      toast: {
-        variant: 'error',
-        title: 'Network Error',
-        description: 'Please check your connection and try again.',
+      "a refused insert ends in Database Error with the database's message and keeps the field": {
+        fail: () =>
+          failNext(
+            'insertSubscription',
+            new FirebaseError('permission-denied', 'Missing or insufficient permissions.'),
+          ),
+        toast: {
+          variant: 'error',
+          title: 'Database Error',
+          description: 'Missing or insufficient permissions.',
+        },
+        called: ['connectionTest', 'insertSubscription'],
       },
-      called: [],
-    },
-  ] as const)('$name', async ({ fail, toast, called }) => {
+      'a failed insert without a message ends in Database Error, "Please try again later."': {
+        fail: () => failNext('insertSubscription', new FirebaseError('unknown', '')),
+        toast: TOASTS.databaseErrorWithoutMessage,
+        called: ['connectionTest', 'insertSubscription'],
+      },
+      'an unexpected exception (the Firebase module cannot load) ends in Network Error and keeps the field': {
+        fail: () =>
+          vi
+            .mocked(loadBackend)
+            .mockRejectedValueOnce(new TypeError('Failed to fetch dynamically imported module')),
+        toast: {
+          variant: 'error',
+          title: 'Network Error',
+          description: 'Please check your connection and try again.',
+        },
+        called: [],
+      },
+    } as const),
+  )('%s', async (_name, { fail, toast, called }) => {
     fail();
     const { submit, field } = setup(form);
     await submit();
@@ -147,20 +148,21 @@ describe.each(Object.entries(forms))('sign-up, %s', (_source, form) => {
   });
 
   // A failed callable after the row is stored: logged for the team without the address; the visitor's success.
-  it.each([
-    {
-      name: 'a failed add-contact call is logged without the address and does not stop the thank-you mail or success',
-      callable: 'addContactToMailerlite',
-      error: new FirebaseError('functions/internal', `MailerLite refused ${EMAIL}`),
-      logged: ['add-contact-to-mailerlite failed', 'functions/internal'],
-    },
-    {
-      name: 'a failed thank-you mail is logged without the address and does not stop success',
-      callable: 'sendThankYouEmail',
-      error: new FirebaseError('functions/unavailable', `SMTP down for ${EMAIL}`),
-      logged: ['send-thank-you-email failed'],
-    },
-  ] as const)('$name', async ({ callable, error, logged }) => {
+  it.each(
+    Object.entries({
+      'a failed add-contact call is logged without the address and does not stop the thank-you mail or success':
+        {
+          callable: 'addContactToMailerlite',
+          error: new FirebaseError('functions/internal', `MailerLite refused ${EMAIL}`),
+          logged: ['add-contact-to-mailerlite failed', 'functions/internal'],
+        },
+      'a failed thank-you mail is logged without the address and does not stop success': {
+        callable: 'sendThankYouEmail',
+        error: new FirebaseError('functions/unavailable', `SMTP down for ${EMAIL}`),
+        logged: ['send-thank-you-email failed'],
+      },
+    } as const),
+  )('%s', async (_name, { callable, error, logged }) => {
     failNext(callable, error);
     const { submit, field } = setup(form);
     await submit();
