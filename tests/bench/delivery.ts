@@ -37,8 +37,8 @@ import {
 } from '@goody/contract';
 import { callCallable, type OutboxMessage, Services } from '../e2e/support/services.ts';
 import { PROJECT_ID, type StackInfo, startStack } from '../e2e/support/stack.ts';
-import { repoRoot, resultsDir } from './paths.ts';
-import { median, timestamp } from './stats.ts';
+import { repoRoot, writeResults } from './paths.ts';
+import { median } from './stats.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -244,22 +244,15 @@ try {
   }
   const { rows, figures } = await measure('warm', SIGNUPS, true);
 
-  const json = `${JSON.stringify(
-    {
-      date: new Date().toISOString(),
-      signups: SIGNUPS,
-      gapMs: GAP_MS,
-      targetMs: TARGET_MS,
-      figures,
-      rows,
-      cold: cold ?? null,
-    },
-    null,
-    2,
-  )}\n`;
-  mkdirSync(resultsDir, { recursive: true });
-  writeFileSync(path.join(resultsDir, `delivery-${timestamp()}.json`), json);
-  writeFileSync(path.join(resultsDir, 'delivery-latest.json'), json);
+  const { json } = writeResults('delivery', {
+    date: new Date().toISOString(),
+    signups: SIGNUPS,
+    gapMs: GAP_MS,
+    targetMs: TARGET_MS,
+    figures,
+    rows,
+    cold: cold ?? null,
+  });
   if (args.out) {
     mkdirSync(path.dirname(path.resolve(args.out)), { recursive: true });
     writeFileSync(args.out, json);

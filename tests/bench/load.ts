@@ -24,7 +24,6 @@
 // Starts its own stack on free ports (about a minute: it builds first). Figures go to
 // bench-results/load-<timestamp>.json and bench-results/load-latest.json.
 
-import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import {
@@ -48,8 +47,7 @@ import {
 import { readFirebaseSettings } from '../../web/src/lib/settings.ts';
 import { MAILERLITE_GROUP_NAMES, Services } from '../e2e/support/services.ts';
 import { PROJECT_ID, type RunningStack, repoRoot, type StackInfo, startStack } from '../e2e/support/stack.ts';
-
-const resultsDir = path.join(repoRoot, 'bench-results');
+import { writeResults } from './paths.ts';
 
 /** The q-quantile, interpolated between closest ranks (numpy's default), as the other benches report. */
 function quantile(values: readonly number[], q: number): number {
@@ -459,10 +457,7 @@ try {
     contactQueuePerMinute: QUEUE_PER_MINUTE,
     scenarios,
   };
-  mkdirSync(resultsDir, { recursive: true });
-  const json = `${JSON.stringify(figures, null, 2)}\n`;
-  writeFileSync(path.join(resultsDir, `load-${new Date().toISOString().replace(/[:.]/g, '-')}.json`), json);
-  writeFileSync(path.join(resultsDir, 'load-latest.json'), json);
+  writeResults('load', figures);
 } catch (error) {
   console.error('bench:load failed:', error);
   exitCode = 1;

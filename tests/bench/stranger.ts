@@ -7,15 +7,14 @@
 //
 //   npm run bench:stranger [-- --calls 50]
 
-import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { CALLABLES } from '@goody/contract';
 import { DEV_MAILBOX_KEY_SECRET } from '../../dev/stack.ts';
 import { mailboxKey } from '../../functions/src/privacy/mailbox-key.ts';
 import { startStack } from '../e2e/support/stack.ts';
-import { repoRoot, resultsDir } from './paths.ts';
-import { median, timestamp } from './stats.ts';
+import { repoRoot, writeResults } from './paths.ts';
+import { median } from './stats.ts';
 
 const { values: args } = parseArgs({ options: { calls: { type: 'string', default: '50' } } });
 const CALLS = Number(args.calls);
@@ -113,10 +112,7 @@ try {
     );
     if (spreadMs > TARGET_MS) exitCode = 1;
   }
-  mkdirSync(resultsDir, { recursive: true });
-  const json = `${JSON.stringify({ date: new Date().toISOString(), calls: CALLS, targetMs: TARGET_MS, figures }, null, 2)}\n`;
-  writeFileSync(path.join(resultsDir, `stranger-${timestamp()}.json`), json);
-  writeFileSync(path.join(resultsDir, 'stranger-latest.json'), json);
+  writeResults('stranger', { date: new Date().toISOString(), calls: CALLS, targetMs: TARGET_MS, figures });
 } catch (error) {
   console.error('bench:stranger failed:', error);
   exitCode = 1;
