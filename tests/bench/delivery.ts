@@ -36,8 +36,9 @@ import {
   subscriptionTypeOf,
 } from '@goody/contract';
 import { callCallable, type OutboxMessage, Services } from '../e2e/support/services.ts';
-import { PROJECT_ID, type StackInfo, startStack } from '../e2e/support/stack.ts';
-import { repoRoot, writeResults } from './paths.ts';
+import { PROJECT_ID, type StackInfo } from '../e2e/support/stack.ts';
+import { benchOnStack } from './on-stack.ts';
+import { writeResults } from './paths.ts';
 import { median } from './stats.ts';
 
 const { values: args } = parseArgs({
@@ -178,11 +179,7 @@ const afterInsert = (signup: Signup, at: number | undefined) =>
 const seconds = (ms: number | undefined) =>
   ms === undefined ? 'not delivered' : `${(ms / 1000).toFixed(2)} s`;
 
-const stack = await startStack({
-  logFile: path.join(repoRoot, 'tests', '.artifacts', 'bench-delivery-stack.log'),
-});
-let exitCode = 0;
-try {
+await benchOnStack('delivery', {}, async (stack, missed) => {
   const services = new Services(stack.info);
   await untilCallablesAnswer(stack.info);
 
@@ -230,7 +227,7 @@ try {
           `${notDelivered > 0 ? `, ${notDelivered} not delivered within ${GIVE_UP_MS / 1000} s` : ''}` +
           (judged ? ` (target p50 <= ${TARGET_MS / 1000} s: ${met ? 'met' : 'MISSED'})` : ' (not judged)'),
       );
-      if (notDelivered > 0 || (judged && !met)) exitCode = 1;
+      if (notDelivered > 0 || (judged && !met)) missed();
     }
     return { rows, figures };
   };
@@ -257,10 +254,4 @@ try {
     mkdirSync(path.dirname(path.resolve(args.out)), { recursive: true });
     writeFileSync(args.out, json);
   }
-} catch (error) {
-  console.error('bench:delivery failed:', error);
-  exitCode = 1;
-} finally {
-  await stack.stop();
-}
-process.exit(exitCode);
+});

@@ -24,7 +24,6 @@
 // Starts its own stack on free ports (about a minute: it builds first). Figures go to
 // bench-results/load-<timestamp>.json and bench-results/load-latest.json.
 
-import path from 'node:path';
 import { parseArgs } from 'node:util';
 import {
   addContactRequest,
@@ -46,7 +45,8 @@ import {
 } from '../../web/src/lib/firebase-client.ts';
 import { readFirebaseSettings } from '../../web/src/lib/settings.ts';
 import { MAILERLITE_GROUP_NAMES, Services } from '../e2e/support/services.ts';
-import { PROJECT_ID, type RunningStack, repoRoot, type StackInfo, startStack } from '../e2e/support/stack.ts';
+import { PROJECT_ID, type StackInfo } from '../e2e/support/stack.ts';
+import { benchOnStack } from './on-stack.ts';
 import { writeResults } from './paths.ts';
 
 /** The q-quantile, interpolated between closest ranks (numpy's default), as the other benches report. */
@@ -425,27 +425,22 @@ async function runScenario(
   };
 }
 
-let stack: RunningStack | undefined;
-let exitCode = 0;
-try {
-  console.log('bench:load: starting a stack on free ports (it builds the site and the functions first)...');
-  stack = await startStack({
-    logFile: path.join(repoRoot, 'tests', '.artifacts', 'bench-load-stack.log'),
-    // The contact queue's share of MailerLite's minute, compressed as the stand-in's window is.
-    // Every sign-up's thank-you is counted, so the mail budget is lifted out of the way.
-    env: {
-      GOODY_MAILERLITE_TASKS_PER_MINUTE: String(QUEUE_PER_MINUTE * COMPRESS),
-      GOODY_MAIL_PER_HOUR: '1000000',
-    },
-  });
+console.log('bench:load: starting a stack on free ports (it builds the site and the functions first)...');
+// The contact queue's share of MailerLite's minute, compressed as the stand-in's window is. Every sign-up's
+// thank-you is counted, so the mail budget is lifted out of the way.
+const env = {
+  GOODY_MAILERLITE_TASKS_PER_MINUTE: String(QUEUE_PER_MINUTE * COMPRESS),
+  GOODY_MAIL_PER_HOUR: '1000000',
+};
+await benchOnStack('load', env, async (stack, missed) => {
   const info = stack.info;
   const services = new Services(info);
   const scenarios: ScenarioFigures[] = [];
   if (!args['no-calm']) scenarios.push(await runScenario(info, services, 'calm'));
   if (!args['no-outage']) scenarios.push(await runScenario(info, services, 'outage'));
   const calm = scenarios.find((figures) => figures.scenario === 'calm');
-  if (scenarios.some((figures) => !figures.nothingLost)) exitCode = 1;
-  if (calm && !(calm.drainRatio !== null && calm.drainRatio <= 1.15)) exitCode = 1;
+  if (scenarios.some((figures) => !figures.nothingLost)) missed();
+  if (calm && !(calm.drainRatio !== null && calm.drainRatio <= 1.15)) missed();
 
   const figures = {
     at: new Date().toISOString(),
@@ -458,13 +453,4 @@ try {
     scenarios,
   };
   writeResults('load', figures);
-} catch (error) {
-  console.error('bench:load failed:', error);
-  exitCode = 1;
-} finally {
-  await stack?.stop().catch((error: unknown) => {
-    console.error('bench:load: stopping the stack:', error);
-    exitCode = 1;
-  });
-}
-process.exit(exitCode);
+});
