@@ -53,12 +53,12 @@ describe('when the database cannot be reached', () => {
       email,
       field,
       submit,
+      send,
     } = await e2e.signupPage('hero', 'unreachable');
     // Every connection from the page to Firestore is reset unanswered.
     const reconnect = await e2e.services.firestore.dropConnectionsFrom(page);
 
-    await field.fill(email);
-    await submit.click();
+    await send();
 
     expect(await waitForToast(page, TEXT.connectionIssueTitle)).toEqual(CONNECTION_ISSUE);
     expect(await field.inputValue()).toBe(email);
@@ -82,12 +82,18 @@ describe('when the database cannot be reached', () => {
 
 describe('when the database stops answering without closing the connection', () => {
   it('gives up after the connection-test bound: "Connection Issue", the address kept, nothing stored or sent', async () => {
-    const { page, console: consoleEntries, email, field, submit } = await e2e.signupPage('hero', 'hung');
+    const {
+      page,
+      console: consoleEntries,
+      email,
+      field,
+      submit,
+      send,
+    } = await e2e.signupPage('hero', 'hung');
     // The Firestore emulator's process is stopped: connections open, and nothing ever answers.
     await e2e.services.firestore.stopAnswering();
 
-    await field.fill(email);
-    await submit.click();
+    await send();
 
     // The site waits out its connection-test bound (10 s, web/src/lib/firebase.ts), then says so.
     expect(await waitForToast(page, TEXT.connectionIssueTitle)).toEqual(CONNECTION_ISSUE);
@@ -105,13 +111,12 @@ describe('when the database stops answering without closing the connection', () 
 
 describe('when the database refuses the insert', () => {
   it('says "Database Error" with the database\'s own message and keeps the address', async () => {
-    const { page, email, field, submit } = await e2e.signupPage('final', 'refused');
+    const { page, email, field, send } = await e2e.signupPage('final', 'refused');
     // The security rules refuse every sign-up: the emulator answers PERMISSION_DENIED with its own words
     // (Cloud Firestore says "Missing or insufficient permissions.").
     await e2e.services.firestore.refuseSignups();
 
-    await field.fill(email);
-    await submit.click();
+    await send();
 
     const toast = await waitForToast(page, TEXT.databaseErrorTitle);
     expect(toast).toMatchObject({ variant: 'error', title: TEXT.databaseErrorTitle });
@@ -125,12 +130,11 @@ describe('when the database refuses the insert', () => {
 describe('when MailerLite is down', () => {
   it('still signs the visitor up; the queue delivers the contact once MailerLite is back, no sync pressed', async () => {
     const signup = await e2e.signupPage('hero', 'mailerlite-down');
-    const { page, console: consoleEntries, email, field, submit } = signup;
+    const { page, console: consoleEntries, email, send } = signup;
     // Every MailerLite API request has its connection closed unanswered.
     await e2e.services.mailerLite.setFaults({ down: true });
 
-    await field.fill(email);
-    await submit.click();
+    await send();
 
     await expectSignedUp(signup, TEXT.heroSuccessTitle);
     expect(await e2e.services.mailerLite.groupsOf(email), 'not in MailerLite yet').toBeUndefined();
@@ -165,12 +169,11 @@ describe('when MailerLite is down', () => {
 describe('when the mail server is down', () => {
   it('still signs the visitor up and adds the contact; the thank-you goes out, once, when the server is back', async () => {
     const signup = await e2e.signupPage('final', 'smtp-down');
-    const { page, email, field, submit } = signup;
+    const { page, email, send } = signup;
     // The SMTP port refuses connections, as a stopped mail server does.
     await e2e.services.smtp.setFaults({ down: true });
 
-    await field.fill(email);
-    await submit.click();
+    await send();
 
     await expectSignedUp(signup, TEXT.clubSuccessTitle);
     await expect
@@ -188,8 +191,7 @@ describe('when the mail server is down', () => {
       .toEqual([[email]]);
 
     // The spec has no duplicate check: signing up again stores a second sign-up, and sends no second mail.
-    await field.fill(email);
-    await submit.click();
+    await send();
     await page.locator('[data-variant="success"]').nth(1).waitFor({ timeout: 45_000 });
     expect(await e2e.services.firestore.documents('email_subscriptions')).toHaveLength(2);
     await new Promise((resolve) => setTimeout(resolve, 3_000));

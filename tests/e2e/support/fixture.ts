@@ -33,6 +33,8 @@ export interface SignupPage extends E2EPage {
   email: string;
   field: Locator;
   submit: Locator;
+  /** The visitor types `email` into the field and presses the button. */
+  send(): Promise<void>;
 }
 
 export function useE2E(): E2E {
@@ -86,7 +88,12 @@ export function useE2E(): E2E {
       const tracked = await page();
       await openLanding(tracked.page, stack.siteUrl);
       const { email: field, submit } = signupForm(tracked.page, form);
-      return { ...tracked, email: uniqueEmail(label), field, submit };
+      const email = uniqueEmail(label);
+      const send = async () => {
+        await field.fill(email);
+        await submit.click();
+      };
+      return { ...tracked, email, field, submit, send };
     },
   };
 }
