@@ -47,14 +47,8 @@ async function expectNothingStoredOrSent(email: string) {
 
 describe('when the database cannot be reached', () => {
   it('says "Connection Issue", keeps the address in the field, and stores and sends nothing', async () => {
-    const {
-      page,
-      console: consoleEntries,
-      email,
-      field,
-      submit,
-      send,
-    } = await e2e.signupPage('hero', 'unreachable');
+    const signup = await e2e.signupPage('hero', 'unreachable');
+    const { page, email, field, submit, send } = signup;
     // Every connection from the page to Firestore is reset unanswered.
     const reconnect = await e2e.services.firestore.dropConnectionsFrom(page);
 
@@ -69,7 +63,7 @@ describe('when the database cannot be reached', () => {
     await reconnect();
     await expectNothingStoredOrSent(email);
     expect(
-      consoleEntries.filter((entry) => entry.text.includes(email)),
+      signup.console.filter((entry) => entry.text.includes(email)),
       'the address in the console',
     ).toEqual([]);
 
@@ -82,14 +76,8 @@ describe('when the database cannot be reached', () => {
 
 describe('when the database stops answering without closing the connection', () => {
   it('gives up after the connection-test bound: "Connection Issue", the address kept, nothing stored or sent', async () => {
-    const {
-      page,
-      console: consoleEntries,
-      email,
-      field,
-      submit,
-      send,
-    } = await e2e.signupPage('hero', 'hung');
+    const signup = await e2e.signupPage('hero', 'hung');
+    const { page, email, field, submit, send } = signup;
     // The Firestore emulator's process is stopped: connections open, and nothing ever answers.
     await e2e.services.firestore.stopAnswering();
 
@@ -105,7 +93,7 @@ describe('when the database stops answering without closing the connection', () 
     await expectNothingStoredOrSent(email);
     expect((await visibleToasts(page)).map((toast) => toast.title)).toEqual([TEXT.connectionIssueTitle]);
     expect(await field.inputValue()).toBe(email);
-    expect(consoleEntries.filter((entry) => entry.text.includes(email))).toEqual([]);
+    expect(signup.console.filter((entry) => entry.text.includes(email))).toEqual([]);
   });
 });
 
