@@ -65,6 +65,33 @@ async function measureEngagementOnce(page: Page, url: string): Promise<number> {
 }
 
 /**
+ * Runs `each` `count` times (run 1 to `count`), each time on a new page in a fresh phone-sized context of one
+ * Chromium that has finished starting up; closes them all, whatever happens.
+ */
+async function eachInAFreshPhonePage(
+  options: { chromiumPath: string; chromiumArgs: string[] },
+  count: number,
+  each: (page: Page, run: number) => Promise<void>,
+): Promise<void> {
+  const browser = await chromium.launch({ executablePath: options.chromiumPath, args: options.chromiumArgs });
+  try {
+    await untilChromiumSettles();
+    for (let run = 1; run <= count; run += 1) {
+      const context = await browser.newContext({ viewport: { width: 412, height: 823 } });
+      try {
+        const page = await context.newPage();
+        page.setDefaultTimeout(TIMEOUT_MS);
+        await each(page, run);
+      } finally {
+        await context.close();
+      }
+    }
+  } finally {
+    await browser.close();
+  }
+}
+
+/**
  * First focus on the hero field to the hero form hydrated, median of `runs`, each in a fresh context of one
  * browser that has finished starting up.
  */
@@ -76,25 +103,12 @@ export async function measureFirstEngagement(options: {
   log?: (line: string) => void;
 }): Promise<EngagementFigures> {
   const runs = options.runs ?? 10;
-  const browser = await chromium.launch({ executablePath: options.chromiumPath, args: options.chromiumArgs });
   const samplesMs: number[] = [];
-  try {
-    await untilChromiumSettles();
-    for (let run = 1; run <= runs; run += 1) {
-      // A fresh context: an empty cache, but for the entry the page prefetches when idle.
-      const context = await browser.newContext({ viewport: { width: 412, height: 823 } });
-      try {
-        const page = await context.newPage();
-        page.setDefaultTimeout(TIMEOUT_MS);
-        samplesMs.push(await measureEngagementOnce(page, options.url));
-        options.log?.(`   first engagement ${run}/${runs}: ${Math.round(samplesMs.at(-1) as number)} ms`);
-      } finally {
-        await context.close();
-      }
-    }
-  } finally {
-    await browser.close();
-  }
+  // A fresh context each run: an empty cache, but for the entry the page prefetches when idle.
+  await eachInAFreshPhonePage(options, runs, async (page, run) => {
+    samplesMs.push(await measureEngagementOnce(page, options.url));
+    options.log?.(`   first engagement ${run}/${runs}: ${Math.round(samplesMs.at(-1) as number)} ms`);
+  });
   return { cpuSlowdown: CPU_SLOWDOWN, runs, medianMs: median(samplesMs), samplesMs };
 }
 
@@ -147,32 +161,20 @@ export async function measureEarlySubmit(options: {
   log?: (line: string) => void;
 }): Promise<EarlySubmitFigures> {
   const runs = options.runs ?? 5;
-  const browser = await chromium.launch({ executablePath: options.chromiumPath, args: options.chromiumArgs });
   const samplesMs: number[] = [];
   let warmUpMs = Number.NaN;
-  try {
-    await untilChromiumSettles();
-    for (let run = 0; run <= runs; run += 1) {
-      const context = await browser.newContext({ viewport: { width: 412, height: 823 } });
-      try {
-        const page = await context.newPage();
-        page.setDefaultTimeout(TIMEOUT_MS);
-        const ms = await earlySubmitOnce(
-          page,
-          `${options.siteUrl}/`,
-          `bench-early-${Date.now()}-${run}@example.com`,
-        );
-        if (run === 0) warmUpMs = ms;
-        else samplesMs.push(ms);
-        options.log?.(
-          `   early submit ${run === 0 ? 'warm-up (not counted)' : `${run}/${runs}`}: ${Math.round(ms)} ms`,
-        );
-      } finally {
-        await context.close();
-      }
-    }
-  } finally {
-    await browser.close();
-  }
+  await eachInAFreshPhonePage(options, runs + 1, async (page, index) => {
+    const run = index - 1;
+    const ms = await earlySubmitOnce(
+      page,
+      `${options.siteUrl}/`,
+      `bench-early-${Date.now()}-${run}@example.com`,
+    );
+    if (run === 0) warmUpMs = ms;
+    else samplesMs.push(ms);
+    options.log?.(
+      `   early submit ${run === 0 ? 'warm-up (not counted)' : `${run}/${runs}`}: ${Math.round(ms)} ms`,
+    );
+  });
   return { scriptDelayMs: SCRIPT_DELAY_MS, runs, medianMs: median(samplesMs), samplesMs, warmUpMs };
 }
