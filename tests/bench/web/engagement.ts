@@ -64,12 +64,20 @@ async function measureEngagementOnce(page: Page, url: string): Promise<number> {
   }
 }
 
+/** How a measure runs: in which Chromium, how many times, and where its progress lines go. */
+interface MeasureOptions {
+  chromiumPath: string;
+  chromiumArgs: string[];
+  runs?: number;
+  log?: (line: string) => void;
+}
+
 /**
  * Runs `each` `count` times (run 1 to `count`), each time on a new page in a fresh phone-sized context of one
  * Chromium that has finished starting up; closes them all, whatever happens.
  */
 async function eachInAFreshPhonePage(
-  options: { chromiumPath: string; chromiumArgs: string[] },
+  options: MeasureOptions,
   count: number,
   each: (page: Page, run: number) => Promise<void>,
 ): Promise<void> {
@@ -95,13 +103,9 @@ async function eachInAFreshPhonePage(
  * First focus on the hero field to the hero form hydrated, median of `runs`, each in a fresh context of one
  * browser that has finished starting up.
  */
-export async function measureFirstEngagement(options: {
-  url: string;
-  chromiumPath: string;
-  chromiumArgs: string[];
-  runs?: number;
-  log?: (line: string) => void;
-}): Promise<EngagementFigures> {
+export async function measureFirstEngagement(
+  options: MeasureOptions & { url: string },
+): Promise<EngagementFigures> {
   const runs = options.runs ?? 10;
   const samplesMs: number[] = [];
   // A fresh context each run: an empty cache, but for the entry the page prefetches when idle.
@@ -153,13 +157,9 @@ async function earlySubmitOnce(page: Page, url: string, email: string): Promise<
  * Enter pressed before the app arrived to the success toast, with every app script delayed 2 s, against a
  * running site (`siteUrl` of a local stack). One warm-up first (it starts the function workers), reported apart.
  */
-export async function measureEarlySubmit(options: {
-  siteUrl: string;
-  chromiumPath: string;
-  chromiumArgs: string[];
-  runs?: number;
-  log?: (line: string) => void;
-}): Promise<EarlySubmitFigures> {
+export async function measureEarlySubmit(
+  options: MeasureOptions & { siteUrl: string },
+): Promise<EarlySubmitFigures> {
   const runs = options.runs ?? 5;
   const samplesMs: number[] = [];
   let warmUpMs = Number.NaN;
