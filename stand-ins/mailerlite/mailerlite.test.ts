@@ -31,6 +31,12 @@ interface CallOptions {
   signal?: AbortSignal;
 }
 
+/** PUT /__control/faults with `faults` as its body, as a test sets the stand-in's faults over HTTP. */
+function putFaults(faults: unknown): Promise<Response> {
+  if (!ml) throw new Error('stand-in not started');
+  return fetch(`${ml.url}/__control/faults`, { method: 'PUT', body: JSON.stringify(faults) });
+}
+
 async function call(path: string, { method, body, key, signal }: CallOptions = {}) {
   if (!ml) throw new Error('stand-in not started');
   const headers: Record<string, string> = { Accept: 'application/json', 'Content-Type': 'application/json' };
@@ -368,10 +374,7 @@ describe('fault injection', () => {
 
   it('while down closes every API request unanswered, but still serves /__control/', async () => {
     const standIn = await start();
-    const put = await fetch(`${standIn.url}/__control/faults`, {
-      method: 'PUT',
-      body: JSON.stringify({ down: true }),
-    });
+    const put = await putFaults({ down: true });
     expect(put.status).toBe(200);
     await expect(call('/groups')).rejects.toThrow(/fetch failed/);
     await expect(call('/subscribers', { body: { email: 'h@example.org' } })).rejects.toThrow(/fetch failed/);
@@ -383,10 +386,7 @@ describe('fault injection', () => {
 
   it('while the key is refused answers every API request 401 as for a wrong key, until the fault is lifted', async () => {
     const standIn = await start();
-    const put = await fetch(`${standIn.url}/__control/faults`, {
-      method: 'PUT',
-      body: JSON.stringify({ refuseKey: true }),
-    });
+    const put = await putFaults({ refuseKey: true });
     expect(put.status).toBe(200);
     expect(((await put.json()) as { refuseKey: boolean }).refuseKey).toBe(true);
     for (const path of ['/groups', '/subscribers']) {
@@ -396,28 +396,21 @@ describe('fault injection', () => {
       expect(res.headers.get('x-ratelimit-remaining')).toBeNull();
     }
     expect(standIn.state.subscribers).toEqual([]);
-    await fetch(`${standIn.url}/__control/faults`, {
-      method: 'PUT',
-      body: JSON.stringify({ refuseKey: false }),
-    });
+    await putFaults({ refuseKey: false });
     expect((await call('/subscribers', { body: { email: 'k@example.org' } })).status).toBe(201);
   });
 
   it('takes status faults over HTTP, and refuses a malformed fault body with 400', async () => {
     const standIn = await start();
-    const put = await fetch(`${standIn.url}/__control/faults`, {
-      method: 'PUT',
-      body: JSON.stringify({ failNext: { count: 1, status: 429, body: { message: 'Too Many Attempts.' } } }),
+    const put = await putFaults({
+      failNext: { count: 1, status: 429, body: { message: 'Too Many Attempts.' } },
     });
     expect(put.status).toBe(200);
     const limited = await call('/groups');
     expect(limited.status).toBe(429);
     expect(limited.headers.get('retry-after')).toBe('1');
     expect(limited.headers.get('x-ratelimit-remaining')).toBe('0');
-    const bad = await fetch(`${standIn.url}/__control/faults`, {
-      method: 'PUT',
-      body: JSON.stringify({ failNext: { status: 'x' } }),
-    });
+    const bad = await putFaults({ failNext: { status: 'x' } });
     expect(bad.status).toBe(400);
     expect(standIn.state.faults.failNext).toEqual([]);
   });

@@ -35,7 +35,7 @@
 //
 //   npm run bench:abuse [-- --junk 200000]
 
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -56,8 +56,7 @@ import { loopbackOnlyEnv } from '../../stand-ins/loopback-env.ts';
 import { MAILERLITE_GROUP_NAMES, type OutboxMessage, Services } from '../e2e/support/services.ts';
 import { startStack } from '../e2e/support/stack.ts';
 import { pressOneClick } from '../support/one-click.ts';
-import { repoRoot, resultsDir } from './paths.ts';
-import { timestamp } from './stats.ts';
+import { repoRoot, writeResults } from './paths.ts';
 
 const { values: args } = parseArgs({ options: { junk: { type: 'string', default: '200000' } } });
 const JUNK = Number(args.junk);
@@ -572,10 +571,14 @@ if (exitCode === 0) {
       .join('\n')}`,
   );
   if (rows.some((row) => !row.met)) exitCode = 1;
-  mkdirSync(resultsDir, { recursive: true });
-  const json = `${JSON.stringify({ date: new Date().toISOString(), junkRows: JUNK, budgetPerHour: BUDGET, domainShare: SHARE, rows, figures }, null, 2)}\n`;
-  writeFileSync(path.join(resultsDir, `abuse-${timestamp()}.json`), json);
-  writeFileSync(path.join(resultsDir, 'abuse-latest.json'), json);
+  writeResults('abuse', {
+    date: new Date().toISOString(),
+    junkRows: JUNK,
+    budgetPerHour: BUDGET,
+    domainShare: SHARE,
+    rows,
+    figures,
+  });
 }
 process.exit(stopFailed ? 1 : exitCode);
 

@@ -36,9 +36,10 @@ import {
   subscriptionTypeOf,
 } from '@goody/contract';
 import { callCallable, type OutboxMessage, Services } from '../e2e/support/services.ts';
-import { PROJECT_ID, type StackInfo, startStack } from '../e2e/support/stack.ts';
-import { repoRoot, resultsDir } from './paths.ts';
-import { median, timestamp } from './stats.ts';
+import { PROJECT_ID, type StackInfo } from '../e2e/support/stack.ts';
+import { benchOnStack } from './on-stack.ts';
+import { writeResults } from './paths.ts';
+import { median } from './stats.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -178,11 +179,7 @@ const afterInsert = (signup: Signup, at: number | undefined) =>
 const seconds = (ms: number | undefined) =>
   ms === undefined ? 'not delivered' : `${(ms / 1000).toFixed(2)} s`;
 
-const stack = await startStack({
-  logFile: path.join(repoRoot, 'tests', '.artifacts', 'bench-delivery-stack.log'),
-});
-let exitCode = 0;
-try {
+await benchOnStack('delivery', {}, async (stack, missed) => {
   const services = new Services(stack.info);
   await untilCallablesAnswer(stack.info);
 
@@ -230,7 +227,7 @@ try {
           `${notDelivered > 0 ? `, ${notDelivered} not delivered within ${GIVE_UP_MS / 1000} s` : ''}` +
           (judged ? ` (target p50 <= ${TARGET_MS / 1000} s: ${met ? 'met' : 'MISSED'})` : ' (not judged)'),
       );
-      if (notDelivered > 0 || (judged && !met)) exitCode = 1;
+      if (notDelivered > 0 || (judged && !met)) missed();
     }
     return { rows, figures };
   };
@@ -244,30 +241,17 @@ try {
   }
   const { rows, figures } = await measure('warm', SIGNUPS, true);
 
-  const json = `${JSON.stringify(
-    {
-      date: new Date().toISOString(),
-      signups: SIGNUPS,
-      gapMs: GAP_MS,
-      targetMs: TARGET_MS,
-      figures,
-      rows,
-      cold: cold ?? null,
-    },
-    null,
-    2,
-  )}\n`;
-  mkdirSync(resultsDir, { recursive: true });
-  writeFileSync(path.join(resultsDir, `delivery-${timestamp()}.json`), json);
-  writeFileSync(path.join(resultsDir, 'delivery-latest.json'), json);
+  const { json } = writeResults('delivery', {
+    date: new Date().toISOString(),
+    signups: SIGNUPS,
+    gapMs: GAP_MS,
+    targetMs: TARGET_MS,
+    figures,
+    rows,
+    cold: cold ?? null,
+  });
   if (args.out) {
     mkdirSync(path.dirname(path.resolve(args.out)), { recursive: true });
     writeFileSync(args.out, json);
   }
-} catch (error) {
-  console.error('bench:delivery failed:', error);
-  exitCode = 1;
-} finally {
-  await stack.stop();
-}
-process.exit(exitCode);
+});

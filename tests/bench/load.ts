@@ -5,9 +5,9 @@
 //
 //   npm run bench:load [-- --signups 2000 --clients 50 --seconds 60 --compress 1] [--no-calm] [--no-outage]
 //
-// Each sign-up is the site's sequence: the connection test and the insert with the Firestore Lite SDK (the
-// web app's own SDK, here in Node), then add-contact-to-mailerlite and send-thank-you-email over the callable
-// HTTP protocol. The sign-ups arrive evenly over --seconds from --clients concurrent clients. A sign-up is
+// Each sign-up is the site's sequence: the connection test and the insert with the page's own Firestore Lite
+// client (web/src/lib/firebase-client.ts, here in Node), then add-contact-to-mailerlite and send-thank-you-email
+// over the callable HTTP protocol. The sign-ups arrive evenly over --seconds from --clients concurrent clients. A sign-up is
 // accepted once its insert succeeded. The bar: every accepted sign-up is stored once, reaches MailerLite in its
 // form's group without any sync pressed, and gets exactly one thank-you; MailerLite confirms each contact once.
 //
@@ -24,35 +24,30 @@
 // Starts its own stack on free ports (about a minute: it builds first). Figures go to
 // bench-results/load-<timestamp>.json and bench-results/load-latest.json.
 
-import { mkdirSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
 import { parseArgs } from 'node:util';
 import {
   addContactRequest,
   CALLABLES,
   COLLECTIONS,
-  HEALTH_DOCUMENT,
   type NewSignup,
   type SignupSource,
   SOURCES,
   subscriptionTypeOf,
 } from '@goody/contract';
-import { deleteApp, type FirebaseApp, initializeApp } from 'firebase/app';
-import {
-  addDoc,
-  collection,
-  connectFirestoreEmulator,
-  doc,
-  getDoc,
-  getFirestore,
-  serverTimestamp,
-  setLogLevel,
-} from 'firebase/firestore/lite';
+import { deleteApp, type FirebaseApp } from 'firebase/app';
+import { type Firestore, setLogLevel } from 'firebase/firestore/lite';
 import { loopbackOnlyEnv } from '../../stand-ins/loopback-env.ts';
+import {
+  addSignup,
+  firebaseApp,
+  firebaseServices,
+  readHealthDocument,
+} from '../../web/src/lib/firebase-client.ts';
+import { readFirebaseSettings } from '../../web/src/lib/settings.ts';
 import { MAILERLITE_GROUP_NAMES, Services } from '../e2e/support/services.ts';
-import { PROJECT_ID, type RunningStack, repoRoot, type StackInfo, startStack } from '../e2e/support/stack.ts';
-
-const resultsDir = path.join(repoRoot, 'bench-results');
+import { PROJECT_ID, type StackInfo } from '../e2e/support/stack.ts';
+import { benchOnStack } from './on-stack.ts';
+import { writeResults } from './paths.ts';
 
 /** The q-quantile, interpolated between closest ranks (numpy's default), as the other benches report. */
 function quantile(values: readonly number[], q: number): number {
@@ -129,12 +124,15 @@ function makeSignups(n: number, scenario: string): Signup[] {
   );
 }
 
-/** One visitor's browser: its own Firebase app, as each page load has. */
-function clientApp(stack: StackInfo, index: number): FirebaseApp {
-  const app = initializeApp({ projectId: PROJECT_ID, apiKey: 'demo-api-key' }, `load-client-${index}`);
-  const { hostname, port } = new URL(stack.firestoreUrl);
-  connectFirestoreEmulator(getFirestore(app), hostname, Number(port));
-  return app;
+/** One visitor's browser: its own Firebase app, as each page load has, made as the page makes its own. */
+function clientApp(stack: StackInfo, index: number): { app: FirebaseApp; firestore: Firestore } {
+  const settings = readFirebaseSettings({
+    VITE_FIREBASE_PROJECT_ID: PROJECT_ID,
+    VITE_FIRESTORE_EMULATOR_HOST: new URL(stack.firestoreUrl).host,
+    VITE_FUNCTIONS_EMULATOR_HOST: new URL(stack.functionsUrl).host,
+  });
+  const app = firebaseApp(settings, `load-client-${index}`);
+  return { app, firestore: firebaseServices(app, settings).firestore };
 }
 
 /** A callable as the Functions SDK calls it: 70 s timeout, an error unless 200 with a result. */
@@ -158,9 +156,8 @@ function errorKind(error: unknown): string {
   return String(error);
 }
 
-async function signUp(stack: StackInfo, app: FirebaseApp, signup: Signup): Promise<Outcome> {
+async function signUp(stack: StackInfo, firestore: Firestore, signup: Signup): Promise<Outcome> {
   const outcome: Outcome = { signup, accepted: false, total: 0, steps: {}, errors: {} };
-  const db = getFirestore(app);
   const started = performance.now();
   const step = async (name: Step, action: () => Promise<unknown>): Promise<boolean> => {
     const at = performance.now();
@@ -175,13 +172,8 @@ async function signUp(stack: StackInfo, app: FirebaseApp, signup: Signup): Promi
     }
   };
   try {
-    if (
-      !(await step('connection test', () => getDoc(doc(db, HEALTH_DOCUMENT.collection, HEALTH_DOCUMENT.id))))
-    )
-      return outcome;
-    const inserted = await step('insert', () =>
-      addDoc(collection(db, COLLECTIONS.signups), { ...signup, created_at: serverTimestamp() }),
-    );
+    if (!(await step('connection test', () => readHealthDocument(firestore)))) return outcome;
+    const inserted = await step('insert', () => addSignup(firestore, signup));
     if (!inserted) return outcome;
     outcome.accepted = true;
     const contact = addContactRequest(signup.email, signup.source);
@@ -245,7 +237,7 @@ async function runScenario(
   await services.mailerLite.setLimits({ windowMs: WINDOW_MS, requestsPerWindow: MAILERLITE_PER_MINUTE });
   const requestsBefore = (await services.mailerLite.state()).requests.length;
   const signups = makeSignups(SIGNUPS, scenario);
-  const apps = Array.from({ length: CLIENTS }, (_, i) => clientApp(info, i));
+  const clients = Array.from({ length: CLIENTS }, (_, i) => clientApp(info, i));
   const outcomes: Outcome[] = [];
   const spacingMs = (RUSH_SECONDS * 1000) / SIGNUPS;
   console.log(
@@ -279,17 +271,17 @@ async function runScenario(
   const started = performance.now();
   let next = 0;
   await Promise.all(
-    apps.map(async (app) => {
+    clients.map(async ({ firestore }) => {
       for (let i = next++; i < signups.length; i = next++) {
         const due = started + i * spacingMs;
         const wait = due - performance.now();
         if (wait > 0) await sleep(wait);
-        outcomes.push(await signUp(info, app, signups[i] as Signup));
+        outcomes.push(await signUp(info, firestore, signups[i] as Signup));
       }
     }),
   );
   const rushSeconds = (performance.now() - started) / 1000;
-  await Promise.all(apps.map((app) => deleteApp(app)));
+  await Promise.all(clients.map(({ app }) => deleteApp(app)));
   await Promise.all(faults);
 
   const accepted = outcomes.filter((outcome) => outcome.accepted);
@@ -433,27 +425,22 @@ async function runScenario(
   };
 }
 
-let stack: RunningStack | undefined;
-let exitCode = 0;
-try {
-  console.log('bench:load: starting a stack on free ports (it builds the site and the functions first)...');
-  stack = await startStack({
-    logFile: path.join(repoRoot, 'tests', '.artifacts', 'bench-load-stack.log'),
-    // The contact queue's share of MailerLite's minute, compressed as the stand-in's window is.
-    // Every sign-up's thank-you is counted, so the mail budget is lifted out of the way.
-    env: {
-      GOODY_MAILERLITE_TASKS_PER_MINUTE: String(QUEUE_PER_MINUTE * COMPRESS),
-      GOODY_MAIL_PER_HOUR: '1000000',
-    },
-  });
+console.log('bench:load: starting a stack on free ports (it builds the site and the functions first)...');
+// The contact queue's share of MailerLite's minute, compressed as the stand-in's window is. Every sign-up's
+// thank-you is counted, so the mail budget is lifted out of the way.
+const env = {
+  GOODY_MAILERLITE_TASKS_PER_MINUTE: String(QUEUE_PER_MINUTE * COMPRESS),
+  GOODY_MAIL_PER_HOUR: '1000000',
+};
+await benchOnStack('load', env, async (stack, missed) => {
   const info = stack.info;
   const services = new Services(info);
   const scenarios: ScenarioFigures[] = [];
   if (!args['no-calm']) scenarios.push(await runScenario(info, services, 'calm'));
   if (!args['no-outage']) scenarios.push(await runScenario(info, services, 'outage'));
   const calm = scenarios.find((figures) => figures.scenario === 'calm');
-  if (scenarios.some((figures) => !figures.nothingLost)) exitCode = 1;
-  if (calm && !(calm.drainRatio !== null && calm.drainRatio <= 1.15)) exitCode = 1;
+  if (scenarios.some((figures) => !figures.nothingLost)) missed();
+  if (calm && !(calm.drainRatio !== null && calm.drainRatio <= 1.15)) missed();
 
   const figures = {
     at: new Date().toISOString(),
@@ -465,17 +452,5 @@ try {
     contactQueuePerMinute: QUEUE_PER_MINUTE,
     scenarios,
   };
-  mkdirSync(resultsDir, { recursive: true });
-  const json = `${JSON.stringify(figures, null, 2)}\n`;
-  writeFileSync(path.join(resultsDir, `load-${new Date().toISOString().replace(/[:.]/g, '-')}.json`), json);
-  writeFileSync(path.join(resultsDir, 'load-latest.json'), json);
-} catch (error) {
-  console.error('bench:load failed:', error);
-  exitCode = 1;
-} finally {
-  await stack?.stop().catch((error: unknown) => {
-    console.error('bench:load: stopping the stack:', error);
-    exitCode = 1;
-  });
-}
-process.exit(exitCode);
+  writeResults('load', figures);
+});

@@ -44,7 +44,7 @@
 //
 // One warm-up sign-up runs first and is reported apart: it starts the function workers, which a deployed
 // function keeps warm (or not) on its own terms.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -55,7 +55,7 @@ import { startStack } from '../e2e/support/stack.ts';
 import { APP_CHECK_STACK_ENV, isAppCheckExchange, startAppCheckStandIn } from './app-check-stand-in.ts';
 import { untilChromiumSettles } from './browser-settle.ts';
 import { serveOtherBuild } from './other-build.ts';
-import { repoRoot, resultsDir } from './paths.ts';
+import { repoRoot, resultsDir, writeResults } from './paths.ts';
 import {
   formatPath,
   PHONE_LINK,
@@ -64,7 +64,7 @@ import {
   pricePath,
   RequestRecorder,
 } from './request-path.ts';
-import { median, quantile, timestamp } from './stats.ts';
+import { median, quantile } from './stats.ts';
 import type { HostedSite } from './web/hosting.ts';
 
 const { values: args } = parseArgs({
@@ -449,11 +449,7 @@ try {
     console.log(
       `  this build / ${args.against}: ${(ours.medianMs / theirs.medianMs).toFixed(2)} (priced medians)`,
     );
-  mkdirSync(resultsDir, { recursive: true });
-  const json = `${JSON.stringify(figures, null, 2)}\n`;
-  const datedPath = path.join(resultsDir, `signup-${timestamp()}.json`);
-  writeFileSync(datedPath, json);
-  writeFileSync(path.join(resultsDir, 'signup-latest.json'), json);
+  const { datedPath } = writeResults('signup', figures);
   console.log(
     `figures written to ${path.relative(repoRoot, datedPath)} and bench-results/signup-latest.json`,
   );

@@ -7,15 +7,13 @@
 //
 //   npm run bench:stranger [-- --calls 50]
 
-import { mkdirSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { CALLABLES } from '@goody/contract';
 import { DEV_MAILBOX_KEY_SECRET } from '../../dev/stack.ts';
 import { mailboxKey } from '../../functions/src/privacy/mailbox-key.ts';
-import { startStack } from '../e2e/support/stack.ts';
-import { repoRoot, resultsDir } from './paths.ts';
-import { median, timestamp } from './stats.ts';
+import { benchOnStack } from './on-stack.ts';
+import { writeResults } from './paths.ts';
+import { median } from './stats.ts';
 
 const { values: args } = parseArgs({ options: { calls: { type: 'string', default: '50' } } });
 const CALLS = Number(args.calls);
@@ -25,11 +23,7 @@ const TARGET_MS = 15;
 const OWNER = { authorization: 'Bearer owner', 'content-type': 'application/json' };
 const keyOf = (email: string) => mailboxKey(DEV_MAILBOX_KEY_SECRET, email);
 
-const stack = await startStack({
-  logFile: path.join(repoRoot, 'tests', '.artifacts', 'bench-stranger-stack.log'),
-});
-let exitCode = 0;
-try {
+await benchOnStack('stranger', {}, async (stack, missed) => {
   const { firestoreUrl, functionsUrl } = stack.info;
   const documents = `${firestoreUrl}/v1/projects/demo-goody/databases/(default)/documents`;
   const put = async (collection: string, id: string, fields: Record<string, unknown>) => {
@@ -111,16 +105,7 @@ try {
           ', ',
         )}; spread ${spreadMs.toFixed(1)} (target <= ${TARGET_MS}: ${spreadMs <= TARGET_MS ? 'met' : 'MISSED'})`,
     );
-    if (spreadMs > TARGET_MS) exitCode = 1;
+    if (spreadMs > TARGET_MS) missed();
   }
-  mkdirSync(resultsDir, { recursive: true });
-  const json = `${JSON.stringify({ date: new Date().toISOString(), calls: CALLS, targetMs: TARGET_MS, figures }, null, 2)}\n`;
-  writeFileSync(path.join(resultsDir, `stranger-${timestamp()}.json`), json);
-  writeFileSync(path.join(resultsDir, 'stranger-latest.json'), json);
-} catch (error) {
-  console.error('bench:stranger failed:', error);
-  exitCode = 1;
-} finally {
-  await stack.stop();
-}
-process.exit(exitCode);
+  writeResults('stranger', { date: new Date().toISOString(), calls: CALLS, targetMs: TARGET_MS, figures });
+});

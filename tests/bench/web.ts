@@ -20,8 +20,8 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { chromiumArgs, findChromium } from '../e2e/chromium.ts';
 import { startStack } from '../e2e/support/stack.ts';
-import { repoRoot, resultsDir, webDir } from './paths.ts';
-import { median, timestamp } from './stats.ts';
+import { repoRoot, resultsDir, webDir, writeResults } from './paths.ts';
+import { median } from './stats.ts';
 import { measureEarlySubmit, measureFirstEngagement } from './web/engagement.ts';
 import { serveLikeHosting } from './web/hosting.ts';
 import { measureJs } from './web/js-sizes.ts';
@@ -217,11 +217,7 @@ try {
 
   printReport(figures, previous, comparePath ? path.relative(repoRoot, comparePath) : undefined);
 
-  mkdirSync(resultsDir, { recursive: true });
-  const json = `${JSON.stringify(figures, null, 2)}\n`;
-  const datedPath = path.join(resultsDir, `web-${timestamp()}.json`);
-  writeFileSync(datedPath, json);
-  writeFileSync(latestPath, json);
+  const { datedPath } = writeResults('web', figures);
   console.log(
     `\nfigures written to ${path.relative(repoRoot, datedPath)} and ${path.relative(repoRoot, latestPath)}; ` +
       `Lighthouse reports (JSON) in ${path.relative(repoRoot, reportsDir)}/`,

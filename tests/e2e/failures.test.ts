@@ -6,17 +6,14 @@ import { describe, expect, it } from 'vitest';
 import {
   liveRegions,
   openAdmin,
-  openLanding,
   QUEUE_TIMEOUT_MS,
   RETRY_TIMEOUT_MS,
-  signupForm,
   syncButton,
   TEXT,
-  uniqueEmail,
   visibleToasts,
   waitForToast,
 } from './support/app.ts';
-import { useE2E } from './support/fixture.ts';
+import { type SignupPage, useE2E } from './support/fixture.ts';
 import { MAILERLITE_GROUP_NAMES } from './support/services.ts';
 
 const e2e = useE2E();
@@ -27,6 +24,20 @@ const CONNECTION_ISSUE = {
   description: TEXT.connectionIssueDescription,
 };
 
+/** The addresses of the stored sign-ups. */
+const storedEmails = async () =>
+  (await e2e.services.firestore.documents('email_subscriptions')).map((doc) => doc.data.email);
+
+/** The visitor's success whatever is down behind it: the form's toast, the field cleared, the sign-up stored. */
+async function expectSignedUp({ page, field, email }: SignupPage, title: string) {
+  expect(await waitForToast(page, title)).toMatchObject({
+    variant: 'success',
+    description: TEXT.successDescription,
+  });
+  await expect.poll(() => field.inputValue()).toBe('');
+  expect(await storedEmails()).toEqual([email]);
+}
+
 /** The failed sign-up left no trace: no stored document, no MailerLite contact, no mail. */
 async function expectNothingStoredOrSent(email: string) {
   expect(await e2e.services.firestore.documents('email_subscriptions')).toEqual([]);
@@ -36,15 +47,12 @@ async function expectNothingStoredOrSent(email: string) {
 
 describe('when the database cannot be reached', () => {
   it('says "Connection Issue", keeps the address in the field, and stores and sends nothing', async () => {
-    const { page, console: consoleEntries } = await e2e.page();
-    await openLanding(page, e2e.stack.siteUrl);
-    const email = uniqueEmail('unreachable');
-    const { email: field, submit } = signupForm(page, 'hero');
+    const signup = await e2e.signupPage('hero', 'unreachable');
+    const { page, email, field, submit, send } = signup;
     // Every connection from the page to Firestore is reset unanswered.
     const reconnect = await e2e.services.firestore.dropConnectionsFrom(page);
 
-    await field.fill(email);
-    await submit.click();
+    await send();
 
     expect(await waitForToast(page, TEXT.connectionIssueTitle)).toEqual(CONNECTION_ISSUE);
     expect(await field.inputValue()).toBe(email);
@@ -55,30 +63,25 @@ describe('when the database cannot be reached', () => {
     await reconnect();
     await expectNothingStoredOrSent(email);
     expect(
-      consoleEntries.filter((entry) => entry.text.includes(email)),
+      signup.console.filter((entry) => entry.text.includes(email)),
       'the address in the console',
     ).toEqual([]);
 
     // Once the database answers again, the same address (still in the field) goes through.
     await submit.click();
     await waitForToast(page, TEXT.heroSuccessTitle);
-    expect(
-      (await e2e.services.firestore.documents('email_subscriptions')).map((doc) => doc.data.email),
-    ).toEqual([email]);
+    expect(await storedEmails()).toEqual([email]);
   });
 });
 
 describe('when the database stops answering without closing the connection', () => {
   it('gives up after the connection-test bound: "Connection Issue", the address kept, nothing stored or sent', async () => {
-    const { page, console: consoleEntries } = await e2e.page();
-    await openLanding(page, e2e.stack.siteUrl);
-    const email = uniqueEmail('hung');
-    const { email: field, submit } = signupForm(page, 'hero');
+    const signup = await e2e.signupPage('hero', 'hung');
+    const { page, email, field, submit, send } = signup;
     // The Firestore emulator's process is stopped: connections open, and nothing ever answers.
     await e2e.services.firestore.stopAnswering();
 
-    await field.fill(email);
-    await submit.click();
+    await send();
 
     // The site waits out its connection-test bound (10 s, web/src/lib/firebase.ts), then says so.
     expect(await waitForToast(page, TEXT.connectionIssueTitle)).toEqual(CONNECTION_ISSUE);
@@ -90,22 +93,18 @@ describe('when the database stops answering without closing the connection', () 
     await expectNothingStoredOrSent(email);
     expect((await visibleToasts(page)).map((toast) => toast.title)).toEqual([TEXT.connectionIssueTitle]);
     expect(await field.inputValue()).toBe(email);
-    expect(consoleEntries.filter((entry) => entry.text.includes(email))).toEqual([]);
+    expect(signup.console.filter((entry) => entry.text.includes(email))).toEqual([]);
   });
 });
 
 describe('when the database refuses the insert', () => {
   it('says "Database Error" with the database\'s own message and keeps the address', async () => {
-    const { page } = await e2e.page();
-    await openLanding(page, e2e.stack.siteUrl);
-    const email = uniqueEmail('refused');
-    const { email: field, submit } = signupForm(page, 'final');
+    const { page, email, field, send } = await e2e.signupPage('final', 'refused');
     // The security rules refuse every sign-up: the emulator answers PERMISSION_DENIED with its own words
     // (Cloud Firestore says "Missing or insufficient permissions.").
     await e2e.services.firestore.refuseSignups();
 
-    await field.fill(email);
-    await submit.click();
+    await send();
 
     const toast = await waitForToast(page, TEXT.databaseErrorTitle);
     expect(toast).toMatchObject({ variant: 'error', title: TEXT.databaseErrorTitle });
@@ -118,24 +117,14 @@ describe('when the database refuses the insert', () => {
 
 describe('when MailerLite is down', () => {
   it('still signs the visitor up; the queue delivers the contact once MailerLite is back, no sync pressed', async () => {
-    const { page, console: consoleEntries } = await e2e.page();
-    await openLanding(page, e2e.stack.siteUrl);
-    const email = uniqueEmail('mailerlite-down');
-    const { email: field, submit } = signupForm(page, 'hero');
+    const signup = await e2e.signupPage('hero', 'mailerlite-down');
+    const { page, console: consoleEntries, email, send } = signup;
     // Every MailerLite API request has its connection closed unanswered.
     await e2e.services.mailerLite.setFaults({ down: true });
 
-    await field.fill(email);
-    await submit.click();
+    await send();
 
-    expect(await waitForToast(page, TEXT.heroSuccessTitle)).toMatchObject({
-      variant: 'success',
-      description: TEXT.successDescription,
-    });
-    await expect.poll(() => field.inputValue()).toBe('');
-    expect(
-      (await e2e.services.firestore.documents('email_subscriptions')).map((doc) => doc.data.email),
-    ).toEqual([email]);
+    await expectSignedUp(signup, TEXT.heroSuccessTitle);
     expect(await e2e.services.mailerLite.groupsOf(email), 'not in MailerLite yet').toBeUndefined();
     await expect
       .poll(async () => (await e2e.services.smtp.messagesTo(email)).map((message) => message.to), {
@@ -167,24 +156,14 @@ describe('when MailerLite is down', () => {
 
 describe('when the mail server is down', () => {
   it('still signs the visitor up and adds the contact; the thank-you goes out, once, when the server is back', async () => {
-    const { page } = await e2e.page();
-    await openLanding(page, e2e.stack.siteUrl);
-    const email = uniqueEmail('smtp-down');
-    const { email: field, submit } = signupForm(page, 'final');
+    const signup = await e2e.signupPage('final', 'smtp-down');
+    const { page, email, send } = signup;
     // The SMTP port refuses connections, as a stopped mail server does.
     await e2e.services.smtp.setFaults({ down: true });
 
-    await field.fill(email);
-    await submit.click();
+    await send();
 
-    expect(await waitForToast(page, TEXT.clubSuccessTitle)).toMatchObject({
-      variant: 'success',
-      description: TEXT.successDescription,
-    });
-    await expect.poll(() => field.inputValue()).toBe('');
-    expect(
-      (await e2e.services.firestore.documents('email_subscriptions')).map((doc) => doc.data.email),
-    ).toEqual([email]);
+    await expectSignedUp(signup, TEXT.clubSuccessTitle);
     await expect
       .poll(() => e2e.services.mailerLite.groupsOf(email), { timeout: QUEUE_TIMEOUT_MS })
       .toEqual([MAILERLITE_GROUP_NAMES.club]);
@@ -200,8 +179,7 @@ describe('when the mail server is down', () => {
       .toEqual([[email]]);
 
     // The spec has no duplicate check: signing up again stores a second sign-up, and sends no second mail.
-    await field.fill(email);
-    await submit.click();
+    await send();
     await page.locator('[data-variant="success"]').nth(1).waitFor({ timeout: 45_000 });
     expect(await e2e.services.firestore.documents('email_subscriptions')).toHaveLength(2);
     await new Promise((resolve) => setTimeout(resolve, 3_000));

@@ -6,15 +6,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import {
-  openLanding,
-  QUEUE_TIMEOUT_MS,
-  signupForm,
-  TEXT,
-  UI_TIMEOUT_MS,
-  uniqueEmail,
-  waitForToast,
-} from './support/app.ts';
+import { QUEUE_TIMEOUT_MS, TEXT, UI_TIMEOUT_MS, waitForToast } from './support/app.ts';
 import { useE2E } from './support/fixture.ts';
 import { MAILERLITE_GROUP_NAMES } from './support/services.ts';
 import { repoRoot } from './support/stack.ts';
@@ -41,12 +33,8 @@ async function axe(page: Page): Promise<{ violations: unknown[]; passed: number 
 
 describe('the unsubscribe link in the thank-you mail', () => {
   it('erases the address from Firestore and MailerLite in one click, on a page axe finds nothing on', async () => {
-    const { page } = await e2e.page();
-    await openLanding(page, e2e.stack.siteUrl);
-    const email = uniqueEmail('unsubscribe');
-    const { email: field, submit } = signupForm(page, 'hero');
-    await field.fill(email);
-    await submit.click();
+    const { page, email, send } = await e2e.signupPage('hero', 'unsubscribe');
+    await send();
     await waitForToast(page, TEXT.heroSuccessTitle);
     // The queues deliver the contact and the mail within moments of the toast.
     await expect

@@ -2,8 +2,7 @@
 // (repo-copy.ts), because it edits sources, a worker and a landing section, which it must never do in the
 // repository itself; the launcher under test is the copy's, so it takes the copy as its root.
 
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
 import { chromium as playwrightChromium } from 'playwright-core';
@@ -12,16 +11,15 @@ import { commandLineOf } from '../../dev/process-table.ts';
 import { stackDirFor } from '../../dev/stack.ts';
 import { chromiumArgs, findChromium } from '../e2e/chromium.ts';
 import {
-  freeStackPorts,
   isPortFree,
+  type LaunchedStack,
   type LauncherRun,
-  portEnv,
+  launchStack,
   repoRoot,
-  runLauncher,
-  type StackPorts,
 } from './launcher-process.ts';
 import { pageDocumentId, storeSignupAsThePage } from './page-writes.ts';
 import { copyRepository, type RepoCopy } from './repo-copy.ts';
+import { READY_BANNER } from './shared-stack.ts';
 
 // tsc's first compilation, then the emulators: generous, since a cold 2-core machine is slow.
 const START_TIMEOUT_MS = 180_000;
@@ -34,8 +32,6 @@ const WORKER_TIMEOUT_MS = 60_000;
 const DOCUMENTS = 'projects/demo-goody/databases/(default)/documents';
 /** The emulator lets this credential past the security rules (what the Admin SDK sends it). */
 const OWNER = { authorization: 'Bearer owner' };
-
-const READY_BANNER = /Ctrl-C stops everything\.\n(?: {2}.*\n)+─+/;
 
 function bannerField(output: string, name: string): string {
   const match = new RegExp(`^ {2}${name.padEnd(11)} (.*)$`, 'm').exec(output);
@@ -98,7 +94,8 @@ const chromiumPath = findChromium();
 
 describe('npm run dev', () => {
   let copy: RepoCopy;
-  let ports: StackPorts;
+  let stack: LaunchedStack;
+  let ports: LaunchedStack['ports'];
   let dataDir: string;
   let run: LauncherRun;
   let siteUrl: string;
@@ -106,14 +103,8 @@ describe('npm run dev', () => {
 
   beforeAll(async () => {
     copy = copyRepository();
-    ports = await freeStackPorts();
-    dataDir = mkdtempSync(path.join(os.tmpdir(), 'goody-dev-data-'));
-    run = runLauncher(
-      'npm',
-      ['run', 'dev'],
-      { ...portEnv(ports), GOODY_DATA_DIR: dataDir },
-      { cwd: copy.root },
-    );
+    stack = await launchStack('npm', ['run', 'dev'], { cwd: copy.root });
+    ({ ports, dataDir, run } = stack);
     await run.waitFor(READY_BANNER, START_TIMEOUT_MS);
     siteUrl = bannerField(run.output(), 'Site');
     firestore = /at (127\.0\.0\.1:\d+),/.exec(bannerField(run.output(), 'Firestore'))?.[1] as string;
@@ -121,10 +112,9 @@ describe('npm run dev', () => {
   }, START_TIMEOUT_MS + 10_000);
 
   afterAll(() => {
-    run?.killAll();
+    stack?.remove();
     // What the stack printed (tsc's, Vite's and the functions' lines included), kept for whoever reads a failure.
-    run?.keepOutput('dev-stack.log');
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+    stack?.run.keepOutput('dev-stack.log');
     copy?.remove();
   });
 

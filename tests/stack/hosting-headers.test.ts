@@ -4,20 +4,20 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { deleteApp, initializeApp } from 'firebase/app';
-import {
-  addDoc,
-  collection,
-  doc,
-  getDoc,
-  getFirestore,
-  serverTimestamp,
-  setLogLevel,
-} from 'firebase/firestore/lite';
-import { getFunctions, httpsCallable, httpsCallableFromURL } from 'firebase/functions';
+import { CALLABLES } from '@goody/contract';
+import { deleteApp } from 'firebase/app';
+import { setLogLevel } from 'firebase/firestore/lite';
+import { httpsCallable, httpsCallableFromURL } from 'firebase/functions';
 import { chromium as playwrightChromium } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { BOOTSTRAP_SCRIPT } from '../../web/plugins/landing-bootstrap.ts';
+import { callablePath, readFirebaseSettings, SITE_CALLABLES } from '../../web/src/lib/config.ts';
+import {
+  addSignup,
+  firebaseApp,
+  firebaseServices,
+  readHealthDocument,
+} from '../../web/src/lib/firebase-client.ts';
 import { chromiumArgs, findChromium } from '../e2e/chromium.ts';
 import { type ServedSite, serveLikeHostingEmulator } from './hosting-emulator.ts';
 
@@ -207,26 +207,28 @@ describe('firebase.json hosting headers: configuration', () => {
         calls.push(input instanceof Request ? input.url : String(input));
         return new Response('{}', { status: 503, headers: { 'content-type': 'application/json' } });
       });
-      const app = initializeApp(
-        { projectId: 'demo-goody', apiKey: 'test-api-key', appId: '1:1:web:1' },
-        'csp-check',
-      );
+      // A real project's settings (no emulators), and the page's own client.
+      const settings = readFirebaseSettings({
+        VITE_FIREBASE_PROJECT_ID: 'demo-goody',
+        VITE_USE_EMULATORS: 'false',
+        VITE_FIREBASE_API_KEY: 'test-api-key',
+        VITE_FIREBASE_APP_ID: '1:1:web:1',
+      });
+      const app = firebaseApp(settings, 'csp-check');
       try {
-        const firestore = getFirestore(app);
-        const functions = getFunctions(app, 'us-central1');
+        const { firestore, functions } = firebaseServices(app, settings);
         await Promise.allSettled([
-          getDoc(doc(firestore, 'public', 'health')),
-          addDoc(collection(firestore, 'email_subscriptions'), {
+          readHealthDocument(firestore),
+          addSignup(firestore, {
             email: 'teen@example.com',
             subscription_type: 'updates',
             source: 'hero_form',
-            created_at: serverTimestamp(),
           }),
           // As web/src/lib/firebase.ts calls them.
-          ...['add-contact-to-mailerlite', 'send-thank-you-email'].map((name) =>
-            httpsCallableFromURL(functions, new URL(`/api/${name}`, SITE).href)({}),
+          ...SITE_CALLABLES.map((name) =>
+            httpsCallableFromURL(functions, new URL(callablePath(name), SITE).href)({}),
           ),
-          httpsCallable(functions, 'sync-emails-to-mailerlite')({}),
+          httpsCallable(functions, CALLABLES.syncEmails)({}),
         ]);
       } finally {
         await deleteApp(app);

@@ -3,8 +3,9 @@
 
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomInt, randomUUID } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -14,6 +15,7 @@ import {
   type ProcessEntry,
   processesMarked,
 } from '../../dev/process-table.ts';
+import { stackDirFor } from '../../dev/stack.ts';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -224,6 +226,47 @@ export function runLauncher(
       }
       killProcesses([...remembered.values()]);
       killProcesses(processesMarked(STACK_RUN_MARK, mark));
+    },
+  };
+}
+
+export interface LaunchedStack {
+  readonly ports: StackPorts;
+  /** GOODY_DATA_DIR: the Firestore export and the mail. */
+  readonly dataDir: string;
+  readonly run: LauncherRun;
+  /**
+   * Kills the run and removes its data directory and its stack directory (keyed by the page's port: Hosting's,
+   * or Vite's under `npm run dev`).
+   */
+  remove(): void;
+}
+
+/**
+ * Starts `command args` (`npm start`, or the launcher directly) as a stack on ports of its own, with a data
+ * directory of its own; `env` adds to what the launcher is given, `cwd` runs it in a copy of the repository.
+ */
+export async function launchStack(
+  command: string,
+  args: string[],
+  { env = {}, cwd = repoRoot }: { env?: Record<string, string>; cwd?: string } = {},
+): Promise<LaunchedStack> {
+  const ports = await freeStackPorts();
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'goody-stack-data-'));
+  const run = runLauncher(command, args, { ...portEnv(ports), GOODY_DATA_DIR: dataDir, ...env }, { cwd });
+  return {
+    ports,
+    dataDir,
+    run,
+    remove() {
+      run.killAll();
+      for (const dir of [
+        dataDir,
+        stackDirFor(cwd, ports.GOODY_HOSTING_PORT),
+        stackDirFor(cwd, ports.GOODY_VITE_PORT),
+      ]) {
+        rmSync(dir, { recursive: true, force: true });
+      }
     },
   };
 }

@@ -3,20 +3,9 @@
 // directory of its own, and killed in the afterAll with its output kept in tests/.artifacts. Starting a stack
 // takes a build and the emulators' start (about 20 s on a 2-core machine): a stack per case would pay it per case.
 
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll } from 'vitest';
-import { stackDirFor } from '../../dev/stack.ts';
-import {
-  freeStackPorts,
-  type LauncherRun,
-  portEnv,
-  repoRoot,
-  runLauncher,
-  type StackPorts,
-} from './launcher-process.ts';
+import { type LaunchedStack, type LauncherRun, launchStack, type StackPorts } from './launcher-process.ts';
 
 /** What the launcher prints last once everything is up: the ready block, closed by a rule line. */
 export const READY_BANNER = /Ctrl-C stops everything\.\n(?: {2}.*\n)+─+/;
@@ -67,36 +56,25 @@ async function functionsLoaded(ports: StackPorts, run: LauncherRun): Promise<voi
  */
 export function sharedStack(options: SharedStackOptions): SharedStack {
   const startTimeoutMs = options.startTimeoutMs ?? 150_000;
-  let started: SharedStack | undefined;
-  let dataDir: string | undefined;
-  let ports: StackPorts | undefined;
+  let started: LaunchedStack | undefined;
 
   beforeAll(
     async () => {
-      ports = await freeStackPorts();
-      dataDir = mkdtempSync(path.join(os.tmpdir(), 'goody-stack-data-'));
-      const run = runLauncher(options.command ?? 'npm', options.args ?? ['start'], {
-        ...portEnv(ports),
-        GOODY_DATA_DIR: dataDir,
-        ...options.env,
-      });
-      started = { ports, dataDir, run };
-      await run.waitFor(READY_BANNER, startTimeoutMs);
-      run.rememberTree();
-      if (options.untilFunctionsLoad) await functionsLoaded(ports, run);
+      started = await launchStack(options.command ?? 'npm', options.args ?? ['start'], { env: options.env });
+      await started.run.waitFor(READY_BANNER, startTimeoutMs);
+      started.run.rememberTree();
+      if (options.untilFunctionsLoad) await functionsLoaded(started.ports, started.run);
     },
     startTimeoutMs + FUNCTIONS_LOAD_TIMEOUT_MS + 10_000,
   );
 
   afterAll(() => {
-    started?.run.killAll();
-    started?.run.keepOutput(options.logName);
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
     // A failed run keeps its stack directory for debugging; the test's is of no further use.
-    if (ports) rmSync(stackDirFor(repoRoot, ports.GOODY_HOSTING_PORT), { recursive: true, force: true });
+    started?.remove();
+    started?.run.keepOutput(options.logName);
   });
 
-  const get = (): SharedStack => {
+  const get = (): LaunchedStack => {
     if (!started) throw new Error('the shared stack is not started: use it inside a case, not at collection');
     return started;
   };

@@ -1,9 +1,8 @@
 // `npm start` as a developer runs it: a child process on ports of its own, driven over HTTP like the site and
 // the e2e suite drive it, then stopped the way Ctrl-C stops it.
 
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +12,7 @@ import {
   freeStackPorts,
   isPortFree,
   type LauncherRun,
+  launchStack,
   portEnv,
   repoRoot,
   runLauncher,
@@ -461,17 +461,13 @@ describe('npm start when a part of the stack dies', () => {
     args: string[],
     body: (run: LauncherRun, ports: StackPorts) => Promise<void>,
   ): Promise<void> {
-    const ports = await freeStackPorts();
-    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'goody-stack-data-'));
-    const run = runLauncher(command, args, { ...portEnv(ports), GOODY_DATA_DIR: dataDir });
+    const { run, ports, remove } = await launchStack(command, args);
     try {
       await run.waitFor(/Ctrl-C stops everything\./, START_TIMEOUT_MS);
       run.rememberTree();
       await body(run, ports);
     } finally {
-      run.killAll();
-      rmSync(dataDir, { recursive: true, force: true });
-      rmSync(stackDirOf(ports), { recursive: true, force: true });
+      remove();
     }
   }
 

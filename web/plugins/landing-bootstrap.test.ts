@@ -260,6 +260,15 @@ describe('the bootstrap script', () => {
     return { window, document, advance, entries, prefetched, preloaded, preconnected, capture, form, fire };
   }
 
+  /** A fresh page whose hero form got teen@example.com submitted before any app code ran: the script holds it. */
+  function heroSubmittedBeforeTheApp() {
+    const page = load();
+    const hero = page.form('hero_form');
+    hero.field.value = 'teen@example.com';
+    hero.submit();
+    return { page, hero };
+  }
+
   it('runs no app code on load: the entry is not requested; once loaded and idle, only the entry is prefetched', () => {
     const page = load();
     expect(page.entries()).toEqual([]);
@@ -359,10 +368,7 @@ describe('the bootstrap script', () => {
   });
 
   it('hands the app each captured submission exactly once, and leaves the submits of a live form to the app', () => {
-    const page = load();
-    const hero = page.form('hero_form');
-    hero.field.value = 'teen@example.com';
-    hero.submit();
+    const { page, hero } = heroSubmittedBeforeTheApp();
 
     const first = takeOverSignupForm('hero_form', page.window);
     expect(first.captured).toEqual({ source: 'hero_form', email: 'teen@example.com' });
@@ -389,10 +395,7 @@ describe('the bootstrap script', () => {
   });
 
   it('tells the visitor plainly when the app has not come in time, keeps the value, and a late app sends nothing', () => {
-    const page = load();
-    const hero = page.form('hero_form');
-    hero.field.value = 'teen@example.com';
-    hero.submit();
+    const { page, hero } = heroSubmittedBeforeTheApp();
 
     page.advance(CAPTURE_TIMEOUT_MS - 1);
     expect(hero.notice.textContent).toBe('');
@@ -409,10 +412,7 @@ describe('the bootstrap script', () => {
   });
 
   it('lets the visitor try again after the message: a new capture, the message cleared', () => {
-    const page = load();
-    const hero = page.form('hero_form');
-    hero.field.value = 'teen@example.com';
-    hero.submit();
+    const { page, hero } = heroSubmittedBeforeTheApp();
     page.advance(CAPTURE_TIMEOUT_MS);
     expect(hero.notice.textContent).toBe(CAPTURE_UNAVAILABLE_MESSAGE);
 

@@ -64,30 +64,32 @@ async function measureEngagementOnce(page: Page, url: string): Promise<number> {
   }
 }
 
-/**
- * First focus on the hero field to the hero form hydrated, median of `runs`, each in a fresh context of one
- * browser that has finished starting up.
- */
-export async function measureFirstEngagement(options: {
-  url: string;
+/** How a measure runs: in which Chromium, how many times, and where its progress lines go. */
+interface MeasureOptions {
   chromiumPath: string;
   chromiumArgs: string[];
   runs?: number;
   log?: (line: string) => void;
-}): Promise<EngagementFigures> {
-  const runs = options.runs ?? 10;
+}
+
+/**
+ * Runs `each` `count` times (run 1 to `count`), each time on a new page in a fresh phone-sized context of one
+ * Chromium that has finished starting up; closes them all, whatever happens.
+ */
+async function eachInAFreshPhonePage(
+  options: MeasureOptions,
+  count: number,
+  each: (page: Page, run: number) => Promise<void>,
+): Promise<void> {
   const browser = await chromium.launch({ executablePath: options.chromiumPath, args: options.chromiumArgs });
-  const samplesMs: number[] = [];
   try {
     await untilChromiumSettles();
-    for (let run = 1; run <= runs; run += 1) {
-      // A fresh context: an empty cache, but for the entry the page prefetches when idle.
+    for (let run = 1; run <= count; run += 1) {
       const context = await browser.newContext({ viewport: { width: 412, height: 823 } });
       try {
         const page = await context.newPage();
         page.setDefaultTimeout(TIMEOUT_MS);
-        samplesMs.push(await measureEngagementOnce(page, options.url));
-        options.log?.(`   first engagement ${run}/${runs}: ${Math.round(samplesMs.at(-1) as number)} ms`);
+        await each(page, run);
       } finally {
         await context.close();
       }
@@ -95,6 +97,22 @@ export async function measureFirstEngagement(options: {
   } finally {
     await browser.close();
   }
+}
+
+/**
+ * First focus on the hero field to the hero form hydrated, median of `runs`, each in a fresh context of one
+ * browser that has finished starting up.
+ */
+export async function measureFirstEngagement(
+  options: MeasureOptions & { url: string },
+): Promise<EngagementFigures> {
+  const runs = options.runs ?? 10;
+  const samplesMs: number[] = [];
+  // A fresh context each run: an empty cache, but for the entry the page prefetches when idle.
+  await eachInAFreshPhonePage(options, runs, async (page, run) => {
+    samplesMs.push(await measureEngagementOnce(page, options.url));
+    options.log?.(`   first engagement ${run}/${runs}: ${Math.round(samplesMs.at(-1) as number)} ms`);
+  });
   return { cpuSlowdown: CPU_SLOWDOWN, runs, medianMs: median(samplesMs), samplesMs };
 }
 
@@ -139,40 +157,24 @@ async function earlySubmitOnce(page: Page, url: string, email: string): Promise<
  * Enter pressed before the app arrived to the success toast, with every app script delayed 2 s, against a
  * running site (`siteUrl` of a local stack). One warm-up first (it starts the function workers), reported apart.
  */
-export async function measureEarlySubmit(options: {
-  siteUrl: string;
-  chromiumPath: string;
-  chromiumArgs: string[];
-  runs?: number;
-  log?: (line: string) => void;
-}): Promise<EarlySubmitFigures> {
+export async function measureEarlySubmit(
+  options: MeasureOptions & { siteUrl: string },
+): Promise<EarlySubmitFigures> {
   const runs = options.runs ?? 5;
-  const browser = await chromium.launch({ executablePath: options.chromiumPath, args: options.chromiumArgs });
   const samplesMs: number[] = [];
   let warmUpMs = Number.NaN;
-  try {
-    await untilChromiumSettles();
-    for (let run = 0; run <= runs; run += 1) {
-      const context = await browser.newContext({ viewport: { width: 412, height: 823 } });
-      try {
-        const page = await context.newPage();
-        page.setDefaultTimeout(TIMEOUT_MS);
-        const ms = await earlySubmitOnce(
-          page,
-          `${options.siteUrl}/`,
-          `bench-early-${Date.now()}-${run}@example.com`,
-        );
-        if (run === 0) warmUpMs = ms;
-        else samplesMs.push(ms);
-        options.log?.(
-          `   early submit ${run === 0 ? 'warm-up (not counted)' : `${run}/${runs}`}: ${Math.round(ms)} ms`,
-        );
-      } finally {
-        await context.close();
-      }
-    }
-  } finally {
-    await browser.close();
-  }
+  await eachInAFreshPhonePage(options, runs + 1, async (page, index) => {
+    const run = index - 1;
+    const ms = await earlySubmitOnce(
+      page,
+      `${options.siteUrl}/`,
+      `bench-early-${Date.now()}-${run}@example.com`,
+    );
+    if (run === 0) warmUpMs = ms;
+    else samplesMs.push(ms);
+    options.log?.(
+      `   early submit ${run === 0 ? 'warm-up (not counted)' : `${run}/${runs}`}: ${Math.round(ms)} ms`,
+    );
+  });
   return { scriptDelayMs: SCRIPT_DELAY_MS, runs, medianMs: median(samplesMs), samplesMs, warmUpMs };
 }

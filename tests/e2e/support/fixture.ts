@@ -2,7 +2,9 @@
 // each case, and checks after each case that hold for every screen (no uncaught error, nothing fetched from
 // outside this machine). In the App Check run (app-check.ts) every page uses App Check's debug provider.
 
+import type { Locator } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, inject } from 'vitest';
+import { type FormName, openLanding, signupForm, uniqueEmail } from './app.ts';
 import { APP_CHECK_TOKEN, type AppCheckDebug, useAppCheckDebugProvider } from './app-check.ts';
 import { type Browser, launchBrowser, openPage, type TrackedPage, type ViewportName } from './browser.ts';
 import { Services } from './services.ts';
@@ -20,6 +22,19 @@ export interface E2E {
   readonly appCheck: boolean;
   /** A new page for this case (closed after it). */
   page(viewport?: ViewportName): Promise<E2EPage>;
+  /**
+   * A new page on the landing page, opened and engaged (openLanding), with `form`'s e-mail field and submit
+   * button, and an address of the case's own, `uniqueEmail(label)`: how a case that signs up begins.
+   */
+  signupPage(form: FormName, label: string): Promise<SignupPage>;
+}
+
+export interface SignupPage extends E2EPage {
+  email: string;
+  field: Locator;
+  submit: Locator;
+  /** The visitor types `email` into the field and presses the button. */
+  send(): Promise<void>;
 }
 
 export function useE2E(): E2E {
@@ -56,16 +71,29 @@ export function useE2E(): E2E {
     await services.resetAll();
   });
 
+  async function page(viewport?: ViewportName): Promise<E2EPage> {
+    if (!browser) throw new Error('the browser is not running');
+    const tracked: E2EPage = await openPage(browser, viewport);
+    pages.push(tracked);
+    if (appCheck) tracked.appCheck = await useAppCheckDebugProvider(tracked.page);
+    return tracked;
+  }
+
   return {
     stack,
     services,
     appCheck,
-    async page(viewport) {
-      if (!browser) throw new Error('the browser is not running');
-      const tracked: E2EPage = await openPage(browser, viewport);
-      pages.push(tracked);
-      if (appCheck) tracked.appCheck = await useAppCheckDebugProvider(tracked.page);
-      return tracked;
+    page,
+    async signupPage(form, label) {
+      const tracked = await page();
+      await openLanding(tracked.page, stack.siteUrl);
+      const { email: field, submit } = signupForm(tracked.page, form);
+      const email = uniqueEmail(label);
+      const send = async () => {
+        await field.fill(email);
+        await submit.click();
+      };
+      return { ...tracked, email, field, submit, send };
     },
   };
 }

@@ -11,12 +11,10 @@ import { CAPTURE_GLOBAL, signupCapture } from '@/lib/signupCapture';
 import { calls, failNext, firebaseMock } from '@/test/firebaseMock';
 import { withPrerenderedPage } from '@/test/prerenderedPage';
 import { expectToast } from '@/test/renderApp';
+import { EMAIL, HERO_SIGNUP_CALLS, TOASTS } from '@/test/signupExpectations';
 import { BOOTSTRAP_SCRIPT } from '../../plugins/landing-bootstrap';
 
 vi.mock('@/lib/firebase', () => firebaseMock);
-
-const EMAIL = 'teen.shopper@example.com';
-const SUCCESS = "You're signed up! Email synced to both platforms.";
 
 beforeAll(() => {
   // Vitest's jsdom runs page scripts with the DOM's own global while the test and the app see Node's
@@ -82,13 +80,8 @@ describe('a sign-up captured before the app arrived', () => {
     const { field } = submitBeforeTheApp();
     await appArrives();
 
-    await expectToast({ variant: 'success', title: 'Welcome to GOODY! 🎉', description: SUCCESS });
-    expect(calls).toEqual([
-      ['connectionTest'],
-      ['insertSubscription', { email: EMAIL, subscription_type: 'updates', source: 'hero_form' }],
-      ['addContactToMailerlite', { email: EMAIL, source: 'hero_form' }],
-      ['sendThankYouEmail', { email: EMAIL }],
-    ]);
+    await expectToast(TOASTS.heroSuccess);
+    expect(calls).toEqual(HERO_SIGNUP_CALLS);
     await waitFor(() => expect(field).toHaveValue(''));
     expect(signupCapture()).toEqual({
       pending: [],
@@ -105,12 +98,9 @@ describe('a sign-up captured before the app arrived', () => {
     submit();
     await appArrives();
 
-    await expectToast({ variant: 'success', title: 'Welcome to GOODY! 🎉', description: SUCCESS });
+    await expectToast(TOASTS.heroSuccess);
     expect(firebaseMock.insertSubscription).toHaveBeenCalledTimes(1);
-    expect(calls[1]).toEqual([
-      'insertSubscription',
-      { email: EMAIL, subscription_type: 'updates', source: 'hero_form' },
-    ]);
+    expect(calls[1]).toEqual(HERO_SIGNUP_CALLS[1]);
   });
 
   it('a captured sign-up that fails ends in the spec error toast and keeps the address', async () => {
@@ -118,11 +108,7 @@ describe('a sign-up captured before the app arrived', () => {
     const { field, button } = submitBeforeTheApp();
     await appArrives();
 
-    await expectToast({
-      variant: 'error',
-      title: 'Connection Issue',
-      description: 'Please check your internet connection and try again.',
-    });
+    await expectToast(TOASTS.connectionIssue);
     expect(calls).toEqual([['connectionTest']]);
     expect(field).toHaveValue(EMAIL);
     await waitFor(() => expect(button).toBeEnabled());
@@ -135,7 +121,7 @@ describe('a sign-up captured before the app arrived', () => {
     fireEvent.change(field, { target: { value: EMAIL } });
     fireEvent.click(button);
 
-    await expectToast({ variant: 'success', title: 'Welcome to GOODY! 🎉', description: SUCCESS });
+    await expectToast(TOASTS.heroSuccess);
     expect(firebaseMock.insertSubscription).toHaveBeenCalledTimes(1);
     expect(signupCapture().pending).toEqual([]);
   });
@@ -147,10 +133,7 @@ describe('a sign-up captured before the app arrived', () => {
     await waitFor(() => expect(signupCapture().live).toContain('hero_form'));
     fireEvent.click(button);
 
-    await expectToast({ variant: 'success', title: 'Welcome to GOODY! 🎉', description: SUCCESS });
-    expect(calls[1]).toEqual([
-      'insertSubscription',
-      { email: EMAIL, subscription_type: 'updates', source: 'hero_form' },
-    ]);
+    await expectToast(TOASTS.heroSuccess);
+    expect(calls[1]).toEqual(HERO_SIGNUP_CALLS[1]);
   });
 });

@@ -5,6 +5,7 @@
  * callables) with `fetch` answered in-process, nothing sent anywhere, and every URL it was asked for recorded.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { signUpThrough } from '@/test/wholeSignup';
 import type { Backend } from './backend';
 import { backendOrigins } from './config';
 
@@ -47,14 +48,7 @@ afterAll(() => {
 describe('the origins a sign-up calls on a real project', () => {
   it("are exactly backendOrigins (Firestore) and the page's own origin (both callables, no functions host)", async () => {
     expect(backend.settings.emulators).toBeNull();
-    await backend.connectionTest();
-    await backend.insertSubscription({
-      email: 'teen@example.com',
-      subscription_type: 'updates',
-      source: 'hero_form',
-    });
-    await backend.addContactToMailerlite({ email: 'teen@example.com', source: 'hero_form' });
-    await backend.sendThankYouEmail({ email: 'teen@example.com' });
+    await signUpThrough(backend);
     expect(fetched.length).toBeGreaterThanOrEqual(4);
     expect([...new Set(fetched.map((url) => new URL(url).origin))].sort()).toEqual(
       [...backendOrigins(backend.settings), SITE].sort(),

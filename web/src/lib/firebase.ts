@@ -1,7 +1,8 @@
 /**
- * The one module that initialises Firebase and wires the emulators. It runs once, at module level,
- * and is only ever loaded through `loadBackend()` (a dynamic import), so the Firestore and Functions
- * SDKs stay out of the landing page's initial JavaScript.
+ * The one module of the page that initialises Firebase and wires the emulators (through firebase-client.ts,
+ * the client it shares with a bench and a stack test). It runs once, at module level, and is only ever
+ * loaded through `loadBackend()` (a dynamic import), so the Firestore and Functions SDKs stay out of the
+ * landing page's initial JavaScript.
  *
  * Only `firebase/app`, `firebase/firestore/lite` and `firebase/functions` are used: Lite speaks plain
  * REST, is a fraction of the full SDK and fails fast when offline; the site needs no listeners.
@@ -12,34 +13,19 @@ import {
   type CallableName,
   type CallableReplies,
   type CallableRequests,
-  COLLECTIONS,
-  HEALTH_DOCUMENT,
   type NewSignup,
   type SyncReply,
 } from '@goody/contract';
-import { FirebaseError, initializeApp } from 'firebase/app';
-import {
-  addDoc,
-  collection,
-  connectFirestoreEmulator,
-  doc,
-  getDoc,
-  getFirestore,
-  serverTimestamp,
-  setLogLevel,
-} from 'firebase/firestore/lite';
-import {
-  connectFunctionsEmulator,
-  getFunctions,
-  httpsCallable,
-  httpsCallableFromURL,
-} from 'firebase/functions';
+import { FirebaseError } from 'firebase/app';
+import { setLogLevel } from 'firebase/firestore/lite';
+import { httpsCallable, httpsCallableFromURL } from 'firebase/functions';
 import { callablePath, readFirebaseSettings, SITE_CALLABLES } from './config';
 import { withDeadline } from './deadline';
+import { addSignup, firebaseApp, firebaseServices, readHealthDocument } from './firebase-client';
 
 export const settings = readFirebaseSettings(import.meta.env);
 
-const app = initializeApp({ projectId: settings.projectId, apiKey: settings.apiKey, appId: settings.appId });
+const app = firebaseApp(settings);
 
 // App Check starts before Firestore and Functions are used (as Firebase asks), and this module is
 // ready only once it has, so no request can be made before App Check can supply a token. Testing
@@ -50,17 +36,11 @@ if (import.meta.env.VITE_APPCHECK_RECAPTCHA_ENTERPRISE_SITE_KEY && settings.appC
   startAppCheck(app, settings.appCheck.recaptchaEnterpriseSiteKey);
 }
 
-const firestore = getFirestore(app);
-const functions = getFunctions(app, settings.functionsRegion);
+const { firestore, functions } = firebaseServices(app, settings);
 
 // Firestore's warning for a failed request prints the whole request, the visitor's e-mail address
 // included. Our own handling reports failures without it (docs/architecture.md, Privacy), so only errors pass.
 setLogLevel('error');
-
-if (settings.emulators) {
-  connectFirestoreEmulator(firestore, settings.emulators.firestore.host, settings.emulators.firestore.port);
-  connectFunctionsEmulator(functions, settings.emulators.functions.host, settings.emulators.functions.port);
-}
 
 /**
  * How long each call may take before the visitor is told something (ms). Firestore Lite fails at once
@@ -109,11 +89,7 @@ const timedOut = () => new FirebaseError('deadline-exceeded', '');
  * document. It never reads `email_subscriptions`: no client may read subscriber data.
  */
 export async function connectionTest(): Promise<void> {
-  await withDeadline(
-    getDoc(doc(firestore, HEALTH_DOCUMENT.collection, HEALTH_DOCUMENT.id)),
-    deadlines.connectionTestMs,
-    timedOut,
-  );
+  await withDeadline(readHealthDocument(firestore), deadlines.connectionTestMs, timedOut);
 }
 
 /**
@@ -148,14 +124,7 @@ function withDatabaseMessage(error: unknown): unknown {
 /** Appends one sign-up with exactly the four fields the security rules accept; returns its id. */
 export async function insertSubscription(subscription: NewSignup): Promise<{ id: string }> {
   try {
-    // Fields are picked one by one so nothing else a caller's object carries can reach the database.
-    const write = addDoc(collection(firestore, COLLECTIONS.signups), {
-      email: subscription.email,
-      subscription_type: subscription.subscription_type,
-      source: subscription.source,
-      created_at: serverTimestamp(),
-    });
-    const ref = await withDeadline(write, deadlines.insertMs, timedOut);
+    const ref = await withDeadline(addSignup(firestore, subscription), deadlines.insertMs, timedOut);
     return { id: ref.id };
   } catch (error) {
     throw withDatabaseMessage(error);

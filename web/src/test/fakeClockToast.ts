@@ -1,7 +1,7 @@
 import { screen } from '@testing-library/react';
-import { expect } from 'vitest';
-import { until } from './fakeNetwork';
-import type { ExpectedToast } from './renderApp';
+import { expect, vi } from 'vitest';
+import { letWorkRun, until } from './fakeNetwork';
+import { type ExpectedToast, expectNoToast } from './renderApp';
 
 /**
  * `expectToast`'s checks, waiting on real turns: the Testing Library's waits settle through a
@@ -21,4 +21,14 @@ export async function expectToastOnFakeClock({ variant, title, description }: Ex
   expect(toast).toHaveAttribute('data-variant', variant);
   expect(toast).toHaveTextContent(title);
   expect(toast).toHaveTextContent(description);
+}
+
+/**
+ * Moves the fake clock to 1 ms short of a time bound `boundMs` from now and proves no toast is shown yet: a
+ * premature outcome would have rendered by then. The case's own last millisecond then reaches the bound.
+ */
+export async function toJustBefore(boundMs: number) {
+  await vi.advanceTimersByTimeAsync(boundMs - 1);
+  await letWorkRun();
+  expectNoToast();
 }

@@ -4,10 +4,10 @@
  */
 import { fireEvent } from '@testing-library/react';
 import { describe, expect, it, vi } from 'vitest';
-import { expectToastOnFakeClock as expectToast } from '@/test/fakeClockToast';
+import { expectToastOnFakeClock as expectToast, toJustBefore } from '@/test/fakeClockToast';
 import { letWorkRun, until } from '@/test/fakeNetwork';
 import { fakeNetworkForThePage } from '@/test/fakeNetworkForThePage';
-import { expectNoToast, renderApp, screen } from '@/test/renderApp';
+import { renderApp, screen } from '@/test/renderApp';
 
 const network = fakeNetworkForThePage();
 
@@ -26,9 +26,7 @@ describe('admin sync time bound', () => {
     const button = await pressSync();
     await until(() => network.requests.includes('sync-emails-to-mailerlite'), 'the sync call');
 
-    await vi.advanceTimersByTimeAsync(569_999);
-    await letWorkRun(); // a premature outcome would have rendered by now
-    expectNoToast();
+    await toJustBefore(570_000);
     expect(button).toHaveAccessibleName('Syncing...');
     expect(button).toBeDisabled();
 

@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { loadBackend, prepareSignup } from '@/lib/backend';
 import { calls, failNext, firebaseMock, holdNext, resetFirebaseMock } from '@/test/firebaseMock';
 import { deferred, expectNoToast, expectToast, renderApp, screen, waitFor } from '@/test/renderApp';
+import { EMAIL, TOASTS } from '@/test/signupExpectations';
 
 vi.mock('@/lib/firebase', () => firebaseMock);
 // The real lazy loader, wrapped so one test can make the Firebase module fail to load.
@@ -12,15 +13,13 @@ vi.mock('@/lib/backend', async (importOriginal) => {
   return { ...actual, loadBackend: vi.fn(actual.loadBackend), prepareSignup: vi.fn(actual.prepareSignup) };
 });
 
-const EMAIL = 'teen.shopper@example.com';
-
 const forms = {
   hero_form: {
     name: 'hero form',
     region: () =>
       screen.getByRole('region', { name: 'The safe, social way for teens to buy and sell style' }),
     button: 'Get Early Access',
-    successTitle: 'Welcome to GOODY! 🎉',
+    success: TOASTS.heroSuccess,
     insert: { email: EMAIL, subscription_type: 'updates', source: 'hero_form' },
     contact: { email: EMAIL, source: 'hero_form' },
   },
@@ -28,13 +27,11 @@ const forms = {
     name: 'final call to action (Join the Club)',
     region: () => screen.getByRole('region', { name: 'Join the GOODY Club' }),
     button: 'Join the Club',
-    successTitle: 'Welcome to the GOODY Club! 🌟',
+    success: TOASTS.clubSuccess,
     insert: { email: EMAIL, subscription_type: 'club', source: 'final_cta' },
     contact: { email: EMAIL, source: 'final_cta', subscription_type: 'club' },
   },
 } as const;
-
-const SUCCESS_DESCRIPTION = "You're signed up! Email synced to both platforms.";
 
 let consoleError: ReturnType<typeof vi.spyOn>;
 
@@ -78,7 +75,7 @@ describe.each(Object.entries(forms))('sign-up, %s', (_source, form) => {
     const { submit, field } = setup(form);
     await submit();
 
-    await expectToast({ variant: 'success', title: form.successTitle, description: SUCCESS_DESCRIPTION });
+    await expectToast(form.success);
     expect(calls).toEqual([
       ['connectionTest'],
       ['insertSubscription', form.insert],
@@ -97,56 +94,80 @@ describe.each(Object.entries(forms))('sign-up, %s', (_source, form) => {
     expect(calls).toEqual([]);
   });
 
-  it('a failed connection test ends in Connection Issue, inserts nothing and keeps the field', async () => {
-    failNext('connectionTest', new FirebaseError('unavailable', 'Request failed with error: undefined'));
+  // A failure before the row is stored: the spec's error toast, nothing past the failed call, the address kept.
+  it.each(
+    Object.entries({
+      'a failed connection test ends in Connection Issue, inserts nothing and keeps the field': {
+        fail: () =>
+          failNext(
+            'connectionTest',
+            new FirebaseError('unavailable', 'Request failed with error: undefined'),
+          ),
+        toast: TOASTS.connectionIssue,
+        called: ['connectionTest'],
+      },
+      "a refused insert ends in Database Error with the database's message and keeps the field": {
+        fail: () =>
+          failNext(
+            'insertSubscription',
+            new FirebaseError('permission-denied', 'Missing or insufficient permissions.'),
+          ),
+        toast: {
+          variant: 'error',
+          title: 'Database Error',
+          description: 'Missing or insufficient permissions.',
+        },
+        called: ['connectionTest', 'insertSubscription'],
+      },
+      'a failed insert without a message ends in Database Error, "Please try again later."': {
+        fail: () => failNext('insertSubscription', new FirebaseError('unknown', '')),
+        toast: TOASTS.databaseErrorWithoutMessage,
+        called: ['connectionTest', 'insertSubscription'],
+      },
+      'an unexpected exception (the Firebase module cannot load) ends in Network Error and keeps the field': {
+        fail: () =>
+          vi
+            .mocked(loadBackend)
+            .mockRejectedValueOnce(new TypeError('Failed to fetch dynamically imported module')),
+        toast: {
+          variant: 'error',
+          title: 'Network Error',
+          description: 'Please check your connection and try again.',
+        },
+        called: [],
+      },
+    } as const),
+  )('%s', async (_name, { fail, toast, called }) => {
+    fail();
     const { submit, field } = setup(form);
     await submit();
 
-    await expectToast({
-      variant: 'error',
-      title: 'Connection Issue',
-      description: 'Please check your internet connection and try again.',
-    });
-    expect(calls).toEqual([['connectionTest']]);
+    await expectToast(toast);
+    expect(calls.map(([name]) => name)).toEqual(called);
     expect(field).toHaveValue(EMAIL);
   });
 
-  it("a refused insert ends in Database Error with the database's message and keeps the field", async () => {
-    failNext(
-      'insertSubscription',
-      new FirebaseError('permission-denied', 'Missing or insufficient permissions.'),
-    );
+  // A failed callable after the row is stored: logged for the team without the address; the visitor's success.
+  it.each(
+    Object.entries({
+      'a failed add-contact call is logged without the address and does not stop the thank-you mail or success':
+        {
+          callable: 'addContactToMailerlite',
+          error: new FirebaseError('functions/internal', `MailerLite refused ${EMAIL}`),
+          logged: ['add-contact-to-mailerlite failed', 'functions/internal'],
+        },
+      'a failed thank-you mail is logged without the address and does not stop success': {
+        callable: 'sendThankYouEmail',
+        error: new FirebaseError('functions/unavailable', `SMTP down for ${EMAIL}`),
+        logged: ['send-thank-you-email failed'],
+      },
+    } as const),
+  )('%s', async (_name, { callable, error, logged }) => {
+    failNext(callable, error);
     const { submit, field } = setup(form);
     await submit();
 
-    await expectToast({
-      variant: 'error',
-      title: 'Database Error',
-      description: 'Missing or insufficient permissions.',
-    });
-    expect(calls.map(([name]) => name)).toEqual(['connectionTest', 'insertSubscription']);
-    expect(field).toHaveValue(EMAIL);
-  });
-
-  it('a failed insert without a message ends in Database Error, "Please try again later."', async () => {
-    failNext('insertSubscription', new FirebaseError('unknown', ''));
-    const { submit, field } = setup(form);
-    await submit();
-
-    await expectToast({ variant: 'error', title: 'Database Error', description: 'Please try again later.' });
-    expect(calls.map(([name]) => name)).toEqual(['connectionTest', 'insertSubscription']);
-    expect(field).toHaveValue(EMAIL);
-  });
-
-  it('a failed add-contact call is logged without the address and does not stop the thank-you mail or success', async () => {
-    failNext(
-      'addContactToMailerlite',
-      new FirebaseError('functions/internal', `MailerLite refused ${EMAIL}`),
-    );
-    const { submit, field } = setup(form);
-    await submit();
-
-    await expectToast({ variant: 'success', title: form.successTitle, description: SUCCESS_DESCRIPTION });
+    await expectToast(form.success);
     expect(calls.map(([name]) => name)).toEqual([
       'connectionTest',
       'insertSubscription',
@@ -155,43 +176,8 @@ describe.each(Object.entries(forms))('sign-up, %s', (_source, form) => {
     ]);
     expect(field).toHaveValue('');
     expect(consoleError).toHaveBeenCalledTimes(1);
-    expect(loggedText()).toContain('add-contact-to-mailerlite failed');
-    expect(loggedText()).toContain('functions/internal');
+    for (const text of logged) expect(loggedText()).toContain(text);
     expect(loggedText()).not.toContain(EMAIL);
-  });
-
-  it('a failed thank-you mail is logged without the address and does not stop success', async () => {
-    failNext('sendThankYouEmail', new FirebaseError('functions/unavailable', `SMTP down for ${EMAIL}`));
-    const { submit, field } = setup(form);
-    await submit();
-
-    await expectToast({ variant: 'success', title: form.successTitle, description: SUCCESS_DESCRIPTION });
-    expect(calls.map(([name]) => name)).toEqual([
-      'connectionTest',
-      'insertSubscription',
-      'addContactToMailerlite',
-      'sendThankYouEmail',
-    ]);
-    expect(field).toHaveValue('');
-    expect(consoleError).toHaveBeenCalledTimes(1);
-    expect(loggedText()).toContain('send-thank-you-email failed');
-    expect(loggedText()).not.toContain(EMAIL);
-  });
-
-  it('an unexpected exception (the Firebase module cannot load) ends in Network Error and keeps the field', async () => {
-    vi.mocked(loadBackend).mockRejectedValueOnce(
-      new TypeError('Failed to fetch dynamically imported module'),
-    );
-    const { submit, field } = setup(form);
-    await submit();
-
-    await expectToast({
-      variant: 'error',
-      title: 'Network Error',
-      description: 'Please check your connection and try again.',
-    });
-    expect(calls).toEqual([]);
-    expect(field).toHaveValue(EMAIL);
   });
 
   it('says in words that a sign-up is in flight: the button, the busy form and a polite status for screen readers', async () => {
@@ -208,7 +194,7 @@ describe.each(Object.entries(forms))('sign-up, %s', (_source, form) => {
     expect(announced).toHaveAttribute('aria-live', 'polite');
 
     connection.resolve();
-    await expectToast({ variant: 'success', title: form.successTitle, description: SUCCESS_DESCRIPTION });
+    await expectToast(form.success);
     await waitFor(() => expect(button).toHaveTextContent(form.button));
     expect(announced).toHaveTextContent('');
     expect(field.closest('form')).toHaveAttribute('aria-busy', 'false');
@@ -226,7 +212,7 @@ describe.each(Object.entries(forms))('sign-up, %s', (_source, form) => {
     await user.keyboard('{Enter}');
 
     connection.resolve();
-    await expectToast({ variant: 'success', title: form.successTitle, description: SUCCESS_DESCRIPTION });
+    await expectToast(form.success);
     expect(firebaseMock.connectionTest).toHaveBeenCalledTimes(1);
     expect(firebaseMock.insertSubscription).toHaveBeenCalledTimes(1);
     await waitFor(() => expect(button).toBeEnabled());
@@ -249,15 +235,13 @@ describe.each(Object.entries(forms))('sign-up, %s', (_source, form) => {
     failNext('connectionTest', new Error('offline'));
     const { submit, user, button } = setup(form);
     await submit();
-    await expectToast({
-      variant: 'error',
-      title: 'Connection Issue',
-      description: 'Please check your internet connection and try again.',
-    });
+    await expectToast(TOASTS.connectionIssue);
 
     await user.click(button);
     await waitFor(() =>
-      expect(screen.getByRole('status').textContent).toBe(`${form.successTitle} ${SUCCESS_DESCRIPTION}`),
+      expect(screen.getByRole('status').textContent).toBe(
+        `${form.success.title} ${form.success.description}`,
+      ),
     );
     expect(firebaseMock.insertSubscription).toHaveBeenCalledTimes(1);
   });
@@ -271,7 +255,7 @@ it('the two forms work independently: a sign-up in one leaves the other untouche
   fireEvent.change(hero, { target: { value: EMAIL } });
   fireEvent.click(within(forms.hero_form.region()).getByRole('button', { name: 'Get Early Access' }));
 
-  await expectToast({ variant: 'success', title: 'Welcome to GOODY! 🎉', description: SUCCESS_DESCRIPTION });
+  await expectToast(TOASTS.heroSuccess);
   expect(hero).toHaveValue('');
   expect(final).toHaveValue('other@example.com');
 });

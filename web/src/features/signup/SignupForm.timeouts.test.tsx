@@ -5,12 +5,12 @@
  */
 import { fireEvent, within } from '@testing-library/react';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { expectToastOnFakeClock as expectToast } from '@/test/fakeClockToast';
+import { expectToastOnFakeClock as expectToast, toJustBefore } from '@/test/fakeClockToast';
 import { letWorkRun, until } from '@/test/fakeNetwork';
 import { fakeNetworkForThePage } from '@/test/fakeNetworkForThePage';
-import { expectNoToast, renderApp, screen } from '@/test/renderApp';
+import { renderApp, screen } from '@/test/renderApp';
+import { EMAIL, TOASTS } from '@/test/signupExpectations';
 
-const EMAIL = 'teen.shopper@example.com';
 const network = fakeNetworkForThePage();
 let consoleError: ReturnType<typeof vi.spyOn>;
 
@@ -35,49 +35,41 @@ function submitHeroForm() {
 const logged = () => JSON.stringify(consoleError.mock.calls);
 
 describe('sign-up time bounds', () => {
-  it('a connection test left unanswered ends at 10 s in "Connection Issue", the field kept, nothing inserted', async () => {
-    network.hang('batchGet');
+  // A Firestore request left unanswered: its 10 s bound, then the spec's error; the answer that finally comes
+  // is ignored (nothing further sent, no other toast).
+  it.each(
+    Object.entries({
+      'a connection test left unanswered ends at 10 s in "Connection Issue", the field kept, nothing inserted':
+        {
+          route: 'batchGet',
+          what: 'the connection test',
+          toast: TOASTS.connectionIssue,
+          sent: ['batchGet'],
+        },
+      'an insert left unanswered ends at 10 s in "Database Error" / "Please try again later.", the field kept':
+        {
+          route: 'commit',
+          what: 'the insert',
+          toast: TOASTS.databaseErrorWithoutMessage,
+          sent: ['batchGet', 'commit'],
+        },
+    } as const),
+  )('%s', async (_name, { route, what, toast, sent }) => {
+    network.hang(route);
     const { field, button } = submitHeroForm();
-    await until(() => network.requests.includes('batchGet'), 'the connection test', 3000);
+    await until(() => network.requests.includes(route), what);
 
-    await vi.advanceTimersByTimeAsync(9_999);
-    await letWorkRun(); // a premature outcome would have rendered by now
-    expectNoToast();
+    await toJustBefore(10_000);
     expect(button).toBeDisabled();
 
     await vi.advanceTimersByTimeAsync(1);
-    await expectToast({
-      variant: 'error',
-      title: 'Connection Issue',
-      description: 'Please check your internet connection and try again.',
-    });
-    expect(field).toHaveValue(EMAIL);
-    expect(button).toBeEnabled();
-
-    // The answer that finally comes is ignored: no insert, no other toast.
-    network.releaseAll();
-    await letWorkRun();
-    expect(network.requests).toEqual(['batchGet']);
-    expect(screen.getByRole('status').textContent).toBe('');
-  });
-
-  it('an insert left unanswered ends at 10 s in "Database Error" / "Please try again later.", the field kept', async () => {
-    network.hang('commit');
-    const { field, button } = submitHeroForm();
-    await until(() => network.requests.includes('commit'), 'the insert');
-
-    await vi.advanceTimersByTimeAsync(9_999);
-    await letWorkRun(); // a premature outcome would have rendered by now
-    expectNoToast();
-
-    await vi.advanceTimersByTimeAsync(1);
-    await expectToast({ variant: 'error', title: 'Database Error', description: 'Please try again later.' });
+    await expectToast(toast);
     expect(field).toHaveValue(EMAIL);
     expect(button).toBeEnabled();
 
     network.releaseAll();
     await letWorkRun();
-    expect(network.requests).toEqual(['batchGet', 'commit']);
+    expect(network.requests).toEqual(sent);
     expect(screen.getByRole('status').textContent).toBe('');
   });
 
@@ -87,21 +79,14 @@ describe('sign-up time bounds', () => {
     const { field } = submitHeroForm();
     await until(() => network.requests.includes('add-contact-to-mailerlite'), 'the add-contact call');
 
-    await vi.advanceTimersByTimeAsync(19_999);
-    await letWorkRun(); // a premature outcome would have rendered by now
+    await toJustBefore(20_000);
     expect(network.requests).not.toContain('send-thank-you-email');
     await vi.advanceTimersByTimeAsync(1);
     await until(() => network.requests.includes('send-thank-you-email'), 'the thank-you call');
 
-    await vi.advanceTimersByTimeAsync(19_999);
-    await letWorkRun(); // a premature outcome would have rendered by now
-    expectNoToast();
+    await toJustBefore(20_000);
     await vi.advanceTimersByTimeAsync(1);
-    await expectToast({
-      variant: 'success',
-      title: 'Welcome to GOODY! 🎉',
-      description: "You're signed up! Email synced to both platforms.",
-    });
+    await expectToast(TOASTS.heroSuccess);
     expect(field).toHaveValue('');
     expect(consoleError).toHaveBeenCalledTimes(2);
     expect(logged()).toContain('add-contact-to-mailerlite failed');
@@ -112,11 +97,7 @@ describe('sign-up time bounds', () => {
 
   it('answers in time are unaffected: success at once, and no bound fires afterwards', async () => {
     const { field } = submitHeroForm();
-    await expectToast({
-      variant: 'success',
-      title: 'Welcome to GOODY! 🎉',
-      description: "You're signed up! Email synced to both platforms.",
-    });
+    await expectToast(TOASTS.heroSuccess);
     expect(field).toHaveValue('');
     expect(network.requests).toEqual([
       'batchGet',
