@@ -6,7 +6,7 @@
 
 import type { Firestore } from 'firebase-admin/firestore';
 import { COLLECTIONS } from '../../contract/src/index.ts';
-import { earlierMailboxKey, mailboxKey } from '../../functions/src/privacy/mailbox-key.ts';
+import { mailboxKey } from '../../functions/src/privacy/mailbox-key.ts';
 import { MAILBOX_KEY_FIELD } from '../../functions/src/signups/lookup.ts';
 import { type CheckResult, cannotTell, fail, messageOf, pass } from './report.ts';
 
@@ -65,7 +65,7 @@ export async function checkMailboxKeySecret(
   if (keyed.length === 0) return pass(name, 'set; no stored sign-up carries a mailbox key yet');
   const matches = keyed.filter((row) => {
     try {
-      return [mailboxKey(value, row.email), earlierMailboxKey(value, row.email)].includes(row.key);
+      return mailboxKey(value, row.email) === row.key;
     } catch {
       return false;
     }
