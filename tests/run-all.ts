@@ -225,14 +225,19 @@ const DELIVERY_STACK_FILES = ['delivery.test.ts', 'concurrency.test.ts'];
 // few minutes waiting out Cloud Tasks' backoff, and a person's own address after a stranger's +tag (a minute):
 // a lane of their own, so they add no minute to the other lanes' and cost little CPU beside them.
 const PRODUCTION_SETTINGS_STACK_FILES = ['production-settings.test.ts', 'own-address.test.ts'];
+// The mail budget through a relay outage (the hour compressed to 12 s, a dozen windows) waits out its windows:
+// a lane of its own, nearly idle beside the others.
+const BUDGET_STACK_FILES = ['budget-outage.test.ts'];
 await Promise.all([
   vitest('stack tests (npm start, npm run dev and the hosting config, as run)', [
     '--project',
     'stack',
-    ...[...TIMED_STACK_FILES, ...DELIVERY_STACK_FILES, ...PRODUCTION_SETTINGS_STACK_FILES].flatMap((file) => [
-      '--exclude',
-      `**/${file}`,
-    ]),
+    ...[
+      ...TIMED_STACK_FILES,
+      ...DELIVERY_STACK_FILES,
+      ...PRODUCTION_SETTINGS_STACK_FILES,
+      ...BUDGET_STACK_FILES,
+    ].flatMap((file) => ['--exclude', `**/${file}`]),
   ]),
   vitest('stack tests of the delivery (the queues, the reconciler, a rush of sign-ups)', [
     '--project',
@@ -243,6 +248,11 @@ await Promise.all([
     '--project',
     'stack',
     ...PRODUCTION_SETTINGS_STACK_FILES,
+  ]),
+  vitest('stack tests of the mail budget through a relay outage', [
+    '--project',
+    'stack',
+    ...BUDGET_STACK_FILES,
   ]),
   browserSuites(),
 ]);
