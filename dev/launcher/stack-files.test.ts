@@ -176,7 +176,7 @@ describe('the per-stack firebase config', () => {
       'lib',
       'lib/functions',
       'lib/functions/src',
-      'lib/functions/src/tasks/deliver-contact.js',
+      'lib/functions/src/delivery/deliver-contact.js',
       'lib/contract/src/index.js',
     ]) {
       expect({ compiled, ignoredBy: ignoredBy(config, path.join(functionsDir, compiled)) }).toEqual({

@@ -1,4 +1,4 @@
-// The delivery simulation from the command line (functions/src/tasks/delivery-simulation.test.ts, under vitest,
+// The delivery simulation from the command line (functions/src/delivery/delivery-simulation.test.ts, under vitest,
 // which starts the Firestore emulator):
 //
 //   npm run simulate -- --runs N [--seed S]   N seeds from S (a new S each time when not given)
@@ -39,7 +39,7 @@ const vitest = spawnSync(
     'run',
     '--project',
     'functions',
-    'src/tasks/delivery-simulation.test.ts',
+    'src/delivery/delivery-simulation.test.ts',
     '-t',
     'holds every invariant',
   ],

@@ -19,8 +19,8 @@ import { withAppCheck } from './app-check';
 import { addContactToMailerlite, sendThankYouEmail } from './callables/signup-callables';
 import { syncEmailsToMailerlite } from './callables/sync-callable';
 import { SIGNUPS, THANK_YOU_MAILS } from './contract';
+import { RowDelivery } from './delivery/row-delivery';
 import { clearGroupCache } from './mailerlite/groups';
-import { RowDelivery } from './tasks/row-delivery';
 
 type AppCheckData = NonNullable<CallableRequest['app']>;
 
@@ -151,7 +151,7 @@ describe('the three callables, with ENFORCE_APP_CHECK', () => {
   async function expectTheSignUpGoesThrough(call: ReturnType<typeof calls>) {
     expect(await call['add-contact-to-mailerlite']()).toEqual({ status: 'accepted' });
     expect(await call['send-thank-you-email']()).toEqual({ status: 'accepted' });
-    // The callables make no work: the row's trigger enqueues it (triggers/index-signup.ts).
+    // The callables make no work: the row's trigger enqueues it (delivery/index-signup.ts).
     expect(tasks.tasks).toEqual([]);
     // The row's own task delivered its contact: the sync reads it there and hands nothing over.
     const [row] = (await firestore.db.collection(SIGNUPS).get()).docs;

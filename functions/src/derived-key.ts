@@ -5,7 +5,7 @@ const derived = new Map<string, Buffer>();
 /**
  * A key for one purpose, derived from a secret with HKDF-SHA-256 (32 bytes), so the secret itself keys
  * nothing and no two purposes share a key: the mailbox key (privacy/mailbox-key.ts), the task ids
- * (tasks/queue.ts), the unsubscribe link's seal and MAC (privacy/unsubscribe-token.ts). Made once per
+ * (delivery/queue.ts), the unsubscribe link's seal and MAC (privacy/unsubscribe-token.ts). Made once per
  * secret and purpose in an instance.
  */
 export function derivedKey(secret: string, salt: string, info: string): Buffer {

@@ -13,8 +13,8 @@ import { HERO, seedSignups } from '../test-support/signups';
 import { startOutbox } from '../test-support/smtp';
 import { type RecordedTask, startTasksRecorder } from '../test-support/tasks';
 import { CALLABLES } from './contract';
+import { ERASURE_QUEUE, QUEUES } from './delivery/queue';
 import * as functions from './index';
-import { ERASURE_QUEUE, QUEUES } from './tasks/queue';
 
 interface Endpoint {
   platform: string;
@@ -154,7 +154,7 @@ describe('the functions module', () => {
       platform: 'gcfv2',
       scheduleTrigger: { schedule: 'every 10 minutes', timeZone: 'Etc/UTC' },
     });
-    // It names the tasks it enqueues (tasks/queue.ts, deliveryTaskId) and keys rows the trigger never reached.
+    // It names the tasks it enqueues (delivery/queue.ts, deliveryTaskId) and keys rows the trigger never reached.
     expect(secrets('reconcile-deliveries')).toEqual(['MAILBOX_KEY_SECRET']);
     expect(endpoint('sync-emails-to-mailerlite').timeoutSeconds).toBe(540);
   });

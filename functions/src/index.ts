@@ -5,18 +5,18 @@
 // find function add.contact.to.mailerlite in the loaded module". Hence the nesting.
 import { addContactToMailerlite, sendThankYouEmail } from './callables/signup-callables';
 import { syncEmailsToMailerlite } from './callables/sync-callable';
-import { finishErasures } from './scheduled/pending-erasures';
-import { reconcileDeliveriesJob } from './scheduled/reconcile-deliveries';
-import { deliverContact } from './tasks/deliver-contact';
-import { deliverThankYou } from './tasks/deliver-thank-you';
-import { finishPendingErasure } from './tasks/finish-erasure';
-import { indexSignupOnCreate } from './triggers/index-signup';
+import { deliverContact } from './delivery/deliver-contact';
+import { deliverThankYou } from './delivery/deliver-thank-you';
+import { indexSignupOnCreate } from './delivery/index-signup';
+import { reconcileDeliveriesJob } from './delivery/reconcile-deliveries';
+import { finishPendingErasure } from './privacy/finish-erasure';
+import { finishErasures } from './privacy/pending-erasures';
 
 export const add = { contact: { to: { mailerlite: addContactToMailerlite } } };
 export const send = { thank: { you: { email: sendThankYouEmail } } };
 export const sync = { emails: { to: { mailerlite: syncEmailsToMailerlite } } };
 
-// The task queues of a sign-up's delivery (tasks/): deliver-contact and deliver-thank-you, which each stored
+// The task queues of a sign-up's delivery (delivery/): deliver-contact and deliver-thank-you, which each stored
 // row's trigger (index-signup, below) enqueues to. Cloud Tasks names a queue after its function, and
 // firebase-admin's taskQueue() finds it by that name.
 export const deliver = { contact: deliverContact, thank: { you: deliverThankYou } };
@@ -27,15 +27,15 @@ export { unsubscribe } from './http/unsubscribe';
 export { eraseExpiredSignups as retention } from './scheduled/retention';
 
 // reconcile-deliveries: every 10 minutes, enqueues again the delivery of rows still pending after their tasks
-// gave up, and does the trigger's work for rows it never reached (scheduled/reconcile-deliveries.ts).
+// gave up, and does the trigger's work for rows it never reached (delivery/reconcile-deliveries.ts).
 export const reconcile = { deliveries: reconcileDeliveriesJob };
 
 // finish-erasure: the task queue of the erasures an unsubscribe left pending because MailerLite failed,
-// each retried until MailerLite answers (tasks/finish-erasure.ts). finish-erasures: every 30 minutes,
+// each retried until MailerLite answers (privacy/finish-erasure.ts). finish-erasures: every 30 minutes,
 // finishes what is still pending, such as an erasure that died before its task was enqueued
-// (scheduled/pending-erasures.ts).
+// (privacy/pending-erasures.ts).
 export const finish = { erasure: finishPendingErasure, erasures: finishErasures };
 
 // index-signup: the row is the outbox. Writes each new sign-up's mailbox key and delivery state on it, and
-// enqueues its contact and its thank-you (triggers/index-signup.ts).
+// enqueues its contact and its thank-you (delivery/index-signup.ts).
 export const index = { signup: indexSignupOnCreate };

@@ -10,12 +10,12 @@ import {
   type SubscriptionType,
   subscriptionTypeOf,
 } from '../src/contract';
+import { firstPart, next, type PartRecord } from '../src/delivery/part-life';
+import { DELIVERY } from '../src/delivery/row-delivery';
 import { mailboxKey } from '../src/privacy/mailbox-key';
 import { Mailboxes } from '../src/privacy/mailboxes';
 import type { FinishErasureLater } from '../src/privacy/suppression';
 import { MAILBOX_KEY_FIELD } from '../src/signups/lookup';
-import { firstPart, next, type PartRecord } from '../src/tasks/part-life';
-import { DELIVERY } from '../src/tasks/row-delivery';
 
 export interface Signup {
   email: string;
@@ -47,7 +47,7 @@ export async function suppressMailbox(db: Firestore, email: string): Promise<Doc
   return ref;
 }
 
-/** A part as the trigger leaves it once Cloud Tasks has its round-0 task (tasks/part-life.ts). */
+/** A part as the trigger leaves it once Cloud Tasks has its round-0 task (delivery/part-life.ts). */
 export function enqueuedPart(at: number): PartRecord {
   return next(firstPart(at), { kind: 'enqueued', round: 0, runsAt: at }, at) as PartRecord;
 }

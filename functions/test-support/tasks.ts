@@ -2,7 +2,7 @@
 // that keeps them in memory.
 
 import { randomUUID } from 'node:crypto';
-import type { Enqueue } from '../src/tasks/queue';
+import type { Enqueue } from '../src/delivery/queue';
 
 export interface EnqueuedTask {
   queue: string;

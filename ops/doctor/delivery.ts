@@ -1,4 +1,4 @@
-// Where delivery stands: every sign-up's two parts (functions/src/tasks/part-life.ts), counted by state and
+// Where delivery stands: every sign-up's two parts (functions/src/delivery/part-life.ts), counted by state and
 // reason, with the oldest waiting age. Only the `delivery` map of each row is read (a projection), so no address
 // reaches this process, and only counts and reasons are printed. A part that has made no progress for
 // STUCK_AFTER_MS, or a thank-you that has waited for the mail budget longer than MAIL_PER_HOUR explains, fails
@@ -239,7 +239,7 @@ function credentialsFix(error: unknown): string | undefined {
 }
 
 /**
- * The reconciler's query per part (scheduled/reconcile-deliveries.ts), limited to one row: Firestore refuses it
+ * The reconciler's query per part (delivery/reconcile-deliveries.ts), limited to one row: Firestore refuses it
  * with FAILED_PRECONDITION where the `delivery.<part>.due_at` index is missing (the rest of `delivery` is
  * exempt from indexing).
  */

@@ -81,7 +81,7 @@ for (const [name, value] of [
 ] as const) {
   if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer`);
 }
-/** MailerLite's documented limit, and the share of it the contact queue takes (functions/src/tasks). */
+/** MailerLite's documented limit, and the share of it the contact queue takes (functions/src/delivery/deliver-contact.ts). */
 const MAILERLITE_PER_MINUTE = 120;
 const QUEUE_PER_MINUTE = 115;
 const WINDOW_MS = 60_000 / COMPRESS;

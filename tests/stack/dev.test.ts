@@ -78,7 +78,7 @@ function firebaseToolsPid(run: LauncherRun): number | undefined {
 /** The files the test edits in the copy, and what it writes there: never to be found in the repository's. */
 const EDITS = {
   worker: {
-    file: path.join('functions', 'src', 'tasks', 'deliver-contact.ts'),
+    file: path.join('functions', 'src', 'delivery', 'deliver-contact.ts'),
     find: "logger.info(claim.movesFrom ? 'add_contact.moved_to_own_address' : 'add_contact.upserted', {",
     replace:
       "logger.info(claim.movesFrom ? 'add_contact.moved_to_own_address' : 'add_contact.upserted', { dev_loop_edit: 'saved',",

@@ -1,5 +1,5 @@
 // Only the person ends a part, on the whole local stack with the delivery workers' retries at their production
-// values (Cloud Tasks' backoff from 10 s doubling to 10 minutes, two days of retries: functions/src/tasks/queue.ts,
+// values (Cloud Tasks' backoff from 10 s doubling to 10 minutes, two days of retries: functions/src/delivery/queue.ts,
 // RETRY; none of GOODY_DELIVERY_MAX_ATTEMPTS, _MAX_RETRY_SECONDS, _MIN_BACKOFF_SECONDS is set). Our setup's
 // refusals (the relay refusing our sender, MailerLite refusing our key, Cloud Tasks refusing enqueues) leave the
 // part pending and say so on the row, and each sign-up is delivered once the fault is fixed; the relay refusing
@@ -8,7 +8,7 @@
 // since most of their time is spent waiting out a minute-long fault and the backoff after it.
 //
 // Compressed, and only for the lost enqueue: how soon a part whose enqueue never answered is due
-// (DELIVERY_CONFIRM_SECONDS: 20 s here, 4 minutes in production, functions/src/tasks/part-life.ts CONFIRM_WAIT_MS)
+// (DELIVERY_CONFIRM_SECONDS: 20 s here, 4 minutes in production, functions/src/delivery/part-life.ts CONFIRM_WAIT_MS)
 // and the reconciler's period (every 5 s here, every 10 minutes in production, RECONCILE_SCHEDULE), whose sum in
 // production, 14 minutes, is the bound within which such a part is re-driven.
 
@@ -73,7 +73,7 @@ type Value = {
   mapValue?: { fields?: Record<string, Value> };
 };
 
-/** A row's two parts (tasks/part-life.ts), read past the rules (what the Admin SDK sends the emulator). */
+/** A row's two parts (delivery/part-life.ts), read past the rules (what the Admin SDK sends the emulator). */
 async function parts(id: string): Promise<{ contact: Part; thank_you: Part; indexed: boolean }> {
   const response = await fetch(
     `${local(stack.ports.GOODY_FIRESTORE_PORT)}/v1/${DOCUMENTS}/email_subscriptions/${id}`,

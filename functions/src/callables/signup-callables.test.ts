@@ -1,7 +1,7 @@
 // The two callables the page makes after its insert: they check the body and answer, nothing else (no
 // database, no task, no MailerLite, no mail), so every well-formed call does the same work and gets the same
 // reply, and no call can take, delay or steer a person's delivery: the stored row's trigger makes that work
-// (triggers/index-signup.ts; tested beside it and beside the workers, src/tasks/). The stack suite counts
+// (delivery/index-signup.ts; tested beside it and beside the workers, src/delivery/). The stack suite counts
 // the tasks a thousand guesses make at the Cloud Tasks emulator: none (tests/stack/delivery.test.ts).
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';

@@ -8,7 +8,7 @@ import { parseAddContactInput, parseThankYouInput, validated } from '../schemas'
 /**
  * The two callables the page makes after its insert, add-contact-to-mailerlite and send-thank-you-email,
  * in one shape: check the body and answer `accepted`. They make no work: the stored row is the outbox, and
- * its create trigger (triggers/index-signup.ts) enqueues the contact and the thank-you the spec names after
+ * its create trigger (delivery/index-signup.ts) enqueues the contact and the thank-you the spec names after
  * these two calls. So nothing a caller sends, a stranger's guess, another spelling of someone's address, a
  * thousand calls, can take, delay or steer a person's delivery, and no call costs a dispatch of the queues
  * real rows share.

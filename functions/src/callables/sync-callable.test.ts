@@ -15,11 +15,11 @@ import {
 import { type EnqueuedTask, recordingEnqueue } from '../../test-support/tasks';
 import { type Clock, systemClock } from '../clock';
 import { SIGNUPS } from '../contract';
+import { type DeliverContactDeps, handleDeliverContact } from '../delivery/deliver-contact';
+import { indexSignup } from '../delivery/index-signup';
+import { type Enqueue, QUEUES } from '../delivery/queue';
+import { enqueuePart, partOf, RowDelivery } from '../delivery/row-delivery';
 import { clearGroupCache } from '../mailerlite/groups';
-import { type DeliverContactDeps, handleDeliverContact } from '../tasks/deliver-contact';
-import { type Enqueue, QUEUES } from '../tasks/queue';
-import { enqueuePart, partOf, RowDelivery } from '../tasks/row-delivery';
-import { indexSignup } from '../triggers/index-signup';
 import { handleSyncEmailsToMailerlite, SYNC_STATE, type SyncDeps } from './sync-callable';
 
 let firestore: FirestoreHarness;
@@ -43,7 +43,7 @@ beforeEach(async () => {
 
 const GROUPS = { updates: 'GOODY launch updates', club: 'GOODY Club' };
 
-/** The contact worker's deps (tasks/deliver-contact.ts), against the stand-in. */
+/** The contact worker's deps (delivery/deliver-contact.ts), against the stand-in. */
 const workerDeps = (): DeliverContactDeps => ({
   db,
   client: mailerLiteClient(ml),

@@ -4,15 +4,15 @@ import { HttpsError, onCall } from 'firebase-functions/v2/https';
 import { withAppCheck } from '../app-check';
 import { type Clock, systemClock } from '../clock';
 import { CALLABLES, SIGNUPS, type SyncReply } from '../contract';
+import { type IndexOutcome, indexSignup } from '../delivery/index-signup';
+import { lifeOf, type PartRecord, syncRound } from '../delivery/part-life';
+import { cloudTasksEnqueue } from '../delivery/queue';
+import { type EnqueuePart, enqueuePart, partOf, RowDelivery, rowOfTasks } from '../delivery/row-delivery';
 import { adminFirestore, firestoreSdk, millisOf } from '../firestore';
 import { type Claim, claimLease, type Lease, type LeaseLayout } from '../lease';
 import { cloudLogger, type Logger } from '../logs';
 import { DEFAULTS, intParam, MAILBOX_KEY_SECRET, SYNC_MIN_INTERVAL_SECONDS } from '../params';
 import { parseAddContactInput, parseSyncInput, validated } from '../schemas';
-import { lifeOf, type PartRecord, syncRound } from '../tasks/part-life';
-import { cloudTasksEnqueue } from '../tasks/queue';
-import { type EnqueuePart, enqueuePart, partOf, RowDelivery, rowOfTasks } from '../tasks/row-delivery';
-import { type IndexOutcome, indexSignup } from '../triggers/index-signup';
 
 /** The function's timeout: the longest an HTTPS function may run. */
 export const SYNC_TIMEOUT_SECONDS = 540;
@@ -61,9 +61,9 @@ export interface SyncDeps {
   db: Firestore;
   clock: Clock;
   logger: Logger;
-  /** Enqueues a round of a row's part (tasks/row-delivery.ts). */
+  /** Enqueues a round of a row's part (delivery/row-delivery.ts). */
   enqueuePart: EnqueuePart;
-  /** The trigger's work, for a row it never reached (triggers/index-signup.ts). */
+  /** The trigger's work, for a row it never reached (delivery/index-signup.ts). */
   index: (ref: DocumentReference) => Promise<IndexOutcome>;
   /** Clock ms when the platform ends the invocation. */
   deadline: number;
@@ -79,10 +79,10 @@ const tooSoonMessage = (waitMs: number) => {
 
 /**
  * The operator's Sync: hands every stored sign-up's contact to the rows' own engine (the row is the outbox,
- * tasks/row-delivery.ts), then says where each one is. Over the sign-ups after its cursor, oldest first, each
- * row's contact part gets what its life says (tasks/part-life.ts, syncRound): a part that is done or ended by
+ * delivery/row-delivery.ts), then says where each one is. Over the sign-ups after its cursor, oldest first, each
+ * row's contact part gets what its life says (delivery/part-life.ts, syncRound): a part that is done or ended by
  * the person gets nothing; a part whose task failed, or whose due time passed, gets its next round, which the
- * contact worker (tasks/deliver-contact.ts) runs on its queue at MailerLite's pace; a row the trigger never
+ * contact worker (delivery/deliver-contact.ts) runs on its queue at MailerLite's pace; a row the trigger never
  * reached gets the trigger's work. The run then waits a little (settleMs) for the contacts on their way and
  * answers with what the rows say.
  *
@@ -237,7 +237,7 @@ async function handOver(row: DocumentSnapshot, deps: SyncDeps, tally: Tally): Pr
   else tally.count(part);
 }
 
-/** Whether the row holds what the rules let a client store (the trigger's own check, triggers/index-signup.ts). */
+/** Whether the row holds what the rules let a client store (the trigger's own check, delivery/index-signup.ts). */
 function isSignup(row: DocumentSnapshot): boolean {
   try {
     parseAddContactInput({

@@ -7,9 +7,9 @@ import { escapeHtml, senderAddress } from '../mail/thank-you-message';
 import { MAIL_FROM, MAILBOX_KEY_SECRET, MAILERLITE_API_KEY, UNSUBSCRIBE_SECRET } from '../params';
 import { type ErasureReport, eraseAddress } from '../privacy/erasure';
 import { erasureDepsFromParams } from '../privacy/erasure-from-params';
+import { finishErasureOnCloudTasks } from '../privacy/finish-erasure';
 import { emailFields } from '../privacy/log-fields';
 import { openUnsubscribeToken } from '../privacy/unsubscribe-token';
-import { finishErasureOnCloudTasks } from '../tasks/finish-erasure';
 
 /** What the handler reads of a request: Express's req, or a test's literal. */
 export interface UnsubscribeHttpRequest {
@@ -250,7 +250,7 @@ export function bodyTooLarge(request: Pick<UnsubscribeHttpRequest, 'rawBody'>): 
  * links) only shows a page with the button; POST with `List-Unsubscribe=One-Click` (the button, or a
  * mail provider's own unsubscribe button, RFC 8058) erases the address everywhere and says so; a
  * second POST finds nothing and says the same. If MailerLite fails, its part is retried by the entry's own
- * task until MailerLite answers (tasks/finish-erasure.ts) and the page says so: the click is enough. Only a failing database
+ * task until MailerLite answers (privacy/finish-erasure.ts) and the page says so: the click is enough. Only a failing database
  * answers 503, to try again. A link that does not open with the secret erases nothing and answers 400.
  */
 export async function handleUnsubscribe(

@@ -12,7 +12,7 @@ import { MAILBOX_PROVIDERS } from './providers';
  *
  * A mail leaves only on a slot of the hour it leaves in. A slot is booked (bookMailSlot) in the first hour from
  * now with room, for the whole budget and for the mail's domain: this hour, when it has room, and the mail is
- * sent now; a later one otherwise, and the thank-you waits until that hour (tasks/deliver-thank-you.ts: the
+ * sent now; a later one otherwise, and the thank-you waits until that hour (delivery/deliver-thank-you.ts: the
  * mailbox's record keeps the hour booked, and the part's next round is enqueued to run then). A slot is
  * honoured only in its own hour: a send that comes later (a relay refusing us through the hour, a task retried
  * after an outage) books again from the hour it is in. So an hour counts every slot that may send in it, and

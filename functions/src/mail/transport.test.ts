@@ -7,7 +7,7 @@ import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PASSWORDS, passwordPieces as pieces } from '../../test-support/relay-passwords';
 import { startOutbox } from '../../test-support/smtp';
-import { smtpRefusal } from '../tasks/deliver-thank-you';
+import { smtpRefusal } from '../delivery/deliver-thank-you';
 import { buildThankYouMessage } from './thank-you-message';
 import {
   isLoopbackHost,

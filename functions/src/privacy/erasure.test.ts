@@ -12,6 +12,7 @@ import { FINAL, HERO, MAILBOX_SECRET, seedSignups, testMailboxes } from '../../t
 import { type EnqueuedTask, recordingEnqueue } from '../../test-support/tasks';
 import { systemClock } from '../clock';
 import { SIGNUPS, SUPPRESSIONS, THANK_YOU_MAILS } from '../contract';
+import { type Enqueue, ERASURE_QUEUE, RetryLater } from '../delivery/queue';
 import {
   handleUnsubscribe,
   isOneClick,
@@ -21,13 +22,12 @@ import {
   type UnsubscribeHttpRequest,
 } from '../http/unsubscribe';
 import { clearGroupCache } from '../mailerlite/groups';
-import { finishPendingErasures } from '../scheduled/pending-erasures';
-import { FINISH_TASK_DELAY_MS, finishErasureLater, handleFinishErasure } from '../tasks/finish-erasure';
-import { type Enqueue, ERASURE_QUEUE, RetryLater } from '../tasks/queue';
 import { type EraseDeps, type ErasureStep, eraseAddress } from './erasure';
+import { FINISH_TASK_DELAY_MS, finishErasureLater, handleFinishErasure } from './finish-erasure';
 import { mailboxKey } from './mailbox-key';
 import type { Mailboxes } from './mailboxes';
 import { CONTACT_PUSH_LEASE_MS } from './mailerlite-contacts';
+import { finishPendingErasures } from './pending-erasures';
 import { unsubscribeToken } from './unsubscribe-token';
 
 let firestore: FirestoreHarness;
@@ -644,7 +644,7 @@ describe('one mailbox, many spellings', () => {
     ]);
     const [tagged] = (await db.collection(SIGNUPS).where('email', '==', 'kid+x@school-example.org').get())
       .docs;
-    // The contact moved to the bare spelling (tasks/deliver-contact.ts); the record names it.
+    // The contact moved to the bare spelling (delivery/deliver-contact.ts); the record names it.
     for (const email of ['kid@school-example.org', 'friend@example.com']) {
       await mailerLiteClient(ml).upsertSubscriber({ email });
     }

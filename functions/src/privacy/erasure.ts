@@ -29,8 +29,8 @@ import { clearPending, isPending, PENDING_ID } from './suppression';
  * 4. The mark is cleared, only by the attempt that set it.
  *
  * When MailerLite fails (or the deadline comes), the click hands the entry to its own finish task
- * (tasks/finish-erasure.ts), which Cloud Tasks retries with backoff until MailerLite answers; a second click
- * finishes it too, and scheduled/pending-erasures.ts, every half hour, is the net for an attempt that died
+ * (privacy/finish-erasure.ts), which Cloud Tasks retries with backoff until MailerLite answers; a second click
+ * finishes it too, and privacy/pending-erasures.ts, every half hour, is the net for an attempt that died
  * before its task was enqueued. A click on an erasure already finished costs two reads (the entry, one
  * query) and no MailerLite request: only rows stored since (a suppressed mailbox signed up again, which
  * mails nobody) are deleted. The thank-you record stays (it holds no address), less the id of the row it
@@ -47,7 +47,7 @@ export interface EraseDeps {
   clock: Clock;
   logger: Logger;
   request?: RequestOptions;
-  /** When the erasure must stop and leave the rest to its finish task (or scheduled/pending-erasures.ts). */
+  /** When the erasure must stop and leave the rest to its finish task (or privacy/pending-erasures.ts). */
   deadline?: number;
   /**
    * The suppression list (which seals the addresses until MailerLite has forgotten them, and hands what
@@ -98,8 +98,8 @@ export async function eraseAddress(emailAsTyped: string, deps: EraseDeps): Promi
 
 /**
  * What is left of the erasure a suppression entry's mark stands for, finished (finishErasure) with the
- * addresses it holds sealed: by the entry's finish task (tasks/finish-erasure.ts) and by
- * scheduled/pending-erasures.ts. `unopenable` when they were sealed with another secret (UNSUBSCRIBE_SECRET
+ * addresses it holds sealed: by the entry's finish task (privacy/finish-erasure.ts) and by
+ * privacy/pending-erasures.ts. `unopenable` when they were sealed with another secret (UNSUBSCRIBE_SECRET
  * rotated): nothing is done, and the mark stays for an operator.
  */
 export async function finishPendingEntry(
@@ -175,7 +175,7 @@ export async function finishErasure(
 
 /**
  * Drops the id of the row the mailbox's thank-you record names: the row is erased, and the record keeps only
- * whether the mailbox was thanked, and at which kind of spelling (tasks/deliver-thank-you.ts). A record a
+ * whether the mailbox was thanked, and at which kind of spelling (delivery/deliver-thank-you.ts). A record a
  * thank-you task holds (`sending`, by a task that read the suppression list just before the click: it sends
  * nothing once it reads it again) is left with it, as is one that changed between the read and the write:
  * the two races a click meets only while a task of the mailbox runs.

@@ -16,7 +16,7 @@ import { derivedKey } from '../derived-key';
  * The key is an HMAC of that canonical mailbox with MAILBOX_KEY_SECRET (HKDF-derived for this one
  * purpose), never a plain hash: a plain SHA-256 of an address is confirmed by anyone holding a list of
  * candidate addresses. It names the thank-you record and the suppression entry and is written on each
- * sign-up (`mailbox_key`, by triggers/index-signup.ts), and its first 12 characters are the address's handle
+ * sign-up (`mailbox_key`, by delivery/index-signup.ts), and its first 12 characters are the address's handle
  * in the logs. The secret must never be rotated: a new one would forget every suppression.
  */
 
@@ -43,7 +43,7 @@ export function canonicalMailbox(email: string): string {
 /**
  * Whether the address carries a `+tag` (`kid+x@school.org`): a spelling a stranger can make of anyone's
  * mailbox, which some providers do not deliver. The bare spelling (`kid@school.org`, or a dotted Gmail) is
- * the mailbox's own: it gets its own thank-you after a tagged one (tasks/deliver-thank-you.ts) and becomes
+ * the mailbox's own: it gets its own thank-you after a tagged one (delivery/deliver-thank-you.ts) and becomes
  * the MailerLite contact's address (privacy/mailerlite-contacts.ts).
  */
 export function hasPlusTag(email: string): boolean {

@@ -29,7 +29,7 @@ export class Mailboxes {
     db: Firestore,
     private readonly secrets: MailboxSecrets,
     /**
-     * Where an erasure left pending goes to be finished (tasks/finish-erasure.ts, finishErasureLater): given
+     * Where an erasure left pending goes to be finished (privacy/finish-erasure.ts, finishErasureLater): given
      * by every function that may leave one (the click, the contact worker).
      */
     finishErasureLater?: FinishErasureLater,

@@ -18,7 +18,7 @@ import { openUnsubscribeToken, type UnsubscribeToken, unsubscribeToken } from '.
  *
  * While an erasure is not finished the entry also holds the write-ahead mark (erasure.ts): `pending`,
  * `pending_id` (the attempt that set it) and `sealed`, the address sealed with UNSUBSCRIBE_SECRET as in the
- * unsubscribe link (never in clear), so scheduled/pending-erasures.ts can finish it after any crash or outage.
+ * unsubscribe link (never in clear), so privacy/pending-erasures.ts can finish it after any crash or outage.
  */
 export interface SuppressionEntry {
   /** The latest unsubscribe click of this mailbox. */
@@ -68,14 +68,14 @@ export async function clearPending(ref: DocumentReference, attempt: string): Pro
 }
 
 /**
- * Hands a marked entry to its own finish task (tasks/finish-erasure.ts, finishErasureLater), named by the
+ * Hands a marked entry to its own finish task (privacy/finish-erasure.ts, finishErasureLater), named by the
  * entry's id and the mark: Cloud Tasks retries it until MailerLite has forgotten the mailbox.
  */
 export type FinishErasureLater = (pending: { entry: string; mark: string }) => Promise<unknown>;
 
 /**
  * What came of handing a mark to its finish task: enqueued; not (Cloud Tasks failed: the half-hourly job,
- * scheduled/pending-erasures.ts, finishes the entry); or no queue to hand it to (a list built without one).
+ * privacy/pending-erasures.ts, finishes the entry); or no queue to hand it to (a list built without one).
  */
 export type HandOff = 'enqueued' | 'enqueue_failed' | 'no_queue';
 

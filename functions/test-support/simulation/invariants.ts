@@ -19,9 +19,9 @@
 
 import type { Firestore } from 'firebase-admin/firestore';
 import { SIGNUPS } from '../../src/contract';
+import type { PartRecord } from '../../src/delivery/part-life';
+import { DELIVERY_PARTS, PART_QUEUE } from '../../src/delivery/row-delivery';
 import { hasPlusTag } from '../../src/privacy/mailbox-key';
-import type { PartRecord } from '../../src/tasks/part-life';
-import { DELIVERY_PARTS, PART_QUEUE } from '../../src/tasks/row-delivery';
 import { addressOf, MINUTE, type Scenario } from './scenario';
 import type { CloudTasks, Mail } from './world';
 

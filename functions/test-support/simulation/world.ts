@@ -1,8 +1,15 @@
 // The world around the delivery engine in a simulation: Cloud Tasks, the SMTP relay and MailerLite as doubles
 // that keep what they were given and fail as the scenario's outages say, at the handlers' own interfaces
-// (tasks/queue.ts's Enqueue, mail/transport.ts's MailTransport, the MailerLite client's three calls they make).
+// (delivery/queue.ts's Enqueue, mail/transport.ts's MailTransport, the MailerLite client's three calls they make).
 // Each double asks the run (WorldRun) for the clock, the seed's chances and the scheduler's turn.
 
+import {
+  type Enqueue,
+  ERASURE_QUEUE,
+  type QueueName,
+  RETRY,
+  type RetrySettings,
+} from '../../src/delivery/queue';
 import { budgetHour } from '../../src/mail/budget';
 import type { MailTransport } from '../../src/mail/transport';
 import type { MailerLiteClient, UpsertSubscriberInput } from '../../src/mailerlite/client';
@@ -16,14 +23,7 @@ import {
   MailerLiteTimeoutError,
   MailerLiteValidationError,
 } from '../../src/mailerlite/errors';
-import { FINISH_ERASURE_RETRY } from '../../src/tasks/finish-erasure';
-import {
-  type Enqueue,
-  ERASURE_QUEUE,
-  type QueueName,
-  RETRY,
-  type RetrySettings,
-} from '../../src/tasks/queue';
+import { FINISH_ERASURE_RETRY } from '../../src/privacy/finish-erasure';
 import { HOUR, type MailerLiteOutage, MINUTE, type Outage, type SmtpOutage } from './scenario';
 
 /** mulberry32: the run's own choices, replayable from its seed. */

@@ -34,7 +34,7 @@ export type FormName = keyof typeof FORMS;
 export const UI_TIMEOUT_MS = 45_000;
 /** The callables only queue the work: the first task of a function also starts its worker (a cold start). */
 export const QUEUE_TIMEOUT_MS = 20_000;
-/** A failed task comes back after Cloud Tasks' backoff (10 s, then 20 s, 40 s…: functions/src/tasks/queue.ts). */
+/** A failed task comes back after Cloud Tasks' backoff (10 s, then 20 s, 40 s…: functions/src/delivery/queue.ts). */
 export const RETRY_TIMEOUT_MS = 75_000;
 
 /**

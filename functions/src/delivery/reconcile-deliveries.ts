@@ -6,7 +6,8 @@ import { SIGNUPS } from '../contract';
 import { adminFirestore, firestoreSdk, millisOf } from '../firestore';
 import { cloudLogger, type Logger } from '../logs';
 import { MAILBOX_KEY_SECRET } from '../params';
-import { cloudTasksEnqueue } from '../tasks/queue';
+import { type IndexSignupDeps, indexSignup } from './index-signup';
+import { cloudTasksEnqueue } from './queue';
 import {
   DELIVERY,
   DELIVERY_PARTS,
@@ -16,8 +17,7 @@ import {
   partOf,
   RowDelivery,
   rowOfTasks,
-} from '../tasks/row-delivery';
-import { type IndexSignupDeps, indexSignup } from '../triggers/index-signup';
+} from './row-delivery';
 
 /** Rows re-driven per part and rows swept, at most, per run; a larger backlog is worked through run by run. */
 export const RECONCILE_PER_RUN = 200;
@@ -36,7 +36,7 @@ export interface ReconcileDeps {
   clock: Clock;
   logger: Logger;
   enqueuePart: EnqueuePart;
-  /** The trigger's work, for a row it never reached (triggers/index-signup.ts). */
+  /** The trigger's work, for a row it never reached (delivery/index-signup.ts). */
   index: (ref: DocumentReference) => ReturnType<typeof indexSignup>;
   perRun?: number;
 }
@@ -52,10 +52,10 @@ export interface ReconcileReport {
 
 /**
  * Nothing is dropped while the row lives: the net under the rows' own tasks (the row is the outbox,
- * tasks/row-delivery.ts). Each run
+ * delivery/row-delivery.ts). Each run
  *
  * 1. re-drives every part still pending whose `due_at` has passed: its task was never confirmed (the
- *    enqueue after the trigger's commit failed: the part's short due time, tasks/part-life.ts) or its tasks
+ *    enqueue after the trigger's commit failed: the part's short due time, delivery/part-life.ts) or its tasks
  *    gave up (Cloud Tasks' retry window ran out while MailerLite or the relay was down). The part's next round
  *    is enqueued (a task id Cloud Tasks has not seen) and its due time moved on, in a transaction that moves
  *    the round only forward (the part's `redriven`);
@@ -64,7 +64,7 @@ export interface ReconcileReport {
  *    for them.
  *
  * A thank-you waiting for the mail budget is a pending part like any other: its next round is enqueued to run
- * in its slot's hour, and its due time is that round's (tasks/part-life.ts, `waits`).
+ * in its slot's hour, and its due time is that round's (delivery/part-life.ts, `waits`).
  *
  * Bounded per run (RECONCILE_PER_RUN rows a part, as many swept), logged as counts only, and only when there
  * was something to do. Its one query per part is a range on `delivery.<part>.due_at`, the field
@@ -114,13 +114,13 @@ function errorCode(error: unknown): string {
 
 async function redrive(row: DocumentSnapshot, part: DeliveryPart, now: number, deps: ReconcileDeps) {
   const record = partOf(row.data(), part);
-  // A settled part has no due time (tasks/part-life.ts): only a pending one is found.
+  // A settled part has no due time (delivery/part-life.ts): only a pending one is found.
   if (record?.state !== 'pending') return false;
   const round = record.round + 1;
   // Enqueued first: should the write below fail, the next run enqueues that round again (the same id, a
   // duplicate, which is that round's own task: the id names the row and the round); the other order could
   // move the due time on with no task behind it. The part's `redriven` moves it forward only: a round a worker
-  // moved it to meanwhile is left as it is (tasks/part-life.ts).
+  // moved it to meanwhile is left as it is (delivery/part-life.ts).
   await deps.enqueuePart(part, rowOfTasks(row), round);
   await new RowDelivery(row.ref, part).apply({ kind: 'redriven', round, runsAt: now }, now);
   return true;

@@ -6,23 +6,16 @@ import { FINAL, HERO, MAILBOX_SECRET, seedSignups } from '../../test-support/sig
 import { recordingEnqueue } from '../../test-support/tasks';
 import { type Clock, systemClock } from '../clock';
 import { SIGNUPS } from '../contract';
-import { GIVE_UP_SLACK_MS } from '../tasks/part-life';
-import { deliveryTaskId, type Enqueue, QUEUES, RETRY, retryWindowMs } from '../tasks/queue';
-import {
-  CONFIRM_WAIT_MS,
-  dueAt,
-  enqueuePart,
-  QUEUE_WAIT_MS,
-  RowDelivery,
-  rowOfTasks,
-} from '../tasks/row-delivery';
-import { indexSignup } from '../triggers/index-signup';
+import { indexSignup } from './index-signup';
+import { GIVE_UP_SLACK_MS } from './part-life';
+import { deliveryTaskId, type Enqueue, QUEUES, RETRY, retryWindowMs } from './queue';
 import {
   RECONCILE_EVERY_MS,
   type ReconcileDeps,
   reconcileDeliveries,
   SWEEP_AFTER_MS,
 } from './reconcile-deliveries';
+import { CONFIRM_WAIT_MS, dueAt, enqueuePart, QUEUE_WAIT_MS, RowDelivery, rowOfTasks } from './row-delivery';
 
 let firestore: FirestoreHarness;
 let db: Firestore;

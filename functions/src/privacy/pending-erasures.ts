@@ -2,9 +2,9 @@ import '../global-options';
 import { onSchedule } from 'firebase-functions/v2/scheduler';
 import { SUPPRESSIONS } from '../contract';
 import { MAILBOX_KEY_SECRET, MAILERLITE_API_KEY, UNSUBSCRIBE_SECRET } from '../params';
-import { type EraseDeps, finishPendingEntry } from '../privacy/erasure';
-import { erasureDepsFromParams } from '../privacy/erasure-from-params';
-import { PENDING } from '../privacy/suppression';
+import { type EraseDeps, finishPendingEntry } from './erasure';
+import { erasureDepsFromParams } from './erasure-from-params';
+import { PENDING } from './suppression';
 
 /** Entries read per run; a backlog bigger than this is worked through over the next runs. */
 export const PENDING_ERASURES_PER_RUN = 200;
@@ -21,7 +21,7 @@ export interface PendingErasuresReport {
 /**
  * Finishes the erasures an outage, a deadline or a crash left marked (erasure.ts): for each suppression entry
  * still `pending`, opens the sealed addresses and runs the erasure's remaining steps (rows, MailerLite's
- * forgets, the mark: finishPendingEntry, as each entry's own finish task does, tasks/finish-erasure.ts). The
+ * forgets, the mark: finishPendingEntry, as each entry's own finish task does, privacy/finish-erasure.ts). The
  * net under those tasks: an erasure that died before its task was enqueued, an enqueue that failed, a task
  * that gave up. Stops asking MailerLite at its first failure (it is likely
  * down); the rest wait for the next run. Logged as counts only, and only when there was something to do.

@@ -11,11 +11,11 @@ import { mailerLiteFromParams } from '../mailerlite/from-params';
 import { type GroupConfig, GroupHolder, groupIdsRefusedBy } from '../mailerlite/groups';
 import { failureOf } from '../mailerlite/meaning';
 import { MAILBOX_KEY_SECRET, MAILERLITE_API_KEY, UNSUBSCRIBE_SECRET } from '../params';
+import { finishErasureOnCloudTasks } from '../privacy/finish-erasure';
 import { emailFields } from '../privacy/log-fields';
 import { type Mailboxes, mailboxesFromParams } from '../privacy/mailboxes';
 import { type AddContactInput, parseAddContactInput } from '../schemas';
 import { MAILBOX_KEY_FIELD, mailboxSignups } from '../signups/lookup';
-import { finishErasureOnCloudTasks } from './finish-erasure';
 import { parseSignupTask, parseTask, positiveNumber, RETRY, RetryLater, withDatabase } from './queue';
 import { isSettled, type PartEvent, partOf, RowDelivery } from './row-delivery';
 
@@ -49,14 +49,14 @@ export type ContactOutcome =
   | 'gone'
   | 'suppressed'
   | 'refused'
-  /** A task of a round older than the part's (tasks/part-life.ts): it does nothing. */
+  /** A task of a round older than the part's (delivery/part-life.ts): it does nothing. */
   | 'stale'
   | 'dropped';
 
 /**
  * Upserts a stored sign-up into the group of its list, with its source as a field and the mailbox's first
- * sign-up of that list as MailerLite's consent time. The task names the row (tasks/queue.ts); the row's
- * trigger enqueued it (triggers/index-signup.ts), or the reconciler did again (scheduled/reconcile-deliveries.ts).
+ * sign-up of that list as MailerLite's consent time. The task names the row (delivery/queue.ts); the row's
+ * trigger enqueued it (delivery/index-signup.ts), or the reconciler did again (delivery/reconcile-deliveries.ts).
  * The address, its list and its source are the row's: nothing a caller sent reaches MailerLite. A row gone
  * (erased, or past retention) is not delivered; a part already settled (a task of an earlier round that ran
  * late) costs the read.
@@ -67,7 +67,7 @@ export type ContactOutcome =
  * request. MailerLite's upsert adds groups and keeps the ones the subscriber is in, so
  * someone who joined through both forms ends up in both groups. A failure a retry can fix (429, 5xx, a
  * timeout, the database, another task pushing the same mailbox) throws RetryLater, counted on the row. Only
- * the person ends the part (tasks/part-life.ts): MailerLite refusing the address (a 422 on the email) skips
+ * the person ends the part (delivery/part-life.ts): MailerLite refusing the address (a 422 on the email) skips
  * it, `refused`. Our setup or MailerLite refusing us (401, 403, 404, a group or a field, an answer it does not
  * document) throws RetryLater too: the row shows the part waiting, `configuration`, with the code, and Cloud
  * Tasks tries again (backoff at most 10 minutes) until an operator has fixed it.

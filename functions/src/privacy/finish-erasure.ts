@@ -2,9 +2,6 @@ import '../global-options';
 import { onTaskDispatched } from 'firebase-functions/v2/tasks';
 import { type Clock, systemClock } from '../clock';
 import { SUPPRESSIONS } from '../contract';
-import { MAILBOX_KEY_SECRET, MAILERLITE_API_KEY, UNSUBSCRIBE_SECRET } from '../params';
-import { type EraseDeps, finishPendingEntry } from '../privacy/erasure';
-import { erasureDepsFromParams } from '../privacy/erasure-from-params';
 import {
   cloudTasksEnqueue,
   type Enqueue,
@@ -13,7 +10,10 @@ import {
   finishErasureTaskId,
   parseTask,
   RetryLater,
-} from './queue';
+} from '../delivery/queue';
+import { MAILBOX_KEY_SECRET, MAILERLITE_API_KEY, UNSUBSCRIBE_SECRET } from '../params';
+import { type EraseDeps, finishPendingEntry } from './erasure';
+import { erasureDepsFromParams } from './erasure-from-params';
 
 /** A suppression entry's id: a mailbox key (privacy/mailbox-key.ts), 43 base64url characters. */
 const ENTRY_ID = /^[A-Za-z0-9_-]{43}$/;
@@ -69,7 +69,7 @@ export async function handleFinishErasure(task: unknown, deps: EraseDeps): Promi
 
 /**
  * Backoff from a minute doubling to an hour, for three days: an outage of MailerLite may last a night, and
- * the half-hourly job (scheduled/pending-erasures.ts) stays the net beyond.
+ * the half-hourly job (privacy/pending-erasures.ts) stays the net beyond.
  */
 export const FINISH_ERASURE_RETRY = {
   maxAttempts: 100,
@@ -87,7 +87,7 @@ export const finishPendingErasure = onTaskDispatched(
     secrets: [MAILERLITE_API_KEY, UNSUBSCRIBE_SECRET, MAILBOX_KEY_SECRET],
     timeoutSeconds: 120,
     retryConfig: FINISH_ERASURE_RETRY,
-    // The forgets share MailerLite's budget with the contact worker (tasks/deliver-contact.ts leaves them 5
+    // The forgets share MailerLite's budget with the contact worker (delivery/deliver-contact.ts leaves them 5
     // requests a minute): one task at a time, two a minute.
     rateLimits: { maxDispatchesPerSecond: 2 / 60, maxConcurrentDispatches: 1 },
   },

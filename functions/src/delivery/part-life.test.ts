@@ -22,7 +22,7 @@ function run(part: PartRecord, ...events: Array<[PartEvent, number]>): PartRecor
 
 const enqueued = run(firstPart(T0), [{ kind: 'enqueued', round: 0, runsAt: T0 }, T0]);
 
-describe("a part's life (tasks/part-life.ts)", () => {
+describe("a part's life (delivery/part-life.ts)", () => {
   it('starts pending on round 0, due soon until its task is confirmed, then due after the retry window', () => {
     expect(firstPart(T0)).toEqual({
       state: 'pending',

@@ -15,15 +15,15 @@ import {
  * sign-up carries the state of its two deliveries, written by the server alone (the rules let a client
  * create the four fields and nothing else) and erased with the row:
  *
- *   delivery.contact    the MailerLite contact (tasks/deliver-contact.ts)
- *   delivery.thank_you  the thank-you mail (tasks/deliver-thank-you.ts)
+ *   delivery.contact    the MailerLite contact (delivery/deliver-contact.ts)
+ *   delivery.thank_you  the thank-you mail (delivery/deliver-thank-you.ts)
  *
  * each `{ state, reason?, attempts, last_error?, round, due_at?, updated_at }`, moved only as its life says
- * (tasks/part-life.ts): `pending` (waiting, with a reason, while our setup or the mail budget holds it) until
+ * (delivery/part-life.ts): `pending` (waiting, with a reason, while our setup or the mail budget holds it) until
  * its worker settles it `done` or `skipped` (for the person's reason); `attempts` counts the worker's runs,
  * `last_error` the last failure's code; `round` the task the part is on (each round has its own task id,
- * tasks/queue.ts, and the task carries its round); `due_at`, while pending, when the reconciler
- * (scheduled/reconcile-deliveries.ts) looks at the part again: soon while its task is not confirmed, and
+ * delivery/queue.ts, and the task carries its round); `due_at`, while pending, when the reconciler
+ * (delivery/reconcile-deliveries.ts) looks at the part again: soon while its task is not confirmed, and
  * otherwise once that task has either settled it or given up.
  */
 export const DELIVERY = 'delivery';
@@ -55,7 +55,7 @@ export function partOf(data: Record<string, unknown> | undefined, part: Delivery
 }
 
 /**
- * Enqueues round `round` of a part of a row's delivery (tasks/queue.ts, deliveryTaskId): by the trigger
+ * Enqueues round `round` of a part of a row's delivery (delivery/queue.ts, deliveryTaskId): by the trigger
  * (round 0), the reconciler, and a thank-you's worker for its next round: over the mail budget (to run in its slot's hour) or whose save failed.
  */
 export type EnqueuePart = (
@@ -63,7 +63,7 @@ export type EnqueuePart = (
   row: RowOfTasks,
   round: number,
   notBefore?: number,
-  /** What the round's task carries besides the row and its round (tasks/queue.ts, SignupTask). */
+  /** What the round's task carries besides the row and its round (delivery/queue.ts, SignupTask). */
   carry?: Pick<SignupTask, 'sent'>,
 ) => Promise<'enqueued' | 'duplicate'>;
 
@@ -76,7 +76,7 @@ export function enqueuePart(enqueue: Enqueue, mailboxSecret: string): EnqueuePar
   };
 }
 
-/** A row as read, as its tasks are named (tasks/queue.ts, deliveryTaskId). */
+/** A row as read, as its tasks are named (delivery/queue.ts, deliveryTaskId). */
 export function rowOfTasks(row: DocumentSnapshot): RowOfTasks {
   if (!row.createTime) throw new Error('A row read without its creation time.');
   return { id: row.id, createTime: row.createTime };
@@ -84,7 +84,7 @@ export function rowOfTasks(row: DocumentSnapshot): RowOfTasks {
 
 /**
  * One part of a row's delivery, as its trigger, worker or reconciler moves it: each says what happened
- * (tasks/part-life.ts, PartEvent) and `apply` writes what `next` answers on the row as it stands (applyToParts),
+ * (delivery/part-life.ts, PartEvent) and `apply` writes what `next` answers on the row as it stands (applyToParts),
  * so a write made on a stale read (a round the reconciler moved on meanwhile) cannot put a part back. Each write touches only
  * its own part, so the two workers of one row never overwrite each other. A row erased meanwhile (one-click
  * unsubscribe, retention) is left erased: nothing is written.

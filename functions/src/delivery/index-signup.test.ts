@@ -7,11 +7,11 @@ import { recordingEnqueue } from '../../test-support/tasks';
 import { systemClock } from '../clock';
 import { SIGNUPS } from '../contract';
 import { mailboxKey } from '../privacy/mailbox-key';
-import { RECONCILE_EVERY_MS } from '../scheduled/reconcile-deliveries';
 import { MAILBOX_KEY_FIELD, mailboxSignups, storedSignups } from '../signups/lookup';
-import { deliveryTaskId, type Enqueue, QUEUES, RETRY, retryWindowMs } from '../tasks/queue';
-import { CONFIRM_WAIT_MS, enqueuePart, QUEUE_WAIT_MS, rowOfTasks } from '../tasks/row-delivery';
 import { type IndexSignupDeps, indexSignup } from './index-signup';
+import { deliveryTaskId, type Enqueue, QUEUES, RETRY, retryWindowMs } from './queue';
+import { RECONCILE_EVERY_MS } from './reconcile-deliveries';
+import { CONFIRM_WAIT_MS, enqueuePart, QUEUE_WAIT_MS, rowOfTasks } from './row-delivery';
 
 let firestore: FirestoreHarness;
 let db: Firestore;

@@ -2,13 +2,13 @@ import { positiveNumber, RETRY, retryWindowMs } from './queue';
 
 /**
  * The life of one part of a sign-up's delivery (`delivery.contact`, `delivery.thank_you`; the row is the
- * outbox, tasks/row-delivery.ts), in one place. The trigger, the two workers, the reconciler and the
+ * outbox, delivery/row-delivery.ts), in one place. The trigger, the two workers, the reconciler and the
  * operator's Sync say what happened (an event) and write what `next` answers on the row as it stands
  * (compare-and-swap); none of them writes a part's fields itself.
  *
  * The states, as a newcomer reads them:
  *
- *   pending    its task is on its way (`round` names the task, tasks/queue.ts)
+ *   pending    its task is on its way (`round` names the task, delivery/queue.ts)
  *   waiting    still pending, and saying why on the row: `reason` (`configuration`: our setup or the
  *              service refused us; `mail_budget`: its round runs in a later hour, on the slot of the
  *              mail budget booked for it, mail/budget.ts) and `last_error` (the last code)
@@ -167,7 +167,7 @@ export function syncRound(part: PartRecord, now: number): number | null {
 /**
  * The part after `event` at `now`, or null when the event changes nothing: the part is final, or the event
  * is of a past round. Pure: the callers read the part and write the answer only if the row is unchanged
- * (tasks/row-delivery.ts, RowDelivery.apply).
+ * (delivery/row-delivery.ts, RowDelivery.apply).
  */
 export function next(part: PartRecord, event: PartEvent, now: number): PartRecord | null {
   if (isSettled(part)) return null;

@@ -25,6 +25,7 @@ import type { MailerLiteClientOptions } from '../mailerlite/client';
 import { mailerLiteTime } from '../mailerlite/client';
 import { clearGroupCache } from '../mailerlite/groups';
 import { eraseAddress } from '../privacy/erasure';
+import { finishErasureLater } from '../privacy/finish-erasure';
 import { mailboxKey } from '../privacy/mailbox-key';
 import {
   CONTACT_ROWS_READ,
@@ -32,7 +33,6 @@ import {
   type DeliverContactDeps,
   handleDeliverContact,
 } from './deliver-contact';
-import { finishErasureLater } from './finish-erasure';
 import { GIVE_UP_SLACK_MS } from './part-life';
 import { ERASURE_QUEUE, RETRY, RetryLater, retryWindowMs } from './queue';
 

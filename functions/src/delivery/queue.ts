@@ -4,8 +4,8 @@ import type { LogEvent, Logger } from '../logs';
 
 /**
  * The delivery of a sign-up, handed to Cloud Tasks. The stored row is the outbox: its create trigger
- * (triggers/index-signup.ts) is the one producer of its delivery work, a contact (deliver-contact.ts) and a
- * thank-you (deliver-thank-you.ts); the reconciler (scheduled/reconcile-deliveries.ts) enqueues again what is
+ * (delivery/index-signup.ts) is the one producer of its delivery work, a contact (deliver-contact.ts) and a
+ * thank-you (deliver-thank-you.ts); the reconciler (delivery/reconcile-deliveries.ts) enqueues again what is
  * still pending once its tasks gave up. Cloud Tasks retries each task with backoff, paces the queues
  * (`rateLimits`) and drops a task whose id it has seen.
  *
@@ -31,10 +31,10 @@ export type QueueName = (typeof QUEUES)[keyof typeof QUEUES] | typeof ERASURE_QU
 export interface SignupTask {
   /** The document id of the row in email_subscriptions. */
   signup: string;
-  /** The round of the row's part this task is (tasks/part-life.ts): a task of a round older than the part's does nothing. */
+  /** The round of the row's part this task is (delivery/part-life.ts): a task of a round older than the part's does nothing. */
   round: number;
   /**
-   * A thank-you the relay accepted whose `sent` the database did not save (tasks/deliver-thank-you.ts): the
+   * A thank-you the relay accepted whose `sent` the database did not save (delivery/deliver-thank-you.ts): the
    * claim's attempt id, which the record names while it is claimed. No address.
    */
   sent?: string;
@@ -156,11 +156,11 @@ export class RetryLater extends Error {
   override name = 'RetryLater';
   constructor(
     message: string,
-    /** What failed, as the row's `last_error` records it (tasks/row-delivery.ts): a code, never an address. */
+    /** What failed, as the row's `last_error` records it (delivery/row-delivery.ts): a code, never an address. */
     readonly code = 'retry',
     /**
      * `configuration`: our setup or the service refused us (not the person): the part waits, saying so on
-     * the row, and Cloud Tasks retries it until an operator has fixed it (tasks/part-life.ts).
+     * the row, and Cloud Tasks retries it until an operator has fixed it (delivery/part-life.ts).
      */
     readonly wait?: 'configuration',
   ) {
@@ -189,7 +189,7 @@ export interface RetrySettings {
 /**
  * What the delivery workers ask Cloud Tasks for: retried for two days (at least a day, as an outage of
  * MailerLite or of the SMTP relay may last a night), backoff from 10 s doubling to 10 min. What is still
- * pending after that is the reconciler's (scheduled/reconcile-deliveries.ts). DELIVERY_MAX_ATTEMPTS,
+ * pending after that is the reconciler's (delivery/reconcile-deliveries.ts). DELIVERY_MAX_ATTEMPTS,
  * DELIVERY_MAX_RETRY_SECONDS and DELIVERY_MIN_BACKOFF_SECONDS override them, read when the functions load
  * (functions/.env.<project>; the stack tests make tasks give up in seconds with them).
  */

@@ -97,7 +97,7 @@ export type ThankYouOutcome =
   | { status: 'gone' }
   /** The row's thank-you was settled by an earlier task. */
   | { status: 'settled' }
-  /** A task of a round older than the part's (tasks/part-life.ts): it does nothing. */
+  /** A task of a round older than the part's (delivery/part-life.ts): it does nothing. */
   | { status: 'stale' }
   /**
    * The relay accepted the mail and the database did not save it: the next round's task carries the claim's
@@ -146,8 +146,8 @@ export interface DeliverThankYouDeps {
  * only for a stored sign-up, to the spelling stored, and never to a mailbox on the suppression list; but for
  * one more: a mailbox thanked only at a `+tag` spelling (one anyone can make of it, which some providers
  * bounce) is thanked again once its bare spelling, its own, is stored. At most two per mailbox, ever. The task
- * names the row (tasks/queue.ts); the row's trigger enqueued it (triggers/index-signup.ts), or the
- * reconciler did again (scheduled/reconcile-deliveries.ts). A row gone (erased, or past retention) gets
+ * names the row (delivery/queue.ts); the row's trigger enqueued it (delivery/index-signup.ts), or the
+ * reconciler did again (delivery/reconcile-deliveries.ts). A row gone (erased, or past retention) gets
  * nothing. The mailbox's record is claimed (lease.ts) before anything else is spent: a second task
  * (concurrent or later) sees the claim and sends nothing, and only the claim's holder books a slot of the
  * mail budget, kept on the record, so a burst of spellings of one mailbox spends one.
@@ -155,7 +155,7 @@ export interface DeliverThankYouDeps {
  * A mail leaves only on a slot of the hour it leaves in (mail/budget.ts). Over the budget, the task does not
  * spend its retries waiting: a slot is booked in the first hour with room, the part's next round is enqueued
  * to run at that hour's start, and the task is acknowledged; the part waits (`mail_budget`) with a due time
- * (tasks/part-life.ts). Only the person ends the part (tasks/part-life.ts): the relay refusing their own
+ * (delivery/part-life.ts). Only the person ends the part (delivery/part-life.ts): the relay refusing their own
  * mailbox (5.1.1, 5.1.2, 5.1.3, 5.1.6 or 5.2.1 at RCPT) skips it, `refused`. Every other failure throws
  * RetryLater and Cloud Tasks tries again (backoff at most 10 minutes): the relay down or
  * answering 4xx, the database, another task's claim still held, counted on the row with the code; and our

@@ -9,7 +9,7 @@ import { emailFields } from '../privacy/log-fields';
 import { mailboxKey } from '../privacy/mailbox-key';
 import { parseAddContactInput } from '../schemas';
 import { MAILBOX_KEY_FIELD } from '../signups/lookup';
-import { cloudTasksEnqueue } from '../tasks/queue';
+import { cloudTasksEnqueue } from './queue';
 import {
   applyToParts,
   DELIVERY,
@@ -21,7 +21,7 @@ import {
   type PartRecord,
   partOf,
   rowOfTasks,
-} from '../tasks/row-delivery';
+} from './row-delivery';
 
 export type IndexOutcome = 'delivery_enqueued' | 'not_an_address' | 'gone';
 
@@ -38,11 +38,11 @@ export interface IndexSignupDeps {
  * themselves). Each new row
  *
  * 1. gets its mailbox key (signups/lookup.ts) and its delivery state, both parts pending on round 0
- *    (tasks/part-life.ts, firstPart) and due within CONFIRM_WAIT_MS, in one transaction: a retried trigger,
+ *    (delivery/part-life.ts, firstPart) and due within CONFIRM_WAIT_MS, in one transaction: a retried trigger,
  *    or the reconciler's sweep of a row the trigger never reached, finds them there and keeps them;
- * 2. enqueues the round its pending parts are on, to run at once: the contact (tasks/deliver-contact.ts) and
- *    the thank-you (tasks/deliver-thank-you.ts), each task naming the row and its round under an id only the
- *    server can make (tasks/queue.ts, deliveryTaskId), so a retry enqueues nothing twice;
+ * 2. enqueues the round its pending parts are on, to run at once: the contact (delivery/deliver-contact.ts) and
+ *    the thank-you (delivery/deliver-thank-you.ts), each task naming the row and its round under an id only the
+ *    server can make (delivery/queue.ts, deliveryTaskId), so a retry enqueues nothing twice;
  * 3. once Cloud Tasks has a part's task, moves its due time on to when that task's retries would have ended
  *    (the part's `enqueued`).
  *
@@ -50,7 +50,7 @@ export interface IndexSignupDeps {
  * erased, and enqueues nothing. Enqueueing fails only with Cloud Tasks itself: then the trigger throws and
  * is retried (`retry: true`); a part whose enqueue never answered keeps its short due time, and the reconciler
  * (every 10 minutes) re-drives it under its next round within 15 minutes of the commit; a row the trigger
- * never reached, the reconciler's sweep finds (scheduled/reconcile-deliveries.ts).
+ * never reached, the reconciler's sweep finds (delivery/reconcile-deliveries.ts).
  */
 export async function indexSignup(ref: DocumentReference, deps: IndexSignupDeps): Promise<IndexOutcome> {
   const now = deps.clock.now();
