@@ -46,11 +46,8 @@ import {
 export const THANK_YOU_TIMEOUT_SECONDS = 60;
 
 /**
- * How long a claim to send stays exclusive. It outlives the function's timeout (and the SMTP timeouts
- * inside it), so when it has expired the sender is certainly gone: a later call may then send again
- * without racing it. A crash between the SMTP server accepting the message and the record saying
- * "sent" is the one case that can produce a second message; the resend carries the same Message-ID,
- * so mail clients show it as the same message.
+ * Outlives the function's timeout, so an expired claim's sender is certainly gone. A crash between the relay
+ * accepting and the record saying "sent" is the one way to a second mail; it carries the same Message-ID.
  */
 export const THANK_YOU_LEASE_MS = 5 * 60_000;
 
@@ -68,18 +65,11 @@ export interface ThankYouRecord {
   subscription_type: SubscriptionType;
   /** The row (its id: no address) whose task claimed it last: the one thanked, once `sent`. */
   signup?: string;
-  /**
-   * Whether the spelling claimed (the one thanked, once `sent`) has a `+tag` (privacy/mailbox-key.ts,
-   * hasPlusTag). A mailbox thanked only at a tagged spelling is thanked once more, at its bare one.
-   */
+  /** The spelling claimed (thanked, once `sent`); a mailbox thanked only tagged is thanked once more, bare. */
   spelling: ThankedSpelling;
   /** A tagged spelling of the mailbox was thanked before the bare one's claim: no tagged one is again. */
   tagged_thanked?: boolean;
-  /**
-   * The hour (mail/budget.ts, budgetHour) of the mail budget's slot booked for the mailbox's next mail and not
-   * spent yet; null once a mail went out on it. Honoured in that hour only: any task of the mailbox then sends
-   * on it, and a send in a later hour books again.
-   */
+  /** The budget hour of the mailbox's booked, unspent slot; honoured in that hour only, null once spent. */
   slot?: number | null;
   claimed_at: Date | Timestamp;
   lease_expires_at: Date | Timestamp | null;
@@ -99,23 +89,13 @@ export type ThankYouOutcome =
   | { status: 'settled' }
   /** A task of a round older than the part's (delivery/part-life.ts): it does nothing. */
   | { status: 'stale' }
-  /**
-   * The relay accepted the mail and the database did not save it: the next round's task carries the claim's
-   * id and saves it once the database answers (never sending again).
-   */
+  /** The relay accepted, the database did not save it: the next round's task saves it, never sending again. */
   | { status: 'sent_unsaved' }
   /** The mailbox unsubscribed: nothing is sent to it again, whoever signs it up. */
   | { status: 'suppressed' }
-  /**
-   * Over the mail budget: a slot booked in a later hour (mail/budget.ts), the part's next round enqueued to run
-   * then, and this task acknowledged.
-   */
+  /** Over the mail budget: a slot booked in a later hour, the part's next round enqueued to run then. */
   | { status: 'waiting'; hour: number }
-  /**
-   * The relay refused the recipient for good (5.1.1, 5.1.2, 5.1.3, 5.1.6 or 5.2.1 at RCPT: the person's own
-   * mailbox): the part is skipped.
-   * Every other refusal (our sender, our login, TLS, the message) is our setup's, thrown as RetryLater.
-   */
+  /** The relay refused the person's own mailbox for good (smtpRefusal, `recipient`): the part is skipped. */
   | { status: 'failed' };
 /** `byThisRow`: the mail went out for this very row (a duplicate task of it, a later round). */
 type ThankYouResult = { status: 'already_sent'; byThisRow: boolean } | { status: 'in_progress' };
@@ -142,25 +122,12 @@ export interface DeliverThankYouDeps {
 }
 
 /**
- * One thank-you message per mailbox (privacy/mailbox-key.ts: every spelling of one mailbox is one), ever,
- * only for a stored sign-up, to the spelling stored, and never to a mailbox on the suppression list; but for
- * one more: a mailbox thanked only at a `+tag` spelling (one anyone can make of it, which some providers
- * bounce) is thanked again once its bare spelling, its own, is stored. At most two per mailbox, ever. The task
- * names the row (delivery/queue.ts); the row's trigger enqueued it (delivery/index-signup.ts), or the
- * reconciler did again (delivery/reconcile-deliveries.ts). A row gone (erased, or past retention) gets
- * nothing. The mailbox's record is claimed (lease.ts) before anything else is spent: a second task
- * (concurrent or later) sees the claim and sends nothing, and only the claim's holder books a slot of the
- * mail budget, kept on the record, so a burst of spellings of one mailbox spends one.
- *
- * A mail leaves only on a slot of the hour it leaves in (mail/budget.ts). Over the budget, the task does not
- * spend its retries waiting: a slot is booked in the first hour with room, the part's next round is enqueued
- * to run at that hour's start, and the task is acknowledged; the part waits (`mail_budget`) with a due time
- * (delivery/part-life.ts). Only the person ends the part (delivery/part-life.ts): the relay refusing their own
- * mailbox (5.1.1, 5.1.2, 5.1.3, 5.1.6 or 5.2.1 at RCPT) skips it, `refused`. Every other failure throws
- * RetryLater and Cloud Tasks tries again (backoff at most 10 minutes): the relay down or
- * answering 4xx, the database, another task's claim still held, counted on the row with the code; and our
- * setup (the relay refusing our sender, login, TLS or message; MAIL_FROM or UNSUBSCRIBE_URL unset), which the
- * row shows waiting, `configuration`, with the code, until an operator has fixed it.
+ * One thank-you per mailbox, ever, to the spelling stored on a live row and never to a suppressed mailbox;
+ * one more at the bare spelling when only a `+tag` one (which anyone can make, and some providers bounce) was
+ * thanked. The mailbox's record is claimed (lease.ts) before anything is spent, so of a burst of spellings
+ * one sends and books one budget slot. Over the budget the task does not spend its retries: it books the
+ * first hour with room and enqueues the next round for then. Only the person's own refusal ends the part;
+ * every other failure, our setup's included, is RetryLater.
  */
 export async function handleDeliverThankYou(
   task: unknown,
@@ -189,7 +156,6 @@ export async function handleDeliverThankYou(
   }
   const part = partOf(row.data(), 'thank_you');
   if (isSettled(part)) return { status: 'settled' };
-  // A task of a past round does nothing: the round the part is on has its own task.
   if (part && input.round < part.round) return { status: 'stale' };
   const round = input.round;
   const delivery = new RowDelivery(row.ref, 'thank_you');
@@ -227,9 +193,7 @@ export async function handleDeliverThankYou(
     return outcome;
   } catch (error) {
     if (error instanceof UnsavedSend) {
-      // Cloud Tasks keeps what the database could not: the next round's task carries the claim's id and
-      // saves `sent` once the database answers, then settles the part done. This task is acknowledged, so
-      // none of its retries claims the mailbox again.
+      // Cloud Tasks keeps what the database could not; acknowledged, so no retry of this task claims again.
       const handed = await deps
         .enqueuePart('thank_you', rowOfTasks(row), round + 1, undefined, { sent: error.attempt })
         .catch(() => null);
@@ -286,9 +250,7 @@ async function sendOnce(
     deps.logger.info('thank_you.skipped', { ...log, reason: 'mail_budget' });
     return { status: 'waiting', hour: slot };
   }
-  // The list looked at again, last before the relay: a person who unsubscribed while this task claimed the
-  // record and took its slot gets nothing. Nothing but building the message lies between this read and the
-  // send; a click whose first write comes after this read found a mail already on its way.
+  // Read again last before the relay: an unsubscribe during the claim and the booking wins.
   const left = await suppression(deps, input.email).catch(async (error: unknown) => {
     await finish(claim.lease, { state: 'waiting', slot }).catch(() => undefined);
     throw error;
@@ -324,9 +286,7 @@ async function sendOnce(
       retry: refusal !== 'recipient',
       ...(refusal === 'setup' ? { reason: 'configuration' } : {}),
     });
-    // Nothing was sent: the record is claimable again. Best effort: if even this write fails, the lease
-    // expires and a later task claims it anyway.
-    // The slot stays the mailbox's: a retry within its hour sends on it.
+    // Nothing was sent: claimable again (best effort: the lease expires anyway); the slot stays the mailbox's.
     await finish(claim.lease, {
       state: 'failed',
       failed_at: new Date(deps.clock.now()),
@@ -362,18 +322,14 @@ async function suppression(deps: DeliverThankYouDeps, email: string): Promise<bo
 }
 
 /**
- * How long to wait before each try of saving `sent` after the relay accepted the mail: the database must
- * answer within the call (a minute, THANK_YOU_TIMEOUT_SECONDS, the SMTP exchange included). A write whose
- * answer was lost after it applied is found saved by the next try (the lease's update time has moved:
- * LeaseLostError, which `finish` takes as done).
+ * The waits between tries of saving `sent`, within the call's minute. A write whose answer was lost is found
+ * saved by the next try (LeaseLostError, which `finish` takes as done).
  */
 export const SAVE_SENT_RETRY_MS: readonly number[] = [250, 1_000, 3_000, 8_000];
 
 /**
- * Saves `sent`, tried again while the database fails. Should it still fail, the record stays `sending` under
- * this call's claim (never `failed`, which a retry would claim and send again at once), and UnsavedSend says
- * so: the handler hands the claim's id to a task of the part's next round, which saves `sent` once the
- * database answers (settleUnsaved).
+ * Saves `sent`, retried. Should it still fail, the record stays `sending` (never `failed`, which a retry would
+ * send again at once) and UnsavedSend hands the claim's id to the next round (settleUnsaved).
  */
 async function saveSent(
   lease: Lease,
@@ -406,11 +362,7 @@ class UnsavedSend extends RetryLater {
   }
 }
 
-/**
- * A task carrying a claim's id (`sent`): the mail that claim sent went out, and its record still names the
- * claim, `sending`. It is saved `sent` now; a record claimed since by another call (its lease ran out first)
- * is that call's, and left alone.
- */
+/** Saves `sent` for the claim `attempt` whose mail went out, unless another call has claimed the record since. */
 async function settleUnsaved(record: DocumentReference, attempt: string, now: number): Promise<void> {
   await record.firestore.runTransaction(async (transaction) => {
     const current = (await transaction.get(record)).data() as Partial<ThankYouRecord> | undefined;
@@ -420,24 +372,13 @@ async function settleUnsaved(record: DocumentReference, attempt: string, now: nu
 }
 
 /**
- * Whose an SMTP failure is, by its stage and code:
- * - `recipient`: the relay refused that recipient for good, a 5xx at RCPT whose enhanced status (RFC 3463)
- *   is about the recipient's own mailbox (RECIPIENT_STATUSES): the person's, which ends the part;
- * - `setup`: the relay refused us (a 5xx anywhere else: our sender at MAIL FROM, as a provider does before
- *   the domain is verified, 554 5.7.1; a login it requires, 530 5.7.0; our message at DATA; a 5xx at RCPT
- *   about our sender or a policy, 5.1.0, 5.1.7, 5.1.8 or 5.7.x, or with no enhanced status), or our login
- *   or TLS failed (EAUTH, ETLS), or SMTP_URL cannot be read (ESMTPURL, mail/transport.ts): our setup,
- *   retried until an operator fixes it;
- * - `transient`: a 4xx (RFC 5321: try again later), or no answer at all (the relay unreachable, a dropped
- *   connection, a timeout): retried.
+ * Whose an SMTP failure is: `recipient`, a 5xx at RCPT about the person's own mailbox (ends the part);
+ * `setup`, any other 5xx (our sender, a policy, our message, no enhanced status), our login or TLS, or an
+ * unreadable SMTP_URL; `transient`, a 4xx or no answer. Only `recipient` is not retried.
  */
 export type SmtpRefusal = 'recipient' | 'setup' | 'transient';
 
-/**
- * The enhanced statuses about the recipient's own mailbox (RFC 3463): bad mailbox (5.1.1), bad domain
- * (5.1.2), bad address syntax (5.1.3), mailbox moved (5.1.6), mailbox disabled (5.2.1). 5.1.0, 5.1.7 and
- * 5.1.8 are about an address too, but a relay gives them at RCPT about our sender.
- */
+/** RFC 3463's statuses about the recipient's own mailbox; 5.1.0, 5.1.7 and 5.1.8 come at RCPT about our sender. */
 const RECIPIENT_STATUSES: ReadonlySet<string> = new Set(['5.1.1', '5.1.2', '5.1.3', '5.1.6', '5.2.1']);
 
 export function smtpRefusal(error: unknown): SmtpRefusal {
@@ -485,10 +426,8 @@ const THANK_YOU_LEASE: LeaseLayout = {
 };
 
 /**
- * Claims the record for this call (see ../lease.ts): a `sent` record is never claimed again, but once by
- * the bare spelling of a mailbox thanked only at a tagged one; a `sending` one only once its lease has
- * expired (its sender died), a `failed` one at once; and never by a tagged spelling once a tagged one was
- * thanked. Of two calls at the same moment only one can claim it; the other reads again and sees the claim.
+ * Claims the record (lease.ts): a `sent` one never again but once by the bare spelling after a tagged one, a
+ * `sending` one once its lease expired, and never by a tagged spelling once a tagged one was thanked.
  */
 async function claimRecord(
   deps: DeliverThankYouDeps,
@@ -575,12 +514,7 @@ function smtpErrorCode(error: unknown): string {
   return parts.filter((part) => part !== null).join(' ');
 }
 
-/**
- * The thank-you queue sends at most 20 mails a second (a burst of sign-ups does not become a burst at the
- * relay, which providers throttle and rate a sender by), and at most MAIL_PER_HOUR an hour (the budget,
- * mail/budget.ts), retried for two days. MAIL_TASKS_PER_SECOND overrides the rate, read when the functions
- * load (functions/.env.<project>), as MAILERLITE_TASKS_PER_MINUTE is.
- */
+/** At most 20 mails a second, so a rush is no burst at the relay; MAIL_TASKS_PER_SECOND overrides it at load. */
 export const THANK_YOU_PER_SECOND = positiveNumber(process.env.MAIL_TASKS_PER_SECOND, 20);
 
 export const deliverThankYou = onTaskDispatched(
@@ -591,7 +525,6 @@ export const deliverThankYou = onTaskDispatched(
     rateLimits: { maxDispatchesPerSecond: THANK_YOU_PER_SECOND, maxConcurrentDispatches: 10 },
   },
   async (request) => {
-    // A missing setting is our setup's: the handler says so on the row and the task is retried until it is set.
     const from = MAIL_FROM.value();
     const unsubscribeUrl = UNSUBSCRIBE_URL.value();
     const db = await adminFirestore();

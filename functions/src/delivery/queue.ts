@@ -2,48 +2,24 @@ import { createHmac } from 'node:crypto';
 import { derivedKey } from '../derived-key';
 import type { LogEvent, Logger } from '../logs';
 
-/**
- * The delivery of a sign-up, handed to Cloud Tasks. The stored row is the outbox: its create trigger
- * (delivery/index-signup.ts) is the one producer of its delivery work, a contact (deliver-contact.ts) and a
- * thank-you (deliver-thank-you.ts); the reconciler (delivery/reconcile-deliveries.ts) enqueues again what is
- * still pending once its tasks gave up. Cloud Tasks retries each task with backoff, paces the queues
- * (`rateLimits`) and drops a task whose id it has seen.
- *
- * Queue names are the worker functions' names (Firebase names a task-queue function's queue after it);
- * the exports in index.ts nest them so Firebase joins the groups with dashes.
- */
+/** Queue names are the workers' function names: Firebase names a task-queue function's queue after it. */
 export const QUEUES = {
   contact: 'deliver-contact',
   thankYou: 'deliver-thank-you',
 } as const;
-/**
- * The queue of the erasures MailerLite left pending (finish-erasure.ts): one task per suppression entry,
- * retried until MailerLite has forgotten the mailbox. Not a delivery, so not among QUEUES.
- */
+/** The queue of erasures MailerLite left pending (privacy/finish-erasure.ts); not a delivery. */
 export const ERASURE_QUEUE = 'finish-erasure';
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES] | typeof ERASURE_QUEUE;
 
-/**
- * A delivery task names the stored row, never an address: the worker reads the row and sends what it
- * holds, so what reaches MailerLite or an inbox is always a spelling someone stored, and Cloud Tasks holds no
- * address.
- */
+/** A task names the stored row, never an address: only a stored spelling is ever sent, Cloud Tasks holds none. */
 export interface SignupTask {
-  /** The document id of the row in email_subscriptions. */
   signup: string;
-  /** The round of the row's part this task is (delivery/part-life.ts): a task of a round older than the part's does nothing. */
   round: number;
-  /**
-   * A thank-you the relay accepted whose `sent` the database did not save (delivery/deliver-thank-you.ts): the
-   * claim's attempt id, which the record names while it is claimed. No address.
-   */
+  /** The claim whose mail the relay accepted and the database did not save (deliver-thank-you.ts). */
   sent?: string;
 }
 
-/**
- * An erasure to finish: the suppression entry's id (the mailbox key), never an address; the entry holds the
- * addresses sealed until MailerLite has forgotten them.
- */
+/** The suppression entry's id (the mailbox key), never an address. */
 export interface FinishErasureTask {
   entry: string;
 }
@@ -89,23 +65,15 @@ export function parseSignupTask(body: unknown): SignupTask {
 
 const TASK_ID_PURPOSE = 'goody-task-id-v3';
 
-/**
- * A stored row as its tasks are named: its document id and the time Firestore created it (the document's
- * `createTime`, which only the database sets). A row erased and stored again under the same id (a client may
- * pick its document's id) is another row, with tasks of its own.
- */
+/** A row as its tasks are named: with its `createTime`, so a row stored again under one id gets new tasks. */
 export interface RowOfTasks {
   id: string;
   createTime: { seconds: number; nanoseconds: number };
 }
 
 /**
- * The id of one round of one part of a row's delivery: an HMAC of the queue, the row (its id and creation
- * time) and the round, under a key derived from MAILBOX_KEY_SECRET for this one use. Only the server can make
- * it, and only from a stored row: no caller can choose, predict or take it, and it carries no timestamp
- * prefix (Cloud Tasks spreads ids by their start, so a sequential prefix would crowd one shard). The trigger
- * enqueues round 0, a retried trigger names the same task (one dispatch); the reconciler and the mail
- * budget's wait enqueue the next round, a task Cloud Tasks has not seen.
+ * One round of one part's task id: an HMAC, so no caller can choose, predict or take it, and no sequential
+ * prefix crowds one Cloud Tasks shard. A retried trigger names the same task; a new round a new one.
  */
 export function deliveryTaskId(
   mailboxSecret: string,
@@ -121,19 +89,12 @@ export function deliveryTaskId(
   return `${queue}-${mac.replace(/[^A-Za-z0-9_-]/g, '_')}`;
 }
 
-/**
- * The finish task of one mark on a suppression entry (its `pending_id`): a second click while that mark
- * waits names the same task, and a later mark (after the entry was finished) a new one. Both halves are
- * base64url or a UUID, as Cloud Tasks ids allow; no address is in either.
- */
+/** One task per mark (`pending_id`) of an entry: a second click while it waits names the same task. */
 export function finishErasureTaskId(entry: string, mark: string): string {
   return `${ERASURE_QUEUE}-${entry}-${mark}`;
 }
 
-/**
- * A task's body as the worker's parser reads it; null when it does not parse, logged once (`malformed`,
- * nothing about the body), and the worker drops the task: a retry cannot fix it.
- */
+/** A task's body parsed, or null, logged once without the body: a retry cannot fix it, so it is dropped. */
 export function parseTask<T>(
   task: unknown,
   parse: (body: unknown) => T,
@@ -148,20 +109,14 @@ export function parseTask<T>(
   }
 }
 
-/**
- * A failure Cloud Tasks should retry: the worker throws it, the dispatch answers 5xx, and the task comes
- * back after its backoff. Anything a retry cannot fix is logged once and the task acknowledged instead.
- */
+/** A failure Cloud Tasks should retry: thrown, so the dispatch answers 5xx. */
 export class RetryLater extends Error {
   override name = 'RetryLater';
   constructor(
     message: string,
-    /** What failed, as the row's `last_error` records it (delivery/row-delivery.ts): a code, never an address. */
+    /** The row's `last_error`: a code, never an address. */
     readonly code = 'retry',
-    /**
-     * `configuration`: our setup or the service refused us (not the person): the part waits, saying so on
-     * the row, and Cloud Tasks retries it until an operator has fixed it (delivery/part-life.ts).
-     */
+    /** Our setup or the service refused us: the part waits, saying so. */
     readonly wait?: 'configuration',
   ) {
     super(message);
@@ -186,13 +141,7 @@ export interface RetrySettings {
   maxDoublings: number;
 }
 
-/**
- * What the delivery workers ask Cloud Tasks for: retried for two days (at least a day, as an outage of
- * MailerLite or of the SMTP relay may last a night), backoff from 10 s doubling to 10 min. What is still
- * pending after that is the reconciler's (delivery/reconcile-deliveries.ts). DELIVERY_MAX_ATTEMPTS,
- * DELIVERY_MAX_RETRY_SECONDS and DELIVERY_MIN_BACKOFF_SECONDS override them, read when the functions load
- * (functions/.env.<project>; the stack tests make tasks give up in seconds with them).
- */
+/** Two days of retries (an outage may last a night), backoff 10 s doubling to 10 min; env overrides at load. */
 export const RETRY: RetrySettings = {
   maxAttempts: positiveNumber(process.env.DELIVERY_MAX_ATTEMPTS, 400),
   maxRetrySeconds: positiveNumber(process.env.DELIVERY_MAX_RETRY_SECONDS, 2 * 24 * 60 * 60),
@@ -201,11 +150,7 @@ export const RETRY: RetrySettings = {
   maxDoublings: 6,
 };
 
-/**
- * How long Cloud Tasks may go on retrying a task, from its first attempt: it stops once both the attempts
- * and the retry duration are spent (its documented rule), so the longer of the two, the attempts' being
- * their backoffs added up as Cloud Tasks grows them (doubling maxDoublings times, then linear, capped).
- */
+/** How long Cloud Tasks may retry a task: it stops once both the attempts and the duration are spent. */
 export function retryWindowMs(retry: RetrySettings): number {
   let attempts = 0;
   for (let attempt = 1; attempt < retry.maxAttempts; attempt += 1) {
@@ -237,12 +182,7 @@ export const cloudTasksEnqueue: Enqueue = async (queue, payload, { id, notBefore
   }
 };
 
-/**
- * The default app in Cloud Functions, whose service account (the OIDC identity of each task) comes from
- * the metadata server once. Against the emulator there is no metadata server, and firebase-admin would ask
- * it again on every enqueue (about 2 s each) before falling back to a made-up account: an app given that
- * account up front skips the wait.
- */
+/** On the emulator, an app with a service account up front: else firebase-admin asks a metadata server (2 s) each enqueue. */
 async function tasksApp() {
   const { getApp, getApps, initializeApp } = await import('firebase-admin/app');
   if (!process.env.CLOUD_TASKS_EMULATOR_HOST) return getApps()[0] ?? initializeApp();
