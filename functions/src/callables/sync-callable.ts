@@ -78,19 +78,10 @@ const tooSoonMessage = (waitMs: number) => {
 };
 
 /**
- * The operator's Sync: hands every stored sign-up's contact to the rows' own engine (the row is the outbox,
- * delivery/row-delivery.ts), then says where each one is. Over the sign-ups after its cursor, oldest first, each
- * row's contact part gets what its life says (delivery/part-life.ts, syncRound): a part that is done or ended by
- * the person gets nothing; a part whose task failed, or whose due time passed, gets its next round, which the
- * contact worker (delivery/deliver-contact.ts) runs on its queue at MailerLite's pace; a row the trigger never
- * reached gets the trigger's work. The run then waits a little (settleMs) for the contacts on their way and
- * answers with what the rows say.
- *
- * One run at a time (a lease in `_sync/mailerlite`), and one a minute at most (/admin is public); a run
- * stops starting pages before the function's deadline, and the next continues from its cursor. It sends
- * nothing to MailerLite itself: the worker runs each round it hands over as it runs a row's own task (a
- * mailbox that unsubscribed is never pushed again; a contact its mailbox's record has in the group costs no
- * request).
+ * The operator's Sync: hands each stored sign-up's contact part, oldest first, what its life says (syncRound)
+ * on the rows' own engine, and the trigger's work to a row it never reached; then waits a little for them and
+ * answers with what the rows say. It calls MailerLite never itself. One run at a time, one a minute at most
+ * (/admin is public); a run cut by the deadline leaves a cursor the next continues from.
  */
 export async function handleSyncEmailsToMailerlite(data: unknown, deps: SyncDeps): Promise<SyncReply> {
   validated(CALLABLES.syncEmails, deps.logger, parseSyncInput, data);
@@ -123,8 +114,7 @@ export async function handleSyncEmailsToMailerlite(data: unknown, deps: SyncDeps
     }
     await tally.settle(deps, lease, Math.min(stopAt, deps.clock.now() + options.settleMs), options);
   } catch (error) {
-    // The database or Cloud Tasks failed, or another run took the lease over: the cursor stays where the last
-    // page it finished left it, and the next run hands that page's rows over again (a round more, no more).
+    // The cursor stays at the last finished page: the next run hands the rest over again (a round more, no more).
     outcome = 'failed';
     deps.logger.error('sync.failed', { reason: (error as Error).name ?? 'unknown' });
   }
@@ -146,11 +136,7 @@ const LEASE: LeaseLayout = {
   fields: (owner, expiresAt) => ({ lease: expiresAt ? { owner, expires_at: expiresAt } : null }),
 };
 
-/**
- * Claims the lease (../lease.ts): refused while another run holds it, taken over once it has expired, and
- * refused until `minIntervalMs` after the last run ended, unless that run stopped at its deadline with rows
- * left (pressing Sync again continues it). Throws `unavailable` when the database does not answer.
- */
+/** Claims the lease; refused within `minIntervalMs` of the last run unless that one stopped at its deadline. */
 async function startRun(
   deps: SyncDeps,
   options: SyncOptions,
@@ -229,7 +215,7 @@ async function handOver(row: DocumentSnapshot, deps: SyncDeps, tally: Tally): Pr
   const now = deps.clock.now();
   const round = syncRound(part, now);
   if (round !== null) {
-    // Enqueued first, as the reconciler does: a write that fails leaves the part where it was, with its due time.
+    // Enqueued first: a failed write leaves the part with its due time, the net.
     await deps.enqueuePart('contact', rowOfTasks(row), round);
     await new RowDelivery(row.ref, 'contact').apply({ kind: 'redriven', round, runsAt: now }, now);
   }
@@ -305,10 +291,7 @@ class Tally {
     this.watched.set(ref.id, { ref, attempts, ...(part ? { part } : {}) });
   }
 
-  /**
-   * Reads the watched rows every `pollMs` until each has settled or failed an attempt since it was handed
-   * over, or until `until`, renewing the lease meanwhile. With more than `watchMax` watched, at once.
-   */
+  /** Polls the watched rows until each settled or failed an attempt since, or `until`; more than `watchMax`: none. */
   async settle(deps: SyncDeps, lease: Lease, until: number, options: SyncOptions): Promise<void> {
     if (this.watched.size > options.watchMax) return;
     const open = new Map([...this.watched].map(([id, entry]) => [id, entry.ref]));
@@ -340,11 +323,7 @@ class Tally {
 const count = (n: number) => new Intl.NumberFormat('en-US').format(n);
 const plural = (n: number, one: string, many: string) => `${count(n)} ${n === 1 ? one : many}`;
 
-/**
- * The reply: where the contacts stand, in words (`message`, and `error` when it failed), and in numbers.
- * /admin is public: a failure names no param, group id or MailerLite message (the worker logs those,
- * `add_contact.failed`, which only the operator reads).
- */
+/** The reply, in words and numbers; /admin is public, so it names no param, group or MailerLite message. */
 function replyOf(outcome: Outcome, resumed: boolean, counts: Counts, remaining: number | null): SyncReply {
   const { synced, onTheirWay, setup, rejected, skipped } = counts;
   const where = [
@@ -389,8 +368,7 @@ function refusal(message: string): SyncReply {
 }
 
 export const syncEmailsToMailerlite = onCall(
-  // One instance is plenty (the lease admits one run at a time); the longest timeout an HTTPS function has,
-  // so a run goes through as many rows as it can before it stops.
+  // One instance (one run at a time), for the longest timeout an HTTPS function has.
   { secrets: [MAILBOX_KEY_SECRET], timeoutSeconds: SYNC_TIMEOUT_SECONDS, maxInstances: 1 },
   withAppCheck(CALLABLES.syncEmails, async (request) => {
     const deadline = Date.now() + SYNC_TIMEOUT_SECONDS * 1000;

@@ -19,10 +19,7 @@ import { MAILBOX_KEY_FIELD, mailboxSignups } from '../signups/lookup';
 import { parseSignupTask, parseTask, positiveNumber, RETRY, RetryLater, withDatabase } from './queue';
 import { isSettled, type PartEvent, partOf, RowDelivery } from './row-delivery';
 
-/**
- * One MailerLite request may take this long, and the client may try twice (waiting out a short
- * Retry-After) within the task's budget; anything longer is Cloud Tasks' to retry later.
- */
+/** Two tries of a request (a short Retry-After between) fit the task's budget; longer is Cloud Tasks' retry. */
 export const CONTACT_TASK_BUDGET_MS = 30_000;
 export const CONTACT_REQUEST_TIMEOUT_MS = 10_000;
 
@@ -34,7 +31,6 @@ export interface DeliverContactDeps {
   logger: Logger;
   budgetMs?: number;
   requestTimeoutMs?: number;
-  /** The mailbox's key, its suppression entry (which seals the address when undoing a push must wait for MailerLite) and its contact record. */
   mailboxes: Mailboxes;
 }
 
@@ -49,28 +45,14 @@ export type ContactOutcome =
   | 'gone'
   | 'suppressed'
   | 'refused'
-  /** A task of a round older than the part's (delivery/part-life.ts): it does nothing. */
   | 'stale'
   | 'dropped';
 
 /**
- * Upserts a stored sign-up into the group of its list, with its source as a field and the mailbox's first
- * sign-up of that list as MailerLite's consent time. The task names the row (delivery/queue.ts); the row's
- * trigger enqueued it (delivery/index-signup.ts), or the reconciler did again (delivery/reconcile-deliveries.ts).
- * The address, its list and its source are the row's: nothing a caller sent reaches MailerLite. A row gone
- * (erased, or past retention) is not delivered; a part already settled (a task of an earlier round that ran
- * late) costs the read.
- *
- * One MailerLite contact per mailbox (privacy/mailerlite-contacts.ts): the mailbox's record, claimed for the
- * push, names the spelling MailerLite knows (the first stored spelling pushed, until a bare spelling comes
- * after a `+tag` one: the contact then moves to it, once) and the lists it has; a list already there costs no
- * request. MailerLite's upsert adds groups and keeps the ones the subscriber is in, so
- * someone who joined through both forms ends up in both groups. A failure a retry can fix (429, 5xx, a
- * timeout, the database, another task pushing the same mailbox) throws RetryLater, counted on the row. Only
- * the person ends the part (delivery/part-life.ts): MailerLite refusing the address (a 422 on the email) skips
- * it, `refused`. Our setup or MailerLite refusing us (401, 403, 404, a group or a field, an answer it does not
- * document) throws RetryLater too: the row shows the part waiting, `configuration`, with the code, and Cloud
- * Tasks tries again (backoff at most 10 minutes) until an operator has fixed it.
+ * Upserts a stored row into its list's group, with the mailbox's first sign-up of that list as the consent
+ * time. One contact per mailbox (privacy/mailerlite-contacts.ts): a list it already has costs no request, and
+ * it moves once to a bare spelling stored after a `+tag` one. Only a 422 on the address ends the part; every
+ * other failure, our setup's included, is RetryLater.
  */
 export async function handleDeliverContact(task: unknown, deps: DeliverContactDeps): Promise<ContactOutcome> {
   const input = parseTask(task, parseSignupTask, deps.logger, 'add_contact.task_malformed');
@@ -82,7 +64,6 @@ export async function handleDeliverContact(task: unknown, deps: DeliverContactDe
   }
   const part = partOf(row.data(), 'contact');
   if (isSettled(part)) return 'settled';
-  // A task of a past round does nothing: the round the part is on has its own task.
   if (part && input.round !== undefined && input.round < part.round) return 'stale';
   const round = input.round ?? part?.round ?? 0;
   const delivery = new RowDelivery(row.ref, 'contact');
@@ -121,18 +102,14 @@ export async function handleDeliverContact(task: unknown, deps: DeliverContactDe
         error: error.name,
         status: error.status ?? undefined,
         code,
-        // Our configuration (a group, the key) is what an operator must fix: say which. Other messages
-        // can quote MailerLite on the contact, so they stay out.
+        // Only our setup's message: others may quote the contact.
         message: code === 'failed-precondition' ? message : undefined,
       });
       const lastError = `mailerlite ${error.status ?? error.name}`;
-      // MailerLite refused the address itself (a 422 on the email): the person's own, which ends the part.
       if (code === 'invalid-argument') {
         await apply({ kind: 'skipped', round, reason: 'refused' });
         return 'refused';
       }
-      // Anything else is MailerLite's or our setup's (the key, a group, a field, an answer it does not
-      // document): the part waits, saying so, and Cloud Tasks tries again until it is fixed.
       retry = transient
         ? new RetryLater('MailerLite is unavailable.', lastError)
         : new RetryLater('MailerLite refused our setup.', lastError, 'configuration');
@@ -160,21 +137,17 @@ async function addStoredContact(
     deps.logger.info('add_contact.already_delivered', log);
     return 'already_delivered';
   }
-  // Another task pushes this mailbox (perhaps for the other list): look again once it is done.
   if (claim.status === 'in_progress')
     throw new RetryLater('Another task is pushing this mailbox.', 'in_progress');
-  // Looked at again now that this task holds the record: the erasure writes the suppression entry before it
-  // reads the record, so one that read it before this claim is seen here, and one that reads it after sees
-  // the claim and forgets again once the push is over (privacy/erasure.ts). Whichever dies where, no push
-  // starts after an erasure that could miss it.
+  // Read again under the claim: the erasure writes its entry before reading the record, so either this read
+  // sees the entry or the erasure sees the claim and forgets after the push (privacy/erasure.ts).
   if ((await suppression.among([input.email])).size > 0) {
     await claim.abandon();
     deps.logger.info('add_contact.suppressed', log);
     return 'suppressed';
   }
 
-  // The mailbox's first sign-up of this list is when the person opted in to it; for a contact that moves to
-  // the bare spelling, its first sign-up of any list (the consent the tagged contact carried).
+  // Consent: the mailbox's first sign-up of this list; of any list for a move (what the tagged contact carried).
   const key = String(row.get(MAILBOX_KEY_FIELD) ?? deps.mailboxes.key(input.email));
   const list = claim.movesFrom ? undefined : input.subscriptionType;
   const signups = await mailboxSignups(deps.db, key, CONTACT_ROWS_READ, list);
@@ -188,8 +161,7 @@ async function addStoredContact(
   const groups = new GroupHolder(deps.client, deps.groups, deps.logger);
   let result: UpsertResult;
   try {
-    // Moving to the bare spelling: the bare subscriber takes what MailerLite holds for the tagged one (its
-    // groups, and the person's own refusal), so the move neither drops a list nor undoes an unsubscribe.
+    // A move keeps the tagged contact's groups and the person's own refusal.
     const moving = claim.movesFrom ? await deps.client.getSubscriber(claim.movesFrom, request) : null;
     const kept = {
       groups: moving?.groups.map((group) => group.id) ?? [],
@@ -210,15 +182,13 @@ async function addStoredContact(
     try {
       result = await upsert(groupId);
     } catch (error) {
-      // The cached group is gone (deleted in MailerLite): resolve its name again and retry once,
-      // within the same budget. A second refusal is final.
+      // The cached group was deleted in MailerLite: resolved again and tried once more.
       if (groupIdsRefusedBy(error, [groupId]).length === 0) throw error;
       const fresh = await groups.reResolve(input.subscriptionType, request);
       if (fresh === null) throw error;
       result = await upsert(fresh);
     }
-    // Only once the bare subscriber holds it all: a failure before leaves the tagged one, and the record
-    // naming it, for the next claim to move again (the upsert is idempotent).
+    // Last: a failure before leaves the tagged one for the next claim to move again.
     if (claim.movesFrom) await deps.client.forgetSubscriber(claim.movesFrom, request);
   } catch (error) {
     await claim.abandon();
@@ -230,21 +200,15 @@ async function addStoredContact(
     status: result.created ? 'created' : 'updated',
   });
 
-  // The person left (one-click unsubscribe) while this task was pushing: undo the push. Should this task die
-  // first, the erasure saw the push's lease on the mailbox's record and forgets again once it has run out
-  // (privacy/erasure.ts).
+  // An unsubscribe during the push: undone here, or by the erasure once this claim's lease runs out.
   await forgetIfErased({ email: input.email, address: claim.email }, deps, log);
   return 'delivered';
 }
 
-/**
- * The statuses a contact keeps when it moves to the bare spelling: the person's own refusal (an unsubscribe
- * from a campaign, a spam complaint). A bounce is the tagged spelling's (a provider without plus addressing),
- * which is why the contact moves, so it is not carried.
- */
+/** The person's own refusals, kept by a move; a bounce is the tagged spelling's, the reason to move. */
 const KEPT_STATUSES: ReadonlySet<string> = new Set(['unsubscribed', 'junk']);
 
-/** Forgets the mailbox's contact if the person unsubscribed (the guard after a push), now or (MailerLite failing) later. */
+/** Forgets the contact if the person unsubscribed, now or (MailerLite failing) later. */
 async function forgetIfErased(
   pushed: { email: string; address?: string },
   deps: DeliverContactDeps,
@@ -265,29 +229,15 @@ async function forgetIfErased(
 }
 
 /**
- * The queue's pace is MailerLite's budget, shared: 120 requests a minute per account. This worker takes
- * 115 of them (one upsert a task; the operator's Sync hands its contacts to this same queue), which leaves 5
- * a minute to the unsubscribe path's forgets; every MailerLite client also waits out a 429's Retry-After, so
- * an overlap costs time, not contacts.
- *
- * MAILERLITE_TASKS_PER_MINUTE overrides it, read when the functions are loaded (functions/.env.<project>;
- * the benchmark compresses MailerLite's minute with it). Not a firebase-functions param: those have no
- * fractional numbers, and a rate per second is one.
+ * 115 of MailerLite's 120 requests a minute, leaving 5 to the unsubscribes' forgets. An env variable, not a
+ * param: params have no fractional numbers, and the rate per second is one.
  */
 export const MAILERLITE_TASKS_PER_MINUTE = positiveNumber(process.env.MAILERLITE_TASKS_PER_MINUTE, 115);
 
-/**
- * How long one task may take (its reads, the upsert, a short Retry-After) before the concurrency, not the
- * rate, starts to limit the queue.
- */
+/** How long one task may take before the concurrency, not the rate, limits the queue. */
 export const CONTACT_TASK_SECONDS = 3;
 
-/**
- * Tasks in flight at once: enough that the rate is the limit while each takes up to CONTACT_TASK_SECONDS
- * (Little's law: in flight = rate x time), and at least 6. At 115 a minute that is 6; a rate raised (or a
- * benchmark's compressed minute) gets the same headroom per task, instead of a queue that falls behind its
- * rate as soon as a task takes longer than 6 / rate seconds.
- */
+/** Tasks in flight: rate x CONTACT_TASK_SECONDS (Little's law), at least 6, so the rate stays the limit. */
 export function contactConcurrency(perMinute = MAILERLITE_TASKS_PER_MINUTE): number {
   return Math.max(6, Math.ceil((perMinute / 60) * CONTACT_TASK_SECONDS));
 }

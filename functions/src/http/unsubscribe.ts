@@ -33,10 +33,7 @@ export interface UnsubscribeDeps {
   contact: string;
   erase: (emailAsTyped: string) => Promise<Pick<ErasureReport, 'mailerLite'>>;
   logger: Logger;
-  /**
-   * Counts each link's POSTs (keyed by linkKey); beyond its limit the POST answers 429 and erases nothing.
-   * Refused tokens are counted together, under REFUSED_LINKS_KEY.
-   */
+  /** Counts each link's POSTs; beyond its limit a POST answers 429 and erases nothing. */
   limiter: LinkLimiter;
   now: () => number;
 }
@@ -46,34 +43,21 @@ export const LINK_POSTS_PER_WINDOW = 5;
 export const LINK_WINDOW_MS = 60_000;
 
 /**
- * The limiter's key of a link that opened: its MAC `t` as decoded, in its one base64url spelling. A MAC
- * of 32 bytes takes 43 characters whose last carries two bits the decoder ignores, so four strings open
- * as one token; keyed on the bytes, they are one link. The MAC is made from the address alone
- * (privacy/unsubscribe-token.ts), so every link made for one address, whatever its sealed `a`, is one key.
+ * A link's key: its MAC re-encoded, since four base64url strings decode to one 32-byte MAC. The MAC is of
+ * the address alone, so every link of one address is one key.
  */
 export function linkKey(t: string): string {
   return Buffer.from(t, 'base64url').toString('base64url');
 }
 
-/**
- * Every token that does not open is counted in this one bucket, never under a key of its own: a stranger
- * can make unlimited strings that do not open, and a key per string would let them fill the limiter and
- * push real links' counts out. Never a linkKey (43 base64url characters).
- */
+/** One bucket for every token that does not open: a key per made-up string would push real links out. */
 export const REFUSED_LINKS_KEY = 'refused tokens';
-/**
- * Refused tokens logged per window, in one instance. Beyond it a refusal still answers 400 (it erases
- * nothing and reads nothing: a few microseconds of crypto) but writes no log line, the one cost of a flood
- * of made-up links that would otherwise grow with it.
- */
+/** Refused tokens logged per window: beyond it a refusal still answers 400, unlogged, so a flood costs nothing. */
 export const REFUSED_LINKS_LOGGED_PER_WINDOW = 20;
 
 /**
- * Each link's recent POSTs, kept in the instance's memory (at most `maxLinks` links, the oldest forgotten
- * first): a replayed link costs no read beyond its limit. Only links that opened have a key of their own
- * (linkKey), and a stranger gets one only by a thank-you mail, which the mail budget bounds; refused
- * tokens share one (REFUSED_LINKS_KEY). Per instance, so the bound is per instance too; the erasure
- * itself makes a replay cheap (two reads, no MailerLite request) whatever gets through.
+ * Each link's recent POSTs in the instance's memory (oldest forgotten first). A stranger gets a key only by a
+ * thank-you mail, which the budget bounds; per instance, and a replay that gets through costs two reads.
  */
 export class LinkLimiter {
   private readonly posts = new Map<string, number[]>();
@@ -89,10 +73,7 @@ export class LinkLimiter {
     return this.posts.size;
   }
 
-  /**
-   * Counts a POST of this link; false when it is over the limit (then it is not counted, so a key holds at
-   * most `limit` times).
-   */
+  /** Counts a POST of this link; false, uncounted, when over the limit. */
   allow(link: string, now: number, limit = this.limit): boolean {
     const recent = (this.posts.get(link) ?? []).filter((time) => now - time < this.windowMs);
     this.posts.delete(link);
@@ -210,16 +191,10 @@ function failedPage(): UnsubscribeHttpResponse {
   );
 }
 
-/**
- * The largest body a one-click POST needs: RFC 8058's is `List-Unsubscribe=One-Click` (26 bytes) as a form,
- * a few hundred bytes as multipart. Anything larger is refused before it is read as text.
- */
+/** RFC 8058's body is 26 bytes as a form, a few hundred as multipart: larger is refused unread. */
 export const ONE_CLICK_BODY_LIMIT_BYTES = 4 * 1024;
 
-/**
- * The RFC 8058 body, as a urlencoded form (parsed or not) or a multipart form. One pass over at most
- * ONE_CLICK_BODY_LIMIT_BYTES, no backtracking pattern: a crafted body costs no more than its length.
- */
+/** The RFC 8058 body, form or multipart, in one pass without backtracking: a crafted body costs its length. */
 export function isOneClick(request: Pick<UnsubscribeHttpRequest, 'body' | 'rawBody'>): boolean {
   const { body, rawBody } = request;
   if (body && typeof body === 'object' && !Buffer.isBuffer(body)) {
@@ -246,12 +221,9 @@ export function bodyTooLarge(request: Pick<UnsubscribeHttpRequest, 'rawBody'>): 
 }
 
 /**
- * The one-click unsubscribe link of the thank-you mail. GET (a person, or a scanner that prefetches
- * links) only shows a page with the button; POST with `List-Unsubscribe=One-Click` (the button, or a
- * mail provider's own unsubscribe button, RFC 8058) erases the address everywhere and says so; a
- * second POST finds nothing and says the same. If MailerLite fails, its part is retried by the entry's own
- * task until MailerLite answers (privacy/finish-erasure.ts) and the page says so: the click is enough. Only a failing database
- * answers 503, to try again. A link that does not open with the secret erases nothing and answers 400.
+ * The thank-you's one-click unsubscribe. GET only shows the button (scanners prefetch links); POST (RFC 8058)
+ * erases the address everywhere, MailerLite's part finished later if it fails. Only a failing database
+ * answers 503; a link that does not open answers 400.
  */
 export async function handleUnsubscribe(
   request: UnsubscribeHttpRequest,

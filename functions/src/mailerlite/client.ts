@@ -15,14 +15,7 @@ import {
 } from './errors';
 import { classify } from './meaning';
 
-/**
- * A small typed client for the MailerLite API (connect.mailerlite.com/api) over Node's fetch.
- *
- * Why not the official SDK: it brings axios and has no retry, no 429 handling and no timeouts. The
- * facts this client honours (docs/architecture.md, Functions): Bearer auth and JSON headers on every
- * request, string ids, Laravel's 422 envelope, 120 requests a minute with 429 + Retry-After, and retries only
- * for 408, 429 and 5xx.
- */
+/** MailerLite's API over fetch: the official SDK brings axios and has no retry, 429 handling or timeouts. */
 
 export interface MailerLiteClientOptions {
   apiKey: string;
@@ -47,11 +40,7 @@ export interface RequestOptions {
   /** Epoch ms. No attempt starts and no wait is made past it; the last error is thrown instead. */
   deadline?: number;
   signal?: AbortSignal;
-  /**
-   * Whether a request whose answer was lost (timeout, reset, 5xx) may be sent again. Upserts are
-   * idempotent; creating a group is not, so it is only retried after a 429 (which MailerLite answers
-   * before doing anything).
-   */
+  /** Whether a lost answer may be sent again: not creating a group, retried only after a 429 (nothing done). */
   idempotent?: boolean;
   /** Override of the client's per-attempt timeout. */
   timeoutMs?: number;
@@ -97,10 +86,7 @@ export interface UpsertSubscriberInput {
   groups?: string[];
   /** When the person opted in, UTC, as MailerLite takes it: `YYYY-MM-DD HH:MM:SS` (see mailerLiteTime). */
   opted_in_at?: string;
-  /**
-   * The subscriber's status (active, unsubscribed, unconfirmed, bounced, junk); left out, MailerLite keeps an
-   * existing subscriber's and makes a new one active.
-   */
+  /** Left out, MailerLite keeps an existing subscriber's status and makes a new one active. */
   status?: string;
 }
 
@@ -140,12 +126,7 @@ export class MailerLiteClient {
     return this.lastRateLimit;
   }
 
-  /**
-   * One API call with the retry policy (what each answer means is ./meaning.ts): `rate_limited` is
-   * waited out for as long as its Retry-After asks and the deadline allows; `retry` (408, 5xx,
-   * timeouts, lost connections) is sent again with exponential backoff up to `maxAttempts`
-   * (idempotent requests only); anything else is thrown at once as a typed error.
-   */
+  /** One call: a 429 waited out within the deadline, `retry` answers backed off (idempotent only), else thrown. */
   async request<T>(
     method: MailerLiteMethod,
     path: string,
@@ -230,11 +211,7 @@ export class MailerLiteClient {
     }
   }
 
-  /**
-   * Erases a subscriber: POST /subscribers/{id}/forget, MailerLite's GDPR erasure (the subscriber
-   * leaves every group at once and its data is deleted). Found by address first; true when there was
-   * one to forget, false when MailerLite has no such subscriber (already forgotten, or never there).
-   */
+  /** MailerLite's GDPR erasure of a subscriber found by address; false when it has none. */
   async forgetSubscriber(email: string, options?: RequestOptions): Promise<boolean> {
     const subscriber = await this.getSubscriber(email, options);
     if (!subscriber) return false;
@@ -395,10 +372,7 @@ function fieldErrors(body: unknown): FieldErrors {
   return result;
 }
 
-/**
- * Ids are strings in MailerLite's JSON and exceed 2^53, so a number here has already lost digits:
- * that is refused rather than used to address the wrong group.
- */
+/** Ids exceed 2^53: a number has lost digits, and is refused rather than address the wrong group. */
 export function toId(value: unknown, what: string): string {
   if (typeof value === 'string' && value !== '') return value;
   if (typeof value === 'number' && Number.isSafeInteger(value)) return String(value);
