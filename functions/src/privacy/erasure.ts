@@ -16,26 +16,14 @@ import { pushInFlight } from './mailerlite-contacts';
 import { clearPending, isPending, PENDING_ID } from './suppression';
 
 /**
- * Erasing a mailbox (the one-click unsubscribe), written ahead so that a crash or an outage at any step
- * leaves the work to finish, never a person half-erased:
- *
- * 1. The suppression entry (suppression.ts) is created or merged with the pending mark and the address
- *    sealed. From here on nothing mails the mailbox or puts it back into MailerLite.
- * 2. Every sign-up of the mailbox is deleted, found by its key and by the link's own spellings, a bounded
- *    page at a time; the other spellings found on the way are sealed into the entry first (`aliases`), so
- *    their MailerLite subscribers are forgotten too.
- * 3. MailerLite forgets each of those addresses, and the spelling the mailbox's contact record names
- *    (privacy/mailerlite-contacts.ts); then the record goes.
- * 4. The mark is cleared, only by the attempt that set it.
- *
- * When MailerLite fails (or the deadline comes), the click hands the entry to its own finish task
- * (privacy/finish-erasure.ts), which Cloud Tasks retries with backoff until MailerLite answers; a second click
- * finishes it too, and privacy/pending-erasures.ts, every half hour, is the net for an attempt that died
- * before its task was enqueued. A click on an erasure already finished costs two reads (the entry, one
- * query) and no MailerLite request: only rows stored since (a suppressed mailbox signed up again, which
- * mails nobody) are deleted. The thank-you record stays (it holds no address), less the id of the row it
- * thanked: what keeps a mailbox from being thanked again outlives the erasure, and nothing that named a row
- * of it (an id a client chose before the rules allowed only the SDK's ids could spell an address) does.
+ * Erasing a mailbox, written ahead so a crash or outage at any step leaves work to finish, never a person
+ * half-erased:
+ * 1. the suppression entry, marked, the address sealed: from here nothing mails or pushes the mailbox;
+ * 2. every row of it deleted, a page at a time, other spellings sealed into `aliases` first;
+ * 3. MailerLite forgets each address and the spelling the contact record names; then the record goes;
+ * 4. the mark cleared, only by the attempt that set it.
+ * What MailerLite leaves goes to the entry's finish task (the half-hourly job is its net). The thank-you
+ * record stays, less its row id, so the mailbox is never thanked again.
  */
 
 /** Other spellings of one mailbox sealed for MailerLite's forget; a bot's further spellings are only deleted. */
@@ -49,10 +37,6 @@ export interface EraseDeps {
   request?: RequestOptions;
   /** When the erasure must stop and leave the rest to its finish task (or privacy/pending-erasures.ts). */
   deadline?: number;
-  /**
-   * The suppression list (which seals the addresses until MailerLite has forgotten them, and hands what
-   * MailerLite left of a click's erasure to the entry's finish task) and the contact records.
-   */
   mailboxes: Mailboxes;
   /** Tests stop the erasure here, as a crash would. */
   afterStep?: (step: ErasureStep) => Promise<void> | void;
@@ -62,10 +46,7 @@ export type ErasureStep = 'marked' | 'rows_deleted' | 'forgotten';
 
 export interface ErasureReport {
   signups: number;
-  /**
-   * What MailerLite was asked: forgotten now, not a subscriber, left pending (it failed, or the deadline
-   * came first), or nothing to ask (the mailbox was erased before and has been on the list since).
-   */
+  /** `nothing`: the mailbox was erased before and has been on the list since. */
   mailerLite: 'forgotten' | 'absent' | 'pending' | 'unchanged';
 }
 
@@ -88,20 +69,14 @@ export async function eraseAddress(emailAsTyped: string, deps: EraseDeps): Promi
   const report = await finishErasure(ref, attempt, [emailAsTyped, ...others], deps);
   // A second click while an earlier mark waits names the earlier mark's task: one task per wait.
   const mark = entry.exists && isPending(entry) ? String(entry.get(PENDING_ID)) : attempt;
-  // What is left goes to the entry's finish task. A failure to enqueue does not fail the click (the rows are
-  // gone and the mailbox is suppressed): it is logged, and the half-hourly job finishes the entry.
+  // A failed enqueue does not fail the click (rows gone, mailbox suppressed): the half-hourly job finishes it.
   if (report.mailerLite === 'pending' && (await suppression.handOff(ref.id, mark)) === 'enqueue_failed') {
     deps.logger.warn('unsubscribe.enqueue_failed', { finish_task: 'enqueue_failed' });
   }
   return report;
 }
 
-/**
- * What is left of the erasure a suppression entry's mark stands for, finished (finishErasure) with the
- * addresses it holds sealed: by the entry's finish task (privacy/finish-erasure.ts) and by
- * privacy/pending-erasures.ts. `unopenable` when they were sealed with another secret (UNSUBSCRIBE_SECRET
- * rotated): nothing is done, and the mark stays for an operator.
- */
+/** Finishes a marked entry's erasure; `unopenable` (UNSUBSCRIBE_SECRET rotated) leaves the mark for an operator. */
 export async function finishPendingEntry(
   entry: DocumentSnapshot,
   deps: EraseDeps,
@@ -113,10 +88,7 @@ export async function finishPendingEntry(
   return report.mailerLite === 'pending' ? 'pending' : 'finished';
 }
 
-/**
- * Steps 2 to 4 for an entry whose mark `attempt` set: the rows, MailerLite, the mark. `addresses` are the
- * sealed ones (the link's, then the aliases found before). Used by the click and by finishPendingEntry.
- */
+/** Steps 2 to 4 for the mark `attempt` set, with the sealed addresses (the link's, then the aliases). */
 export async function finishErasure(
   ref: DocumentReference,
   attempt: string,
@@ -155,9 +127,7 @@ export async function finishErasure(
   }
   await deps.afterStep?.('forgotten');
   if (pushInFlight(recorded, deps.clock.now())) {
-    // A contact task holds the mailbox's push (deliver-contact.ts): its upsert may land after these forgets,
-    // and should the task die before its own check, nobody would undo it. The mark stays, and the entry's
-    // finish task forgets again once the push's lease has run out.
+    // A push in flight may land after these forgets: the mark stays, forgotten again once its lease ran out.
     deps.logger.warn('unsubscribe.erasure_pending', { ...emailFields(email), reason: 'push_in_flight' });
     return { signups: rows.deleted, mailerLite: 'pending' };
   }
@@ -174,11 +144,8 @@ export async function finishErasure(
 }
 
 /**
- * Drops the id of the row the mailbox's thank-you record names: the row is erased, and the record keeps only
- * whether the mailbox was thanked, and at which kind of spelling (delivery/deliver-thank-you.ts). A record a
- * thank-you task holds (`sending`, by a task that read the suppression list just before the click: it sends
- * nothing once it reads it again) is left with it, as is one that changed between the read and the write:
- * the two races a click meets only while a task of the mailbox runs.
+ * Drops the erased row's id from the thank-you record. One held `sending` (its task re-reads the list before
+ * sending) or changed since the read is left as it is.
  */
 async function forgetThankedRow(record: DocumentReference): Promise<void> {
   const thanks = await record.get();
@@ -193,9 +160,8 @@ async function forgetThankedRow(record: DocumentReference): Promise<void> {
 }
 
 /**
- * Deletes the mailbox's rows page by page until none is left or the deadline comes. `addresses` are the
- * spellings the caller knows (their rows are found even before the trigger keyed them); each other spelling
- * found is handed to `sealAliases` before its rows are deleted. Returns every distinct address, normalised.
+ * Deletes the mailbox's rows, by key and by the known spellings (rows the trigger has not keyed yet), sealing
+ * each other spelling before its rows go. Returns every distinct address, normalised.
  */
 async function deleteRows(
   key: string,

@@ -10,15 +10,9 @@ import type { ContactRecords } from './mailerlite-contacts';
 import { openUnsubscribeToken, type UnsubscribeToken, unsubscribeToken } from './unsubscribe-token';
 
 /**
- * The suppression list: `suppressed_mailboxes/{mailbox key}`, one entry per mailbox that unsubscribed,
- * kept for good and holding no address. No later sign-up of that mailbox, by anyone and in any spelling,
- * is mailed or put back into MailerLite (its row is still stored, as the page's insert requires, and the
- * page shows the same success); a person who wants back in writes to the contact address, and an operator
- * removes the entry (functions/README.md, "One mailbox").
- *
- * While an erasure is not finished the entry also holds the write-ahead mark (erasure.ts): `pending`,
- * `pending_id` (the attempt that set it) and `sealed`, the address sealed with UNSUBSCRIBE_SECRET as in the
- * unsubscribe link (never in clear), so privacy/pending-erasures.ts can finish it after any crash or outage.
+ * `suppressed_mailboxes/{mailbox key}`: one entry per mailbox that unsubscribed, kept for good, no address in
+ * clear. No later sign-up of it, by anyone in any spelling, is mailed or pushed (the page still shows the same
+ * success). Until its erasure finishes it holds the write-ahead mark and the address sealed (erasure.ts).
  */
 export interface SuppressionEntry {
   /** The latest unsubscribe click of this mailbox. */
@@ -32,10 +26,7 @@ export interface SuppressionEntry {
 export const PENDING = 'pending';
 export const PENDING_ID = 'pending_id';
 export const SEALED = 'sealed';
-/**
- * The mailbox's other spellings, sealed the same way, each under its seal's `t` (a keyed MAC of the
- * normalised address, unsubscribe-token.ts): one name per address, and none that shows it.
- */
+/** The mailbox's other spellings, sealed, each under its seal's MAC: one name per address, none showing it. */
 export const ALIASES = 'aliases';
 
 /** The aliases field of these seals, to merge into an entry. */
@@ -48,10 +39,7 @@ export function isPending(entry: DocumentSnapshot): boolean {
   return entry.get(PENDING) === true;
 }
 
-/**
- * Clears the mark once the erasure it stands for is done, unless another attempt has set it since (a second
- * click, or a push that MailerLite would not undo): that attempt finishes and clears it.
- */
+/** Clears the mark, unless another attempt has set it since: that one clears it. */
 export async function clearPending(ref: DocumentReference, attempt: string): Promise<boolean> {
   const { FieldValue } = await firestoreSdk();
   return ref.firestore.runTransaction(async (transaction) => {
@@ -67,16 +55,10 @@ export async function clearPending(ref: DocumentReference, attempt: string): Pro
   });
 }
 
-/**
- * Hands a marked entry to its own finish task (privacy/finish-erasure.ts, finishErasureLater), named by the
- * entry's id and the mark: Cloud Tasks retries it until MailerLite has forgotten the mailbox.
- */
+/** Hands a marked entry to its finish task, retried until MailerLite has forgotten the mailbox. */
 export type FinishErasureLater = (pending: { entry: string; mark: string }) => Promise<unknown>;
 
-/**
- * What came of handing a mark to its finish task: enqueued; not (Cloud Tasks failed: the half-hourly job,
- * privacy/pending-erasures.ts, finishes the entry); or no queue to hand it to (a list built without one).
- */
+/** Not enqueued: the half-hourly job (pending-erasures.ts) finishes the entry. */
 export type HandOff = 'enqueued' | 'enqueue_failed' | 'no_queue';
 
 export type ForgetOutcome =
@@ -84,16 +66,9 @@ export type ForgetOutcome =
   | { kind: 'pending'; error: MailerLiteError; finishTask: HandOff };
 
 /**
- * The suppression list with its keys: MAILBOX_KEY_SECRET names the entries (mailbox-key.ts),
- * UNSUBSCRIBE_SECRET seals the addresses an unfinished erasure holds (unsubscribe-token.ts). Built once
- * per invocation with the contact records (privacy/mailboxes.ts) and handed to what checks or erases, so
- * no layer below carries a secret.
- *
- * It is also the guard around every push into MailerLite (the contact worker's upsert):
- * before the push, `among` says which mailboxes unsubscribed (not pushed); after it, `forgetIfSuppressed`
- * looks again and forgets those that unsubscribed while the push was in flight. The erasure writes the
- * entry before it forgets the subscriber, so either its forget follows the push or the look after the push
- * sees the entry.
+ * The suppression list with its keys, built once per invocation so no layer below carries a secret. The guard
+ * around every push: `among` before it, `forgetIfSuppressed` after; the erasure writes its entry before it
+ * forgets, so either its forget follows the push or the look after the push sees the entry.
  */
 export class SuppressionList {
   constructor(
@@ -105,10 +80,7 @@ export class SuppressionList {
     private readonly finishErasureLater?: FinishErasureLater,
   ) {}
 
-  /**
-   * Hands the mark `mark` on `entry` (a suppression entry's id) to its finish task. Never throws: a mark
-   * that could not be handed on is still finished by the half-hourly job; the caller logs the outcome.
-   */
+  /** Hands a mark to its finish task. Never throws: the half-hourly job finishes what is not handed on. */
   async handOff(entry: string, mark: string): Promise<HandOff> {
     if (!this.finishErasureLater) return 'no_queue';
     try {
@@ -132,11 +104,8 @@ export class SuppressionList {
   }
 
   /**
-   * The write-ahead mark: the entry (created if new, merged if not) says an erasure of this mailbox is
-   * under way and holds the address sealed. An earlier mark's seal of another spelling moves to the
-   * aliases, so no attempt (a second click, a push the contact worker could not undo) loses
-   * another's address before MailerLite has forgotten it. Returns the attempt's id, which only this
-   * attempt may clear.
+   * The write-ahead mark, with the address sealed; an earlier mark's seal moves to the aliases, so no attempt
+   * loses another's address. Returns the attempt's id, which only this attempt may clear.
    */
   async markPending(emailAsTyped: string, now: number): Promise<string> {
     const ref = this.ref(emailAsTyped);
@@ -182,12 +151,7 @@ export class SuppressionList {
     return addresses;
   }
 
-  /**
-   * After a push: the pushed mailboxes (each by its address, `email`, and the spelling pushed, `address`)
-   * looked up again in one read, and each one now on the list forgotten (forgetNowOrLater), yielded with
-   * what came of it, one at a time, so a caller's bookkeeping of the earlier ones stands if a later one
-   * throws. Only a Firestore failure is thrown.
-   */
+  /** After a push: each pushed mailbox now on the list forgotten, yielded one at a time. Throws only Firestore's. */
   async *forgetIfSuppressed<T extends { email: string; address?: string }>(
     client: MailerLiteClient,
     pushed: readonly T[],
@@ -206,12 +170,8 @@ export class SuppressionList {
   }
 
   /**
-   * Forgets the MailerLite contact of a suppressed mailbox now or, when MailerLite fails, later: the address
-   * given and the spelling the mailbox's contact record names (privacy/mailerlite-contacts.ts), if another, then the
-   * record itself; when MailerLite fails the entry gets the write-ahead mark back and is handed to its finish
-   * task (handOff; the half-hourly job is the net), and the record stays for it to find. The contact worker
-   * undoes a push that raced an unsubscribe through here, so a person who left is never left on the list by
-   * an outage. Only a Firestore failure is thrown.
+   * Forgets a suppressed mailbox's contact (the address and the spelling its record names), then the record;
+   * when MailerLite fails, the mark goes back on and the finish task takes over. Throws only Firestore's.
    */
   async forgetNowOrLater(
     client: MailerLiteClient,
