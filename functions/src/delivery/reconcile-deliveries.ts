@@ -22,10 +22,7 @@ import {
 /** Rows re-driven per part and rows swept, at most, per run; a larger backlog is worked through run by run. */
 export const RECONCILE_PER_RUN = 200;
 
-/**
- * How old a row must be before the sweep looks for it: its create trigger normally runs within a second, and
- * retries for a day when Cloud Tasks or the database fail; the sweep is for what it never reached.
- */
+/** The sweep looks at rows this old: the trigger runs within a second, and retries for a day. */
 export const SWEEP_AFTER_MS = 10 * 60_000;
 
 /** `_delivery/sweep`: how far the sweep has read the sign-ups, by (`created_at`, id). No address. */
@@ -36,7 +33,7 @@ export interface ReconcileDeps {
   clock: Clock;
   logger: Logger;
   enqueuePart: EnqueuePart;
-  /** The trigger's work, for a row it never reached (delivery/index-signup.ts). */
+  /** The trigger's work, for a row it never reached. */
   index: (ref: DocumentReference) => ReturnType<typeof indexSignup>;
   perRun?: number;
 }
@@ -51,27 +48,10 @@ export interface ReconcileReport {
 }
 
 /**
- * Nothing is dropped while the row lives: the net under the rows' own tasks (the row is the outbox,
- * delivery/row-delivery.ts). Each run
- *
- * 1. re-drives every part still pending whose `due_at` has passed: its task was never confirmed (the
- *    enqueue after the trigger's commit failed: the part's short due time, delivery/part-life.ts) or its tasks
- *    gave up (Cloud Tasks' retry window ran out while MailerLite or the relay was down). The part's next round
- *    is enqueued (a task id Cloud Tasks has not seen) and its due time moved on, in a transaction that moves
- *    the round only forward (the part's `redriven`);
- * 2. sweeps the rows the create trigger never reached (no `delivery` yet: its retries ended, or the local
- *    stack was not running functions when the row was written), after a cursor, and does the trigger's work
- *    for them.
- *
- * A thank-you waiting for the mail budget is a pending part like any other: its next round is enqueued to run
- * in its slot's hour, and its due time is that round's (delivery/part-life.ts, `waits`).
- *
- * Bounded per run (RECONCILE_PER_RUN rows a part, as many swept), logged as counts only, and only when there
- * was something to do. Its one query per part is a range on `delivery.<part>.due_at`, the field
- * firestore.indexes.json keeps indexed (the rest of `delivery` is exempt from indexing). Each step stands
- * alone: a query that fails (an index missing), one row whose re-drive or index fails (an enqueue refused, a
- * write) or the sweep's cursor is logged (`reconcile.step_failed`, with the step and the error's code, never
- * an address) and counted, and the run goes on with the others; the next run tries it again.
+ * The net under the rows' own tasks: each run re-drives (next round) every pending part whose `due_at` has
+ * passed (its enqueue never confirmed, or its retries gave up), and does the trigger's work for rows it never
+ * reached. At most RECONCILE_PER_RUN rows each; every step stands alone, so one failure (a missing index, an
+ * enqueue refused) is logged, counted and retried next run without stopping the others.
  */
 export async function reconcileDeliveries(deps: ReconcileDeps): Promise<ReconcileReport> {
   const now = deps.clock.now();
@@ -114,13 +94,10 @@ function errorCode(error: unknown): string {
 
 async function redrive(row: DocumentSnapshot, part: DeliveryPart, now: number, deps: ReconcileDeps) {
   const record = partOf(row.data(), part);
-  // A settled part has no due time (delivery/part-life.ts): only a pending one is found.
+  // A settled part has no due time: only pending ones are found.
   if (record?.state !== 'pending') return false;
   const round = record.round + 1;
-  // Enqueued first: should the write below fail, the next run enqueues that round again (the same id, a
-  // duplicate, which is that round's own task: the id names the row and the round); the other order could
-  // move the due time on with no task behind it. The part's `redriven` moves it forward only: a round a worker
-  // moved it to meanwhile is left as it is (delivery/part-life.ts).
+  // Enqueued first: the other order could move the due time on with no task behind it.
   await deps.enqueuePart(part, rowOfTasks(row), round);
   await new RowDelivery(row.ref, part).apply({ kind: 'redriven', round, runsAt: now }, now);
   return true;
@@ -176,10 +153,7 @@ export function reconcileDepsFromParams(db: Firestore): ReconcileDeps {
   };
 }
 
-/**
- * Every 10 minutes: a part's tasks give up after days, so a re-drive is never more than ten minutes late,
- * and a run finds nothing to do (two empty range reads and the cursor's read) on a quiet day.
- */
+/** Every 10 minutes: a re-drive is at most ten minutes late, and a quiet run costs three reads. */
 export const RECONCILE_SCHEDULE = 'every 10 minutes';
 /** RECONCILE_SCHEDULE in ms: with CONFIRM_WAIT_MS, how late at most a part whose enqueue failed is re-driven. */
 export const RECONCILE_EVERY_MS = 10 * 60_000;

@@ -22,11 +22,7 @@ interface Resolution {
   id: string | null;
 }
 
-/**
- * Resolved names, shared by every call an instance serves: a warm instance asks MailerLite once per
- * name. Keyed by the client's account (base URL and a hash of the key), so two accounts never share one.
- * An entry stays until MailerLite refuses its id (the group was deleted): see reResolveGroupId.
- */
+/** Resolved names per instance, keyed by account, kept until MailerLite refuses the id. */
 const resolved = new Map<string, Resolution>();
 
 export function clearGroupCache(): void {
@@ -34,10 +30,8 @@ export function clearGroupCache(): void {
 }
 
 /**
- * The group id for a subscription type. A configured id is used as is (no request); a name is looked
- * up (exact match, case-insensitive, since MailerLite's filter is a substring match) and created when
- * missing. Two instances creating the same missing group at once could make two; configure ids in
- * production to rule that out.
+ * A configured id as is; a name looked up (exactly: MailerLite's filter matches substrings) or created. Two
+ * instances could create a missing group twice: production configures ids.
  */
 export async function resolveGroupId(
   client: MailerLiteClient,
@@ -56,8 +50,7 @@ export async function resolveGroupId(
       (id) => {
         resolution.id = id;
       },
-      // A failed lookup must not stay cached: the next call tries again. Only this entry is
-      // removed, never one a later re-resolution put in its place.
+      // A failed lookup is not cached; only this entry goes, not a later re-resolution's.
       () => {
         if (resolved.get(key) === resolution) resolved.delete(key);
       },
@@ -68,15 +61,8 @@ export async function resolveGroupId(
 }
 
 /**
- * The id to use after MailerLite refused `refused.id` as the group of `refused.type` (it no longer exists:
- * deleted in MailerLite, or the account was reset). For a name, the cached resolution is dropped and
- * the name resolved again, which creates the group if it is gone. Calls that saw the same refusal at
- * the same time share that one lookup: only an entry still holding the refused id is dropped, so a
- * caller arriving after the re-resolution gets its result instead of starting another.
- *
- * A configured id is never replaced: MailerLiteConfiguredGroupError says which param to fix.
- * The answer can be `refusedId` itself (MailerLite still lists the group it refused); retrying with
- * it cannot help, and the caller should treat the refusal as final.
+ * The id after MailerLite refused a group as gone: a name resolved again (concurrent callers share one lookup);
+ * a configured id never replaced (MailerLiteConfiguredGroupError). The refused id back means final.
  */
 export async function reResolveGroupId(
   client: MailerLiteClient,
@@ -93,12 +79,7 @@ export async function reResolveGroupId(
   return resolveGroupId(client, config, refused.type, options);
 }
 
-/**
- * The group ids one invocation sends to: each contact task holds one. A type's id is
- * resolved at its first use (resolveGroupId), and resolved again once when MailerLite refuses it as
- * nonexistent (the group was deleted): from then on the fresh id is used, and the change is logged
- * (`mailerlite.group_re_resolved`).
- */
+/** One invocation's group ids: resolved at first use, and again once when MailerLite says one is gone. */
 export class GroupHolder {
   private readonly ids: Partial<Record<SubscriptionType, string>> = {};
   /** Types resolved again: a second refusal is final, instead of a loop. */
@@ -117,13 +98,7 @@ export class GroupHolder {
     return id;
   }
 
-  /**
-   * After MailerLite refused `type`'s id in use as nonexistent: the name resolved again (found, or created
-   * if it was deleted), and used from now on. Once per type: null, with no request, when it was resolved
-   * again already, and null when MailerLite still lists the id it refused; either way resending cannot
-   * help and the refusal is final. Throws what the client throws (the type may then be tried again), and
-   * MailerLiteConfiguredGroupError for a configured id, which is never replaced.
-   */
+  /** The name resolved again, once per type; null when resending cannot help (the refusal is final). */
   async reResolve(type: SubscriptionType, options?: RequestOptions): Promise<string | null> {
     const refusedId = this.ids[type];
     if (refusedId === undefined || this.reResolved.has(type)) return null;
@@ -140,12 +115,7 @@ export class GroupHolder {
   }
 }
 
-/**
- * The group ids a 422 to an upsert refuses as nonexistent (a `group_gone` answer, see ./meaning.ts):
- * `{"message": "...", "errors": {"groups.0": ["The selected groups.0 is invalid."]}}`.
- * `sent` is the `groups` array of that upsert; other errors (about the address, a field, `groups`
- * as a whole) refuse no id.
- */
+/** The ids of `sent` a 422 refuses as gone (`errors: {"groups.0": [...]}`); other errors refuse none. */
 function refusedGroupIds(errors: FieldErrors, sent: readonly string[]): string[] {
   const ids = new Set<string>();
   for (const field of Object.keys(errors)) {
