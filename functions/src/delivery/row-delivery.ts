@@ -11,20 +11,8 @@ import {
 } from './queue';
 
 /**
- * The row is the outbox (as Firebase's firestore-send-email keeps `delivery` on its mail document): each
- * sign-up carries the state of its two deliveries, written by the server alone (the rules let a client
- * create the four fields and nothing else) and erased with the row:
- *
- *   delivery.contact    the MailerLite contact (delivery/deliver-contact.ts)
- *   delivery.thank_you  the thank-you mail (delivery/deliver-thank-you.ts)
- *
- * each `{ state, reason?, attempts, last_error?, round, due_at?, updated_at }`, moved only as its life says
- * (delivery/part-life.ts): `pending` (waiting, with a reason, while our setup or the mail budget holds it) until
- * its worker settles it `done` or `skipped` (for the person's reason); `attempts` counts the worker's runs,
- * `last_error` the last failure's code; `round` the task the part is on (each round has its own task id,
- * delivery/queue.ts, and the task carries its round); `due_at`, while pending, when the reconciler
- * (delivery/reconcile-deliveries.ts) looks at the part again: soon while its task is not confirmed, and
- * otherwise once that task has either settled it or given up.
+ * The row is the outbox, as in firestore-send-email: `delivery.contact` and `delivery.thank_you`, each a
+ * PartRecord (part-life.ts), written by the server alone and erased with the row.
  */
 export const DELIVERY = 'delivery';
 
@@ -54,16 +42,12 @@ export function partOf(data: Record<string, unknown> | undefined, part: Delivery
   return delivery?.[part] ?? null;
 }
 
-/**
- * Enqueues round `round` of a part of a row's delivery (delivery/queue.ts, deliveryTaskId): by the trigger
- * (round 0), the reconciler, and a thank-you's worker for its next round: over the mail budget (to run in its slot's hour) or whose save failed.
- */
+/** Enqueues one round of a part under its own task id (deliveryTaskId). */
 export type EnqueuePart = (
   part: DeliveryPart,
   row: RowOfTasks,
   round: number,
   notBefore?: number,
-  /** What the round's task carries besides the row and its round (delivery/queue.ts, SignupTask). */
   carry?: Pick<SignupTask, 'sent'>,
 ) => Promise<'enqueued' | 'duplicate'>;
 
@@ -76,18 +60,15 @@ export function enqueuePart(enqueue: Enqueue, mailboxSecret: string): EnqueuePar
   };
 }
 
-/** A row as read, as its tasks are named (delivery/queue.ts, deliveryTaskId). */
+/** A row as read, as its tasks are named. */
 export function rowOfTasks(row: DocumentSnapshot): RowOfTasks {
   if (!row.createTime) throw new Error('A row read without its creation time.');
   return { id: row.id, createTime: row.createTime };
 }
 
 /**
- * One part of a row's delivery, as its trigger, worker or reconciler moves it: each says what happened
- * (delivery/part-life.ts, PartEvent) and `apply` writes what `next` answers on the row as it stands (applyToParts),
- * so a write made on a stale read (a round the reconciler moved on meanwhile) cannot put a part back. Each write touches only
- * its own part, so the two workers of one row never overwrite each other. A row erased meanwhile (one-click
- * unsubscribe, retention) is left erased: nothing is written.
+ * One part of a row's delivery: `apply` writes what `next` answers on the row as it stands, touching only its
+ * own part, so a stale read cannot put a part back and a row erased meanwhile stays erased.
  */
 export class RowDelivery {
   constructor(
@@ -101,10 +82,7 @@ export class RowDelivery {
     return moved ?? null;
   }
 
-  /**
-   * Records a failed attempt of `round` that Cloud Tasks will retry (its code, and `configuration` when our
-   * setup or the service refused us), as far as the database lets it: the worker throws `retry` next either way.
-   */
+  /** Records a failed attempt, as far as the database lets it: the worker throws `retry` next either way. */
   async recordRetry(round: number, retry: RetryLater, now: number): Promise<void> {
     await this.apply(
       { kind: 'retry', round, code: retry.code, ...(retry.wait ? { reason: retry.wait } : {}) },
@@ -114,10 +92,8 @@ export class RowDelivery {
 }
 
 /**
- * Several parts' events on one row in one write (the trigger confirms both of its tasks at once): each part
- * after its event, null where nothing changed. Read, then written only if nobody wrote the row since
- * (compare-and-swap on its update time, read again on a conflict): no transaction, whose lock two workers
- * finishing the same row at once would wait on.
+ * Several parts' events on one row in one write, compare-and-swap on its update time: a transaction's lock
+ * would make two workers finishing one row wait on each other.
  */
 export async function applyToParts(
   ref: DocumentReference,

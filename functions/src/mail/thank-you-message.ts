@@ -20,10 +20,7 @@ export interface ThankYouMessageInput {
   from: string;
   /** Which form the address came from: the greeting differs, the promises do not. */
   subscriptionType: SubscriptionType;
-  /**
-   * The Message-ID's own token for the mailbox, thankYouMessageToken(mailbox key): stable, so a resend is
-   * recognisable as one. Never the key itself, nor part of it.
-   */
+  /** thankYouMessageToken(mailbox key): stable, so a resend is recognisable as one. */
   recipientHash: string;
   /** The one-click unsubscribe link (https), which erases the address everywhere. */
   unsubscribeUrl: string;
@@ -64,13 +61,8 @@ const PARENTS =
 const MESSAGE_ID_PURPOSE = 'goody-thank-you-message-id-v1';
 
 /**
- * The token of the thank-you's Message-ID for a mailbox: an HMAC-SHA256 keyed by the mailbox key
- * (privacy/mailbox-key.ts) over this one purpose's name, 32 base64url characters. The Message-ID travels
- * with the mail to the recipient's provider and stays in their mailbox; the mailbox key names the records
- * (thank_you_mails, suppressed_mailboxes, each row's mailbox_key) and its first 12 characters are the logs'
- * handle, so the Message-ID must carry none of it: from the token nothing of the key can be learned, nor
- * can it be matched to a record without the key. The same key gives the same token, so a resend carries
- * the same Message-ID. Changing the purpose's name changes every Message-ID.
+ * An HMAC keyed by the mailbox key: the Message-ID stays in the recipient's mailbox, so it must reveal
+ * nothing of the key that names the records and the logs' handle. Same key, same token: a resend matches.
  */
 export function thankYouMessageToken(mailboxKey: string): string {
   if (!mailboxKey) throw new Error('The mailbox key is empty.');
@@ -101,11 +93,7 @@ export function escapeHtml(value: string): string {
     .replaceAll("'", '&#39;');
 }
 
-/**
- * The thank-you mail: HTML and a plain-text twin saying the same thing, no images, no tracking pixels,
- * no tracked links, and a footer with the one-click way off the list (also in the List-Unsubscribe
- * headers) and a person to write to.
- */
+/** HTML and a plain-text twin, no images or tracking, a one-click way off the list and a person to write to. */
 export function buildThankYouMessage(input: ThankYouMessageInput): MailMessage {
   const copy = COPY[input.subscriptionType];
   const contact = senderAddress(input.from);
@@ -182,10 +170,7 @@ ${paragraph('See you soon,<br>The GOODY team')}
     html,
     messageId: `<thank-you.${input.recipientHash}@${domain}>`,
     headers: {
-      // RFC 2369 and RFC 8058: mail providers show an unsubscribe button and POST
-      // "List-Unsubscribe=One-Click" to the https link, with no page in between. The https link only: a
-      // mailto: there would land in MAIL_FROM's inbox, where nothing processes it, while mailbox providers
-      // expect an unsubscribe honoured within two days; the body still offers a reply to a person.
+      // RFC 8058's one-click POST; https only: a mailto: would land in an inbox nothing processes.
       'List-Unsubscribe': `<${input.unsubscribeUrl}>`,
       'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
       // RFC 2919: names the list, so filters and providers' feedback loops group its mail.

@@ -11,10 +11,7 @@ export interface MailTransport {
   send(message: MailMessage): Promise<SentMail>;
 }
 
-/**
- * Bounded waits, so a mail server that hangs makes the send fail well inside the function's timeout
- * (and inside the thank-you lease) instead of holding it until the platform kills the instance.
- */
+/** Bounded waits: a hanging relay fails the send inside the function's timeout and the thank-you lease. */
 export const SMTP_TIMEOUTS = {
   connectionTimeout: 10_000,
   greetingTimeout: 10_000,
@@ -40,10 +37,7 @@ export interface SmtpUrlOptions extends SmtpTlsSettings {
   [option: string]: unknown;
 }
 
-/**
- * What an SMTP_URL that cannot be read is answered with. It names the fix and holds no part of the URL: the
- * URL carries the relay's password, and an error's message reaches the logs.
- */
+/** Names the fix and no part of the URL, which carries the relay's password into the logs otherwise. */
 export const UNREADABLE_SMTP_URL =
   'SMTP_URL cannot be read as smtps://user:password@host:465 or smtp://user:password@host:587 ' +
   '(the port a number, nothing after it but a ?query): percent-encode the user and the password ' +
@@ -59,12 +53,9 @@ export class SmtpUrlError extends Error {
 }
 
 /**
- * nodemailer's options for an SMTP URL, read with the WHATWG URL parser (never Node's legacy url.parse,
- * which nodemailer's own parseConnectionUrl uses and which prints a deprecation warning holding the whole
- * URL, password included, for a URL it finds odd). As nodemailer reads a URL: smtps is implicit TLS, the user
- * and password are percent-decoded, and each query parameter is an option (`true`/`false` and numbers
- * converted; `tls.<name>` into `tls`). A password with an unencoded `/ # ? @` would move the URL's parts
- * (its host would be the user's name): such a URL, and any the parser refuses, throws SmtpUrlError.
+ * nodemailer's options for an SMTP URL, read as nodemailer does but with the WHATWG parser: Node's legacy
+ * url.parse prints a warning holding the whole URL, password included. A URL whose parts an unencoded
+ * `/ # ? @` would move throws SmtpUrlError.
  */
 export function smtpUrlOptions(smtpUrl: string): SmtpUrlOptions {
   let url: URL;
@@ -131,16 +122,8 @@ export function isLoopbackHost(host: string | undefined): boolean {
 }
 
 /**
- * The TLS policy of the relay connection, applied over whatever the URL says (its query can carry
- * nodemailer options such as `ignoreTLS=true` or `tls.rejectUnauthorized=false`):
- *
- * - `smtps://` (secure): TLS from the first byte.
- * - `smtp://`: STARTTLS is required (`requireTLS`). nodemailer's default only upgrades when the server
- *   offers STARTTLS, so an attacker on the path who strips the offer would read the relay's password and
- *   the recipient in clear; required, the send fails instead.
- * - Either way the relay's certificate is verified: TLS to an impostor protects nothing.
- * - A loopback relay (the local stack's SMTP stand-in on 127.0.0.1) is taken as the URL says, plain SMTP
- *   included, since nothing on the path can strip what never leaves the machine. It is the only opt-out.
+ * The relay's TLS policy, over whatever the URL's query says: STARTTLS required (an attacker could strip the
+ * offer and read the password) and the certificate verified. Only a loopback relay is taken as the URL says.
  */
 export function withTlsPolicy<T extends SmtpTlsSettings>(settings: T): T {
   if (isLoopbackHost(settings.host) && !settings.service) return settings;
@@ -149,11 +132,7 @@ export function withTlsPolicy<T extends SmtpTlsSettings>(settings: T): T {
   return { ...settings, requireTLS: true, ignoreTLS: false, tls };
 }
 
-/**
- * nodemailer's options for an SMTP URL (smtpUrlOptions): under the TLS policy, with the bounded waits and no
- * file or URL access from message content. Shared by the thank-you worker and the operator's launch check
- * (ops/doctor/), so the check connects as a deployed function does. Throws SmtpUrlError for a URL it cannot read.
- */
+/** The TLS policy, bounded waits, no file or URL access; shared with the launch check so it connects alike. */
 export function smtpOptions(smtpUrl: string) {
   return {
     ...withTlsPolicy(smtpUrlOptions(smtpUrl)),
@@ -165,10 +144,7 @@ export function smtpOptions(smtpUrl: string) {
 
 const transports = new Map<string, Promise<MailTransport>>();
 
-/**
- * An SMTP transport for SMTP_URL, made once per URL and instance. nodemailer is imported here, on the
- * first mail, not when the functions load: most invocations of this codebase never send one.
- */
+/** One transport per URL and instance; nodemailer loads on the first mail, which most invocations never send. */
 export function smtpTransport(smtpUrl: string): Promise<MailTransport> {
   let transport = transports.get(smtpUrl);
   if (!transport) {

@@ -6,20 +6,10 @@ import { claimLease, type Lease, type LeaseLayout, LeaseLostError } from '../lea
 import { hasPlusTag, mailboxKey } from './mailbox-key';
 
 /**
- * One MailerLite contact per mailbox. `mailerlite_contacts/{mailbox key}` (privacy/mailbox-key.ts) holds
- * the one spelling MailerLite knows the mailbox by and the lists it was added to. The spelling is the first
- * one pushed, until a spelling without a `+tag` comes (mailbox-key.ts, hasPlusTag): the bare spelling is
- * the mailbox's own, and a `+tag` is a spelling anyone can make, which some providers bounce, so the contact
- * moves to the bare spelling once (deliver-contact.ts: the bare subscriber takes the tagged one's groups and
- * status, then the tagged one is forgotten) and keeps it for good. Any other later spelling (`kid+1@`, a
- * dotted Gmail) is sent as the recorded one, so it adds a group to the one contact, never a second
- * subscriber; an unsubscribe forgets that contact and deletes the record (privacy/erasure.ts). The record
- * also makes delivery idempotent across the tasks that can ask for it (each sign-up's own, and the rounds the
- * reconciler or the operator's Sync hand it again): a list already recorded costs a read, not a MailerLite
- * request.
- *
- * While the contact worker pushes, it holds the record's lease (lease.ts), so two tasks for one mailbox
- * never push at once.
+ * One MailerLite contact per mailbox: `mailerlite_contacts/{mailbox key}` holds the one spelling MailerLite
+ * knows and its lists. The first spelling pushed, moved once to a bare one after a `+tag` (which anyone can
+ * make, and some providers bounce); later spellings add a group, never a subscriber. A recorded list costs a
+ * read, not a request; a push holds the record's lease, so one mailbox is never pushed twice at once.
  */
 export const MAILERLITE_CONTACTS = 'mailerlite_contacts';
 
@@ -57,12 +47,7 @@ export function hasList(record: DocumentData | undefined, list: SubscriptionType
 }
 
 export type ContactClaim =
-  /**
-   * Push `email` (the mailbox's one spelling) into the list's group, then `delivered` or `abandon`. With
-   * `movesFrom`, MailerLite knows the mailbox by that `+tag` spelling and `email` is the bare one, which
-   * takes its place: `delivered` records `email` as the mailbox's spelling only then, so a push that fails
-   * leaves the move to the next claim.
-   */
+  /** Push `email`, then `delivered` or `abandon`; a move is recorded only on `delivered`, so a failure retries it. */
   | {
       status: 'claimed';
       email: string;
@@ -80,18 +65,13 @@ async function release(lease: Lease, fields: DocumentData): Promise<void> {
   try {
     await lease.release(fields);
   } catch (error) {
-    // 5 NOT_FOUND: an unsubscribe deleted the record while the push ran; the worker's own check after the
-    // push forgets the contact again.
+    // 5 NOT_FOUND: erased during the push; the worker's check after it forgets the contact again.
     if (error instanceof LeaseLostError || (error as { code?: unknown }).code === 5) return;
     throw error;
   }
 }
 
-/**
- * The mailboxes' contact records, named by their mailbox key under MAILBOX_KEY_SECRET: built once per
- * invocation with the other keyed stores (privacy/mailboxes.ts), so the code that pushes contacts holds no
- * secret.
- */
+/** The contact records with their key, built once per invocation, so the code that pushes holds no secret. */
 export class ContactRecords {
   constructor(
     private readonly db: Firestore,
@@ -102,12 +82,7 @@ export class ContactRecords {
     return this.db.collection(MAILERLITE_CONTACTS).doc(mailboxKey(this.mailboxSecret, email));
   }
 
-  /**
-   * Claims the mailbox's record to push it into `list`: refused when the list is recorded already (unless
-   * `email` is the bare spelling of a mailbox MailerLite knows by a `+tag` one: then the contact moves), held
-   * while another task pushes. The spelling is fixed by the first claim (`email`) and kept,
-   * but for that one move to the bare spelling.
-   */
+  /** Claims the record to push into `list`: refused when recorded (but for the move to bare), held while pushed. */
   async claim(email: string, options: { list: SubscriptionType; clock: Clock }): Promise<ContactClaim> {
     const claim = await claimLease<'already'>(
       this.ref(email),
