@@ -2,18 +2,11 @@ import type { DocumentData, DocumentReference, Timestamp } from 'firebase-admin/
 import type { Clock } from './clock';
 
 /**
- * A Firestore document held by one caller at a time, for a limited time: the thank-you record while
- * its message is sent, and the sync's state while a run works. No transaction is held while the
- * holder works (sending mail, calling MailerLite): every write carries the update time of the write
- * before it as a precondition (compare-and-swap), so of two callers only one can claim the document,
- * and a holder whose lease was taken over fails its next write instead of overwriting the new
- * holder's. A lease that was never released (its holder crashed) can be claimed once it has expired.
+ * A document held by one caller at a time, for a limited time, with no transaction held while it works:
+ * every write is compare-and-swap on the update time, so a holder taken over fails instead of overwriting.
  */
 
-/**
- * Where a document records its holder. The two documents predate this helper and keep their own
- * fields, so each says how its holder is read and written.
- */
+/** Where a document records its holder: each document keeps its own fields. */
 export interface LeaseLayout {
   /** When the recorded holder's lease expires (clock ms), or null when nobody holds the document. */
   expiresAt(data: DocumentData): number | null;
@@ -47,14 +40,10 @@ export class LeaseLostError extends Error {
   }
 }
 
-// A claim that loses a race reads the document again and sees the winner's lease; a third loss in a
-// row is a contention the caller reports as unavailable.
+// A claim that loses a race reads again; a third loss is reported as unavailable.
 const CLAIM_ATTEMPTS = 3;
 
-/**
- * Claims `ref` unless a live lease holds it. `decide` sees the document as it stands (undefined: absent)
- * when nobody holds it, and says what else the claim writes, or refuses it (a thank-you already sent).
- */
+/** Claims `ref` unless a live lease holds it; `decide` says what else to write, or refuses. */
 export async function claimLease<R = never>(
   ref: DocumentReference,
   options: LeaseOptions,
@@ -124,8 +113,7 @@ export class Lease {
   }
 }
 
-// gRPC ALREADY_EXISTS (6) from create(), FAILED_PRECONDITION (9) from a stale update time, ABORTED
-// (10) from a contended write: another caller wrote the document first.
+// ALREADY_EXISTS (6), FAILED_PRECONDITION (9), ABORTED (10): another caller wrote first.
 function isPreconditionFailure(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return code === 6 || code === 9 || code === 10;

@@ -1,16 +1,13 @@
 import { defineBoolean, defineInt, defineSecret, defineString } from 'firebase-functions/params';
 
-// Declared once, bound per function (`secrets: [...]` on each onCall) and read with `.value()` at run
-// time only. Locally they come from functions/.env.local and functions/.secret.local (written by
-// `npm start`); on deploy the CLI prompts for any that has no value and no default.
+// Declared once, bound per function (`secrets: [...]`), read with `.value()` at run time only.
 
 export const MAILERLITE_API_KEY = defineSecret('MAILERLITE_API_KEY', {
   description:
     'MailerLite API token (MailerLite > Integrations > MailerLite API > Generate new token). Sent as a Bearer token to MAILERLITE_BASE_URL.',
 });
 
-// The CLI writes a param's default into the environment on deploy and in the emulator; at run time
-// `.value()` reads only the environment, so code that may run without the CLI falls back to these.
+// `.value()` reads only the environment, where the CLI writes defaults: code run without it falls back to these.
 export const DEFAULTS = {
   MAILERLITE_BASE_URL: 'https://connect.mailerlite.com/api',
   MAILERLITE_GROUP_UPDATES: 'GOODY launch updates',
@@ -53,9 +50,7 @@ export const MAIL_FROM = defineString('MAIL_FROM', {
     'Sender of the thank-you mail, e.g. "GOODY <hello@your-domain>". Must be an address your SMTP provider may send from; replies to it reach the team.',
 });
 
-// Off unless set: a site built without an App Check site key sends no tokens, and enforcing then would
-// refuse every visitor. Read at call time by withAppCheck (see app-check.ts for why not onCall's
-// enforceAppCheck), so only the exact value "true" turns it on, as for every boolean param.
+// Off unless exactly "true": a site built without an App Check key sends no tokens, and would be refused.
 export const ENFORCE_APP_CHECK = defineBoolean('ENFORCE_APP_CHECK', {
   default: false,
   description:

@@ -65,10 +65,7 @@ function parseEnum<T extends string>(value: unknown, field: string, allowed: rea
   return value as T;
 }
 
-/**
- * Runs a parser at a callable's boundary. A refusal is logged by which callable refused, never with
- * the input or the message (a field name an attacker chose could be an address), and rethrown.
- */
+/** Runs a parser at a callable's boundary; a refusal is logged without input or message (it may hold an address). */
 export function validated<T>(
   callable: CallableName,
   logger: Logger,

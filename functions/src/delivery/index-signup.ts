@@ -33,24 +33,9 @@ export interface IndexSignupDeps {
 }
 
 /**
- * The one producer of a sign-up's delivery: the stored row, whatever became of the page that stored it (a
- * phone that lost its link after the insert, a tab closed before the two callables, which make no work
- * themselves). Each new row
- *
- * 1. gets its mailbox key (signups/lookup.ts) and its delivery state, both parts pending on round 0
- *    (delivery/part-life.ts, firstPart) and due within CONFIRM_WAIT_MS, in one transaction: a retried trigger,
- *    or the reconciler's sweep of a row the trigger never reached, finds them there and keeps them;
- * 2. enqueues the round its pending parts are on, to run at once: the contact (delivery/deliver-contact.ts) and
- *    the thank-you (delivery/deliver-thank-you.ts), each task naming the row and its round under an id only the
- *    server can make (delivery/queue.ts, deliveryTaskId), so a retry enqueues nothing twice;
- * 3. once Cloud Tasks has a part's task, moves its due time on to when that task's retries would have ended
- *    (the part's `enqueued`).
- *
- * A row the grammar refuses (the rules let none in) gets neither; a row erased before this runs is left
- * erased, and enqueues nothing. Enqueueing fails only with Cloud Tasks itself: then the trigger throws and
- * is retried (`retry: true`); a part whose enqueue never answered keeps its short due time, and the reconciler
- * (every 10 minutes) re-drives it under its next round within 15 minutes of the commit; a row the trigger
- * never reached, the reconciler's sweep finds (delivery/reconcile-deliveries.ts).
+ * The one producer of a sign-up's delivery is the stored row, whatever became of the page. Each new row gets
+ * its mailbox key and both parts (firstPart) in one transaction, then its round-0 tasks, confirmed by
+ * `enqueued`. Every step is idempotent; a failed enqueue keeps the short due time the reconciler finds.
  */
 export async function indexSignup(ref: DocumentReference, deps: IndexSignupDeps): Promise<IndexOutcome> {
   const now = deps.clock.now();
@@ -84,9 +69,7 @@ export async function indexSignup(ref: DocumentReference, deps: IndexSignupDeps)
     return 'not_an_address';
   }
   const pending = [...indexed.parts].filter(([, record]) => record.state === 'pending');
-  // A part found on a later round (the reconciler or the mail budget moved it) has that round's task
-  // enqueued already: the same id is a duplicate, and costs nothing. A duplicate is always that round's own
-  // task (the id names the row and the round), so it confirms the round as an enqueue does.
+  // A duplicate is that round's own task (the id names row and round): it confirms the round too.
   await Promise.all(pending.map(([part, record]) => deps.enqueuePart(part, indexed.row, record.round)));
   if (pending.length > 0) {
     await applyToParts(

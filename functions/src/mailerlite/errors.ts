@@ -34,11 +34,7 @@ export class MailerLiteValidationError extends MailerLiteError {
   }
 }
 
-/**
- * A group id the operator configured (MAILERLITE_GROUP_UPDATES or MAILERLITE_GROUP_CLUB set to an id,
- * not a name) that MailerLite refused as nonexistent. Unlike a name, it is never re-resolved: which
- * group to use is the operator's decision, so the message says what to change.
- */
+/** A configured group id MailerLite refused as gone: never re-resolved, the operator decides; the message says how. */
 export class MailerLiteConfiguredGroupError extends MailerLiteError {
   readonly transient = false;
   constructor(

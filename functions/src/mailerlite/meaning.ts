@@ -9,20 +9,10 @@ import {
 } from './errors';
 
 /**
- * What an answer from MailerLite means, decided here and nowhere else: the client's retries, the
- * contact worker's retry or skip, and what the logs say of a failure all ask `classify` (or
- * `failureOf`, below).
- *
- * - `ok`: 2xx, done.
- * - `rate_limited`: 429, a budget is spent; the same request goes through once Retry-After has passed.
- * - `retry`: 408, 5xx, a timeout or a lost connection; the same request may go through later.
- * - `invalid_contact`: a 422 about the address alone; MailerLite will never take this contact.
- * - `group_gone`: a 422 naming `groups.N`: a group id sent no longer exists (deleted, or the account
- *   was emptied); it can be resolved again.
- * - `auth`: 401, the API key is missing, wrong or revoked.
- * - `config`: any other 422 (a field), a 404, or a configured group id that does not exist: the
- *   server's setup, which sending again cannot fix.
- * - `unexpected`: any other 4xx, or an answer not shaped as MailerLite documents.
+ * What a MailerLite answer means, decided here only: `rate_limited` (429) and `retry` (408, 5xx, no answer)
+ * may go through later; `invalid_contact` (a 422 on the address alone) never will; `group_gone` (a 422 on
+ * `groups.N`) can be resolved again; `auth` (401), `config` (another 422, a 404) and `unexpected` (another
+ * 4xx, an undocumented shape) are our setup's.
  */
 export type Meaning =
   | 'ok'
@@ -34,10 +24,7 @@ export type Meaning =
   | 'config'
   | 'unexpected';
 
-/**
- * A 422 field that refuses one element of an upsert's `groups`: MailerLite validates each on its own
- * (Laravel's `groups.*` exists rule) and names it by index, `{"errors": {"groups.0": [...]}}`.
- */
+/** A 422 field refusing one element of `groups`, named by index (Laravel's `groups.*` rule). */
 export const REFUSED_GROUP_FIELD = /^groups\.(\d+)$/;
 
 /** The meaning of an HTTP status (with the field errors of a 422), or of an error the client threw. */
@@ -60,18 +47,11 @@ function meaningOfStatus(status: number, errors: FieldErrors): Meaning {
   if (status !== 422) return 'unexpected';
   const fields = Object.keys(errors);
   if (fields.some((field) => REFUSED_GROUP_FIELD.test(field))) return 'group_gone';
-  // About the address alone: the contact's fault. About anything else (a field): our setup, and
-  // passing it would lose contacts.
+  // Anything but the address is our setup: passing it would lose contacts.
   return fields.length > 0 && fields.every((field) => field === 'email') ? 'invalid_contact' : 'config';
 }
 
-/**
- * A failure as the logs name it (`add_contact.failed`'s `code`):
- * - `unavailable`: a retry can fix it (429, 5xx, a timeout, a lost connection);
- * - `failed-precondition`: our setup, which an operator must fix (the key, a group, a field);
- * - `invalid-argument`: MailerLite will never take this address;
- * - `internal`: an answer MailerLite does not document, or no MailerLite error at all.
- */
+/** A failure as the logs name it: `unavailable`, `failed-precondition` (our setup), `invalid-argument`, `internal`. */
 export type FailureCode = 'unavailable' | 'failed-precondition' | 'invalid-argument' | 'internal';
 
 /** What a request that failed comes to: for the contact worker and the logs. */
@@ -79,10 +59,7 @@ export interface Failure {
   /** The same request may go through later: the worker hands its task back to Cloud Tasks. */
   retry: boolean;
   code: FailureCode;
-  /**
-   * In an operator's words: for `failed-precondition`, what to fix (a param, a group id, MailerLite's
-   * refusal); for `invalid-argument`, MailerLite's words on the address. For the logs only.
-   */
+  /** What to fix, or MailerLite's words on the address: for the logs only. */
   message: string;
 }
 

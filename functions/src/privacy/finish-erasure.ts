@@ -27,11 +27,7 @@ export function parseFinishErasureTask(body: unknown): FinishErasureTask {
 /** How long after the click its finish task first runs: MailerLite has just failed. */
 export const FINISH_TASK_DELAY_MS = 60_000;
 
-/**
- * How a suppression entry's mark is handed to this queue (privacy/suppression.ts, handOff: by the click,
- * privacy/erasure.ts, and by a push the contact worker could not undo): one task per entry and
- * mark, naming the entry alone, a minute later.
- */
+/** One task per entry and mark, naming the entry alone, a minute later. */
 export function finishErasureLater(enqueue: Enqueue, clock: Clock) {
   return ({ entry, mark }: { entry: string; mark: string }) =>
     enqueue(
@@ -47,13 +43,8 @@ export const finishErasureOnCloudTasks = finishErasureLater(cloudTasksEnqueue, s
 export type FinishErasureOutcome = 'finished' | 'not_pending' | 'unopenable' | 'dropped';
 
 /**
- * Finishes the erasure MailerLite left pending (an unsubscribe click, privacy/erasure.ts, or a push the
- * contact worker could not undo, privacy/suppression.ts):
- * reads the entry the task names, opens the addresses it holds sealed and runs the erasure's remaining
- * steps. While MailerLite still fails it throws RetryLater, and Cloud Tasks tries again after its backoff;
- * an entry finished meanwhile (a second click, the half-hourly job) is left alone, without a MailerLite
- * request. Seals that no longer open (UNSUBSCRIBE_SECRET rotated) are reported as the job reports them, and
- * the task dropped: a retry cannot open them.
+ * Finishes an erasure MailerLite left pending, RetryLater while it still fails; an entry finished meanwhile
+ * costs no request. Seals that no longer open are reported and the task dropped: a retry cannot open them.
  */
 export async function handleFinishErasure(task: unknown, deps: EraseDeps): Promise<FinishErasureOutcome> {
   const input = parseTask(task, parseFinishErasureTask, deps.logger, 'finish_erasure.task_malformed');
@@ -67,10 +58,7 @@ export async function handleFinishErasure(task: unknown, deps: EraseDeps): Promi
   return outcome;
 }
 
-/**
- * Backoff from a minute doubling to an hour, for three days: an outage of MailerLite may last a night, and
- * the half-hourly job (privacy/pending-erasures.ts) stays the net beyond.
- */
+/** A minute doubling to an hour, for three days (an outage may last a night); the half-hourly job is the net. */
 export const FINISH_ERASURE_RETRY = {
   maxAttempts: 100,
   maxRetrySeconds: 3 * 24 * 60 * 60,
@@ -87,8 +75,7 @@ export const finishPendingErasure = onTaskDispatched(
     secrets: [MAILERLITE_API_KEY, UNSUBSCRIBE_SECRET, MAILBOX_KEY_SECRET],
     timeoutSeconds: 120,
     retryConfig: FINISH_ERASURE_RETRY,
-    // The forgets share MailerLite's budget with the contact worker (delivery/deliver-contact.ts leaves them 5
-    // requests a minute): one task at a time, two a minute.
+    // Within the 5 requests a minute the contact worker leaves to forgets.
     rateLimits: { maxDispatchesPerSecond: 2 / 60, maxConcurrentDispatches: 1 },
   },
   async (request) => {

@@ -19,12 +19,8 @@ export interface PendingErasuresReport {
 }
 
 /**
- * Finishes the erasures an outage, a deadline or a crash left marked (erasure.ts): for each suppression entry
- * still `pending`, opens the sealed addresses and runs the erasure's remaining steps (rows, MailerLite's
- * forgets, the mark: finishPendingEntry, as each entry's own finish task does, privacy/finish-erasure.ts). The
- * net under those tasks: an erasure that died before its task was enqueued, an enqueue that failed, a task
- * that gave up. Stops asking MailerLite at its first failure (it is likely
- * down); the rest wait for the next run. Logged as counts only, and only when there was something to do.
+ * The net under the finish tasks (an erasure that died before its enqueue, a task that gave up): finishes
+ * each entry still marked; at MailerLite's first failure (likely down) the rest wait for the next run.
  */
 export async function finishPendingErasures(deps: EraseDeps): Promise<PendingErasuresReport> {
   const report: PendingErasuresReport = { finished: 0, stillPending: 0, unopenable: 0 };

@@ -30,17 +30,9 @@ export interface RetentionReport {
 }
 
 /**
- * Erases the sign-ups older than the retention period, by `created_at`. Page by page, each page one
- * batched write, so a large backlog never needs one huge read or write; logged as counts only.
- *
- * The mailboxes' MailerLite contact records name an address, so they go on the same terms: one not
- * pushed or claimed within the period, and with no sign-up of its mailbox left, is erased (a later sign-up
- * makes a new one). One that a kept sign-up still uses is marked seen instead: deleting it would make a later
- * spelling of that mailbox a second MailerLite subscriber.
- *
- * The thank-you records and the suppression list are kept: they hold no address, only a mailbox key
- * (privacy/mailbox-key.ts), and they are what keeps a mailbox from being thanked twice or mailed after
- * it unsubscribed, however long after.
+ * Erases sign-ups past the retention period, page by page, and contact records (they name an address) unused
+ * as long with no row of their mailbox left. Thank-you records and the suppression list hold no address and
+ * are kept: they stop a second thank-you, or mail after an unsubscribe, however long after.
  */
 export async function handleRetention(deps: RetentionDeps): Promise<RetentionReport> {
   if (!Number.isInteger(deps.retentionDays) || deps.retentionDays < 1) {
@@ -57,8 +49,7 @@ export async function handleRetention(deps: RetentionDeps): Promise<RetentionRep
       deps.db,
       deps.db.collection(MAILERLITE_CONTACTS).where('seen_at', '<', cutoff),
       pageSize,
-      // Still in use while a sign-up of its mailbox is kept (the rows past the period went first): seen now,
-      // so a later sign-up of another spelling stays the same MailerLite contact.
+      // Still used by a kept row: deleting it would make a later spelling a second subscriber.
       async (record) => {
         const [row] = await mailboxSignups(deps.db, record.id, 1);
         if (!row) return true;
