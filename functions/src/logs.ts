@@ -1,10 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as functionsLogger from 'firebase-functions/logger';
 
-/**
- * Every log line the functions write is one of these named events, so a log query can count them
- * (`jsonPayload.event="sync.finished"`) without parsing prose.
- */
+/** Every log line is a named event, so a query counts them without parsing prose. */
 export type LogEvent =
   | 'add_contact.upserted'
   | 'add_contact.moved_to_own_address'
@@ -49,10 +46,7 @@ export type LogEvent =
   | 'sync.finished'
   | 'sync.failed';
 
-/**
- * Fields carry counts, codes and masked or hashed addresses only (privacy/log-fields.ts makes the two forms of an address). The type keeps nested objects
- * out, so a whole request body (with an address or a key in it) cannot be logged by accident.
- */
+/** Counts, codes and masked or keyed addresses only: no nested object, so no request body slips in. */
 export type LogFields = Record<string, string | number | boolean | null | undefined>;
 
 export interface Logger {

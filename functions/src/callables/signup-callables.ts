@@ -6,16 +6,8 @@ import { cloudLogger, type Logger } from '../logs';
 import { parseAddContactInput, parseThankYouInput, validated } from '../schemas';
 
 /**
- * The two callables the page makes after its insert, add-contact-to-mailerlite and send-thank-you-email,
- * in one shape: check the body and answer `accepted`. They make no work: the stored row is the outbox, and
- * its create trigger (delivery/index-signup.ts) enqueues the contact and the thank-you the spec names after
- * these two calls. So nothing a caller sends, a stranger's guess, another spelling of someone's address, a
- * thousand calls, can take, delay or steer a person's delivery, and no call costs a dispatch of the queues
- * real rows share.
- *
- * A call reads nothing and answers the same for every well-formed body, stored or not, erased, already a
- * contact or thanked, or a stranger's guess: neither the reply nor its timing says which. Bad input is
- * `invalid-argument`, and changes nothing.
+ * The page's two callables check the body and answer `accepted`, reading nothing: the row's trigger makes
+ * the work, so no caller can take, delay or steer a delivery, and neither reply nor timing tells anything.
  */
 export interface SignupCallableDeps {
   logger: Logger;

@@ -3,21 +3,10 @@ import { normaliseEmail } from '../contract';
 import { derivedKey } from '../derived-key';
 
 /**
- * "The same person", as the product counts them: one mailbox, however its address is spelled. Every
- * address is lower-cased (providers and MailerLite ignore case), a `+tag` is dropped on every domain
- * (`kid+x@school.org` is `kid@school.org`: Google Workspace, Microsoft 365 unless its administrator turned
- * it off, Gmail, Outlook.com, iCloud, Proton and Fastmail deliver it there; where a domain does not, the
- * fold only means mailing less), and Gmail's dots and googlemail.com are folded too
- * (`Kid.Teen+goody@googlemail.com` is `kidteen@gmail.com`). A bot that signs one mailbox up under twelve
- * spellings is then one mailbox: one thank-you, one suppression entry when it unsubscribes, one set of
- * rows to erase. What is folded and what is deliberately not, and why: docs/security/abuse.md ("Which
- * spellings are one mailbox").
- *
- * The key is an HMAC of that canonical mailbox with MAILBOX_KEY_SECRET (HKDF-derived for this one
- * purpose), never a plain hash: a plain SHA-256 of an address is confirmed by anyone holding a list of
- * candidate addresses. It names the thank-you record and the suppression entry and is written on each
- * sign-up (`mailbox_key`, by delivery/index-signup.ts), and its first 12 characters are the address's handle
- * in the logs. The secret must never be rotated: a new one would forget every suppression.
+ * One mailbox, however spelled: lower case, a `+tag` dropped on every domain (where one does not deliver it,
+ * the fold only mails less), Gmail's dots and googlemail.com folded; so a bot's twelve spellings are one
+ * mailbox (docs/security/abuse.md). The key is an HMAC, never a plain hash, which a list of candidate
+ * addresses would confirm. MAILBOX_KEY_SECRET must never be rotated: it would forget every suppression.
  */
 
 /** The domain Gmail's other domain delivers to; there alone dots are not part of the mailbox's name. */
@@ -40,12 +29,7 @@ export function canonicalMailbox(email: string): string {
   return `${local}@${domain}`;
 }
 
-/**
- * Whether the address carries a `+tag` (`kid+x@school.org`): a spelling a stranger can make of anyone's
- * mailbox, which some providers do not deliver. The bare spelling (`kid@school.org`, or a dotted Gmail) is
- * the mailbox's own: it gets its own thank-you after a tagged one (delivery/deliver-thank-you.ts) and becomes
- * the MailerLite contact's address (privacy/mailerlite-contacts.ts).
- */
+/** A `+tag` spelling: anyone can make one of any mailbox, and some providers do not deliver it; bare is its own. */
 export function hasPlusTag(email: string): boolean {
   const normalised = normaliseEmail(email);
   return normalised.slice(0, normalised.lastIndexOf('@')).indexOf('+') > 0;
@@ -71,11 +55,7 @@ export const MAILBOX_KEY_SECRET_NAME = 'MAILBOX_KEY_SECRET';
 
 let processLogKey: string | undefined;
 
-/**
- * The key the logs' handle is made with: MAILBOX_KEY_SECRET when the function declares it (every function
- * that handles an address does), else a key made up for this process, so a handle is never a plain hash
- * that a list of candidate addresses could confirm (it then links lines of one instance only).
- */
+/** The logs' handle key: MAILBOX_KEY_SECRET, else one made up per process, so a handle is never a plain hash. */
 export function logKeySecret(): string {
   const secret = process.env[MAILBOX_KEY_SECRET_NAME];
   if (secret) return secret;

@@ -14,11 +14,7 @@ export interface MailboxSecrets {
   unsubscribe: string;
 }
 
-/**
- * What the server keeps per mailbox, with the keys it is kept under: built once per invocation, from the
- * secrets, by the function's entry point (mailboxesFromParams) or a test, and handed to the workers and
- * the erasure, which hold no secret themselves.
- */
+/** What the server keeps per mailbox, with its keys: built once per invocation, so the workers hold no secret. */
 export class Mailboxes {
   /** `mailerlite_contacts/{mailbox key}`: the one spelling MailerLite knows and its lists. */
   readonly contacts: ContactRecords;
@@ -28,10 +24,7 @@ export class Mailboxes {
   constructor(
     db: Firestore,
     private readonly secrets: MailboxSecrets,
-    /**
-     * Where an erasure left pending goes to be finished (privacy/finish-erasure.ts, finishErasureLater): given
-     * by every function that may leave one (the click, the contact worker).
-     */
+    /** Where an erasure left pending goes to be finished, from every function that may leave one. */
     finishErasureLater?: FinishErasureLater,
   ) {
     this.contacts = new ContactRecords(db, secrets.mailbox);

@@ -3,18 +3,9 @@ import { emailProblem, normaliseEmail } from '../contract';
 import { derivedKey } from '../derived-key';
 
 /**
- * The one-click unsubscribe link carries two values, neither of which shows the address:
- *
- * - `a`: the address as it was typed, sealed with AES-256-GCM. The function needs the address itself
- *   to delete the sign-ups (stored as typed, found by an equality query) and the MailerLite subscriber
- *   (found by address), and sealing it in the link means nothing new is stored to map a token back to
- *   an address: no lookup table of addresses a breach could leak.
- * - `t`: HMAC-SHA256 of the normalised address. It is checked against the address the seal opens to,
- *   so a link only erases the address it was made for, and a link made with another secret (another
- *   deployment, a forger) opens to nothing.
- *
- * Both keys are derived from UNSUBSCRIBE_SECRET with HKDF, one per purpose. Rotating the secret makes
- * every link already sent invalid; the page then says how to leave by e-mail.
+ * The link carries `a`, the address as typed sealed with AES-256-GCM (so no table maps tokens to addresses),
+ * and `t`, an HMAC of the normalised address checked against it (a link erases only its own address).
+ * Rotating UNSUBSCRIBE_SECRET voids every link sent.
  */
 
 const SALT = 'goody-unsubscribe-v1';

@@ -3,13 +3,8 @@ import type { SubscriptionType } from '../contract';
 import { normaliseEmail, SIGNUPS } from '../contract';
 
 /**
- * How the functions find sign-ups: by an exact key, never by a scan, and never more than a bounded number
- * at a time, so what a bot stored costs it, not every later call.
- *
- * - `mailbox_key`, written on each new sign-up by index-signup.ts (the page's payload stays the spec's three
- *   fields; the rules let no client write it): every row of one mailbox, whatever its spelling.
- * - `email` as typed and normalised: the rows a call names, including one whose key the trigger has not
- *   written yet (it runs a moment after the insert).
+ * Sign-ups found by an exact key, bounded, never a scan, so what a bot stored costs it, not later calls: by
+ * `mailbox_key` (the trigger writes it), or by `email` for a row the trigger has not keyed yet.
  */
 export const MAILBOX_KEY_FIELD = 'mailbox_key';
 
@@ -23,10 +18,7 @@ export function addressForms(emailAsTyped: string): string[] {
   return typed === normalised ? [normalised] : [typed, normalised];
 }
 
-/**
- * Up to `limit` stored sign-ups of the address as typed or normalised, in all: each form one query, the
- * second only for what the first left of the limit.
- */
+/** Up to `limit` sign-ups of the address as typed or normalised, in all. */
 export async function storedSignups(
   db: Firestore,
   emailAsTyped: string,
