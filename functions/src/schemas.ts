@@ -124,7 +124,6 @@ export function parseThankYouInput(data: unknown): ThankYouInput {
   return { email, emailAsSent: (body.email as string).trim() };
 }
 
-/** The sync takes no arguments; the admin page calls it with none. */
 export function parseSyncInput(data: unknown): void {
   if (data === null || data === undefined) return;
   if (typeof data !== 'object' || Array.isArray(data)) throw invalid('The sync takes no arguments.');

@@ -14,7 +14,6 @@ import { cloudLogger, type Logger } from '../logs';
 import { DEFAULTS, intParam, MAILBOX_KEY_SECRET, SYNC_MIN_INTERVAL_SECONDS } from '../params';
 import { parseAddContactInput, parseSyncInput, validated } from '../schemas';
 
-/** The function's timeout: the longest an HTTPS function may run. */
 export const SYNC_TIMEOUT_SECONDS = 540;
 /** The run stops starting work this long before the timeout, to write its cursor and answer. */
 export const SYNC_STOP_MARGIN_MS = 15_000;
@@ -22,7 +21,6 @@ export const SYNC_STOP_MARGIN_MS = 15_000;
 /** `_sync/mailerlite`: the Sync's lease and cursor, in one document. Server-only (the rules deny clients). */
 export const SYNC_STATE = { collection: '_sync', id: 'mailerlite' } as const;
 
-/** A position in `email_subscriptions` ordered by (`created_at`, document id). */
 interface Cursor {
   created_at: Timestamp;
   id: string;
@@ -33,7 +31,6 @@ type Outcome = 'done' | 'deadline' | 'failed';
 export interface SyncOptions {
   /** Sign-ups read per query; the cursor moves past a page once each of its rows is handed over. */
   pageSize: number;
-  /** Rows of a page handed over at once (each an enqueue and a write). */
   concurrency: number;
   /** How long the lease lasts unrenewed: a crashed run holds the next one back at most this long. */
   leaseMs: number;
@@ -41,7 +38,6 @@ export interface SyncOptions {
   minIntervalMs: number;
   /** How long a run waits for the contacts on their way before it answers. */
   settleMs: number;
-  /** How often it reads them meanwhile. */
   pollMs: number;
   /** The most contacts on their way it waits for: with more (a rush in the queue), it answers at once. */
   watchMax: number;
@@ -61,11 +57,8 @@ export interface SyncDeps {
   db: Firestore;
   clock: Clock;
   logger: Logger;
-  /** Enqueues a round of a row's part (delivery/row-delivery.ts). */
   enqueuePart: EnqueuePart;
-  /** The trigger's work, for a row it never reached (delivery/index-signup.ts). */
   index: (ref: DocumentReference) => Promise<IndexOutcome>;
-  /** Clock ms when the platform ends the invocation. */
   deadline: number;
   stopMarginMs?: number;
   options?: Partial<SyncOptions>;
@@ -185,7 +178,6 @@ async function pageAfter(db: Firestore, cursor: Cursor | null, size: number): Pr
   return (await query.limit(size).get()).docs;
 }
 
-/** Sign-ups after the cursor: those a run cut by its deadline did not reach. */
 async function countAfter(db: Firestore, cursor: Cursor | null): Promise<number> {
   const { FieldPath } = await firestoreSdk();
   let query = db.collection(SIGNUPS).orderBy('created_at').orderBy(FieldPath.documentId());
@@ -193,7 +185,6 @@ async function countAfter(db: Firestore, cursor: Cursor | null): Promise<number>
   return (await query.count().get()).data().count;
 }
 
-/** One row handed to its engine, as its contact part's life says (syncRound), and noted in the tally. */
 async function handOver(row: DocumentSnapshot, deps: SyncDeps, tally: Tally): Promise<void> {
   const part = partOf(row.data(), 'contact');
   if (part === null) {
@@ -223,7 +214,6 @@ async function handOver(row: DocumentSnapshot, deps: SyncDeps, tally: Tally): Pr
   else tally.count(part);
 }
 
-/** Whether the row holds what the rules let a client store (the trigger's own check, delivery/index-signup.ts). */
 function isSignup(row: DocumentSnapshot): boolean {
   try {
     parseAddContactInput({
@@ -254,9 +244,7 @@ interface Counts {
   onTheirWay: number;
   /** Waiting for our setup: MailerLite refused the key, a group or a field. */
   setup: number;
-  /** MailerLite refused the address itself. */
   rejected: number;
-  /** Stored documents that are not sign-ups. */
   skipped: number;
 }
 
@@ -273,8 +261,7 @@ class Tally {
     const life = lifeOf(part);
     if (life.state === 'done') this.totals.synced += 1;
     else if (life.state === 'skipped') {
-      // The person's own reason: MailerLite refused the address, or the row holds none; or they unsubscribed,
-      // counted with those in MailerLite: apart, a stranger who stored an address could learn its owner had left.
+      // Unsubscribed counts with those in MailerLite: apart, a stranger could learn an owner had left.
       if (life.reason === 'refused') this.totals.rejected += 1;
       else if (life.reason === 'not_an_address') this.totals.skipped += 1;
       else this.totals.synced += 1;
@@ -362,7 +349,6 @@ function replyOf(outcome: Outcome, resumed: boolean, counts: Counts, remaining: 
   return { success: true, message: [where, ...notes].join(' '), error: null, ...numbers };
 }
 
-/** A run that did not start: nothing read, nothing counted. */
 function refusal(message: string): SyncReply {
   return { success: false, message, error: message, synced: 0, remaining: null, rejected: 0, skipped: 0 };
 }

@@ -42,7 +42,6 @@ import {
   rowOfTasks,
 } from './row-delivery';
 
-/** How long the function may run; the lease below must outlive it. */
 export const THANK_YOU_TIMEOUT_SECONDS = 60;
 
 /**
@@ -57,13 +56,11 @@ export type ThankedSpelling = 'tagged' | 'bare';
 /** `waiting`: claimed once, then given back until the hour of its slot of the mail budget (`slot`). */
 export type ThankYouState = 'sending' | 'sent' | 'failed' | 'waiting';
 
-/** `thank_you_mails/{mailbox key}` (privacy/mailbox-key.ts). Holds no address. */
 export interface ThankYouRecord {
   state: ThankYouState;
   attempts: number;
   attempt_id: string;
   subscription_type: SubscriptionType;
-  /** The row (its id: no address) whose task claimed it last: the one thanked, once `sent`. */
   signup?: string;
   /** The spelling claimed (thanked, once `sent`); a mailbox thanked only tagged is thanked once more, bare. */
   spelling: ThankedSpelling;
@@ -83,15 +80,11 @@ export interface ThankYouRecord {
 export type ThankYouOutcome =
   | { status: 'sent' }
   | { status: 'already_sent'; byThisRow?: boolean }
-  /** The row is gone (erased, or past retention): nothing is sent for it. */
   | { status: 'gone' }
-  /** The row's thank-you was settled by an earlier task. */
   | { status: 'settled' }
-  /** A task of a round older than the part's (delivery/part-life.ts): it does nothing. */
   | { status: 'stale' }
   /** The relay accepted, the database did not save it: the next round's task saves it, never sending again. */
   | { status: 'sent_unsaved' }
-  /** The mailbox unsubscribed: nothing is sent to it again, whoever signs it up. */
   | { status: 'suppressed' }
   /** Over the mail budget: a slot booked in a later hour, the part's next round enqueued to run then. */
   | { status: 'waiting'; hour: number }
@@ -111,13 +104,9 @@ export interface DeliverThankYouDeps {
   clock: Clock;
   logger: Logger;
   leaseMs?: number;
-  /** The mailbox's key (which names the record), its suppression entry and its domain's key in the mail budget. */
   mailboxes: Mailboxes;
-  /** MAIL_PER_HOUR: the mail budget (mail/budget.ts). */
   mailPerHour: number;
-  /** Enqueues the part's next round, for a thank-you whose `sent` the database did not save. */
   enqueuePart: EnqueuePart;
-  /** Waits between the tries of saving `sent` once the relay accepted (SAVE_SENT_RETRY_MS). */
   saveRetryMs?: readonly number[];
 }
 
@@ -174,13 +163,11 @@ export async function handleDeliverThankYou(
   try {
     const missing = !deps.from ? 'MAIL_FROM' : !deps.unsubscribeLink ? 'UNSUBSCRIBE_URL' : null;
     if (missing) {
-      // Our setup, which an operator fixes: the part waits, saying so, and Cloud Tasks tries again.
       deps.logger.error('thank_you.not_configured', { missing });
       throw new RetryLater('A setting of the thank-you is missing.', `setting ${missing}`, 'configuration');
     }
     const outcome = await sendOnce(stored, subscriptionType, row.id, deps);
     if (outcome.status === 'waiting') {
-      // The next round runs in the slot's hour; the part moves to it, due long after (its net).
       const runsAt = hourStart(outcome.hour);
       await withDatabase(() => deps.enqueuePart('thank_you', rowOfTasks(row), round + 1, runsAt));
       await apply({ kind: 'waits', round: round + 1, runsAt });
@@ -262,7 +249,6 @@ async function sendOnce(
   }
 
   const message = buildThankYouMessage({
-    // The spelling stored, as the person typed it (trimmed).
     to: input.emailAsSent,
     from: deps.from,
     subscriptionType,
@@ -306,7 +292,6 @@ async function sendOnce(
   return { status: 'sent' };
 }
 
-/** A slot of the mail budget, in the first hour from now with room (mail/budget.ts). */
 function bookSlot(deps: DeliverThankYouDeps, email: string): Promise<number> {
   return bookMailSlot(deps.db, {
     now: deps.clock.now(),
@@ -316,7 +301,6 @@ function bookSlot(deps: DeliverThankYouDeps, email: string): Promise<number> {
   });
 }
 
-/** Whether the mailbox is on the suppression list (the person unsubscribed). */
 async function suppression(deps: DeliverThankYouDeps, email: string): Promise<boolean> {
   return (await withDatabase(() => deps.mailboxes.suppression.among([email]))).size > 0;
 }
@@ -355,7 +339,6 @@ async function saveSent(
   }
 }
 
-/** The relay accepted the mail and the database did not save it: `attempt` is the claim that sent it. */
 class UnsavedSend extends RetryLater {
   constructor(readonly attempt: string) {
     super('The database did not save a mail the relay accepted.', 'database');
@@ -409,14 +392,12 @@ type Claim =
       attempts: number;
       attempt: string;
       afterTagged: boolean;
-      /** The hour of the mailbox's slot not spent yet (ThankYouRecord's `slot`), or null. */
       slot: number | null;
     };
 
 /** What the Message-ID's token of the bare spelling's mail after a tagged one is made from, after the key. */
 const OWN_ADDRESS_SUFFIX = '.own-address';
 
-/** The record's lease: `attempt_id` names the call that holds it, `lease_expires_at` until when. */
 const THANK_YOU_LEASE: LeaseLayout = {
   expiresAt: (data) => {
     const record = data as Partial<ThankYouRecord>;
@@ -495,7 +476,6 @@ async function claimRecord(
   };
 }
 
-/** Moves the record on and ends the claim, unless another call has claimed it since (then that call owns it). */
 async function finish(lease: Lease, fields: Partial<ThankYouRecord>): Promise<void> {
   try {
     await lease.release(fields);

@@ -11,7 +11,6 @@ import { finishErasureOnCloudTasks } from '../privacy/finish-erasure';
 import { emailFields } from '../privacy/log-fields';
 import { openUnsubscribeToken } from '../privacy/unsubscribe-token';
 
-/** What the handler reads of a request: Express's req, or a test's literal. */
 export interface UnsubscribeHttpRequest {
   method: string;
   query: Record<string, unknown>;
@@ -68,7 +67,6 @@ export class LinkLimiter {
     private readonly maxLinks = 10_000,
   ) {}
 
-  /** Links (keys) counted now: at most `maxLinks`. */
   get size(): number {
     return this.posts.size;
   }
@@ -203,7 +201,6 @@ export function isOneClick(request: Pick<UnsubscribeHttpRequest, 'body' | 'rawBo
   const text = rawBody?.toString('utf8') ?? (Buffer.isBuffer(body) ? body.toString('utf8') : body);
   if (typeof text !== 'string' || Buffer.byteLength(text) > ONE_CLICK_BODY_LIMIT_BYTES) return false;
   if (text.trim().split('&').includes('List-Unsubscribe=One-Click')) return true;
-  // multipart/form-data: the part named List-Unsubscribe, its headers, an empty line, then its value.
   const lines = text.split(/\r?\n/);
   for (let index = 0; index < lines.length; index += 1) {
     if (!/^content-disposition:.*\bname="List-Unsubscribe"/i.test(lines[index] ?? '')) continue;
@@ -215,7 +212,6 @@ export function isOneClick(request: Pick<UnsubscribeHttpRequest, 'body' | 'rawBo
   return false;
 }
 
-/** A body too large for a one-click POST: refused before anything else is read. */
 export function bodyTooLarge(request: Pick<UnsubscribeHttpRequest, 'rawBody'>): boolean {
   return (request.rawBody?.length ?? 0) > ONE_CLICK_BODY_LIMIT_BYTES;
 }

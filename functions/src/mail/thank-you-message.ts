@@ -1,7 +1,6 @@
 import { createHmac } from 'node:crypto';
 import type { SubscriptionType } from '../contract';
 
-/** A message as nodemailer's `sendMail` takes it. */
 export interface MailMessage {
   from: string;
   to: string;
@@ -14,7 +13,6 @@ export interface MailMessage {
 }
 
 export interface ThankYouMessageInput {
-  /** The recipient, normalised. */
   to: string;
   /** MAIL_FROM, e.g. `GOODY <hello@goody.example>`. */
   from: string;
@@ -72,7 +70,6 @@ export function thankYouMessageToken(mailboxKey: string): string {
     .slice(0, 32);
 }
 
-/** The bare address inside a `Name <address>` sender, or the sender itself. */
 export function senderAddress(from: string): string {
   const match = /<([^<>\s]+@[^<>\s]+)>\s*$/.exec(from);
   return (match?.[1] ?? from).trim();
@@ -83,7 +80,6 @@ export function listId(domain: string): string {
   return `GOODY pre-launch list <prelaunch.${domain}>`;
 }
 
-/** Text as HTML: the five characters that could end an element or an attribute, escaped. */
 export function escapeHtml(value: string): string {
   return value
     .replaceAll('&', '&amp;')

@@ -42,20 +42,15 @@ export interface RequestOptions {
   signal?: AbortSignal;
   /** Whether a lost answer may be sent again: not creating a group, retried only after a 429 (nothing done). */
   idempotent?: boolean;
-  /** Override of the client's per-attempt timeout. */
   timeoutMs?: number;
-  /** Override of the client's attempt count for failures other than 429. */
   maxAttempts?: number;
   /** Override of how many 429s are waited out; with a deadline the default is "as many as fit". */
   maxRateLimitWaits?: number;
 }
 
 export interface RateLimitSnapshot {
-  /** X-RateLimit-Limit of the last answer, if it had one. */
   limit: number | null;
-  /** X-RateLimit-Remaining of the last answer, if it had one. */
   remaining: number | null;
-  /** When that answer arrived (clock ms). */
   observedAt: number;
 }
 
@@ -91,7 +86,6 @@ export interface UpsertSubscriberInput {
 }
 
 export interface UpsertResult {
-  /** 201: a new subscriber; 200: an existing one, updated. */
   created: boolean;
   subscriber: Subscriber;
 }
@@ -199,7 +193,6 @@ export class MailerLiteClient {
     };
   }
 
-  /** By id or by address; null when there is no such subscriber. */
   async getSubscriber(idOrEmail: string, options?: RequestOptions): Promise<Subscriber | null> {
     const path = `/subscribers/${encodeURIComponent(idOrEmail)}`;
     try {

@@ -48,7 +48,6 @@ export class MailerLiteConfiguredGroupError extends MailerLiteError {
   }
 }
 
-/** 404: the subscriber, group or import does not exist. */
 export class MailerLiteNotFoundError extends MailerLiteError {
   readonly transient = false;
   constructor(path: string) {
@@ -77,7 +76,6 @@ export class MailerLiteRateLimitError extends MailerLiteError {
   }
 }
 
-/** 408 or 5xx, after the retries allowed. */
 export class MailerLiteServerError extends MailerLiteError {
   readonly transient = true;
   constructor(status: number) {
@@ -85,7 +83,6 @@ export class MailerLiteServerError extends MailerLiteError {
   }
 }
 
-/** No answer within the per-request timeout. */
 export class MailerLiteTimeoutError extends MailerLiteError {
   readonly transient = true;
   constructor(timeoutMs: number) {
@@ -93,7 +90,6 @@ export class MailerLiteTimeoutError extends MailerLiteError {
   }
 }
 
-/** The connection failed (refused, reset, DNS). */
 export class MailerLiteNetworkError extends MailerLiteError {
   readonly transient = true;
   constructor(cause: unknown) {
@@ -101,7 +97,6 @@ export class MailerLiteNetworkError extends MailerLiteError {
   }
 }
 
-/** An answer that does not have the shape MailerLite documents. */
 export class MailerLiteProtocolError extends MailerLiteError {
   readonly transient = false;
 }
