@@ -7,7 +7,7 @@ export const MAILERLITE_API_KEY = defineSecret('MAILERLITE_API_KEY', {
     'MailerLite API token (MailerLite > Integrations > MailerLite API > Generate new token). Sent as a Bearer token to MAILERLITE_BASE_URL.',
 });
 
-// `.value()` reads only the environment, where the CLI writes defaults: code run without it falls back to these.
+// `.value()` reads only the environment, where the CLI writes defaults: without the CLI, these.
 export const DEFAULTS = {
   MAILERLITE_BASE_URL: 'https://connect.mailerlite.com/api',
   MAILERLITE_GROUP_UPDATES: 'GOODY launch updates',

@@ -65,7 +65,7 @@ function parseEnum<T extends string>(value: unknown, field: string, allowed: rea
   return value as T;
 }
 
-/** Runs a parser at a callable's boundary; a refusal is logged without input or message (it may hold an address). */
+/** Runs a parser at a callable's boundary; a refusal is logged without input or message (an address). */
 export function validated<T>(
   callable: CallableName,
   logger: Logger,

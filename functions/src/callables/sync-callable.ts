@@ -107,7 +107,7 @@ export async function handleSyncEmailsToMailerlite(data: unknown, deps: SyncDeps
     }
     await tally.settle(deps, lease, Math.min(stopAt, deps.clock.now() + options.settleMs), options);
   } catch (error) {
-    // The cursor stays at the last finished page: the next run hands the rest over again (a round more, no more).
+    // The cursor stays at the last finished page: the next run hands the rest again (a round more, no more).
     outcome = 'failed';
     deps.logger.error('sync.failed', { reason: (error as Error).name ?? 'unknown' });
   }
@@ -129,7 +129,7 @@ const LEASE: LeaseLayout = {
   fields: (owner, expiresAt) => ({ lease: expiresAt ? { owner, expires_at: expiresAt } : null }),
 };
 
-/** Claims the lease; refused within `minIntervalMs` of the last run unless that one stopped at its deadline. */
+/** Claims the lease; refused within `minIntervalMs` of the last run, unless it stopped at its deadline. */
 async function startRun(
   deps: SyncDeps,
   options: SyncOptions,
@@ -278,7 +278,7 @@ class Tally {
     this.watched.set(ref.id, { ref, attempts, ...(part ? { part } : {}) });
   }
 
-  /** Polls the watched rows until each settled or failed an attempt since, or `until`; more than `watchMax`: none. */
+  /** Polls the watched rows until each settled or failed an attempt, or `until`; over `watchMax`: none. */
   async settle(deps: SyncDeps, lease: Lease, until: number, options: SyncOptions): Promise<void> {
     if (this.watched.size > options.watchMax) return;
     const open = new Map([...this.watched].map(([id, entry]) => [id, entry.ref]));

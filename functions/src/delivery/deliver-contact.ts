@@ -19,7 +19,7 @@ import { MAILBOX_KEY_FIELD, mailboxSignups } from '../signups/lookup';
 import { parseSignupTask, parseTask, positiveNumber, RETRY, RetryLater, withDatabase } from './queue';
 import { isSettled, type PartEvent, partOf, RowDelivery } from './row-delivery';
 
-/** Two tries of a request (a short Retry-After between) fit the task's budget; longer is Cloud Tasks' retry. */
+/** Two tries of a request (a short Retry-After between) fit the budget; longer is Cloud Tasks' retry. */
 export const CONTACT_TASK_BUDGET_MS = 30_000;
 export const CONTACT_REQUEST_TIMEOUT_MS = 10_000;
 
@@ -147,7 +147,7 @@ async function addStoredContact(
     return 'suppressed';
   }
 
-  // Consent: the mailbox's first sign-up of this list; of any list for a move (what the tagged contact carried).
+  // Consent: the mailbox's first sign-up of this list; of any list for a move (as the tagged contact had).
   const key = String(row.get(MAILBOX_KEY_FIELD) ?? deps.mailboxes.key(input.email));
   const list = claim.movesFrom ? undefined : input.subscriptionType;
   const signups = await mailboxSignups(deps.db, key, CONTACT_ROWS_READ, list);

@@ -62,7 +62,7 @@ export interface ThankYouRecord {
   attempt_id: string;
   subscription_type: SubscriptionType;
   signup?: string;
-  /** The spelling claimed (thanked, once `sent`); a mailbox thanked only tagged is thanked once more, bare. */
+  /** The spelling claimed (thanked, once `sent`); one thanked only tagged is thanked once more, bare. */
   spelling: ThankedSpelling;
   /** A tagged spelling of the mailbox was thanked before the bare one's claim: no tagged one is again. */
   tagged_thanked?: boolean;
@@ -83,7 +83,7 @@ export type ThankYouOutcome =
   | { status: 'gone' }
   | { status: 'settled' }
   | { status: 'stale' }
-  /** The relay accepted, the database did not save it: the next round's task saves it, never sending again. */
+  /** The relay accepted, the database did not save it: the next round saves it, never sending again. */
   | { status: 'sent_unsaved' }
   | { status: 'suppressed' }
   /** Over the mail budget: a slot booked in a later hour, the part's next round enqueued to run then. */
@@ -272,7 +272,7 @@ async function sendOnce(
       retry: refusal !== 'recipient',
       ...(refusal === 'setup' ? { reason: 'configuration' } : {}),
     });
-    // Nothing was sent: claimable again (best effort: the lease expires anyway); the slot stays the mailbox's.
+    // Nothing sent: claimable again (best effort: the lease expires anyway); the slot stays the mailbox's.
     await finish(claim.lease, {
       state: 'failed',
       failed_at: new Date(deps.clock.now()),
@@ -312,7 +312,7 @@ async function suppression(deps: DeliverThankYouDeps, email: string): Promise<bo
 export const SAVE_SENT_RETRY_MS: readonly number[] = [250, 1_000, 3_000, 8_000];
 
 /**
- * Saves `sent`, retried. Should it still fail, the record stays `sending` (never `failed`, which a retry would
+ * Saves `sent`, retried. Should it still fail, the record stays `sending` (not `failed`, which a retry would
  * send again at once) and UnsavedSend hands the claim's id to the next round (settleUnsaved).
  */
 async function saveSent(
@@ -345,7 +345,7 @@ class UnsavedSend extends RetryLater {
   }
 }
 
-/** Saves `sent` for the claim `attempt` whose mail went out, unless another call has claimed the record since. */
+/** Saves `sent` for the claim `attempt` whose mail went out, unless the record was claimed since. */
 async function settleUnsaved(record: DocumentReference, attempt: string, now: number): Promise<void> {
   await record.firestore.runTransaction(async (transaction) => {
     const current = (await transaction.get(record)).data() as Partial<ThankYouRecord> | undefined;
@@ -361,7 +361,7 @@ async function settleUnsaved(record: DocumentReference, attempt: string, now: nu
  */
 export type SmtpRefusal = 'recipient' | 'setup' | 'transient';
 
-/** RFC 3463's statuses about the recipient's own mailbox; 5.1.0, 5.1.7 and 5.1.8 come at RCPT about our sender. */
+/** RFC 3463's statuses about the person's own mailbox; 5.1.0, 5.1.7, 5.1.8 at RCPT are about our sender. */
 const RECIPIENT_STATUSES: ReadonlySet<string> = new Set(['5.1.1', '5.1.2', '5.1.3', '5.1.6', '5.2.1']);
 
 export function smtpRefusal(error: unknown): SmtpRefusal {
@@ -494,7 +494,7 @@ function smtpErrorCode(error: unknown): string {
   return parts.filter((part) => part !== null).join(' ');
 }
 
-/** At most 20 mails a second, so a rush is no burst at the relay; MAIL_TASKS_PER_SECOND overrides it at load. */
+/** At most 20 mails a second, so a rush is no burst at the relay; MAIL_TASKS_PER_SECOND overrides it. */
 export const THANK_YOU_PER_SECOND = positiveNumber(process.env.MAIL_TASKS_PER_SECOND, 20);
 
 export const deliverThankYou = onTaskDispatched(

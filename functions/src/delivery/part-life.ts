@@ -25,7 +25,7 @@ export type PartState = 'pending' | 'done' | 'skipped';
 /** Why a part was skipped, always about the person: our setup, a service or a stranger never skips one. */
 export type SkipReason = 'suppressed' | 'already_thanked' | 'refused' | 'not_an_address';
 
-/** Why a pending part waits: our setup or a service refusing us, retried until fixed; or the mail budget's hour. */
+/** Why a pending part waits: our setup or a service refusing us (retried until fixed), or the budget. */
 export type WaitReason = 'mail_budget' | 'configuration';
 
 /** A stored time: a Date as written, a Timestamp as read back. */
@@ -55,7 +55,7 @@ export type PartEvent =
  */
 export const QUEUE_WAIT_MS = positiveNumber(process.env.DELIVERY_QUEUE_WAIT_SECONDS, 6 * 60 * 60) * 1000;
 
-/** Due time of a round whose enqueue has not answered: short, so a failed enqueue is re-driven within 15 minutes. */
+/** Due time of a round whose enqueue has not answered: short, so a failed one is re-driven within 15 min. */
 export const CONFIRM_WAIT_MS = positiveNumber(process.env.DELIVERY_CONFIRM_SECONDS, 4 * 60) * 1000;
 
 /** With the reconciler every 10 minutes, a part whose task gave up is re-driven within 15 minutes. */
@@ -109,7 +109,7 @@ export function lifeOf(part: PartRecord): PartLife {
 
 /**
  * The round the operator's Sync hands a contact part, or null: none to a settled part, nor to one whose first
- * task has not run yet (it would only queue behind it). A part that failed gets its next round now, so a fixed
+ * task has not run yet (it would only queue behind it). A part that failed gets its next round now: a fixed
  * setup is delivered at once rather than at the next backoff.
  */
 export function syncRound(part: PartRecord, now: number): number | null {

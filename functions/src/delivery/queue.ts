@@ -11,7 +11,7 @@ export const QUEUES = {
 export const ERASURE_QUEUE = 'finish-erasure';
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES] | typeof ERASURE_QUEUE;
 
-/** A task names the stored row, never an address: only a stored spelling is ever sent, Cloud Tasks holds none. */
+/** A task names the stored row, never an address: only a stored spelling is sent; Cloud Tasks holds none. */
 export interface SignupTask {
   signup: string;
   round: number;
@@ -141,7 +141,7 @@ export interface RetrySettings {
   maxDoublings: number;
 }
 
-/** Two days of retries (an outage may last a night), backoff 10 s doubling to 10 min; env overrides at load. */
+/** Two days of retries (an outage may last a night), backoff 10 s doubling to 10 min; env overrides. */
 export const RETRY: RetrySettings = {
   maxAttempts: positiveNumber(process.env.DELIVERY_MAX_ATTEMPTS, 400),
   maxRetrySeconds: positiveNumber(process.env.DELIVERY_MAX_RETRY_SECONDS, 2 * 24 * 60 * 60),
@@ -182,7 +182,7 @@ export const cloudTasksEnqueue: Enqueue = async (queue, payload, { id, notBefore
   }
 };
 
-/** On the emulator, an app with a service account up front: else firebase-admin asks a metadata server (2 s) each enqueue. */
+/** On the emulator a service account up front, else firebase-admin asks for one (2 s) per enqueue. */
 async function tasksApp() {
   const { getApp, getApps, initializeApp } = await import('firebase-admin/app');
   if (!process.env.CLOUD_TASKS_EMULATOR_HOST) return getApps()[0] ?? initializeApp();

@@ -51,7 +51,7 @@ export function linkKey(t: string): string {
 
 /** One bucket for every token that does not open: a key per made-up string would push real links out. */
 export const REFUSED_LINKS_KEY = 'refused tokens';
-/** Refused tokens logged per window: beyond it a refusal still answers 400, unlogged, so a flood costs nothing. */
+/** Refused tokens logged per window: beyond it a refusal answers 400 unlogged, so a flood costs nothing. */
 export const REFUSED_LINKS_LOGGED_PER_WINDOW = 20;
 
 /**
@@ -192,7 +192,7 @@ function failedPage(): UnsubscribeHttpResponse {
 /** RFC 8058's body is 26 bytes as a form, a few hundred as multipart: larger is refused unread. */
 export const ONE_CLICK_BODY_LIMIT_BYTES = 4 * 1024;
 
-/** The RFC 8058 body, form or multipart, in one pass without backtracking: a crafted body costs its length. */
+/** The RFC 8058 body, form or multipart, in one pass, no backtracking: a crafted body costs its length. */
 export function isOneClick(request: Pick<UnsubscribeHttpRequest, 'body' | 'rawBody'>): boolean {
   const { body, rawBody } = request;
   if (body && typeof body === 'object' && !Buffer.isBuffer(body)) {

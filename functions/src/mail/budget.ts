@@ -44,7 +44,7 @@ export const DOMAIN_SHARE = 0.1;
 /** A share no smaller than this, so a small budget still lets a school's sign-ups through in an hour. */
 export const DOMAIN_SHARE_MIN = 10;
 
-/** Providers without catch-all count only against the whole budget: a burst there costs a bot real accounts. */
+/** Providers without catch-all count only against the whole budget: a burst costs a bot real accounts. */
 const SHARED_PROVIDERS = MAILBOX_PROVIDERS;
 
 /** The domain's share key, a keyed hash (the budget holds no domain); null for a shared provider. */
@@ -57,7 +57,7 @@ export function domainKey(mailboxSecret: string, email: string): string | null {
     .slice(0, 22);
 }
 
-/** Books a slot in the first hour from now with room for the budget and the domain's share; answers that hour. */
+/** Books a slot in the first hour from now with room for the budget and the domain's share: that hour. */
 export async function bookMailSlot(
   db: Firestore,
   options: {

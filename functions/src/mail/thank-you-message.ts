@@ -89,7 +89,7 @@ export function escapeHtml(value: string): string {
     .replaceAll("'", '&#39;');
 }
 
-/** HTML and a plain-text twin, no images or tracking, a one-click way off the list and a person to write to. */
+/** HTML and a plain-text twin, no images or tracking, a one-click way off and a person to write to. */
 export function buildThankYouMessage(input: ThankYouMessageInput): MailMessage {
   const copy = COPY[input.subscriptionType];
   const contact = senderAddress(input.from);

@@ -132,7 +132,7 @@ export function withTlsPolicy<T extends SmtpTlsSettings>(settings: T): T {
   return { ...settings, requireTLS: true, ignoreTLS: false, tls };
 }
 
-/** The TLS policy, bounded waits, no file or URL access; shared with the launch check so it connects alike. */
+/** The TLS policy, bounded waits, no file or URL access; the launch check connects with the same. */
 export function smtpOptions(smtpUrl: string) {
   return {
     ...withTlsPolicy(smtpUrlOptions(smtpUrl)),
@@ -144,7 +144,7 @@ export function smtpOptions(smtpUrl: string) {
 
 const transports = new Map<string, Promise<MailTransport>>();
 
-/** One transport per URL and instance; nodemailer loads on the first mail, which most invocations never send. */
+/** One transport per URL and instance; nodemailer loads on the first mail, which most calls never send. */
 export function smtpTransport(smtpUrl: string): Promise<MailTransport> {
   let transport = transports.get(smtpUrl);
   if (!transport) {

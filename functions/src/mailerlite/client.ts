@@ -40,7 +40,7 @@ export interface RequestOptions {
   /** Epoch ms. No attempt starts and no wait is made past it; the last error is thrown instead. */
   deadline?: number;
   signal?: AbortSignal;
-  /** Whether a lost answer may be sent again: not creating a group, retried only after a 429 (nothing done). */
+  /** Whether a lost answer may be sent again: not creating a group (retried only after a 429). */
   idempotent?: boolean;
   timeoutMs?: number;
   maxAttempts?: number;
@@ -120,7 +120,7 @@ export class MailerLiteClient {
     return this.lastRateLimit;
   }
 
-  /** One call: a 429 waited out within the deadline, `retry` answers backed off (idempotent only), else thrown. */
+  /** One call: a 429 waited out within the deadline, `retry` backed off (idempotent only), else thrown. */
   async request<T>(
     method: MailerLiteMethod,
     path: string,

@@ -34,7 +34,7 @@ export class MailerLiteValidationError extends MailerLiteError {
   }
 }
 
-/** A configured group id MailerLite refused as gone: never re-resolved, the operator decides; the message says how. */
+/** A configured group id MailerLite refused as gone: never re-resolved; the message says what to change. */
 export class MailerLiteConfiguredGroupError extends MailerLiteError {
   readonly transient = false;
   constructor(

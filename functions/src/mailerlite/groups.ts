@@ -61,7 +61,7 @@ export async function resolveGroupId(
 }
 
 /**
- * The id after MailerLite refused a group as gone: a name resolved again (concurrent callers share one lookup);
+ * The id after MailerLite refused a group as gone: a name resolved again (concurrent callers share it);
  * a configured id never replaced (MailerLiteConfiguredGroupError). The refused id back means final.
  */
 export async function reResolveGroupId(

@@ -51,7 +51,7 @@ function meaningOfStatus(status: number, errors: FieldErrors): Meaning {
   return fields.length > 0 && fields.every((field) => field === 'email') ? 'invalid_contact' : 'config';
 }
 
-/** A failure as the logs name it: `unavailable`, `failed-precondition` (our setup), `invalid-argument`, `internal`. */
+/** A failure as logged: `unavailable`, `failed-precondition` (our setup), `invalid-argument`, `internal`. */
 export type FailureCode = 'unavailable' | 'failed-precondition' | 'invalid-argument' | 'internal';
 
 /** What a request that failed comes to: for the contact worker and the logs. */

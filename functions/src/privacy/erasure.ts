@@ -69,14 +69,14 @@ export async function eraseAddress(emailAsTyped: string, deps: EraseDeps): Promi
   const report = await finishErasure(ref, attempt, [emailAsTyped, ...others], deps);
   // A second click while an earlier mark waits names the earlier mark's task: one task per wait.
   const mark = entry.exists && isPending(entry) ? String(entry.get(PENDING_ID)) : attempt;
-  // A failed enqueue does not fail the click (rows gone, mailbox suppressed): the half-hourly job finishes it.
+  // A failed enqueue does not fail the click (rows gone, mailbox suppressed): the half-hourly job ends it.
   if (report.mailerLite === 'pending' && (await suppression.handOff(ref.id, mark)) === 'enqueue_failed') {
     deps.logger.warn('unsubscribe.enqueue_failed', { finish_task: 'enqueue_failed' });
   }
   return report;
 }
 
-/** Finishes a marked entry's erasure; `unopenable` (UNSUBSCRIBE_SECRET rotated) leaves the mark for an operator. */
+/** Finishes a marked erasure; `unopenable` (UNSUBSCRIBE_SECRET rotated) leaves the mark for an operator. */
 export async function finishPendingEntry(
   entry: DocumentSnapshot,
   deps: EraseDeps,

@@ -58,7 +58,7 @@ export async function handleFinishErasure(task: unknown, deps: EraseDeps): Promi
   return outcome;
 }
 
-/** A minute doubling to an hour, for three days (an outage may last a night); the half-hourly job is the net. */
+/** A minute doubling to an hour, for three days (an outage may last a night); the job is the net. */
 export const FINISH_ERASURE_RETRY = {
   maxAttempts: 100,
   maxRetrySeconds: 3 * 24 * 60 * 60,

@@ -3,7 +3,7 @@ import { logKeySecret, mailboxKey } from './mailbox-key';
 
 // How an address appears in the logs: masked, and a keyed handle to match lines and records by.
 
-/** The mailbox key's first 12 characters: matches the records, and no list of candidate addresses confirms it. */
+/** The mailbox key's first 12 characters: matches the records; no list of addresses confirms it. */
 export function emailHash(normalisedEmail: string): string {
   return mailboxKey(logKeySecret(), normalisedEmail).slice(0, 12);
 }

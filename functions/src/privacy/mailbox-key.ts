@@ -29,7 +29,7 @@ export function canonicalMailbox(email: string): string {
   return `${local}@${domain}`;
 }
 
-/** A `+tag` spelling: anyone can make one of any mailbox, and some providers do not deliver it; bare is its own. */
+/** A `+tag` spelling: anyone can make one, some providers do not deliver it; the bare one is its own. */
 export function hasPlusTag(email: string): boolean {
   const normalised = normaliseEmail(email);
   return normalised.slice(0, normalised.lastIndexOf('@')).indexOf('+') > 0;
@@ -55,7 +55,7 @@ export const MAILBOX_KEY_SECRET_NAME = 'MAILBOX_KEY_SECRET';
 
 let processLogKey: string | undefined;
 
-/** The logs' handle key: MAILBOX_KEY_SECRET, else one made up per process, so a handle is never a plain hash. */
+/** The logs' handle key: MAILBOX_KEY_SECRET, else one made up per process: never a plain hash. */
 export function logKeySecret(): string {
   const secret = process.env[MAILBOX_KEY_SECRET_NAME];
   if (secret) return secret;

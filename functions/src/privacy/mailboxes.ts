@@ -14,7 +14,7 @@ export interface MailboxSecrets {
   unsubscribe: string;
 }
 
-/** What the server keeps per mailbox, with its keys: built once per invocation, so the workers hold no secret. */
+/** What the server keeps per mailbox, with its keys, built once per call: the workers hold no secret. */
 export class Mailboxes {
   /** `mailerlite_contacts/{mailbox key}`: the one spelling MailerLite knows and its lists. */
   readonly contacts: ContactRecords;

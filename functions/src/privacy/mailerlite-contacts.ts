@@ -47,7 +47,7 @@ export function hasList(record: DocumentData | undefined, list: SubscriptionType
 }
 
 export type ContactClaim =
-  /** Push `email`, then `delivered` or `abandon`; a move is recorded only on `delivered`, so a failure retries it. */
+  /** Push `email`, then `delivered` or `abandon`; a move is recorded on `delivered`, so a failure retries. */
   | {
       status: 'claimed';
       email: string;
@@ -82,7 +82,7 @@ export class ContactRecords {
     return this.db.collection(MAILERLITE_CONTACTS).doc(mailboxKey(this.mailboxSecret, email));
   }
 
-  /** Claims the record to push into `list`: refused when recorded (but for the move to bare), held while pushed. */
+  /** Claims the record to push into `list`: refused when recorded (but a move to bare), held while pushed. */
   async claim(email: string, options: { list: SubscriptionType; clock: Clock }): Promise<ContactClaim> {
     const claim = await claimLease<'already'>(
       this.ref(email),

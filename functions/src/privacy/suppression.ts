@@ -11,7 +11,7 @@ import { openUnsubscribeToken, type UnsubscribeToken, unsubscribeToken } from '.
 
 /**
  * `suppressed_mailboxes/{mailbox key}`: one entry per mailbox that unsubscribed, kept for good, no address in
- * clear. No later sign-up of it, by anyone in any spelling, is mailed or pushed (the page still shows the same
+ * clear. No later sign-up of it, by anyone in any spelling, is mailed or pushed (the page shows the same
  * success). Until its erasure finishes it holds the write-ahead mark and the address sealed (erasure.ts).
  */
 export interface SuppressionEntry {
@@ -26,7 +26,7 @@ export interface SuppressionEntry {
 export const PENDING = 'pending';
 export const PENDING_ID = 'pending_id';
 export const SEALED = 'sealed';
-/** The mailbox's other spellings, sealed, each under its seal's MAC: one name per address, none showing it. */
+/** The mailbox's other spellings, sealed, each under its seal's MAC: one name per address, none in clear. */
 export const ALIASES = 'aliases';
 
 /** The aliases field of these seals, to merge into an entry. */
@@ -151,7 +151,7 @@ export class SuppressionList {
     return addresses;
   }
 
-  /** After a push: each pushed mailbox now on the list forgotten, yielded one at a time. Throws only Firestore's. */
+  /** After a push: each pushed mailbox now on the list forgotten, yielded one at a time. */
   async *forgetIfSuppressed<T extends { email: string; address?: string }>(
     client: MailerLiteClient,
     pushed: readonly T[],
