@@ -2,7 +2,6 @@ import '../global-options';
 import type { DocumentSnapshot, Firestore } from 'firebase-admin/firestore';
 import { onTaskDispatched } from 'firebase-functions/v2/tasks';
 import { type Clock, systemClock } from '../clock';
-import { SIGNUPS } from '../contract';
 import { adminFirestore, millisOf } from '../firestore';
 import { cloudLogger, type LogFields, type Logger } from '../logs';
 import { type MailerLiteClient, mailerLiteTime, type UpsertResult } from '../mailerlite/client';
@@ -16,8 +15,8 @@ import { emailFields } from '../privacy/log-fields';
 import { type Mailboxes, mailboxesFromParams } from '../privacy/mailboxes';
 import { type AddContactInput, parseAddContactInput } from '../schemas';
 import { MAILBOX_KEY_FIELD, mailboxSignups } from '../signups/lookup';
-import { parseSignupTask, parseTask, positiveNumber, RETRY, RetryLater, withDatabase } from './queue';
-import { isSettled, type PartEvent, partOf, RowDelivery } from './row-delivery';
+import { positiveNumber, RETRY, RetryLater } from './queue';
+import { openTask } from './row-delivery';
 
 /** Two tries of a request (a short Retry-After between) fit the budget; longer is Cloud Tasks' retry. */
 export const CONTACT_TASK_BUDGET_MS = 30_000;
@@ -55,30 +54,16 @@ export type ContactOutcome =
  * other failure, our setup's included, is RetryLater.
  */
 export async function handleDeliverContact(task: unknown, deps: DeliverContactDeps): Promise<ContactOutcome> {
-  const input = parseTask(task, parseSignupTask, deps.logger, 'add_contact.task_malformed');
-  if (!input) return 'dropped';
-  const row = await withDatabase(() => deps.db.collection(SIGNUPS).doc(input.signup).get());
-  if (!row.exists) {
-    deps.logger.info('add_contact.signup_gone', {});
-    return 'gone';
-  }
-  const part = partOf(row.data(), 'contact');
-  if (isSettled(part)) return 'settled';
-  if (part && input.round !== undefined && input.round < part.round) return 'stale';
-  const round = input.round ?? part?.round ?? 0;
-  const delivery = new RowDelivery(row.ref, 'contact');
-  const apply = (event: PartEvent) => withDatabase(() => delivery.apply(event, deps.clock.now()));
-  let stored: AddContactInput;
-  try {
-    stored = parseAddContactInput({
+  const open = await openTask(task, 'contact', deps, (row) =>
+    parseAddContactInput({
       email: row.get('email'),
       subscription_type: row.get('subscription_type'),
       source: row.get('source'),
-    });
-  } catch {
-    await apply({ kind: 'skipped', round, reason: 'not_an_address' });
-    return 'dropped';
-  }
+    }),
+  );
+  if (open === 'malformed' || open === 'not_an_address') return 'dropped';
+  if (typeof open === 'string') return open;
+  const { row, round, stored, delivery, apply } = open;
   const log = {
     ...emailFields(stored.email),
     subscription_type: stored.subscriptionType,

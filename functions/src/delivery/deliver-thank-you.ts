@@ -2,7 +2,7 @@ import '../global-options';
 import type { DocumentReference, Firestore, Timestamp } from 'firebase-admin/firestore';
 import { onTaskDispatched } from 'firebase-functions/v2/tasks';
 import { type Clock, systemClock } from '../clock';
-import { SIGNUPS, SUBSCRIPTION_TYPES, type SubscriptionType, THANK_YOU_MAILS } from '../contract';
+import { SUBSCRIPTION_TYPES, type SubscriptionType, THANK_YOU_MAILS } from '../contract';
 import { adminFirestore, millisOf } from '../firestore';
 import { claimLease, type Lease, type Claim as LeaseClaim, type LeaseLayout, LeaseLostError } from '../lease';
 import { cloudLogger, type Logger } from '../logs';
@@ -23,24 +23,8 @@ import { emailFields } from '../privacy/log-fields';
 import { hasPlusTag } from '../privacy/mailbox-key';
 import { type Mailboxes, mailboxesFromParams } from '../privacy/mailboxes';
 import { parseThankYouInput, type ThankYouInput } from '../schemas';
-import {
-  cloudTasksEnqueue,
-  parseSignupTask,
-  parseTask,
-  positiveNumber,
-  RETRY,
-  RetryLater,
-  withDatabase,
-} from './queue';
-import {
-  type EnqueuePart,
-  enqueuePart,
-  isSettled,
-  type PartEvent,
-  partOf,
-  RowDelivery,
-  rowOfTasks,
-} from './row-delivery';
+import { cloudTasksEnqueue, positiveNumber, RETRY, RetryLater, withDatabase } from './queue';
+import { type EnqueuePart, enqueuePart, openTask, rowOfTasks } from './row-delivery';
 
 export const THANK_YOU_TIMEOUT_SECONDS = 60;
 
@@ -122,40 +106,30 @@ export async function handleDeliverThankYou(
   task: unknown,
   deps: DeliverThankYouDeps,
 ): Promise<ThankYouOutcome> {
-  const input = parseTask(task, parseSignupTask, deps.logger, 'thank_you.task_malformed');
-  if (!input) return { status: 'failed' };
-  const row = await withDatabase(() => deps.db.collection(SIGNUPS).doc(input.signup).get());
-  if (!row.exists) {
-    deps.logger.info('thank_you.signup_gone', {});
-    return { status: 'gone' };
-  }
-  if (input.sent) {
-    // A mail the relay accepted, whose save a database failure stopped: saved now, never sent again.
-    const email = (() => {
-      try {
-        return parseThankYouInput({ email: row.get('email') }).email;
-      } catch {
-        return null;
+  const open = await openTask(
+    task,
+    'thank_you',
+    deps,
+    (row) => parseThankYouInput({ email: row.get('email') }),
+    async (input, row) => {
+      if (!input.sent) return;
+      // A mail the relay accepted, whose save a database failure stopped: saved now, never sent again.
+      const email = (() => {
+        try {
+          return parseThankYouInput({ email: row.get('email') }).email;
+        } catch {
+          return null;
+        }
+      })();
+      if (email) {
+        const record = deps.db.collection(THANK_YOU_MAILS).doc(deps.mailboxes.key(email));
+        await withDatabase(() => settleUnsaved(record, input.sent as string, deps.clock.now()));
       }
-    })();
-    if (email) {
-      const record = deps.db.collection(THANK_YOU_MAILS).doc(deps.mailboxes.key(email));
-      await withDatabase(() => settleUnsaved(record, input.sent as string, deps.clock.now()));
-    }
-  }
-  const part = partOf(row.data(), 'thank_you');
-  if (isSettled(part)) return { status: 'settled' };
-  if (part && input.round < part.round) return { status: 'stale' };
-  const round = input.round;
-  const delivery = new RowDelivery(row.ref, 'thank_you');
-  const apply = (event: PartEvent) => withDatabase(() => delivery.apply(event, deps.clock.now()));
-  let stored: ThankYouInput;
-  try {
-    stored = parseThankYouInput({ email: row.get('email') });
-  } catch {
-    await apply({ kind: 'skipped', round, reason: 'not_an_address' });
-    return { status: 'failed' };
-  }
+    },
+  );
+  if (open === 'malformed' || open === 'not_an_address') return { status: 'failed' };
+  if (typeof open === 'string') return { status: open };
+  const { row, round, stored, delivery, apply } = open;
   const type = row.get('subscription_type');
   const subscriptionType = (SUBSCRIPTION_TYPES as readonly unknown[]).includes(type)
     ? (type as SubscriptionType)

@@ -1,13 +1,19 @@
-import type { DocumentReference, DocumentSnapshot } from 'firebase-admin/firestore';
-import { next, type PartEvent, type PartRecord } from './part-life';
+import type { DocumentReference, DocumentSnapshot, Firestore } from 'firebase-admin/firestore';
+import type { Clock } from '../clock';
+import { SIGNUPS } from '../contract';
+import type { Logger } from '../logs';
+import { isSettled, next, type PartEvent, type PartRecord } from './part-life';
 import {
   deliveryTaskId,
   type Enqueue,
+  parseSignupTask,
+  parseTask,
   QUEUES,
   type QueueName,
   type RetryLater,
   type RowOfTasks,
   type SignupTask,
+  withDatabase,
 } from './queue';
 
 /**
@@ -125,3 +131,56 @@ export async function applyToParts(
 
 /** Reads and writes of one event before a conflict on the row is reported as a failure (retried by the task). */
 const APPLY_ATTEMPTS = 5;
+
+/** A worker's task, opened: its row, the round it is on, and the address stored there. */
+export interface OpenedTask<T> {
+  input: SignupTask;
+  row: DocumentSnapshot;
+  round: number;
+  stored: T;
+  delivery: RowDelivery;
+  apply: (event: PartEvent) => Promise<PartRecord | null>;
+}
+
+/** Why a task has nothing to deliver: `not_an_address` has skipped its part. */
+export type Unopened = 'malformed' | 'gone' | 'settled' | 'stale' | 'not_an_address';
+
+const OPEN_EVENTS = {
+  contact: { malformed: 'add_contact.task_malformed', gone: 'add_contact.signup_gone' },
+  thank_you: { malformed: 'thank_you.task_malformed', gone: 'thank_you.signup_gone' },
+} as const;
+
+/**
+ * Both workers' first steps: the task, its row, its part (settled or of a past round: nothing to do), the
+ * stored address. `beforePart` runs once the row is read, before the part is looked at.
+ */
+export async function openTask<T>(
+  task: unknown,
+  part: DeliveryPart,
+  deps: { db: Firestore; logger: Logger; clock: Clock },
+  parseStored: (row: DocumentSnapshot) => T,
+  beforePart?: (input: SignupTask, row: DocumentSnapshot) => Promise<void>,
+): Promise<OpenedTask<T> | Unopened> {
+  const input = parseTask(task, parseSignupTask, deps.logger, OPEN_EVENTS[part].malformed);
+  if (!input) return 'malformed';
+  const row = await withDatabase(() => deps.db.collection(SIGNUPS).doc(input.signup).get());
+  if (!row.exists) {
+    deps.logger.info(OPEN_EVENTS[part].gone, {});
+    return 'gone';
+  }
+  await beforePart?.(input, row);
+  const current = partOf(row.data(), part);
+  if (isSettled(current)) return 'settled';
+  if (current && input.round < current.round) return 'stale';
+  const round = input.round;
+  const delivery = new RowDelivery(row.ref, part);
+  const apply = (event: PartEvent) => withDatabase(() => delivery.apply(event, deps.clock.now()));
+  let stored: T;
+  try {
+    stored = parseStored(row);
+  } catch {
+    await apply({ kind: 'skipped', round, reason: 'not_an_address' });
+    return 'not_an_address';
+  }
+  return { input, row, round, stored, delivery, apply };
+}
