@@ -73,7 +73,7 @@ const tooSoonMessage = (waitMs: number) => {
 /**
  * The operator's Sync: hands each stored sign-up's contact part, oldest first, what its life says (syncRound)
  * on the rows' own engine, and the trigger's work to a row it never reached; then waits a little for them and
- * answers with what the rows say. It calls MailerLite never itself. One run at a time, one a minute at most
+ * answers with what the rows say. It never calls MailerLite itself. One run at a time, one a minute at most
  * (/admin is public); a run cut by the deadline leaves a cursor the next continues from.
  */
 export async function handleSyncEmailsToMailerlite(data: unknown, deps: SyncDeps): Promise<SyncReply> {

@@ -50,8 +50,8 @@ export type ContactOutcome =
 /**
  * Upserts a stored row into its list's group, with the mailbox's first sign-up of that list as the consent
  * time. One contact per mailbox (privacy/mailerlite-contacts.ts): a list it already has costs no request, and
- * it moves once to a bare spelling stored after a `+tag` one. Only a 422 on the address ends the part; every
- * other failure, our setup's included, is RetryLater.
+ * it moves once to a bare spelling stored after a `+tag` one. Of MailerLite's refusals only a 422 on the
+ * address ends the part; every other failure, our setup's included, is RetryLater.
  */
 export async function handleDeliverContact(task: unknown, deps: DeliverContactDeps): Promise<ContactOutcome> {
   const open = await openTask(task, 'contact', deps, (row) =>

@@ -99,8 +99,8 @@ export interface DeliverThankYouDeps {
  * one more at the bare spelling when only a `+tag` one (which anyone can make, and some providers bounce) was
  * thanked. The mailbox's record is claimed (lease.ts) before anything is spent, so of a burst of spellings
  * one sends and books one budget slot. Over the budget the task does not spend its retries: it books the
- * first hour with room and enqueues the next round for then. Only the person's own refusal ends the part;
- * every other failure, our setup's included, is RetryLater.
+ * first hour with room and enqueues the next round for then. Of the relay's refusals only the person's own
+ * mailbox ends the part; every other failure, our setup's included, is RetryLater.
  */
 export async function handleDeliverThankYou(
   task: unknown,

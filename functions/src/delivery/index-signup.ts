@@ -34,8 +34,8 @@ export interface IndexSignupDeps {
 
 /**
  * The one producer of a sign-up's delivery is the stored row, whatever became of the page. Each new row gets
- * its mailbox key and both parts (firstPart) in one transaction, then its round-0 tasks, confirmed by
- * `enqueued`. Every step is idempotent; a failed enqueue keeps the short due time the reconciler finds.
+ * its mailbox key and both parts (firstPart) in one transaction, then the tasks of the rounds they are on,
+ * confirmed by `enqueued`. Every step is idempotent; a failed enqueue leaves the short due time as the net.
  */
 export async function indexSignup(ref: DocumentReference, deps: IndexSignupDeps): Promise<IndexOutcome> {
   const now = deps.clock.now();
