@@ -3,20 +3,13 @@ import type { Firestore, Timestamp } from 'firebase-admin/firestore';
 let sdk: Promise<typeof import('firebase-admin/firestore')> | undefined;
 let db: Promise<Firestore> | undefined;
 
-/**
- * firebase-admin's Firestore (and the gRPC stack under it) is the heaviest thing this codebase loads,
- * so it is imported on first use rather than when the functions load: a cold start that only
- * validates input, or only talks to MailerLite, never pays for it.
- */
+/** Imported on first use: the heaviest load here, which a cold start that never reads the database skips. */
 export function firestoreSdk(): Promise<typeof import('firebase-admin/firestore')> {
   sdk ??= import('firebase-admin/firestore');
   return sdk;
 }
 
-/**
- * The Admin SDK's Firestore, initialised once per instance. Locally it reaches the emulator or the
- * stand-in through FIRESTORE_EMULATOR_HOST, which the Functions emulator sets.
- */
+/** The Admin SDK's Firestore, once per instance (locally the emulator, by FIRESTORE_EMULATOR_HOST). */
 export function adminFirestore(): Promise<Firestore> {
   db ??= (async () => {
     const [{ getApps, initializeApp }, { getFirestore }] = await Promise.all([

@@ -1,7 +1,6 @@
 /**
- * Mailbox providers: anyone can get an address there, one address is one person's mailbox (no catch-all), and
- * the domain is the provider's, not a sender's. The mail budget gives them no domain share of their own
- * (mail/budget.ts), and the operator's launch check refuses one as the sending domain (ops/doctor/domain.ts).
+ * Providers where one address is one person's mailbox (no catch-all): no domain share in the mail budget, and
+ * never a sending domain (the launch check refuses one).
  */
 export const MAILBOX_PROVIDERS: ReadonlySet<string> = new Set([
   'gmail.com',

@@ -6,12 +6,7 @@ import type { EraseDeps } from './erasure';
 import { mailboxesFromParams } from './mailboxes';
 import type { FinishErasureLater } from './suppression';
 
-/**
- * What an erasure needs in a deployed function (the click, its finish task, the half-hourly job), from the
- * params: MailerLite with 10 s a request, the database, the suppression list's keys (with `finishErasureLater`
- * where the erasure may be left pending: the click), and a deadline `budgetMs` from now for the whole of it.
- * Read at call time, never at load time.
- */
+/** An erasure's deps in a deployed function, read from the params at call time, due `budgetMs` from now. */
 export async function erasureDepsFromParams(
   budgetMs: number,
   finishErasureLater?: FinishErasureLater,
