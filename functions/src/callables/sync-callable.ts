@@ -7,7 +7,14 @@ import { CALLABLES, SIGNUPS, type SyncReply } from '../contract';
 import { type IndexOutcome, indexSignup } from '../delivery/index-signup';
 import { lifeOf, type PartRecord, syncRound } from '../delivery/part-life';
 import { cloudTasksEnqueue } from '../delivery/queue';
-import { type EnqueuePart, enqueuePart, partOf, RowDelivery, rowOfTasks } from '../delivery/row-delivery';
+import {
+  DELIVERY,
+  type EnqueuePart,
+  enqueuePart,
+  partOf,
+  RowDelivery,
+  rowOfTasks,
+} from '../delivery/row-delivery';
 import { adminFirestore, firestoreSdk, millisOf } from '../firestore';
 import { type Claim, claimLease, type Lease, type LeaseLayout } from '../lease';
 import { cloudLogger, type Logger } from '../logs';
@@ -188,8 +195,8 @@ async function countAfter(db: Firestore, cursor: Cursor | null): Promise<number>
 async function handOver(row: DocumentSnapshot, deps: SyncDeps, tally: Tally): Promise<void> {
   const part = partOf(row.data(), 'contact');
   if (part === null) {
-    // A bot's junk costs its read, not a transaction: the trigger's work would refuse it too.
-    if (!isSignup(row)) {
+    // A bot's junk costs its read, not a transaction; so does a `delivery` the life cannot read.
+    if (!isSignup(row) || row.get(DELIVERY) !== undefined) {
       tally.notASignup();
       return;
     }
@@ -197,10 +204,6 @@ async function handOver(row: DocumentSnapshot, deps: SyncDeps, tally: Tally): Pr
     const indexed = await deps.index(row.ref);
     if (indexed === 'delivery_enqueued') tally.watch(row.ref, 0);
     else if (indexed === 'not_an_address') tally.notASignup();
-    return;
-  }
-  if (!isPart(part)) {
-    tally.notASignup();
     return;
   }
   const now = deps.clock.now();
@@ -225,16 +228,6 @@ function isSignup(row: DocumentSnapshot): boolean {
   } catch {
     return false;
   }
-}
-
-/** A stored part the life can read: a junk row's `delivery` is not one. */
-function isPart(part: unknown): part is PartRecord {
-  const { state, round, attempts } = (part ?? {}) as Partial<PartRecord>;
-  return (
-    (state === 'pending' || state === 'done' || state === 'skipped') &&
-    Number.isSafeInteger(round) &&
-    Number.isSafeInteger(attempts)
-  );
 }
 
 interface Counts {
@@ -287,8 +280,7 @@ class Tally {
       for (const row of await deps.db.getAll(...open.values())) {
         const entry = this.watched.get(row.id);
         if (!entry) continue;
-        const part = row.exists ? partOf(row.data(), 'contact') : null;
-        entry.part = isPart(part) ? part : 'gone';
+        entry.part = (row.exists ? partOf(row.data(), 'contact') : null) ?? 'gone';
         if (entry.part === 'gone' || entry.part.state !== 'pending' || entry.part.attempts > entry.attempts)
           open.delete(row.id);
       }

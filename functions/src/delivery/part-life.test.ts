@@ -8,6 +8,7 @@ import {
   next,
   type PartEvent,
   type PartRecord,
+  parsePart,
   syncRound,
 } from './part-life';
 import { RETRY, retryWindowMs } from './queue';
@@ -129,5 +130,12 @@ describe("a part's life (delivery/part-life.ts)", () => {
     expect(
       syncRound(run(enqueued, [{ kind: 'skipped', round: 0, reason: 'suppressed' }, at(1)]), at(2)),
     ).toBeNull();
+  });
+
+  it("a stored part is parsed: a junk row's `delivery` is no part", () => {
+    expect(parsePart(enqueued)).toBe(enqueued);
+    for (const junk of [undefined, null, 'garbage', { state: 'lost' }, { state: 'pending', round: 1 }, {}]) {
+      expect(parsePart(junk)).toBeNull();
+    }
   });
 });

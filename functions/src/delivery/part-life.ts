@@ -81,6 +81,15 @@ export function firstPart(now: number): PartRecord {
   };
 }
 
+/** A stored part, parsed: null when `value` is none (absent, or a junk row's). */
+export function parsePart(value: unknown): PartRecord | null {
+  const { state, round, attempts } = (value ?? {}) as Partial<PartRecord>;
+  const known = state === 'pending' || state === 'done' || state === 'skipped';
+  return known && Number.isSafeInteger(round) && Number.isSafeInteger(attempts)
+    ? (value as PartRecord)
+    : null;
+}
+
 /** Whether the part is settled: done, or skipped for good. A part never written, or pending, is not. */
 export function isSettled(part: PartRecord | null): boolean {
   return part?.state === 'done' || part?.state === 'skipped';

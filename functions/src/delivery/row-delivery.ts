@@ -2,7 +2,7 @@ import type { DocumentReference, DocumentSnapshot, Firestore } from 'firebase-ad
 import type { Clock } from '../clock';
 import { SIGNUPS } from '../contract';
 import type { Logger } from '../logs';
-import { isSettled, next, type PartEvent, type PartRecord } from './part-life';
+import { isSettled, next, type PartEvent, type PartRecord, parsePart } from './part-life';
 import {
   deliveryTaskId,
   type Enqueue,
@@ -42,10 +42,9 @@ export {
   type WaitReason,
 } from './part-life';
 
-/** The part as stored, or null for a row the trigger has not reached. */
+/** The part as stored, or null for a row the trigger has not reached (or a junk row). */
 export function partOf(data: Record<string, unknown> | undefined, part: DeliveryPart): PartRecord | null {
-  const delivery = data?.[DELIVERY] as Partial<Record<DeliveryPart, PartRecord>> | undefined;
-  return delivery?.[part] ?? null;
+  return parsePart((data?.[DELIVERY] as Record<string, unknown> | undefined)?.[part]);
 }
 
 /** Enqueues one round of a part under its own task id (deliveryTaskId). */
