@@ -15,9 +15,12 @@ import '../../test-support/simulation/settings';
 import { writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FirestoreHarness, startFirestore } from '../../test-support/firestore';
-import type { Finding } from '../../test-support/simulation/invariants';
+import { MAILBOX_SECRET } from '../../test-support/signups';
+import { type Finding, Invariants } from '../../test-support/simulation/invariants';
 import { simulate } from '../../test-support/simulation/run';
 import { scenarioOf } from '../../test-support/simulation/scenario';
+import { SIGNUPS } from '../contract';
+import { mailboxKey } from '../privacy/mailbox-key';
 
 /** Seeds named in the code, and what each found on the code before issue 43. */
 const FOUND_BEFORE_ISSUE_43: Record<number, string> = {
@@ -104,4 +107,60 @@ describe('the delivery engine explored by seeds', () => {
     expect(exploration.runs).toBe(named.length);
     expect(exploration.failed.map(({ replay }) => replay)).toEqual([]);
   }, 600_000);
+});
+
+describe("the invariants' reading of a settled thank-you", () => {
+  // A +tag spelling stored before the faults' end waits its turn in the mail budget; another +tag spelling of
+  // the mailbox, stored after, takes the claim and sends on the mailbox's slot: the first ends `already_thanked`,
+  // the person's reason, though the row thanked is one the check of rows stored by then does not look at.
+  const storedBy = Date.UTC(2026, 10, 27, 12, 0, 0);
+  const thankYou = (state: 'done' | 'skipped', reason?: string) => ({
+    state,
+    round: 1,
+    attempts: 2,
+    updated_at: new Date(storedBy),
+    ...(reason ? { reason } : {}),
+  });
+  const contact = thankYou('done');
+  const findingsOf = async (rows: Array<{ email: string; at: number; thank_you: object }>) => {
+    const [firestore] = projects as [FirestoreHarness];
+    await firestore.reset();
+    for (const row of rows)
+      await firestore.db.collection(SIGNUPS).add({
+        email: row.email,
+        created_at: new Date(row.at),
+        delivery: { contact, thank_you: row.thank_you },
+      });
+    const invariants = new Invariants({ ...scenarioOf(1), refused: -1, erasures: [] }, (email) =>
+      mailboxKey(MAILBOX_SECRET, email),
+    );
+    await invariants.settled(firestore.db, new Map(), 'by then', true, storedBy);
+    return invariants.findings.map((each) => each.message);
+  };
+
+  it('takes `already_thanked` as the reason when a row of the mailbox stored later was thanked', async () => {
+    expect(
+      await findingsOf([
+        {
+          email: 'kid7+goody@mail.example',
+          at: storedBy - 60_000,
+          thank_you: thankYou('skipped', 'already_thanked'),
+        },
+        { email: 'kid7+news@mail.example', at: storedBy + 60_000, thank_you: thankYou('done') },
+      ]),
+    ).toEqual([]);
+  });
+
+  it('finds `already_thanked` beside no row of the mailbox thanked', async () => {
+    expect(
+      await findingsOf([
+        {
+          email: 'kid7+goody@mail.example',
+          at: storedBy - 60_000,
+          thank_you: thankYou('skipped', 'already_thanked'),
+        },
+        { email: 'kid8@mail.example', at: storedBy + 60_000, thank_you: thankYou('done') },
+      ]),
+    ).toEqual(["a thank_you skipped for already_thanked, not the person's reason"]);
+  });
 });
