@@ -135,6 +135,8 @@ export interface DeliverThankYouDeps {
   mailboxes: Mailboxes;
   /** MAIL_PER_HOUR: the mail budget (mail/budget.ts). */
   mailPerHour: number;
+  /** Draws the budget's first shard to try (mail/budget.ts); Math.random unless a test draws from a seed. */
+  random?: () => number;
   /** Enqueues the part's next round, for a thank-you whose `sent` the database did not save. */
   enqueuePart: EnqueuePart;
   /** Waits between the tries of saving `sent` once the relay accepted (SAVE_SENT_RETRY_MS). */
@@ -353,6 +355,7 @@ function bookSlot(deps: DeliverThankYouDeps, email: string): Promise<number> {
     perHour: deps.mailPerHour,
     domain: deps.mailboxes.domainKey(email),
     logger: deps.logger,
+    random: deps.random,
   });
 }
 

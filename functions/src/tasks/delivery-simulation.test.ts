@@ -2,14 +2,18 @@
 // of doubles, the invariants, the run). Each seed is one run of 20 to 200 sign-ups through the production
 // handlers on the Firestore emulator; `npm run simulate -- --runs N [--seed S]` runs more, and replays one.
 //
-// Here SIM_RUNS seeds (25) from SIM_SEED (a new one each time, printed), or the seeds SIM_SEEDS lists, SIM_PARALLEL
-// (4) side by side, for SIM_SECONDS at most (40; 0: no limit) but the first, which runs to its end: a run still
-// going then is left and not counted, so a machine under load runs fewer seeds, and says so.
+// Here SIM_RUNS seeds (25) from SIM_SEED, or the seeds SIM_SEEDS lists, SIM_PARALLEL (4) side by side, for
+// SIM_SECONDS at most (40; 0: no limit) but the first, which runs to its end: a run still going then is left and
+// not counted, so a machine under load runs fewer seeds, and says so. SIM_SEED is BASE_SEED unless set, so
+// `npm test` explores the same seeds on every run (BASE_SEED and the 24 after it, or the first of them under
+// load) and fails only on a change; `npm run simulate` sets a new SIM_SEED each time, and so explores new ones.
 // SIM_VERBOSE prints each run's size and time.
 //
+// A replay is exact: every choice of a run (its scenario, the interleaving, the faults, the mail budget's
+// shards) is drawn from its seed.
+//
 // Found on the code before issue 43 (commit d7ce647), each replayed there with `npm run simulate -- --seed S`:
-// FOUND_BEFORE_ISSUE_43 below. The last test replays every seed named here, which must now pass. A replay takes the same path but where two
-// calls of one invocation run side by side (Promise.all), whose answers the emulator may give in either order.
+// FOUND_BEFORE_ISSUE_43 below. The last test replays every seed named here, which must now pass.
 
 import '../../test-support/simulation/settings';
 import { writeFileSync } from 'node:fs';
@@ -21,6 +25,12 @@ import { simulate } from '../../test-support/simulation/run';
 import { scenarioOf } from '../../test-support/simulation/scenario';
 import { SIGNUPS } from '../contract';
 import { mailboxKey } from '../privacy/mailbox-key';
+
+/**
+ * The first seed `npm test` runs. It once failed the check 31 minutes after the faults' end, which misread a
+ * +tag row's `already_thanked` (invariants.ts, settled), so the seeds explored on every run begin with it.
+ */
+const BASE_SEED = 566782885;
 
 /** Seeds named in the code, and what each found on the code before issue 43. */
 const FOUND_BEFORE_ISSUE_43: Record<number, string> = {
@@ -90,7 +100,7 @@ async function explore(seeds: number[], seconds: number): Promise<Exploration> {
 describe('the delivery engine explored by seeds', () => {
   it('holds every invariant in every seed', async () => {
     const runs = Number(process.env.SIM_RUNS ?? 25);
-    const first = Number(process.env.SIM_SEED ?? Date.now() % 2 ** 31);
+    const first = Number(process.env.SIM_SEED ?? BASE_SEED);
     const seeds = process.env.SIM_SEEDS
       ? process.env.SIM_SEEDS.split(',').map(Number)
       : Array.from({ length: runs }, (_, index) => (first + index) % 2 ** 31);
