@@ -90,6 +90,8 @@ export interface DeliverThankYouDeps {
   leaseMs?: number;
   mailboxes: Mailboxes;
   mailPerHour: number;
+  /** Draws the budget's first shard to try (mail/budget.ts); Math.random unless the simulation draws from its seed. */
+  random?: () => number;
   enqueuePart: EnqueuePart;
   saveRetryMs?: readonly number[];
 }
@@ -272,6 +274,7 @@ function bookSlot(deps: DeliverThankYouDeps, email: string): Promise<number> {
     perHour: deps.mailPerHour,
     domain: deps.mailboxes.domainKey(email),
     logger: deps.logger,
+    random: deps.random,
   });
 }
 

@@ -2,22 +2,35 @@
 // of doubles, the invariants, the run). Each seed is one run of 20 to 200 sign-ups through the production
 // handlers on the Firestore emulator; `npm run simulate -- --runs N [--seed S]` runs more, and replays one.
 //
-// Here SIM_RUNS seeds (25) from SIM_SEED (a new one each time, printed), or the seeds SIM_SEEDS lists, SIM_PARALLEL
-// (4) side by side, for SIM_SECONDS at most (40; 0: no limit) but the first, which runs to its end: a run still
-// going then is left and not counted, so a machine under load runs fewer seeds, and says so.
+// Here SIM_RUNS seeds (25) from SIM_SEED, or the seeds SIM_SEEDS lists, SIM_PARALLEL (4) side by side, for
+// SIM_SECONDS at most (40; 0: no limit) but the first, which runs to its end: a run still going then is left and
+// not counted, so a machine under load runs fewer seeds, and says so. SIM_SEED is BASE_SEED unless set, so
+// `npm test` explores the same seeds on every run (BASE_SEED and the 24 after it, or the first of them under
+// load) and fails only on a change; `npm run simulate` sets a new SIM_SEED each time, and so explores new ones.
 // SIM_VERBOSE prints each run's size and time.
 //
+// A replay is exact: every choice of a run (its scenario, the interleaving, the faults, the mail budget's
+// shards) is drawn from its seed.
+//
 // Found on the code before issue 43 (commit d7ce647), each replayed there with `npm run simulate -- --seed S`:
-// FOUND_BEFORE_ISSUE_43 below. The last test replays every seed named here, which must now pass. A replay takes the same path but where two
-// calls of one invocation run side by side (Promise.all), whose answers the emulator may give in either order.
+// FOUND_BEFORE_ISSUE_43 below. The last test replays every seed named here, which must now pass.
 
 import '../../test-support/simulation/settings';
 import { writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FirestoreHarness, startFirestore } from '../../test-support/firestore';
-import type { Finding } from '../../test-support/simulation/invariants';
+import { MAILBOX_SECRET } from '../../test-support/signups';
+import { type Finding, Invariants } from '../../test-support/simulation/invariants';
 import { simulate } from '../../test-support/simulation/run';
 import { scenarioOf } from '../../test-support/simulation/scenario';
+import { SIGNUPS } from '../contract';
+import { mailboxKey } from '../privacy/mailbox-key';
+
+/**
+ * The first seed `npm test` runs. It once failed the check 31 minutes after the faults' end, which misread a
+ * +tag row's `already_thanked` (invariants.ts, settled), so the seeds explored on every run begin with it.
+ */
+const BASE_SEED = 566782885;
 
 /** Seeds named in the code, and what each found on the code before issue 43. */
 const FOUND_BEFORE_ISSUE_43: Record<number, string> = {
@@ -87,7 +100,7 @@ async function explore(seeds: number[], seconds: number): Promise<Exploration> {
 describe('the delivery engine explored by seeds', () => {
   it('holds every invariant in every seed', async () => {
     const runs = Number(process.env.SIM_RUNS ?? 25);
-    const first = Number(process.env.SIM_SEED ?? Date.now() % 2 ** 31);
+    const first = Number(process.env.SIM_SEED ?? BASE_SEED);
     const seeds = process.env.SIM_SEEDS
       ? process.env.SIM_SEEDS.split(',').map(Number)
       : Array.from({ length: runs }, (_, index) => (first + index) % 2 ** 31);
@@ -104,4 +117,60 @@ describe('the delivery engine explored by seeds', () => {
     expect(exploration.runs).toBe(named.length);
     expect(exploration.failed.map(({ replay }) => replay)).toEqual([]);
   }, 600_000);
+});
+
+describe("the invariants' reading of a settled thank-you", () => {
+  // A +tag spelling stored before the faults' end waits its turn in the mail budget; another +tag spelling of
+  // the mailbox, stored after, takes the claim and sends on the mailbox's slot: the first ends `already_thanked`,
+  // the person's reason, though the row thanked is one the check of rows stored by then does not look at.
+  const storedBy = Date.UTC(2026, 10, 27, 12, 0, 0);
+  const thankYou = (state: 'done' | 'skipped', reason?: string) => ({
+    state,
+    round: 1,
+    attempts: 2,
+    updated_at: new Date(storedBy),
+    ...(reason ? { reason } : {}),
+  });
+  const contact = thankYou('done');
+  const findingsOf = async (rows: Array<{ email: string; at: number; thank_you: object }>) => {
+    const [firestore] = projects as [FirestoreHarness];
+    await firestore.reset();
+    for (const row of rows)
+      await firestore.db.collection(SIGNUPS).add({
+        email: row.email,
+        created_at: new Date(row.at),
+        delivery: { contact, thank_you: row.thank_you },
+      });
+    const invariants = new Invariants({ ...scenarioOf(1), refused: -1, erasures: [] }, (email) =>
+      mailboxKey(MAILBOX_SECRET, email),
+    );
+    await invariants.settled(firestore.db, new Map(), 'by then', true, storedBy);
+    return invariants.findings.map((each) => each.message);
+  };
+
+  it('takes `already_thanked` as the reason when a row of the mailbox stored later was thanked', async () => {
+    expect(
+      await findingsOf([
+        {
+          email: 'kid7+goody@mail.example',
+          at: storedBy - 60_000,
+          thank_you: thankYou('skipped', 'already_thanked'),
+        },
+        { email: 'kid7+news@mail.example', at: storedBy + 60_000, thank_you: thankYou('done') },
+      ]),
+    ).toEqual([]);
+  });
+
+  it('finds `already_thanked` beside no row of the mailbox thanked', async () => {
+    expect(
+      await findingsOf([
+        {
+          email: 'kid7+goody@mail.example',
+          at: storedBy - 60_000,
+          thank_you: thankYou('skipped', 'already_thanked'),
+        },
+        { email: 'kid8@mail.example', at: storedBy + 60_000, thank_you: thankYou('done') },
+      ]),
+    ).toEqual(["a thank_you skipped for already_thanked, not the person's reason"]);
+  });
 });

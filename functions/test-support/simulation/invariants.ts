@@ -107,7 +107,9 @@ export class Invariants {
 
   /**
    * Every part of every row (stored by `storedBy`, if given) settled for the person's reason (or, with
-   * `budgetWaits`, waiting its turn in the budget).
+   * `budgetWaits`, waiting its turn in the budget). A mailbox is thanked when any row of it is, one stored
+   * after `storedBy` too: a row waiting its turn in the budget ends `already_thanked` when a later spelling of
+   * its mailbox takes the claim and sends on the mailbox's slot first.
    */
   async settled(
     db: Firestore,
@@ -116,13 +118,12 @@ export class Invariants {
     budgetWaits: boolean,
     storedBy?: number,
   ): Promise<void> {
-    const rows = (await db.collection(SIGNUPS).get()).docs.filter(
-      (row) => storedBy === undefined || row.get('created_at').toMillis() <= storedBy,
-    );
+    const all = (await db.collection(SIGNUPS).get()).docs;
     const thanked = new Set<string>();
-    for (const row of rows)
+    for (const row of all)
       if ((row.get('delivery.thank_you') as PartRecord | undefined)?.state === 'done')
         thanked.add(this.keyOf(row.get('email')));
+    const rows = all.filter((row) => storedBy === undefined || row.get('created_at').toMillis() <= storedBy);
     const refused =
       this.scenario.refused >= 0 ? this.keyOf(addressOf(this.scenario, this.scenario.refused, 'bare')) : null;
     const unsubscribing = new Set(
