@@ -201,39 +201,55 @@ describe('the row is the outbox (npm run emulators)', () => {
   }, 120_000);
 
   it("a thank-you held by the mail budget books the next window and is sent in it, past its task's retry window", async () => {
-    // Wait for the start of a budget window, so the three sign-ups fall in one.
     const windowMs = BUDGET_WINDOW_S * 1000;
-    await delay(windowMs - (Date.now() % windowMs) + 200);
-    const emails = ['budget-a@example.org', 'budget-b@example.org', 'budget-c@example.org'];
-    const ids: string[] = [];
-    for (const email of emails) ids.push(await storeSignup(email));
-    const budget = /^budget-/;
-    // Two go out in this window; the third books the next one and its task ends (no retry spent: its task's
-    // retries, 2 attempts in a second, are long over by the next window), pending on its next round, which
-    // Cloud Tasks holds until the next window starts.
-    await expect
-      .poll(() => mailsTo(budget), { timeout: windowMs - 2_000, interval: 250 })
-      .toHaveLength(BUDGET_PER_WINDOW);
+    // The case needs the three sign-ups' tasks to run in the window they were stored in. On a loaded machine
+    // one may run only after that window ended (then it simply sends in the next one, held by nothing): such
+    // a try proves nothing and is made again, in a later window with other addresses.
+    let emails: string[] = [];
+    let ids: string[] = [];
+    let ofThisTry = /^budget-/;
     const parts = async () => Promise.all(ids.map((id) => part(id, 'thank_you')));
-    await expect
-      .poll(async () => (await parts()).filter((p) => p.reason === 'mail_budget'), {
-        timeout: windowMs,
-        interval: 250,
-      })
-      .toEqual([expect.objectContaining({ state: 'pending', round: 1 })]);
+    for (let attempt = 1; ; attempt += 1) {
+      // Wait for the start of a budget window, so the three sign-ups fall in one.
+      await delay(windowMs - (Date.now() % windowMs) + 200);
+      const windowEnd = Date.now() - (Date.now() % windowMs) + windowMs;
+      emails = ['a', 'b', 'c'].map((name) => `budget-${attempt}-${name}@example.org`);
+      ofThisTry = new RegExp(`^budget-${attempt}-`);
+      ids = [];
+      for (const email of emails) ids.push(await storeSignup(email));
+      // Two go out in this window; the third books the next one and its task ends (no retry spent: its task's
+      // retries, 2 attempts in a second, are long over by the next window), pending on its next round, which
+      // Cloud Tasks holds until the next window starts.
+      let sent = 0;
+      let held: Awaited<ReturnType<typeof parts>> = [];
+      while ((sent < BUDGET_PER_WINDOW || held.length === 0) && Date.now() < windowEnd - 250) {
+        await delay(250);
+        sent = (await mailsTo(ofThisTry)).length;
+        held = (await parts()).filter((p) => p.reason === 'mail_budget');
+      }
+      if (sent === BUDGET_PER_WINDOW && held.length > 0) {
+        expect(held).toEqual([expect.objectContaining({ state: 'pending', round: 1 })]);
+        break;
+      }
+      if (attempt === 3)
+        throw new Error(`in 3 tries the sign-ups were never handled in their window (${sent} sent)`);
+      await expect
+        .poll(() => mailsTo(ofThisTry), { timeout: 2 * windowMs + 15_000 })
+        .toHaveLength(emails.length);
+    }
     // Nobody calls anything: the next round runs in the next window, on the slot it booked.
     await expect
-      .poll(() => mailsTo(budget), { timeout: windowMs + 15_000, interval: 500 })
+      .poll(() => mailsTo(ofThisTry), { timeout: windowMs + 15_000, interval: 500 })
       .toHaveLength(emails.length);
-    expect((await mailsTo(budget)).map((m) => m.to[0]).sort()).toEqual(emails);
+    expect((await mailsTo(ofThisTry)).map((m) => m.to[0]).sort()).toEqual(emails);
     // Each row done: the worker saves `sent`, then settles the part, after the relay accepted the mail, so the
     // last part settles a moment after its mail is in the outbox.
     await expect
       .poll(async () => (await parts()).map((p) => p.state), { timeout: 10_000, interval: 250 })
       .toEqual(['done', 'done', 'done']);
     // Each once.
-    expect((await mailsTo(budget)).map((m) => m.to[0]).sort()).toEqual(emails);
-  }, 120_000);
+    expect((await mailsTo(ofThisTry)).map((m) => m.to[0]).sort()).toEqual(emails);
+  }, 180_000);
 
   it('an erasure before the tasks have delivered leaves nothing in MailerLite and sends nothing', async () => {
     const smtpFaults = (faults: Record<string, unknown>) =>
