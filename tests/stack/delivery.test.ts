@@ -7,6 +7,9 @@
 
 import { setTimeout as delay } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
+import { DEV_UNSUBSCRIBE_SECRET } from '../../dev/stack.ts';
+import { unsubscribeLink } from '../../functions/src/privacy/unsubscribe-token.ts';
+import { pressOneClick } from '../support/one-click.ts';
 import { pageDocumentId, storeSignupAsThePage } from './page-writes.ts';
 import { sharedStack } from './shared-stack.ts';
 
@@ -228,7 +231,8 @@ describe('the row is the outbox (npm run emulators)', () => {
         held = (await parts()).filter((p) => p.reason === 'mail_budget');
       }
       if (sent === BUDGET_PER_WINDOW && held.length > 0) {
-        expect(held).toEqual([expect.objectContaining({ state: 'pending', round: 1 })]);
+        // Its round is the next one, or later where the reconciler re-drove it first (a loaded machine).
+        expect(held).toEqual([expect.objectContaining({ state: 'pending', reason: 'mail_budget' })]);
         break;
       }
       if (attempt === 3)
@@ -267,11 +271,16 @@ describe('the row is the outbox (npm run emulators)', () => {
       const attempted = async () =>
         Math.min((await part(id, 'contact')).attempts ?? 0, (await part(id, 'thank_you')).attempts ?? 0);
       await expect.poll(attempted, { timeout: 30_000, interval: 250 }).toBeGreaterThanOrEqual(1);
-      // The one-click unsubscribe's erasure deletes the mailbox's rows.
-      await fetch(`${local(stack.ports.GOODY_FIRESTORE_PORT)}/v1/${DOCUMENTS}/email_subscriptions/${id}`, {
-        method: 'DELETE',
-        headers: { authorization: 'Bearer owner' },
-      });
+      // The person presses the one-click link: the erasure writes the mailbox's suppression entry ahead and
+      // deletes its rows (MailerLite's forget is finished by the erasure's own task once it answers).
+      const link = unsubscribeLink(
+        `${local(stack.ports.GOODY_FUNCTIONS_PORT)}/demo-goody/us-central1/unsubscribe`,
+        DEV_UNSUBSCRIBE_SECRET,
+        email,
+      );
+      expect(await pressOneClick(link)).toBe(200);
+      // An attempt that read the row before the erasure meets the services still down.
+      await delay(3_000);
     } finally {
       await Promise.all([mailerLiteFaults({ down: false }), smtpFaults({ down: false })]);
     }
