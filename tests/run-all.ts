@@ -25,6 +25,9 @@ interface Counts {
 }
 const total: Counts = { passed: 0, failed: 0, skipped: 0 };
 const failedSteps: string[] = [];
+// Each failing test's file, name and first line of its error, repeated in the summary: a CI log kept only in
+// part (its tail) still names what failed.
+const failedTests: string[] = [];
 const skippedLayers: string[] = [];
 const timings: { title: string; seconds: number }[] = [];
 
@@ -105,7 +108,16 @@ async function vitest(title: string, args: string[], env?: NodeJS.ProcessEnv): P
     numPendingTests: number;
     numTodoTests: number;
     numTotalTests: number;
+    testResults: {
+      name: string;
+      assertionResults: { status: string; fullName: string; failureMessages: string[] }[];
+    }[];
   };
+  for (const file of json.testResults)
+    for (const test of file.assertionResults.filter((t) => t.status === 'failed')) {
+      const first = (test.failureMessages[0] ?? '').split('\n')[0].slice(0, 300);
+      failedTests.push(`${path.relative(root, file.name)} > ${test.fullName}\n    ${first}`);
+    }
   total.passed += json.numPassedTests;
   total.failed += json.numFailedTests;
   total.skipped += json.numPendingTests + json.numTodoTests;
@@ -264,5 +276,6 @@ for (const { title, seconds: took } of timings)
 process.stdout.write(`${seconds(runStarted).toFixed(0).padStart(5)} s  in all\n`);
 for (const line of skippedLayers) process.stdout.write(`${line}\n`);
 for (const title of failedSteps) process.stdout.write(`failed: ${title}\n`);
+for (const test of failedTests) process.stdout.write(`failed test: ${test}\n`);
 process.stdout.write(`tests: ${total.passed} passed, ${total.failed} failed, ${total.skipped} skipped\n`);
 process.exit(failedSteps.length > 0 || total.failed > 0 ? 1 : 0);
