@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 
 // Tests sit beside the code and drive the handlers over loopback: Firestore is the Firebase Firestore
 // emulator the global setup starts once (a project per test file), MailerLite and SMTP are the stand-ins in
-// dev/ (ephemeral ports, one set per test file), so files can run in parallel.
+// stand-ins/ (ephemeral ports, one set per test file), so files can run in parallel.
 export default defineConfig({
   test: {
     name: 'functions',
