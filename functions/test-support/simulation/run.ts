@@ -1,12 +1,13 @@
 // One seed of the delivery simulation: the production handlers (the trigger, both workers, the reconciler, the
 // erasure, its finish tasks and its half-hourly job) on the Firestore emulator, under a simulated clock, in the
 // world of world.ts, interleaved by a cooperative scheduler: up to four invocations are in flight, and at each
-// outside call the seed picks which goes on next, or starts a ready task, trigger or scheduled run beside them.
-// The handlers are reached only through their exported entry points and deps objects. SIM_DEBUG prints each
-// trigger's and reconciler run's outcome with its simulated minute.
+// outside call the seed picks which goes on next, or starts a ready task, trigger, Sync press or scheduled run
+// beside them. The handlers are reached only through their exported entry points and deps objects. SIM_DEBUG
+// prints each trigger's and reconciler run's outcome with its simulated minute.
 
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Firestore } from 'firebase-admin/firestore';
+import { handleSyncEmailsToMailerlite, SYNC_TIMEOUT_SECONDS } from '../../src/callables/sync-callable';
 import type { Clock } from '../../src/clock';
 import { SIGNUPS } from '../../src/contract';
 import { handleDeliverContact } from '../../src/delivery/deliver-contact';
@@ -45,6 +46,7 @@ type Event =
   | { kind: 'trigger'; row: string; runAt: number; attempts: number; seq: number }
   | { kind: 'again'; task: SimTask; runAt: number; seq: number }
   | { kind: 'reconcile'; runAt: number; seq: number }
+  | { kind: 'sync'; runAt: number; seq: number }
   | { kind: 'pending_erasures'; runAt: number; seq: number }
   | { kind: 'erase'; email: string; mailbox: string; runAt: number; seq: number }
   | { kind: 'audit'; runAt: number; seq: number }
@@ -190,9 +192,7 @@ export async function simulate(
     rows.push(row);
     events.push({ kind: 'store', row: row.id, email, club: signup.club, runAt: T0 + signup.at, seq: seq++ });
   }
-  // HOOK, the operator's Sync presses (scenario.syncPresses, drawn empty for now): once the Sync hands every live
-  // row a new round of its contact part (issue 43, item 2), each press becomes an event here that calls its
-  // handler as an invocation, like the reconciler's below.
+  for (const at of scenario.syncPresses) events.push({ kind: 'sync', runAt: T0 + at, seq: seq++ });
   for (const erasure of scenario.erasures) {
     const first = Math.min(...stores.filter((each) => each.person === erasure.person).map((each) => each.at));
     const email = addressOf(scenario, erasure.person, 'bare');
@@ -283,6 +283,21 @@ export async function simulate(
           if (process.env.SIM_DEBUG)
             console.info(`reconcile at ${(now - T0) / 60_000} min: ${JSON.stringify(report)}`);
         });
+      case 'sync':
+        // The operator's press; its reply is the page's, its effect the rows' (their contact parts' new rounds).
+        return begin(() =>
+          handleSyncEmailsToMailerlite(
+            {},
+            {
+              db,
+              clock,
+              logger,
+              enqueuePart: enqueueParts,
+              index: (ref) => indexSignup(ref, triggerDeps),
+              deadline: now + SYNC_TIMEOUT_SECONDS * 1000,
+            },
+          ),
+        );
       case 'pending_erasures':
         return begin(() => finishPendingErasures(eraseDeps));
       case 'again':
@@ -353,7 +368,7 @@ export async function simulate(
       const quiet =
         unsettled === 0 &&
         tasks.live.size === 0 &&
-        !events.some((event) => ['store', 'trigger', 'erase', 'again'].includes(event.kind)) &&
+        !events.some((event) => ['store', 'trigger', 'erase', 'again', 'sync'].includes(event.kind)) &&
         ![...subscribers.keys()].some((email) => erasedAt.has(keyOf(email)));
       if (quiet) break;
       continue;

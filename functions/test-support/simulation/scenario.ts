@@ -61,10 +61,7 @@ export interface Scenario {
   concurrent: number;
   /** A task dispatched up to a minute late (so tasks run out of order). */
   late: number;
-  /**
-   * The operator's Sync presses, ms after T0. A hook, drawn empty: the Sync is being rewritten to hand rows a
-   * new contact round; once it lands, draw presses here and run.ts plays them (its HOOK).
-   */
+  /** The operator's Sync presses, ms after T0 (the Sync hands rows a new round of their contact part). */
   syncPresses: number[];
 }
 
@@ -165,7 +162,7 @@ const scenarios: fc.Arbitrary<Omit<Scenario, 'seed'>> = rowCount.chain((rows) =>
       twice: fc.constantFrom(0, 0.1),
       concurrent: fc.constantFrom(0, 0.1),
       late: fc.constantFrom(0, 0.3),
-      syncPresses: fc.constant<number[]>([]),
+      syncPresses: fc.array(fc.integer({ min: 0, max: 4 * HOUR }), { maxLength: 2 }),
     }),
   ),
 );
