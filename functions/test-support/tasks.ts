@@ -29,18 +29,20 @@ export interface RecordedTask {
   payload: unknown;
 }
 
-/**
- * The enqueue endpoint of the Cloud Tasks emulator (what firebase-admin calls when CLOUD_TASKS_EMULATOR_HOST
- * is set), on loopback, keeping the tasks instead of dispatching them: a test then runs each through its
- * worker itself. A task name seen before answers 409, as Cloud Tasks does.
- */
-export async function startTasksRecorder(): Promise<{
+export interface TasksRecorder {
   hostPort: string;
   tasks: RecordedTask[];
   /** Forgets every task and every name seen (a queue purged). */
   clear(): void;
   stop(): Promise<void>;
-}> {
+}
+
+/**
+ * The enqueue endpoint of the Cloud Tasks emulator (what firebase-admin calls when CLOUD_TASKS_EMULATOR_HOST
+ * is set), on loopback, keeping the tasks instead of dispatching them: a test then runs each through its
+ * worker itself. A task name seen before answers 409, as Cloud Tasks does.
+ */
+export async function startTasksRecorder(): Promise<TasksRecorder> {
   const { createServer } = await import('node:http');
   const tasks: RecordedTask[] = [];
   const names = new Set<string>();
