@@ -2,7 +2,13 @@
 // that keeps them in memory.
 
 import { randomUUID } from 'node:crypto';
+import type { DocumentReference, Firestore } from 'firebase-admin/firestore';
+import type { Clock } from '../src/clock';
+import { indexSignup } from '../src/delivery/index-signup';
 import type { Enqueue } from '../src/delivery/queue';
+import { enqueuePart } from '../src/delivery/row-delivery';
+import type { Logger } from '../src/logs';
+import { MAILBOX_SECRET } from './signups';
 
 export interface EnqueuedTask {
   queue: string;
@@ -20,6 +26,22 @@ export function recordingEnqueue(): { tasks: EnqueuedTask[]; enqueue: Enqueue } 
     return 'enqueued';
   };
   return { tasks, enqueue };
+}
+
+/**
+ * The deps the Sync and the reconciler share: parts enqueued through `enqueue` under the tests' mailbox secret,
+ * and the trigger's work (indexSignup) for a row it never reached.
+ */
+export function handOverDeps(db: Firestore, enqueue: Enqueue, clock: Clock, logger: Logger) {
+  const part = enqueuePart(enqueue, MAILBOX_SECRET);
+  return {
+    db,
+    clock,
+    logger,
+    enqueuePart: part,
+    index: (ref: DocumentReference) =>
+      indexSignup(ref, { mailboxSecret: MAILBOX_SECRET, enqueuePart: part, clock, logger }),
+  };
 }
 
 export interface RecordedTask {

@@ -2,37 +2,18 @@ import type { DocumentReference } from 'firebase-admin/firestore';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { testBed } from '../../test-support/bed';
 import { expectHttpsError } from '../../test-support/callables';
-import { mailerLiteClient, resetMailerLite } from '../../test-support/mailerlite';
-import {
-  HERO,
-  MAILBOX_SECRET,
-  seedSignups,
-  suppressMailbox,
-  testMailboxes,
-} from '../../test-support/signups';
-import { type EnqueuedTask, recordingEnqueue } from '../../test-support/tasks';
+import { contactWorkerDeps, resetMailerLite } from '../../test-support/mailerlite';
+import { HERO, seedSignups, suppressMailbox } from '../../test-support/signups';
+import { type EnqueuedTask, handOverDeps, recordingEnqueue } from '../../test-support/tasks';
 import { type Clock, systemClock } from '../clock';
 import { SIGNUPS } from '../contract';
-import { type DeliverContactDeps, handleDeliverContact } from '../delivery/deliver-contact';
-import { indexSignup } from '../delivery/index-signup';
+import { handleDeliverContact } from '../delivery/deliver-contact';
 import { type Enqueue, QUEUES } from '../delivery/queue';
-import { enqueuePart, partOf, RowDelivery } from '../delivery/row-delivery';
+import { partOf, RowDelivery } from '../delivery/row-delivery';
 import { handleSyncEmailsToMailerlite, SYNC_STATE, type SyncDeps } from './sync-callable';
 
 const bed = testBed({ mailerLite: true });
 const { db } = bed;
-
-const GROUPS = { updates: 'GOODY launch updates', club: 'GOODY Club' };
-
-/** The contact worker's deps (delivery/deliver-contact.ts), against the stand-in. */
-const workerDeps = (): DeliverContactDeps => ({
-  db,
-  client: mailerLiteClient(bed.ml),
-  groups: GROUPS,
-  clock: systemClock,
-  logger: bed.logger,
-  mailboxes: testMailboxes(db),
-});
 
 /**
  * Cloud Tasks as the Sync meets it: each task is kept (a task id seen before is a duplicate), and a contact
@@ -45,7 +26,7 @@ function liveQueue(): { tasks: EnqueuedTask[]; enqueue: Enqueue; idle: () => Pro
     const result = await recorded.enqueue(queue, payload, task);
     if (result === 'enqueued' && queue === QUEUES.contact) {
       // A RetryLater: Cloud Tasks would try again later.
-      running.push(handleDeliverContact(payload, workerDeps()).catch(() => undefined));
+      running.push(handleDeliverContact(payload, contactWorkerDeps(bed)).catch(() => undefined));
     }
     return result;
   };
@@ -59,14 +40,8 @@ beforeEach(() => {
 
 function deps(extra: Partial<SyncDeps> & { clock?: Clock } = {}): SyncDeps {
   const clock = extra.clock ?? systemClock;
-  const enqueue = enqueuePart(queue.enqueue, MAILBOX_SECRET);
   return {
-    db,
-    clock,
-    logger: bed.logger,
-    enqueuePart: enqueue,
-    index: (ref) =>
-      indexSignup(ref, { mailboxSecret: MAILBOX_SECRET, enqueuePart: enqueue, clock, logger: bed.logger }),
+    ...handOverDeps(db, queue.enqueue, clock, bed.logger),
     deadline: Date.now() + 540_000,
     ...extra,
     options: { minIntervalMs: 0, settleMs: 3_000, pollMs: 20, ...extra.options },
@@ -103,7 +78,10 @@ describe('sync-emails-to-mailerlite', () => {
       { email: 'failed@example.com', ...HERO },
     ]);
     // done@'s round-0 task delivered it; failed@'s was refused (our key, since fixed); queued@'s has not run.
-    await handleDeliverContact({ signup: (await rowOf('done@example.com')).id, round: 0 }, workerDeps());
+    await handleDeliverContact(
+      { signup: (await rowOf('done@example.com')).id, round: 0 },
+      contactWorkerDeps(bed),
+    );
     await failedOnce('failed@example.com', 'mailerlite 401', 'configuration');
     const upsertsBefore = upserts().length;
 
@@ -144,7 +122,7 @@ describe('sync-emails-to-mailerlite', () => {
       { email: 'KID@example.com', ...HERO },
     ]);
     const [first, second] = (await db.collection(SIGNUPS).orderBy('created_at').get()).docs;
-    await handleDeliverContact({ signup: first?.id, round: 0 }, workerDeps());
+    await handleDeliverContact({ signup: first?.id, round: 0 }, contactWorkerDeps(bed));
     // The second spelling's task failed on the database: it waits out Cloud Tasks' backoff.
     await new RowDelivery(second?.ref as DocumentReference, 'contact').apply(
       { kind: 'retry', round: 0, code: 'database' },

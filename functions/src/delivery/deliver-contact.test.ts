@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { testBed } from '../../test-support/bed';
 import { recordingLogger } from '../../test-support/logs';
 import {
+  contactWorkerDeps,
   deleteGroupInMailerLite,
+  GROUPS,
   groupRequests,
   mailerLiteClient,
   resetMailerLiteOverHttp,
@@ -35,23 +37,9 @@ import { ERASURE_QUEUE, RETRY, RetryLater, retryWindowMs } from './queue';
 const bed = testBed({ mailerLite: true });
 const { db } = bed;
 
-const GROUPS = { updates: 'GOODY launch updates', club: 'GOODY Club' };
 const suppress = (email: string) => suppressMailbox(db, email);
-
-function deps(
-  client: Partial<MailerLiteClientOptions> = {},
-  extra: Partial<DeliverContactDeps> = {},
-): DeliverContactDeps {
-  return {
-    db,
-    client: mailerLiteClient(bed.ml, client),
-    groups: GROUPS,
-    clock: systemClock,
-    logger: bed.logger,
-    mailboxes: testMailboxes(db),
-    ...extra,
-  };
-}
+const deps = (client: Partial<MailerLiteClientOptions> = {}, extra: Partial<DeliverContactDeps> = {}) =>
+  contactWorkerDeps(bed, client, extra);
 
 type ContactBody = { email: string; source: string; subscription_type?: string };
 

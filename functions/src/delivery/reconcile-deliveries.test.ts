@@ -2,7 +2,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { testBed } from '../../test-support/bed';
 import { clockAhead } from '../../test-support/logs';
 import { FINAL, HERO, MAILBOX_SECRET, seedSignups } from '../../test-support/signups';
-import { recordingEnqueue } from '../../test-support/tasks';
+import { handOverDeps, recordingEnqueue } from '../../test-support/tasks';
 import { type Clock, systemClock } from '../clock';
 import { SIGNUPS } from '../contract';
 import { indexSignup } from './index-signup';
@@ -25,14 +25,8 @@ beforeEach(() => {
 });
 
 function deps(clock: Clock = systemClock, perRun?: number): ReconcileDeps {
-  const enqueue = enqueuePart(queue.enqueue, MAILBOX_SECRET);
   return {
-    db,
-    clock,
-    logger: bed.logger,
-    enqueuePart: enqueue,
-    index: (ref) =>
-      indexSignup(ref, { mailboxSecret: MAILBOX_SECRET, enqueuePart: enqueue, clock, logger: bed.logger }),
+    ...handOverDeps(db, queue.enqueue, clock, bed.logger),
     ...(perRun ? { perRun } : {}),
   };
 }
