@@ -6,18 +6,24 @@ import { testBed } from '../../test-support/bed';
 import { clockAhead } from '../../test-support/logs';
 import { mailerLiteClient } from '../../test-support/mailerlite';
 import { countReads } from '../../test-support/reads';
-import { FINAL, HERO, MAILBOX_SECRET, seedSignups, testMailboxes } from '../../test-support/signups';
+import {
+  FINAL,
+  HERO,
+  MAILBOX_SECRET,
+  seedSignups,
+  testMailboxes,
+  UNSUBSCRIBE_SECRET,
+} from '../../test-support/signups';
 import { type EnqueuedTask, recordingEnqueue } from '../../test-support/tasks';
+import { callUnsubscribe, type UnsubscribeRequest } from '../../test-support/unsubscribe';
 import { systemClock } from '../clock';
 import { SIGNUPS, SUPPRESSIONS, THANK_YOU_MAILS } from '../contract';
 import { type Enqueue, ERASURE_QUEUE, RetryLater } from '../delivery/queue';
 import {
-  handleUnsubscribe,
   isOneClick,
   LINK_POSTS_PER_WINDOW,
   LinkLimiter,
   ONE_CLICK_BODY_LIMIT_BYTES,
-  type UnsubscribeHttpRequest,
 } from '../http/unsubscribe';
 import { type EraseDeps, type ErasureStep, eraseAddress } from './erasure';
 import { FINISH_TASK_DELAY_MS, finishErasureLater, handleFinishErasure } from './finish-erasure';
@@ -30,8 +36,6 @@ import { unsubscribeToken } from './unsubscribe-token';
 const bed = testBed({ mailerLite: true });
 const { db } = bed;
 let limiter: LinkLimiter;
-
-const SECRET = 'test-unsubscribe-secret';
 
 beforeEach(() => {
   limiter = new LinkLimiter();
@@ -59,21 +63,13 @@ function finishPending() {
   return finishPendingErasures(eraseDeps());
 }
 
-function unsubscribe(
-  request: Partial<UnsubscribeHttpRequest> & { method: string },
-  extra: Partial<EraseDeps> = {},
-) {
-  return handleUnsubscribe(
-    { query: {}, ...request },
-    {
-      secret: SECRET,
-      contact: 'hello@goody.example',
-      logger: bed.logger,
-      limiter,
-      now: () => Date.now(),
-      erase: (email) => eraseAddress(email, eraseDeps(extra)),
-    },
-  );
+function unsubscribe(request: UnsubscribeRequest, extra: Partial<EraseDeps> = {}) {
+  return callUnsubscribe(request, {
+    logger: bed.logger,
+    limiter,
+    now: () => Date.now(),
+    erase: (email) => eraseAddress(email, eraseDeps(extra)),
+  });
 }
 
 /** Cloud Tasks as the erasure sees it: the mailboxes of a function that hands a pending mark to its finish task. */
@@ -108,12 +104,28 @@ async function seedKidAndFriend(): Promise<void> {
     .set({ state: 'sent' });
 }
 
+/** kid and a friend seeded, kid's entry left pending with its address sealed under another secret (one rotated since). */
+async function seedPendingUnderAnotherSecret(): Promise<string> {
+  const entry = mailboxKey(MAILBOX_SECRET, 'kid@example.com');
+  await db
+    .collection(SUPPRESSIONS)
+    .doc(entry)
+    .set({
+      erased_at: new Date(),
+      pending: true,
+      pending_id: 'an-attempt',
+      sealed: unsubscribeToken('a-rotated-secret', 'kid@example.com'),
+    });
+  await seedKidAndFriend();
+  return entry;
+}
+
 describe('the unsubscribe link', () => {
   it('GET shows a page with one Unsubscribe button, erases nothing, and sends strict headers', async () => {
     await seedKidAndFriend();
     const response = await unsubscribe({
       method: 'GET',
-      query: { ...unsubscribeToken(SECRET, 'Kid@Example.com') },
+      query: { ...unsubscribeToken(UNSUBSCRIBE_SECRET, 'Kid@Example.com') },
     });
     expect(response.status).toBe(200);
     expect(response.body).toMatch(/^<!DOCTYPE html>\n<html lang="en">/);
@@ -145,7 +157,7 @@ describe('the unsubscribe link', () => {
 
   it('POST List-Unsubscribe=One-Click erases both forms of the address and the MailerLite subscriber, and suppresses the mailbox; a second POST answers the same and asks MailerLite nothing', async () => {
     await seedKidAndFriend();
-    const query = { ...unsubscribeToken(SECRET, 'Kid@Example.com') };
+    const query = { ...unsubscribeToken(UNSUBSCRIBE_SECRET, 'Kid@Example.com') };
     const first = await unsubscribe({ method: 'POST', query, body: ONE_CLICK });
     expect(first.status).toBe(200);
     expect(first.body).toContain('<h1>You’re unsubscribed</h1>');
@@ -180,7 +192,7 @@ describe('the unsubscribe link', () => {
 
   it('takes the one-click body as mail providers send it: raw urlencoded, or multipart', async () => {
     await seedKidAndFriend();
-    const query = { ...unsubscribeToken(SECRET, 'friend@example.com') };
+    const query = { ...unsubscribeToken(UNSUBSCRIBE_SECRET, 'friend@example.com') };
     const raw = await unsubscribe({
       method: 'POST',
       query,
@@ -197,7 +209,7 @@ describe('the unsubscribe link', () => {
       '--b--',
       '',
     ].join('\r\n');
-    const kid = { ...unsubscribeToken(SECRET, 'kid@example.com') };
+    const kid = { ...unsubscribeToken(UNSUBSCRIBE_SECRET, 'kid@example.com') };
     expect((await unsubscribe({ method: 'POST', query: kid, rawBody: Buffer.from(multipart) })).status).toBe(
       200,
     );
@@ -207,7 +219,7 @@ describe('the unsubscribe link', () => {
 
   it('refuses a body larger than a one-click POST needs (413), and erases nothing', async () => {
     await seedKidAndFriend();
-    const query = { ...unsubscribeToken(SECRET, 'friend@example.com') };
+    const query = { ...unsubscribeToken(UNSUBSCRIBE_SECRET, 'friend@example.com') };
     const padded = `List-Unsubscribe=One-Click&pad=${'x'.repeat(8 * 1024)}`;
     const response = await unsubscribe({ method: 'POST', query, rawBody: Buffer.from(padded) });
     expect(response.status).toBe(413);
@@ -235,18 +247,18 @@ describe('the unsubscribe link', () => {
     [
       'the seal of one address with the MAC of another',
       () => ({
-        a: unsubscribeToken(SECRET, 'kid@example.com').a,
-        t: unsubscribeToken(SECRET, 'friend@example.com').t,
+        a: unsubscribeToken(UNSUBSCRIBE_SECRET, 'kid@example.com').a,
+        t: unsubscribeToken(UNSUBSCRIBE_SECRET, 'friend@example.com').t,
       }),
     ],
     [
       'a flipped character in the seal',
       () => {
-        const { a, t } = unsubscribeToken(SECRET, 'kid@example.com');
+        const { a, t } = unsubscribeToken(UNSUBSCRIBE_SECRET, 'kid@example.com');
         return { a: `${a.slice(0, 10)}${a[10] === 'A' ? 'B' : 'A'}${a.slice(11)}`, t };
       },
     ],
-    ['a truncated MAC', () => ({ ...unsubscribeToken(SECRET, 'kid@example.com'), t: 'abc' })],
+    ['a truncated MAC', () => ({ ...unsubscribeToken(UNSUBSCRIBE_SECRET, 'kid@example.com'), t: 'abc' })],
     ['arrays', () => ({ a: ['x'], t: ['y'] })],
   ])('refuses %s with 400 and erases nothing', async (_, query) => {
     await seedKidAndFriend();
@@ -262,7 +274,7 @@ describe('the unsubscribe link', () => {
 
   it('a POST without the one-click body erases nothing and offers the button', async () => {
     await seedKidAndFriend();
-    const query = { ...unsubscribeToken(SECRET, 'kid@example.com') };
+    const query = { ...unsubscribeToken(UNSUBSCRIBE_SECRET, 'kid@example.com') };
     const response = await unsubscribe({ method: 'POST', query, body: {} });
     expect(response.status).toBe(400);
     expect(response.body).toContain('<button type="submit">Unsubscribe</button>');
@@ -272,18 +284,20 @@ describe('the unsubscribe link', () => {
   it('other methods: 405 with Allow', async () => {
     const response = await unsubscribe({
       method: 'DELETE',
-      query: { ...unsubscribeToken(SECRET, 'kid@example.com') },
+      query: { ...unsubscribeToken(UNSUBSCRIBE_SECRET, 'kid@example.com') },
     });
     expect(response.status).toBe(405);
     expect(response.headers.Allow).toBe('GET, HEAD, POST');
   });
 
   it('a failing database: 503 with the button to try again', async () => {
-    const response = await handleUnsubscribe(
-      { method: 'POST', query: { ...unsubscribeToken(SECRET, 'kid@example.com') }, body: ONE_CLICK },
+    const response = await callUnsubscribe(
       {
-        secret: SECRET,
-        contact: 'hello@goody.example',
+        method: 'POST',
+        query: { ...unsubscribeToken(UNSUBSCRIBE_SECRET, 'kid@example.com') },
+        body: ONE_CLICK,
+      },
+      {
         logger: bed.logger,
         limiter,
         now: () => Date.now(),
@@ -299,7 +313,7 @@ describe('the unsubscribe link', () => {
 describe('MailerLite down during an erasure', () => {
   it('the click is enough: Firestore is erased at once, and the forget is retried until MailerLite answers', async () => {
     await seedKidAndFriend();
-    const query = { ...unsubscribeToken(SECRET, 'Kid@Example.com') };
+    const query = { ...unsubscribeToken(UNSUBSCRIBE_SECRET, 'Kid@Example.com') };
     bed.ml.faults.down = true;
     const response = await unsubscribe({ method: 'POST', query, body: ONE_CLICK });
     expect(response.status).toBe(200);
@@ -331,7 +345,7 @@ describe('MailerLite down during an erasure', () => {
     bed.ml.faults.down = true;
     await unsubscribe({
       method: 'POST',
-      query: { ...unsubscribeToken(SECRET, 'kid@example.com') },
+      query: { ...unsubscribeToken(UNSUBSCRIBE_SECRET, 'kid@example.com') },
       body: ONE_CLICK,
     });
     bed.ml.faults.down = false;
@@ -343,16 +357,7 @@ describe('MailerLite down during an erasure', () => {
   });
 
   it('a token sealed with another secret stays pending and is reported, erasing nothing', async () => {
-    await db
-      .collection(SUPPRESSIONS)
-      .doc(mailboxKey(MAILBOX_SECRET, 'kid@example.com'))
-      .set({
-        erased_at: new Date(),
-        pending: true,
-        pending_id: 'an-attempt',
-        sealed: unsubscribeToken('a-rotated-secret', 'kid@example.com'),
-      });
-    await seedKidAndFriend();
+    await seedPendingUnderAnotherSecret();
     expect(await finishPending()).toEqual({ finished: 0, stillPending: 0, unopenable: 1 });
     expect(bed.ml.state.subscribers).toHaveLength(2);
     expect(bed.logger.entries.at(-1)).toMatchObject({ severity: 'error', event: 'pending_erasures.run' });
@@ -360,7 +365,7 @@ describe('MailerLite down during an erasure', () => {
 });
 
 describe('an erasure MailerLite left pending, on its own task', () => {
-  const kidsLink = () => ({ ...unsubscribeToken(SECRET, 'Kid@Example.com') });
+  const kidsLink = () => ({ ...unsubscribeToken(UNSUBSCRIBE_SECRET, 'Kid@Example.com') });
 
   /** kid (and a friend) signed up; kid's click comes while MailerLite is down, which it stays. Returns the queue. */
   async function clickWhileMailerLiteDown() {
@@ -461,17 +466,7 @@ describe('an erasure MailerLite left pending, on its own task', () => {
   });
 
   it('a task whose entry was sealed with another secret is reported and dropped, not retried', async () => {
-    const entry = mailboxKey(MAILBOX_SECRET, 'kid@example.com');
-    await db
-      .collection(SUPPRESSIONS)
-      .doc(entry)
-      .set({
-        erased_at: new Date(),
-        pending: true,
-        pending_id: 'an-attempt',
-        sealed: unsubscribeToken('a-rotated-secret', 'kid@example.com'),
-      });
-    await seedKidAndFriend();
+    const entry = await seedPendingUnderAnotherSecret();
     expect(await handleFinishErasure({ entry }, eraseDeps())).toBe('unopenable');
     expect(bed.ml.state.subscribers).toHaveLength(2);
     expect((await entryOfKid()).pending).toBe(true);
@@ -610,7 +605,7 @@ describe('one mailbox, many spellings', () => {
     for (const email of [...spellings, 'friend@example.com']) {
       await mailerLiteClient(bed.ml).upsertSubscriber({ email: email.toLowerCase() });
     }
-    const link = { ...unsubscribeToken(SECRET, 'kidteen+goody@googlemail.com') };
+    const link = { ...unsubscribeToken(UNSUBSCRIBE_SECRET, 'kidteen+goody@googlemail.com') };
     expect((await unsubscribe({ method: 'POST', query: link, body: ONE_CLICK })).status).toBe(200);
     expect(await emailsStored()).toEqual(['friend@example.com']);
     expect(bed.ml.state.subscribers.map((s) => s.email)).toEqual(['friend@example.com']);
@@ -644,7 +639,7 @@ describe('one mailbox, many spellings', () => {
       signup: tagged?.id,
       attempts: 2,
     });
-    const link = { ...unsubscribeToken(SECRET, 'kid+x@school-example.org') };
+    const link = { ...unsubscribeToken(UNSUBSCRIBE_SECRET, 'kid+x@school-example.org') };
     expect((await unsubscribe({ method: 'POST', query: link, body: ONE_CLICK })).status).toBe(200);
     expect(await emailsStored()).toEqual(['friend@example.com']);
     expect(bed.ml.state.subscribers.map((s) => s.email)).toEqual(['friend@example.com']);
@@ -667,7 +662,7 @@ describe('one mailbox, many spellings', () => {
 describe('a replayed link', () => {
   it(`answers 429 beyond ${LINK_POSTS_PER_WINDOW} POSTs a minute, erasing nothing more`, async () => {
     await seedKidAndFriend();
-    const query = { ...unsubscribeToken(SECRET, 'kid@example.com') };
+    const query = { ...unsubscribeToken(UNSUBSCRIBE_SECRET, 'kid@example.com') };
     const statuses: number[] = [];
     for (let i = 0; i < LINK_POSTS_PER_WINDOW + 3; i += 1) {
       statuses.push((await unsubscribe({ method: 'POST', query, body: ONE_CLICK })).status);
@@ -676,7 +671,7 @@ describe('a replayed link', () => {
     const limited = await unsubscribe({ method: 'POST', query, body: ONE_CLICK });
     expect(limited.headers['Retry-After']).toBe('60');
     // Another link is not held back by this one's replays.
-    const friend = { ...unsubscribeToken(SECRET, 'friend@example.com') };
+    const friend = { ...unsubscribeToken(UNSUBSCRIBE_SECRET, 'friend@example.com') };
     expect((await unsubscribe({ method: 'POST', query: friend, body: ONE_CLICK })).status).toBe(200);
     // One request to MailerLite for kid's whole replay: the first click's forget (a look-up and the forget).
     const kidForgets = bed.ml.state.requests.filter((r) => r.path.includes('/forget'));
