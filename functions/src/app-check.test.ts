@@ -4,23 +4,17 @@
 
 import type { DocumentReference } from 'firebase-admin/firestore';
 import { type CallableRequest, HttpsError } from 'firebase-functions/v2/https';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { MailerLiteStandIn } from '../../stand-ins/mailerlite/index.ts';
-import type { SmtpOutbox } from '../../stand-ins/smtp/index.ts';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { testBed } from '../test-support/bed';
 import { expectHttpsError } from '../test-support/callables';
-import { type FirestoreHarness, PROJECT_ID, startFirestore } from '../test-support/firestore';
-import { setLauncherParams } from '../test-support/launcher-params';
+import { PROJECT_ID } from '../test-support/firestore';
 import { recordingLogger } from '../test-support/logs';
-import { resetMailerLite, startMailerLite } from '../test-support/mailerlite';
 import { HERO, seedSignups } from '../test-support/signups';
-import { startOutbox } from '../test-support/smtp';
-import { startTasksRecorder } from '../test-support/tasks';
 import { withAppCheck } from './app-check';
 import { addContactToMailerlite, sendThankYouEmail } from './callables/signup-callables';
 import { syncEmailsToMailerlite } from './callables/sync-callable';
 import { SIGNUPS, THANK_YOU_MAILS } from './contract';
 import { RowDelivery } from './delivery/row-delivery';
-import { clearGroupCache } from './mailerlite/groups';
 
 type AppCheckData = NonNullable<CallableRequest['app']>;
 
@@ -103,33 +97,10 @@ describe('withAppCheck', () => {
 });
 
 describe('the three callables, with ENFORCE_APP_CHECK', () => {
-  let firestore: FirestoreHarness;
-  let ml: MailerLiteStandIn;
-  let outbox: SmtpOutbox;
-  let tasks: Awaited<ReturnType<typeof startTasksRecorder>>;
+  const bed = testBed({ deployed: true });
 
-  beforeAll(async () => {
-    [firestore, ml, outbox, tasks] = await Promise.all([
-      startFirestore(),
-      startMailerLite(),
-      startOutbox(),
-      startTasksRecorder(),
-    ]);
-    setLauncherParams({ firestore, ml, outbox });
-    process.env.CLOUD_TASKS_EMULATOR_HOST = tasks.hostPort;
-  });
-  afterAll(async () => {
-    delete process.env.CLOUD_TASKS_EMULATOR_HOST;
-    await Promise.all([firestore.stop(), ml.stop(), outbox.stop(), tasks.stop()]);
-  });
   beforeEach(async () => {
-    await firestore.reset();
-    resetMailerLite(ml);
-    // The stand-in's groups are gone, so group ids resolved by an earlier test are too.
-    clearGroupCache();
-    await outbox.clear();
-    tasks.clear();
-    await seedSignups(firestore.db, [{ email: 'kid@example.com', ...HERO }]);
+    await seedSignups(bed.db, [{ email: 'kid@example.com', ...HERO }]);
   });
 
   const calls = (app?: AppCheckData) => ({
@@ -140,11 +111,11 @@ describe('the three callables, with ENFORCE_APP_CHECK', () => {
   });
 
   async function nothingHappened() {
-    expect(ml.state.requests).toEqual([]);
-    expect(tasks.tasks).toEqual([]);
-    expect(await outbox.messages()).toEqual([]);
-    expect((await firestore.db.collection(THANK_YOU_MAILS).get()).size).toBe(0);
-    expect((await firestore.db.doc('_sync/mailerlite').get()).exists).toBe(false);
+    expect(bed.ml.state.requests).toEqual([]);
+    expect(bed.tasks.tasks).toEqual([]);
+    expect(await bed.outbox.messages()).toEqual([]);
+    expect((await bed.db.collection(THANK_YOU_MAILS).get()).size).toBe(0);
+    expect((await bed.db.doc('_sync/mailerlite').get()).exists).toBe(false);
   }
 
   /** The seeded sign-up through all three in the site's order: added, thanked, synced. */
@@ -152,9 +123,9 @@ describe('the three callables, with ENFORCE_APP_CHECK', () => {
     expect(await call['add-contact-to-mailerlite']()).toEqual({ status: 'accepted' });
     expect(await call['send-thank-you-email']()).toEqual({ status: 'accepted' });
     // The callables make no work: the row's trigger enqueues it (delivery/index-signup.ts).
-    expect(tasks.tasks).toEqual([]);
+    expect(bed.tasks.tasks).toEqual([]);
     // The row's own task delivered its contact: the sync reads it there and hands nothing over.
-    const [row] = (await firestore.db.collection(SIGNUPS).get()).docs;
+    const [row] = (await bed.db.collection(SIGNUPS).get()).docs;
     await new RowDelivery(row?.ref as DocumentReference, 'contact').apply(
       { kind: 'done', round: 0 },
       Date.now(),
@@ -164,7 +135,7 @@ describe('the three callables, with ENFORCE_APP_CHECK', () => {
       error: null,
       synced: 1,
     });
-    expect(tasks.tasks).toEqual([]);
+    expect(bed.tasks.tasks).toEqual([]);
   }
 
   it.each(Object.keys(calls()))(

@@ -3,15 +3,10 @@
 // through `.run` against the stand-ins.
 
 import type { CallableRequest } from 'firebase-functions/v2/https';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { MailerLiteStandIn } from '../../stand-ins/mailerlite/index.ts';
-import type { SmtpOutbox } from '../../stand-ins/smtp/index.ts';
-import { type FirestoreHarness, startFirestore } from '../test-support/firestore';
-import { setLauncherParams } from '../test-support/launcher-params';
-import { startMailerLite } from '../test-support/mailerlite';
+import { describe, expect, it } from 'vitest';
+import { testBed } from '../test-support/bed';
 import { HERO, seedSignups } from '../test-support/signups';
-import { startOutbox } from '../test-support/smtp';
-import { type RecordedTask, startTasksRecorder } from '../test-support/tasks';
+import type { RecordedTask } from '../test-support/tasks';
 import { CALLABLES } from './contract';
 import { ERASURE_QUEUE, QUEUES } from './delivery/queue';
 import * as functions from './index';
@@ -161,25 +156,7 @@ describe('the functions module', () => {
 });
 
 describe('the onCall wrappers, bound to their params', () => {
-  let firestore: FirestoreHarness;
-  let ml: MailerLiteStandIn;
-  let outbox: SmtpOutbox;
-  let tasks: Awaited<ReturnType<typeof startTasksRecorder>>;
-
-  beforeAll(async () => {
-    [firestore, ml, outbox, tasks] = await Promise.all([
-      startFirestore(),
-      startMailerLite(),
-      startOutbox(),
-      startTasksRecorder(),
-    ]);
-    setLauncherParams({ firestore, ml, outbox });
-    process.env.CLOUD_TASKS_EMULATOR_HOST = tasks.hostPort;
-  });
-  afterAll(async () => {
-    delete process.env.CLOUD_TASKS_EMULATOR_HOST;
-    await Promise.all([firestore.stop(), ml.stop(), outbox.stop(), tasks.stop()]);
-  });
+  const bed = testBed({ deployed: true });
 
   const call = (id: string, data: unknown) =>
     callable(id).run({
@@ -193,8 +170,8 @@ describe('the onCall wrappers, bound to their params', () => {
     callable(task.queue).run({ data: task.payload } as CallableRequest);
 
   it('runs a sign-up through the trigger, the two callables, the two queues and the sync, as deployed', async () => {
-    await seedSignups(firestore.db, [{ email: 'kid@example.com', ...HERO }], Date.now(), { keyed: false });
-    const [row] = (await firestore.db.collection('email_subscriptions').get()).docs;
+    await seedSignups(bed.db, [{ email: 'kid@example.com', ...HERO }], Date.now(), { keyed: false });
+    const [row] = (await bed.db.collection('email_subscriptions').get()).docs;
     if (!row) throw new Error('not stored');
     // What the Firestore trigger is handed for the new row.
     await callable('index-signup').run({ data: row, params: { signupId: row.id } } as never);
@@ -203,20 +180,20 @@ describe('the onCall wrappers, bound to their params', () => {
     ).toEqual({ status: 'accepted' });
     expect(await call('send-thank-you-email', { email: 'kid@example.com' })).toEqual({ status: 'accepted' });
     // Only the row's trigger enqueued: one task a queue, naming the row, no address.
-    expect(tasks.tasks.map((task) => [task.queue, task.payload])).toEqual([
+    expect(bed.tasks.tasks.map((task) => [task.queue, task.payload])).toEqual([
       [QUEUES.contact, { signup: row.id, round: 0 }],
       [QUEUES.thankYou, { signup: row.id, round: 0 }],
     ]);
-    expect(JSON.stringify(tasks.tasks)).not.toContain('kid');
-    for (const task of tasks.tasks) await dispatch(task);
-    expect(ml.state.subscribers.map((s) => s.email)).toEqual(['kid@example.com']);
-    expect((await outbox.messages()).map((m) => m.to)).toEqual([['kid@example.com']]);
+    expect(JSON.stringify(bed.tasks.tasks)).not.toContain('kid');
+    for (const task of bed.tasks.tasks) await dispatch(task);
+    expect(bed.ml.state.subscribers.map((s) => s.email)).toEqual(['kid@example.com']);
+    expect((await bed.outbox.messages()).map((m) => m.to)).toEqual([['kid@example.com']]);
 
     expect(await call('sync-emails-to-mailerlite', null)).toMatchObject({
       success: true,
       synced: 1,
       error: null,
     });
-    expect(ml.state.subscribers.map((s) => s.email)).toEqual(['kid@example.com']);
+    expect(bed.ml.state.subscribers.map((s) => s.email)).toEqual(['kid@example.com']);
   });
 });

@@ -3,6 +3,7 @@
 import type { MailerLiteStandIn } from '../../stand-ins/mailerlite/index.ts';
 import type { SmtpOutbox } from '../../stand-ins/smtp/index.ts';
 import type { FirestoreHarness } from './firestore';
+import { GROUPS } from './mailerlite';
 import { MAILBOX_SECRET, UNSUBSCRIBE_SECRET } from './signups';
 
 /**
@@ -20,8 +21,8 @@ export function setLauncherParams(standIns: {
     FIRESTORE_EMULATOR_HOST: firestore.hostPort,
     MAILERLITE_API_KEY: ml.apiKey,
     MAILERLITE_BASE_URL: ml.baseUrl,
-    MAILERLITE_GROUP_UPDATES: 'GOODY launch updates',
-    MAILERLITE_GROUP_CLUB: 'GOODY Club',
+    MAILERLITE_GROUP_UPDATES: GROUPS.updates,
+    MAILERLITE_GROUP_CLUB: GROUPS.club,
     SMTP_URL: outbox.url,
     MAIL_FROM: 'GOODY <hello@goody.example>',
     UNSUBSCRIBE_URL: 'http://127.0.0.1:5001/demo-goody/us-central1/unsubscribe',

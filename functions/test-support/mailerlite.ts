@@ -1,18 +1,26 @@
 // The MailerLite harness of the functions' tests: the stand-in in stand-ins/mailerlite, started per test file on an
 // ephemeral loopback port, and the real client pointed at it (with short waits).
 
+import type { Firestore } from 'firebase-admin/firestore';
 import { expect } from 'vitest';
 import {
   type MailerLiteStandIn,
   type MailerLiteStandInOptions,
   startMailerLiteStandIn,
 } from '../../stand-ins/mailerlite/index.ts';
+import { systemClock } from '../src/clock';
+import type { DeliverContactDeps } from '../src/delivery/deliver-contact';
+import type { Logger } from '../src/logs';
 import { MailerLiteClient, type MailerLiteClientOptions } from '../src/mailerlite/client';
+import { testMailboxes } from './signups';
 
 /** MailerLite as the launcher runs it: an account with a `source` custom field. */
 export function startMailerLite(options: MailerLiteStandInOptions = {}): Promise<MailerLiteStandIn> {
   return startMailerLiteStandIn({ quiet: true, customFields: ['source'], ...options });
 }
+
+/** The launcher's two MailerLite groups (MAILERLITE_GROUP_UPDATES, MAILERLITE_GROUP_CLUB). */
+export const GROUPS = { updates: 'GOODY launch updates', club: 'GOODY Club' };
 
 /** MailerLite's documented limits, which a test that changed them must get back. */
 export const MAILERLITE_LIMITS = {
@@ -72,4 +80,21 @@ export function mailerLiteClient(
   options: Partial<MailerLiteClientOptions> = {},
 ): MailerLiteClient {
   return new MailerLiteClient(shortWaitOptions(ml, options));
+}
+
+/** The contact worker's deps (delivery/deliver-contact.ts) against the stand-in, with a short-wait client. */
+export function contactWorkerDeps(
+  bed: { db: Firestore; ml: MailerLiteStandIn; logger: Logger },
+  client: Partial<MailerLiteClientOptions> = {},
+  extra: Partial<DeliverContactDeps> = {},
+): DeliverContactDeps {
+  return {
+    db: bed.db,
+    client: mailerLiteClient(bed.ml, client),
+    groups: GROUPS,
+    clock: systemClock,
+    logger: bed.logger,
+    mailboxes: testMailboxes(bed.db),
+    ...extra,
+  };
 }

@@ -2,7 +2,13 @@
 // that keeps them in memory.
 
 import { randomUUID } from 'node:crypto';
+import type { DocumentReference, Firestore } from 'firebase-admin/firestore';
+import type { Clock } from '../src/clock';
+import { indexSignup } from '../src/delivery/index-signup';
 import type { Enqueue } from '../src/delivery/queue';
+import { enqueuePart } from '../src/delivery/row-delivery';
+import type { Logger } from '../src/logs';
+import { MAILBOX_SECRET } from './signups';
 
 export interface EnqueuedTask {
   queue: string;
@@ -22,6 +28,22 @@ export function recordingEnqueue(): { tasks: EnqueuedTask[]; enqueue: Enqueue } 
   return { tasks, enqueue };
 }
 
+/**
+ * The deps the Sync and the reconciler share: parts enqueued through `enqueue` under the tests' mailbox secret,
+ * and the trigger's work (indexSignup) for a row it never reached.
+ */
+export function handOverDeps(db: Firestore, enqueue: Enqueue, clock: Clock, logger: Logger) {
+  const part = enqueuePart(enqueue, MAILBOX_SECRET);
+  return {
+    db,
+    clock,
+    logger,
+    enqueuePart: part,
+    index: (ref: DocumentReference) =>
+      indexSignup(ref, { mailboxSecret: MAILBOX_SECRET, enqueuePart: part, clock, logger }),
+  };
+}
+
 export interface RecordedTask {
   queue: string;
   /** The task's name (its id last). */
@@ -29,18 +51,20 @@ export interface RecordedTask {
   payload: unknown;
 }
 
-/**
- * The enqueue endpoint of the Cloud Tasks emulator (what firebase-admin calls when CLOUD_TASKS_EMULATOR_HOST
- * is set), on loopback, keeping the tasks instead of dispatching them: a test then runs each through its
- * worker itself. A task name seen before answers 409, as Cloud Tasks does.
- */
-export async function startTasksRecorder(): Promise<{
+export interface TasksRecorder {
   hostPort: string;
   tasks: RecordedTask[];
   /** Forgets every task and every name seen (a queue purged). */
   clear(): void;
   stop(): Promise<void>;
-}> {
+}
+
+/**
+ * The enqueue endpoint of the Cloud Tasks emulator (what firebase-admin calls when CLOUD_TASKS_EMULATOR_HOST
+ * is set), on loopback, keeping the tasks instead of dispatching them: a test then runs each through its
+ * worker itself. A task name seen before answers 409, as Cloud Tasks does.
+ */
+export async function startTasksRecorder(): Promise<TasksRecorder> {
   const { createServer } = await import('node:http');
   const tasks: RecordedTask[] = [];
   const names = new Set<string>();

@@ -1,57 +1,19 @@
-import type { DocumentReference, Firestore } from 'firebase-admin/firestore';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { MailerLiteStandIn } from '../../../stand-ins/mailerlite/index.ts';
+import type { DocumentReference } from 'firebase-admin/firestore';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { testBed } from '../../test-support/bed';
 import { expectHttpsError } from '../../test-support/callables';
-import { type FirestoreHarness, startFirestore } from '../../test-support/firestore';
-import { type RecordingLogger, recordingLogger } from '../../test-support/logs';
-import { mailerLiteClient, resetMailerLite, startMailerLite } from '../../test-support/mailerlite';
-import {
-  HERO,
-  MAILBOX_SECRET,
-  seedSignups,
-  suppressMailbox,
-  testMailboxes,
-} from '../../test-support/signups';
-import { type EnqueuedTask, recordingEnqueue } from '../../test-support/tasks';
+import { contactWorkerDeps, resetMailerLite } from '../../test-support/mailerlite';
+import { HERO, seedSignups, suppressMailbox } from '../../test-support/signups';
+import { type EnqueuedTask, handOverDeps, recordingEnqueue } from '../../test-support/tasks';
 import { type Clock, systemClock } from '../clock';
 import { SIGNUPS } from '../contract';
-import { type DeliverContactDeps, handleDeliverContact } from '../delivery/deliver-contact';
-import { indexSignup } from '../delivery/index-signup';
+import { handleDeliverContact } from '../delivery/deliver-contact';
 import { type Enqueue, QUEUES } from '../delivery/queue';
-import { enqueuePart, partOf, RowDelivery } from '../delivery/row-delivery';
-import { clearGroupCache } from '../mailerlite/groups';
+import { partOf, RowDelivery } from '../delivery/row-delivery';
 import { handleSyncEmailsToMailerlite, SYNC_STATE, type SyncDeps } from './sync-callable';
 
-let firestore: FirestoreHarness;
-let db: Firestore;
-let ml: MailerLiteStandIn;
-let logger: RecordingLogger;
-
-beforeAll(async () => {
-  [firestore, ml] = await Promise.all([startFirestore(), startMailerLite()]);
-  db = firestore.db;
-});
-afterAll(async () => {
-  await Promise.all([firestore.stop(), ml.stop()]);
-});
-beforeEach(async () => {
-  await firestore.reset();
-  resetMailerLite(ml);
-  clearGroupCache();
-  logger = recordingLogger();
-});
-
-const GROUPS = { updates: 'GOODY launch updates', club: 'GOODY Club' };
-
-/** The contact worker's deps (delivery/deliver-contact.ts), against the stand-in. */
-const workerDeps = (): DeliverContactDeps => ({
-  db,
-  client: mailerLiteClient(ml),
-  groups: GROUPS,
-  clock: systemClock,
-  logger,
-  mailboxes: testMailboxes(db),
-});
+const bed = testBed({ mailerLite: true });
+const { db } = bed;
 
 /**
  * Cloud Tasks as the Sync meets it: each task is kept (a task id seen before is a duplicate), and a contact
@@ -64,7 +26,7 @@ function liveQueue(): { tasks: EnqueuedTask[]; enqueue: Enqueue; idle: () => Pro
     const result = await recorded.enqueue(queue, payload, task);
     if (result === 'enqueued' && queue === QUEUES.contact) {
       // A RetryLater: Cloud Tasks would try again later.
-      running.push(handleDeliverContact(payload, workerDeps()).catch(() => undefined));
+      running.push(handleDeliverContact(payload, contactWorkerDeps(bed)).catch(() => undefined));
     }
     return result;
   };
@@ -78,13 +40,8 @@ beforeEach(() => {
 
 function deps(extra: Partial<SyncDeps> & { clock?: Clock } = {}): SyncDeps {
   const clock = extra.clock ?? systemClock;
-  const enqueue = enqueuePart(queue.enqueue, MAILBOX_SECRET);
   return {
-    db,
-    clock,
-    logger,
-    enqueuePart: enqueue,
-    index: (ref) => indexSignup(ref, { mailboxSecret: MAILBOX_SECRET, enqueuePart: enqueue, clock, logger }),
+    ...handOverDeps(db, queue.enqueue, clock, bed.logger),
     deadline: Date.now() + 540_000,
     ...extra,
     options: { minIntervalMs: 0, settleMs: 3_000, pollMs: 20, ...extra.options },
@@ -109,7 +66,8 @@ async function failedOnce(email: string, code = 'mailerlite 401', reason?: 'conf
 }
 
 const contactOf = async (email: string) => partOf((await (await rowOf(email)).get()).data(), 'contact');
-const upserts = () => ml.state.requests.filter((r) => r.method === 'POST' && r.path === '/api/subscribers');
+const upserts = () =>
+  bed.ml.state.requests.filter((r) => r.method === 'POST' && r.path === '/api/subscribers');
 const contactTasks = () => queue.tasks.filter((task) => task.queue === QUEUES.contact);
 
 describe('sync-emails-to-mailerlite', () => {
@@ -120,7 +78,10 @@ describe('sync-emails-to-mailerlite', () => {
       { email: 'failed@example.com', ...HERO },
     ]);
     // done@'s round-0 task delivered it; failed@'s was refused (our key, since fixed); queued@'s has not run.
-    await handleDeliverContact({ signup: (await rowOf('done@example.com')).id, round: 0 }, workerDeps());
+    await handleDeliverContact(
+      { signup: (await rowOf('done@example.com')).id, round: 0 },
+      contactWorkerDeps(bed),
+    );
     await failedOnce('failed@example.com', 'mailerlite 401', 'configuration');
     const upsertsBefore = upserts().length;
 
@@ -132,7 +93,7 @@ describe('sync-emails-to-mailerlite', () => {
     ]);
     expect(await contactOf('failed@example.com')).toMatchObject({ state: 'done', round: 1 });
     expect(upserts().length - upsertsBefore).toBe(1);
-    expect(ml.state.subscribers.map((s) => s.email).sort()).toEqual([
+    expect(bed.ml.state.subscribers.map((s) => s.email).sort()).toEqual([
       'done@example.com',
       'failed@example.com',
     ]);
@@ -152,7 +113,7 @@ describe('sync-emails-to-mailerlite', () => {
       lease: null,
       last_run: { outcome: 'done' },
     });
-    expect(logger.text()).not.toMatch(/@example\.com/);
+    expect(bed.logger.text()).not.toMatch(/@example\.com/);
   });
 
   it('costs no MailerLite request for a contact its mailbox already has in the group', async () => {
@@ -161,19 +122,19 @@ describe('sync-emails-to-mailerlite', () => {
       { email: 'KID@example.com', ...HERO },
     ]);
     const [first, second] = (await db.collection(SIGNUPS).orderBy('created_at').get()).docs;
-    await handleDeliverContact({ signup: first?.id, round: 0 }, workerDeps());
+    await handleDeliverContact({ signup: first?.id, round: 0 }, contactWorkerDeps(bed));
     // The second spelling's task failed on the database: it waits out Cloud Tasks' backoff.
     await new RowDelivery(second?.ref as DocumentReference, 'contact').apply(
       { kind: 'retry', round: 0, code: 'database' },
       Date.now(),
     );
-    const requestsBefore = ml.state.requests.length;
+    const requestsBefore = bed.ml.state.requests.length;
 
     const reply = await sync();
 
     expect(contactTasks()).toHaveLength(1);
     expect(partOf((await second?.ref.get())?.data(), 'contact')).toMatchObject({ state: 'done', round: 1 });
-    expect(ml.state.requests.length).toBe(requestsBefore);
+    expect(bed.ml.state.requests.length).toBe(requestsBefore);
     expect(reply).toMatchObject({
       success: true,
       synced: 2,
@@ -183,13 +144,13 @@ describe('sync-emails-to-mailerlite', () => {
     // Pressed again: everything is done, so nothing is handed over and MailerLite hears nothing.
     expect(await sync()).toMatchObject({ success: true, synced: 2 });
     expect(contactTasks()).toHaveLength(1);
-    expect(ml.state.requests.length).toBe(requestsBefore);
+    expect(bed.ml.state.requests.length).toBe(requestsBefore);
   });
 
   it('says the setup waits while MailerLite still refuses the key, naming no param, and delivers once it is fixed', async () => {
     await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
     await failedOnce('kid@example.com', 'mailerlite 401', 'configuration');
-    ml.faults.failNext(10, 401, { message: 'Unauthenticated.' });
+    bed.ml.faults.failNext(10, 401, { message: 'Unauthenticated.' });
 
     const refused = await sync();
 
@@ -204,16 +165,16 @@ describe('sync-emails-to-mailerlite', () => {
       round: 1,
       reason: 'configuration',
     });
-    expect(ml.state.subscribers).toEqual([]);
+    expect(bed.ml.state.subscribers).toEqual([]);
 
-    ml.faults.clear();
+    bed.ml.faults.clear();
     const fixed = await sync();
     expect(fixed).toMatchObject({
       success: true,
       synced: 1,
       message: '1 sign-up is in MailerLite or unsubscribed.',
     });
-    expect(ml.state.subscribers.map((s) => s.email)).toEqual(['kid@example.com']);
+    expect(bed.ml.state.subscribers.map((s) => s.email)).toEqual(['kid@example.com']);
     expect(contactTasks().map((task) => (task.payload as { round: number }).round)).toEqual([1, 2]);
   });
 
@@ -223,8 +184,8 @@ describe('sync-emails-to-mailerlite', () => {
       { email: 'control@example.com', ...HERO },
     ];
     const pressWith = async (suppressed: boolean) => {
-      await firestore.reset();
-      resetMailerLite(ml);
+      await bed.firestore.reset();
+      resetMailerLite(bed.ml);
       await seedSignups(db, rows);
       if (suppressed) await suppressMailbox(db, 'kid@example.com');
       for (const { email } of rows) await failedOnce(email, 'mailerlite 503');
@@ -233,7 +194,7 @@ describe('sync-emails-to-mailerlite', () => {
     const plain = await pressWith(false);
     const withSuppressed = await pressWith(true);
 
-    expect(ml.state.subscribers.map((s) => s.email)).toEqual(['control@example.com']);
+    expect(bed.ml.state.subscribers.map((s) => s.email)).toEqual(['control@example.com']);
     expect(await contactOf('kid@example.com')).toMatchObject({ state: 'skipped', reason: 'suppressed' });
     expect(withSuppressed).toEqual(plain);
     expect(plain).toMatchObject({ success: true, synced: 2 });
@@ -275,7 +236,7 @@ describe('sync-emails-to-mailerlite', () => {
     expect(
       queue.tasks.filter((task) => (task.payload as { signup: string }).signup === late.id),
     ).toHaveLength(2);
-    expect(ml.state.subscribers.map((s) => s.email).sort()).toEqual([
+    expect(bed.ml.state.subscribers.map((s) => s.email).sort()).toEqual([
       'first@example.com',
       'late@example.com',
     ]);
@@ -305,7 +266,7 @@ describe('sync-emails-to-mailerlite', () => {
     expect(rest).toMatchObject({ success: true, remaining: 0, synced: 4 });
     expect(rest.message).toBe('Continuing the last sync: 4 sign-ups are in MailerLite or unsubscribed.');
     expect(new Set(contactTasks().map((task) => task.id)).size).toBe(7);
-    expect(ml.state.subscribers).toHaveLength(7);
+    expect(bed.ml.state.subscribers).toHaveLength(7);
 
     // A full pass ended: the next press within the minute is refused, and one after it starts from the first row.
     const tooSoon = await sync({ options: { minIntervalMs: 60_000 } });
@@ -349,7 +310,7 @@ describe('sync-emails-to-mailerlite', () => {
     expect(await sync()).toMatchObject({ success: false, error: expect.stringMatching(/already running/) });
     const later: Clock = { now: () => Date.now() + 120_000, sleep: systemClock.sleep };
     expect(await sync({ clock: later, options: { settleMs: 0 } })).toMatchObject({ success: true });
-    expect(logger.events()).toContain('sync.lease_taken_over');
+    expect(bed.logger.events()).toContain('sync.lease_taken_over');
   });
 
   it('refuses a body with fields as invalid-argument, and changes nothing', async () => {

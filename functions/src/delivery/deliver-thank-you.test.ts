@@ -1,9 +1,8 @@
 import type { Firestore } from 'firebase-admin/firestore';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { SmtpOutbox } from '../../../stand-ins/smtp/index.ts';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { testBed } from '../../test-support/bed';
 import { faultyFirestore, unavailable } from '../../test-support/faulty-firestore';
-import { type FirestoreHarness, startFirestore } from '../../test-support/firestore';
-import { clockAhead, type RecordingLogger, recordingLogger } from '../../test-support/logs';
+import { clockAhead } from '../../test-support/logs';
 import { ONE_MAILBOX_SPELLINGS } from '../../test-support/mailboxes';
 import {
   FINAL,
@@ -14,7 +13,6 @@ import {
   taskFor,
   testMailboxes,
 } from '../../test-support/signups';
-import { startOutbox } from '../../test-support/smtp';
 import { recordingEnqueue } from '../../test-support/tasks';
 import { type Clock, systemClock } from '../clock';
 import { THANK_YOU_MAILS } from '../contract';
@@ -34,25 +32,12 @@ import {
 import { RetryLater } from './queue';
 import { enqueuePart } from './row-delivery';
 
-let firestore: FirestoreHarness;
-let db: Firestore;
-let outbox: SmtpOutbox;
-let logger: RecordingLogger;
+const bed = testBed({ outbox: true });
+const { db } = bed;
 let transportLoads: number;
 let queue: ReturnType<typeof recordingEnqueue>;
 
-beforeAll(async () => {
-  [firestore, outbox] = await Promise.all([startFirestore(), startOutbox()]);
-  db = firestore.db;
-});
-afterAll(async () => {
-  await Promise.all([firestore.stop(), outbox.stop()]);
-});
-beforeEach(async () => {
-  await firestore.reset();
-  await outbox.faults.clear();
-  await outbox.clear();
-  logger = recordingLogger();
+beforeEach(() => {
   transportLoads = 0;
   queue = recordingEnqueue();
 });
@@ -64,12 +49,12 @@ function deps(extra: Partial<DeliverThankYouDeps> = {}): DeliverThankYouDeps {
     db,
     transport: () => {
       transportLoads += 1;
-      return smtpTransport(outbox.url);
+      return smtpTransport(bed.outbox.url);
     },
     from: FROM,
     unsubscribeLink: (email) => unsubscribeLink(UNSUBSCRIBE_URL, SECRET, email),
     clock: systemClock,
-    logger,
+    logger: bed.logger,
     mailboxes: testMailboxes(db),
     mailPerHour: 1_000,
     enqueuePart: enqueuePart(queue.enqueue, MAILBOX_SECRET),
@@ -117,7 +102,7 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
     await seedSignups(db, [{ email: 'Kid@Example.com', ...HERO }]);
     expect(await outcomeOf({ email: 'Kid@Example.com' })).toEqual({ status: 'sent' });
 
-    const [message, ...others] = await outbox.messages();
+    const [message, ...others] = await bed.outbox.messages();
     expect(others).toEqual([]);
     // The spelling the person typed, as stored.
     expect(message?.to).toEqual(['Kid@example.com']);
@@ -137,14 +122,14 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
       lease_expires_at: null,
     });
     expect(JSON.stringify(record_)).not.toContain('kid@example.com');
-    expect(logger.events()).toEqual(['thank_you.sent']);
-    expect(logger.text()).not.toMatch(/kid@example\.com/i);
+    expect(bed.logger.events()).toEqual(['thank_you.sent']);
+    expect(bed.logger.text()).not.toMatch(/kid@example\.com/i);
   });
 
   it('greets a Join the Club sign-up as a Club member', async () => {
     await seedSignups(db, [{ email: 'kid@example.com', ...FINAL }]);
     await outcomeOf({ email: 'kid@example.com' });
-    expect((await outbox.messages())[0]?.subject).toBe('Welcome to the GOODY Club 🌟');
+    expect((await bed.outbox.messages())[0]?.subject).toBe('Welcome to the GOODY Club 🌟');
   });
 
   it('writes the delivery state on the row: done, one attempt, no due time; no address in it', async () => {
@@ -155,7 +140,7 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
     expect(part).not.toHaveProperty('due_at');
     // A task of an earlier round that ran late costs the read.
     expect(await outcomeOf({ email: 'kid@example.com' })).toEqual({ status: 'settled' });
-    expect(await outbox.messages()).toHaveLength(1);
+    expect(await bed.outbox.messages()).toHaveLength(1);
   });
 
   it('sends nothing the second time, for any spelling of the same address', async () => {
@@ -168,7 +153,7 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
       status: 'already_sent',
       byThisRow: false,
     });
-    expect(await outbox.messages()).toHaveLength(1);
+    expect(await bed.outbox.messages()).toHaveLength(1);
     expect(await thankYouPart('Kid@Example.com')).toMatchObject({
       state: 'skipped',
       reason: 'already_thanked',
@@ -184,7 +169,7 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
     const outcomes = [];
     for (const email of spellings) outcomes.push((await outcomeOf({ email })).status);
     expect(outcomes).toEqual(['sent', ...Array.from({ length: 11 }, () => 'already_sent')]);
-    expect(await outbox.messages()).toHaveLength(1);
+    expect(await bed.outbox.messages()).toHaveLength(1);
     expect(await thankYouRecords()).toBe(1);
     // A different mailbox at a provider that does not fold dots is another person.
     await seedSignups(db, [{ email: 'kid.teen@example.com', ...HERO }]);
@@ -206,7 +191,7 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
       const outcomes = [];
       for (const email of spellings) outcomes.push((await outcomeOf({ email })).status);
       expect(outcomes).toEqual(['sent', 'sent', 'already_sent', 'already_sent']);
-      const messages = await outbox.messages();
+      const messages = await bed.outbox.messages();
       expect(messages.map((message) => message.to)).toEqual([
         ['kid+x@school-example.org'],
         ['Kid@school-example.org'],
@@ -237,7 +222,7 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
       });
       expect(await record('kid@school-example.org')).toMatchObject({ spelling: 'bare' });
       expect(await record('kid@school-example.org')).not.toHaveProperty('tagged_thanked');
-      expect(await outbox.messages()).toHaveLength(1);
+      expect(await bed.outbox.messages()).toHaveLength(1);
     });
 
     it('a bare spelling stored while the +tag one waits for the budget is the only one thanked, on the slot the mailbox booked', async () => {
@@ -259,7 +244,7 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
         status: 'already_sent',
         byThisRow: false,
       });
-      expect((await outbox.messages()).map((message) => message.to)).toEqual([
+      expect((await bed.outbox.messages()).map((message) => message.to)).toEqual([
         ['first@example.com'],
         ['kid@school-example.org'],
       ]);
@@ -272,14 +257,14 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
         { email: 'kid+y@school-example.org', ...HERO },
       ]);
       expect(await outcomeOf({ email: 'kid+x@school-example.org' })).toEqual({ status: 'sent' });
-      outbox.faults.rejectNext(1, 451, '4.3.0 Try again later', 'rcpt');
+      bed.outbox.faults.rejectNext(1, 451, '4.3.0 Try again later', 'rcpt');
       await expect(outcomeOf({ email: 'kid@school-example.org' })).rejects.toBeInstanceOf(RetryLater);
       expect(await outcomeOf({ email: 'kid+y@school-example.org' })).toEqual({
         status: 'already_sent',
         byThisRow: false,
       });
       expect(await outcomeOf({ email: 'kid@school-example.org' })).toEqual({ status: 'sent' });
-      expect((await outbox.messages()).map((message) => message.to)).toEqual([
+      expect((await bed.outbox.messages()).map((message) => message.to)).toEqual([
         ['kid+x@school-example.org'],
         ['kid@school-example.org'],
       ]);
@@ -292,7 +277,7 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
       await suppressMailbox(db, 'kid@school-example.org');
       await seedSignups(db, [{ email: again, ...HERO }]);
       expect(await outcomeOf({ email: again })).toEqual({ status: 'suppressed' });
-      expect(await outbox.messages()).toEqual([]);
+      expect(await bed.outbox.messages()).toEqual([]);
     },
   );
 
@@ -300,10 +285,10 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
     await suppressMailbox(db, 'kidteen@gmail.com');
     await seedSignups(db, [{ email: 'Kid.Teen+again@googlemail.com', ...HERO }]);
     expect(await outcomeOf({ email: 'Kid.Teen+again@googlemail.com' })).toEqual({ status: 'suppressed' });
-    expect(await outbox.messages()).toEqual([]);
+    expect(await bed.outbox.messages()).toEqual([]);
     expect(await thankYouRecords()).toBe(0);
     expect(transportLoads).toBe(0);
-    expect(logger.entries.at(-1)).toMatchObject({
+    expect(bed.logger.entries.at(-1)).toMatchObject({
       event: 'thank_you.skipped',
       fields: { reason: 'suppressed' },
     });
@@ -333,11 +318,11 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
       const outcomes: string[] = [];
       for (const email of addresses) outcomes.push(await attempt(email, budget));
       expect(outcomes).toEqual(['sent', 'sent', 'sent', 'waiting', 'waiting']);
-      expect(await outbox.messages()).toHaveLength(3);
+      expect(await bed.outbox.messages()).toHaveLength(3);
       // Said once for the hour, however many tasks it holds back.
-      expect(logger.events().filter((event) => event === 'thank_you.budget_reached')).toHaveLength(1);
+      expect(bed.logger.events().filter((event) => event === 'thank_you.budget_reached')).toHaveLength(1);
       expect(
-        logger.entries.find((entry) => entry.event === 'thank_you.budget_reached')?.fields,
+        bed.logger.entries.find((entry) => entry.event === 'thank_you.budget_reached')?.fields,
       ).toMatchObject({ per_hour: 3 });
 
       // Not a retry spent: each one's next round is enqueued to run at the start of the hour it booked, and
@@ -362,7 +347,7 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
           status: 'sent',
         });
       }
-      expect(await outbox.messages()).toHaveLength(5);
+      expect(await bed.outbox.messages()).toHaveLength(5);
       expect(await thankYouPart(addresses[4] as string)).toMatchObject({ state: 'done', round: 1 });
       expect(await record(addresses[4] as string)).toMatchObject({ state: 'sent', slot: null });
       await seedSignups(db, [{ email: 'hour-one@example.com', ...HERO }]);
@@ -376,7 +361,9 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
         db,
         ['a@example.com', 'b@example.com'].map((email) => ({ email, ...HERO })),
       );
-      outbox.faults.refuse([{ stage: 'mail', code: 554, message: '5.7.1 Email address is not verified' }]);
+      bed.outbox.faults.refuse([
+        { stage: 'mail', code: 554, message: '5.7.1 Email address is not verified' },
+      ]);
       const hour = (n: number) => ({ mailPerHour: 1, clock: at(n) });
       // Hour 0: a books the hour's one slot and is refused; b books hour 1.
       expect(await attempt('a@example.com', hour(0))).toBe('RetryLater');
@@ -388,17 +375,17 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
       const [bTask] = queue.tasks;
       await expect(handleDeliverThankYou(bTask?.payload, deps(hour(1)))).rejects.toBeInstanceOf(RetryLater);
       // Hour 2, the relay fixed: a's retry takes hour 2's slot; b's retry, later, books hour 3.
-      outbox.faults.refuse([]);
+      bed.outbox.faults.refuse([]);
       expect(await attempt('a@example.com', hour(2))).toBe('sent');
       await expect(handleDeliverThankYou(bTask?.payload, deps(hour(2)))).resolves.toMatchObject({
         status: 'waiting',
         hour: hourOf(at(3)),
       });
-      expect(await outbox.messages()).toHaveLength(1);
+      expect(await bed.outbox.messages()).toHaveLength(1);
       const bNext = queue.tasks[1];
       expect(bNext?.payload).toMatchObject({ round: 2 });
       expect(await handleDeliverThankYou(bNext?.payload, deps(hour(3)))).toEqual({ status: 'sent' });
-      expect(await outbox.messages()).toHaveLength(2);
+      expect(await bed.outbox.messages()).toHaveLength(2);
     });
 
     it('a sign-up waits only behind those who booked before it: a task run before its hour books nothing more', async () => {
@@ -419,7 +406,7 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
       expect(await attempt('newer@example.com', next)).toBe('waiting');
       expect(await record('newer@example.com')).toMatchObject({ slot: hourOf(at(2)) });
       expect(await attempt('older@example.com', next)).toBe('sent');
-      expect((await outbox.messages()).map((message) => message.to[0])).toEqual([
+      expect((await bed.outbox.messages()).map((message) => message.to[0])).toEqual([
         'first@example.com',
         'older@example.com',
       ]);
@@ -441,7 +428,7 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
         r.status === 'fulfilled' ? r.value.status : (r.reason as Error).name,
       );
       expect(outcomes.filter((o) => o === 'sent')).toHaveLength(1);
-      expect(await outbox.messages()).toHaveLength(1);
+      expect(await bed.outbox.messages()).toHaveLength(1);
       // The hour's second slot is still there for someone else.
       await seedSignups(db, [{ email: 'friend@example.com', ...HERO }]);
       expect(await outcomeOf({ email: 'friend@example.com' }, deps(budget))).toEqual({ status: 'sent' });
@@ -485,7 +472,7 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
           byThisRow: false,
         });
       }
-      expect(logger.events()).not.toContain('thank_you.budget_reached');
+      expect(bed.logger.events()).not.toContain('thank_you.budget_reached');
     });
   });
 
@@ -500,7 +487,7 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
     expect(outcomes.filter((outcome) => outcome === 'sent')).toHaveLength(1);
     // The others found it sent, or its claim held (then Cloud Tasks retries them, and they find it sent).
     expect(outcomes.every((outcome) => ['sent', 'already_sent', 'RetryLater'].includes(outcome))).toBe(true);
-    expect(await outbox.messages()).toHaveLength(1);
+    expect(await bed.outbox.messages()).toHaveLength(1);
     expect((await record('kid@example.com'))?.state).toBe('sent');
     // They were all this row's (a re-driven round beside the first): the row is done, not "already thanked".
     for (let retry = 0; retry < 6; retry += 1) {
@@ -516,7 +503,7 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
     await ref.update({ 'delivery.thank_you.round': 2 });
     const before = (await ref.get()).get('delivery.thank_you');
     expect(await handleDeliverThankYou({ signup, round: 1 }, deps())).toEqual({ status: 'stale' });
-    expect(await outbox.messages()).toEqual([]);
+    expect(await bed.outbox.messages()).toEqual([]);
     expect(await thankYouRecords()).toBe(0);
     expect((await ref.get()).get('delivery.thank_you')).toEqual(before);
     // The round the part is on sends it.
@@ -528,10 +515,10 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
     expect(await handleDeliverThankYou({ signup: 'not-a-stored-row', round: 0 }, deps())).toEqual({
       status: 'gone',
     });
-    expect(await outbox.messages()).toEqual([]);
+    expect(await bed.outbox.messages()).toEqual([]);
     expect(await thankYouRecords()).toBe(0);
     expect(transportLoads).toBe(0);
-    expect(logger.events()).toEqual(['thank_you.signup_gone']);
+    expect(bed.logger.events()).toEqual(['thank_you.signup_gone']);
   });
 
   describe('when SMTP fails', () => {
@@ -540,7 +527,7 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
         { email: 'gone@example.com', ...HERO },
         { email: 'kid@example.com', ...HERO },
       ]);
-      outbox.faults.rejectNext(1, 550, '5.1.1 Mailbox unavailable', 'rcpt');
+      bed.outbox.faults.rejectNext(1, 550, '5.1.1 Mailbox unavailable', 'rcpt');
       expect(await outcomeOf({ email: 'gone@example.com' })).toEqual({ status: 'failed' });
       expect(await record('gone@example.com')).toMatchObject({
         state: 'failed',
@@ -554,8 +541,8 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
       expect(await outcomeOf({ email: 'gone@example.com' })).toEqual({ status: 'settled' });
       // The others are not affected.
       expect(await outcomeOf({ email: 'kid@example.com' })).toEqual({ status: 'sent' });
-      expect((await outbox.messages()).map((message) => message.to)).toEqual([['kid@example.com']]);
-      expect(logger.text()).not.toMatch(/gone@example\.com/i);
+      expect((await bed.outbox.messages()).map((message) => message.to)).toEqual([['kid@example.com']]);
+      expect(bed.logger.text()).not.toMatch(/gone@example\.com/i);
     });
 
     it('refusing our sender (554 5.7.1 at MAIL FROM, a domain not verified yet) while three sign up: each waits, `configuration`, and is thanked once after the fix', async () => {
@@ -564,7 +551,7 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
         db,
         people.map((email) => ({ email, ...HERO })),
       );
-      outbox.faults.rejectNext(3, 554, '5.7.1 Message rejected: Email address is not verified', 'mail');
+      bed.outbox.faults.rejectNext(3, 554, '5.7.1 Message rejected: Email address is not verified', 'mail');
       for (const email of people) {
         const refused = await outcomeOf({ email }).catch((error: unknown) => error);
         expect(refused).toBeInstanceOf(RetryLater);
@@ -576,20 +563,20 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
           attempts: 1,
         });
       }
-      expect(logger.entries.at(-1)).toMatchObject({
+      expect(bed.logger.entries.at(-1)).toMatchObject({
         event: 'thank_you.failed',
         fields: { error: 'EENVELOPE 554', retry: true, reason: 'configuration' },
       });
       // Fixed: Cloud Tasks' next retry of each sends it, once.
       for (const email of people) expect(await outcomeOf({ email })).toEqual({ status: 'sent' });
       for (const email of people) expect(await outcomeOf({ email })).toEqual({ status: 'settled' });
-      expect(await outbox.messages()).toHaveLength(3);
+      expect(await bed.outbox.messages()).toHaveLength(3);
       for (const email of people) expect(await thankYouPart(email)).toMatchObject({ state: 'done' });
     });
 
     it('an SMTP_URL without credentials (530 5.7.0 at MAIL FROM): our setup, the part waits', async () => {
       await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
-      outbox.faults.rejectNext(1, 530, '5.7.0 Authentication required', 'mail');
+      bed.outbox.faults.rejectNext(1, 530, '5.7.0 Authentication required', 'mail');
       await expect(outcomeOf({ email: 'kid@example.com' })).rejects.toMatchObject({ wait: 'configuration' });
       expect(await thankYouPart('kid@example.com')).toMatchObject({
         state: 'pending',
@@ -609,17 +596,17 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
       async (reply, message) => {
         await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
         const code = Number(reply.slice(0, 3));
-        outbox.faults.refuse([{ stage: 'rcpt', recipient: 'kid@example.com', code, message }]);
+        bed.outbox.faults.refuse([{ stage: 'rcpt', recipient: 'kid@example.com', code, message }]);
         const refused = await outcomeOf({ email: 'kid@example.com' }).catch((error: unknown) => error);
         expect(refused).toMatchObject({ code: `smtp EENVELOPE ${code}`, wait: 'configuration' });
         expect(await thankYouPart('kid@example.com')).toMatchObject({
           state: 'pending',
           reason: 'configuration',
         });
-        expect(await outbox.messages()).toEqual([]);
-        outbox.faults.refuse([]);
+        expect(await bed.outbox.messages()).toEqual([]);
+        bed.outbox.faults.refuse([]);
         expect(await outcomeOf({ email: 'kid@example.com' })).toEqual({ status: 'sent' });
-        expect(await outbox.messages()).toHaveLength(1);
+        expect(await bed.outbox.messages()).toHaveLength(1);
       },
     );
 
@@ -631,7 +618,7 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
       "the person's own mailbox refused at RCPT (%s %s): the part skipped `refused`",
       async (reply, message) => {
         await seedSignups(db, [{ email: 'gone@example.com', ...HERO }]);
-        outbox.faults.refuse([
+        bed.outbox.faults.refuse([
           { stage: 'rcpt', recipient: 'gone@example.com', code: Number(reply), message },
         ]);
         expect(await outcomeOf({ email: 'gone@example.com' })).toEqual({ status: 'failed' });
@@ -641,7 +628,7 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
 
     it('relaying denied at RCPT (550 5.7.1, not about the mailbox): our setup, the part waits', async () => {
       await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
-      outbox.faults.rejectNext(1, 550, '5.7.1 Relaying denied', 'rcpt');
+      bed.outbox.faults.rejectNext(1, 550, '5.7.1 Relaying denied', 'rcpt');
       await expect(outcomeOf({ email: 'kid@example.com' })).rejects.toMatchObject({ wait: 'configuration' });
       expect(await thankYouPart('kid@example.com')).toMatchObject({
         state: 'pending',
@@ -652,15 +639,15 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
 
     it('refusing our message (554 at DATA): our setup, recorded failed, the part waits; the retry after the fix sends it once', async () => {
       await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
-      outbox.faults.rejectNext(1, 554);
+      bed.outbox.faults.rejectNext(1, 554);
       await expect(outcomeOf({ email: 'kid@example.com' })).rejects.toBeInstanceOf(RetryLater);
-      expect(await outbox.messages()).toEqual([]);
+      expect(await bed.outbox.messages()).toEqual([]);
       expect(await record('kid@example.com')).toMatchObject({
         state: 'failed',
         last_error: 'EMESSAGE 554',
         attempts: 1,
       });
-      expect(logger.entries.at(-1)).toMatchObject({
+      expect(bed.logger.entries.at(-1)).toMatchObject({
         event: 'thank_you.failed',
         fields: { error: 'EMESSAGE 554' },
       });
@@ -670,7 +657,7 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
         last_error: 'smtp EMESSAGE 554',
       });
       expect(await outcomeOf({ email: 'kid@example.com' })).toEqual({ status: 'sent' });
-      expect(await outbox.messages()).toHaveLength(1);
+      expect(await bed.outbox.messages()).toHaveLength(1);
       expect(await record('kid@example.com')).toMatchObject({ state: 'sent', attempts: 2 });
     });
 
@@ -710,31 +697,31 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
           reason: 'configuration',
           last_error: `setting ${missing}`,
         });
-        expect(logger.entries.at(-1)).toMatchObject({
+        expect(bed.logger.entries.at(-1)).toMatchObject({
           event: 'thank_you.not_configured',
           fields: { missing },
         });
-        expect(await outbox.messages()).toEqual([]);
+        expect(await bed.outbox.messages()).toEqual([]);
         expect(await outcomeOf({ email: 'kid@example.com' })).toEqual({ status: 'sent' });
       },
     );
 
     it('down: thrown back to Cloud Tasks, and the retry sends it once it is back', async () => {
       await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
-      await outbox.faults.setDown(true);
+      await bed.outbox.faults.setDown(true);
       await expect(outcomeOf({ email: 'kid@example.com' })).rejects.toBeInstanceOf(RetryLater);
       expect((await record('kid@example.com'))?.last_error).toMatch(/^ECONNECTION|^ESOCKET/);
       expect(await thankYouPart('kid@example.com')).not.toHaveProperty('reason');
-      await outbox.faults.setDown(false);
+      await bed.outbox.faults.setDown(false);
       expect(await outcomeOf({ email: 'kid@example.com' })).toEqual({ status: 'sent' });
-      expect(await outbox.messages()).toHaveLength(1);
+      expect(await bed.outbox.messages()).toHaveLength(1);
     });
 
     it('answering 451 (try again later): thrown back to Cloud Tasks; the retry sends exactly one', async () => {
       await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
-      outbox.faults.rejectNext(1, 451);
+      bed.outbox.faults.rejectNext(1, 451);
       await expect(outcomeOf({ email: 'kid@example.com' })).rejects.toBeInstanceOf(RetryLater);
-      expect(logger.entries.at(-1)).toMatchObject({ event: 'thank_you.failed', fields: { retry: true } });
+      expect(bed.logger.entries.at(-1)).toMatchObject({ event: 'thank_you.failed', fields: { retry: true } });
       expect(await thankYouPart('kid@example.com')).toMatchObject({
         state: 'pending',
         attempts: 1,
@@ -742,7 +729,7 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
       });
       expect(await outcomeOf({ email: 'kid@example.com' })).toEqual({ status: 'sent' });
       expect(await outcomeOf({ email: 'kid@example.com' })).toEqual({ status: 'settled' });
-      expect(await outbox.messages()).toHaveLength(1);
+      expect(await bed.outbox.messages()).toHaveLength(1);
     });
 
     it("tells whose a failure is by its stage and code: only the recipient's own statuses at RCPT are the recipient's", () => {
@@ -786,7 +773,7 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
         return unavailable();
       });
       const transport = async (): Promise<MailTransport> => {
-        const real = await smtpTransport(outbox.url);
+        const real = await smtpTransport(bed.outbox.url);
         return {
           send: async (message) => {
             const sent = await real.send(message);
@@ -803,8 +790,8 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
       expect(await outcomeOf({ email: 'kid@example.com' }, failingSaves(1))).toEqual({ status: 'sent' });
       expect(await record('kid@example.com')).toMatchObject({ state: 'sent', lease_expires_at: null });
       expect(await outcomeOf({ email: 'kid@example.com' })).toEqual({ status: 'settled' });
-      expect(await outbox.messages()).toHaveLength(1);
-      expect(logger.events()).not.toContain('thank_you.failed');
+      expect(await bed.outbox.messages()).toHaveLength(1);
+      expect(bed.logger.events()).not.toContain('thank_you.failed');
     });
 
     it('a save that keeps failing: the record stays claimed (never `failed`); the next round carries the claim and saves it once the database answers, never sending again', async () => {
@@ -819,8 +806,8 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
       expect(queue.tasks.map((task) => task.payload)).toEqual([
         { signup, round: 1, sent: unsaved?.attempt_id },
       ]);
-      expect(logger.events()).toContain('thank_you.sent_unsaved');
-      expect(logger.events()).not.toContain('thank_you.failed');
+      expect(bed.logger.events()).toContain('thank_you.sent_unsaved');
+      expect(bed.logger.events()).not.toContain('thank_you.failed');
       // The database back: that task saves the mail `sent` and settles the part done; nothing is sent again.
       expect(await handleDeliverThankYou(queue.tasks[0]?.payload, deps())).toEqual({
         status: 'already_sent',
@@ -834,7 +821,7 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
       ).toEqual({
         status: 'settled',
       });
-      expect(await outbox.messages()).toHaveLength(1);
+      expect(await bed.outbox.messages()).toHaveLength(1);
     });
   });
 
@@ -844,7 +831,7 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
       const task = await taskFor(db, 'kid@example.com');
       for (const doc of (await db.collection('email_subscriptions').get()).docs) await doc.ref.delete();
       expect(await handleDeliverThankYou(task, deps())).toEqual({ status: 'gone' });
-      expect(await outbox.messages()).toEqual([]);
+      expect(await bed.outbox.messages()).toEqual([]);
       expect(await thankYouRecords()).toBe(0);
     });
 
@@ -862,7 +849,7 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
       expect(await outcomeOf({ email: 'kid@example.com' }, deps({ mailboxes }))).toEqual({
         status: 'suppressed',
       });
-      expect(await outbox.messages()).toEqual([]);
+      expect(await bed.outbox.messages()).toEqual([]);
       expect((await record('kid@example.com'))?.state).not.toBe('sending');
       expect(await thankYouPart('kid@example.com')).toMatchObject({ state: 'skipped', reason: 'suppressed' });
     });
@@ -875,7 +862,7 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
 
     it('a malformed task is dropped with one log line', async () => {
       expect(await handleDeliverThankYou({ email: 'not an address' }, deps())).toEqual({ status: 'failed' });
-      expect(logger.events()).toEqual(['thank_you.task_malformed']);
+      expect(bed.logger.events()).toEqual(['thank_you.task_malformed']);
     });
   });
 
@@ -889,7 +876,7 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
       await expect.poll(async () => (await record('kid@example.com'))?.state).toBe('sending');
       // Thrown back to Cloud Tasks: the holder sends, or its lease runs out and a retry does.
       await expect(outcomeOf({ email: 'kid@example.com' })).rejects.toBeInstanceOf(RetryLater);
-      expect(await outbox.messages()).toEqual([]);
+      expect(await bed.outbox.messages()).toEqual([]);
     });
 
     it('is retried once its lease has expired, and sent once', async () => {
@@ -903,7 +890,7 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
       expect(await outcomeOf({ email: 'kid@example.com' }, deps({ clock: later }))).toEqual({
         status: 'settled',
       });
-      expect(await outbox.messages()).toHaveLength(1);
+      expect(await bed.outbox.messages()).toHaveLength(1);
       expect(await record('kid@example.com')).toMatchObject({ state: 'sent', attempts: 2 });
     });
 
@@ -918,7 +905,7 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
     it('carries a one-click unsubscribe link (RFC 8058) that opens only to this address, shown nowhere in clear', async () => {
       await seedSignups(db, [{ email: 'Kid@Example.com', ...HERO }]);
       await outcomeOf({ email: 'Kid@Example.com' });
-      const [message] = await outbox.messages();
+      const [message] = await bed.outbox.messages();
       const header = unfold(message?.headers['list-unsubscribe']);
       const link = /^<(http[^>]+)>$/.exec(header)?.[1];
       expect(link, header).toBeDefined();

@@ -1,7 +1,5 @@
-import type { Firestore } from 'firebase-admin/firestore';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type FirestoreHarness, startFirestore } from '../../test-support/firestore';
-import { type RecordingLogger, recordingLogger } from '../../test-support/logs';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { testBed } from '../../test-support/bed';
 import { HERO, MAILBOX_SECRET, seedSignups } from '../../test-support/signups';
 import { recordingEnqueue } from '../../test-support/tasks';
 import { systemClock } from '../clock';
@@ -13,19 +11,8 @@ import { deliveryTaskId, type Enqueue, QUEUES, RETRY, retryWindowMs } from './qu
 import { RECONCILE_EVERY_MS } from './reconcile-deliveries';
 import { CONFIRM_WAIT_MS, enqueuePart, QUEUE_WAIT_MS, rowOfTasks } from './row-delivery';
 
-let firestore: FirestoreHarness;
-let db: Firestore;
-let logger: RecordingLogger;
-
-beforeAll(async () => {
-  firestore = await startFirestore();
-  db = firestore.db;
-});
-afterAll(() => firestore.stop());
-beforeEach(async () => {
-  await firestore.reset();
-  logger = recordingLogger();
-});
+const bed = testBed();
+const { db } = bed;
 
 /** The tasks the trigger enqueued, as Cloud Tasks would hold them: one per id. */
 let queue: ReturnType<typeof recordingEnqueue>;
@@ -37,7 +24,7 @@ const triggerDeps = (enqueue: Enqueue = queue.enqueue): IndexSignupDeps => ({
   mailboxSecret: MAILBOX_SECRET,
   enqueuePart: enqueuePart(enqueue, MAILBOX_SECRET),
   clock: systemClock,
-  logger,
+  logger: bed.logger,
 });
 
 const index = async (email: string) => {
@@ -85,7 +72,7 @@ describe('index-signup (the trigger on each new sign-up)', () => {
     expect(await indexSignup(row.ref, triggerDeps())).toBe('delivery_enqueued');
     expect(enqueued().size).toBe(2);
     // The log names the row's mailbox by its handle, never the address.
-    expect(JSON.stringify(logger.entries)).not.toMatch(/kid@example\.com/i);
+    expect(JSON.stringify(bed.logger.entries)).not.toMatch(/kid@example\.com/i);
   });
 
   it('keeps a delivery state already written (a retried trigger, the sweep): a settled part is not enqueued again', async () => {
@@ -138,7 +125,7 @@ describe('index-signup (the trigger on each new sign-up)', () => {
     await ref.set({ email: 'kid@localhost', ...HERO, created_at: new Date() });
     expect(await indexSignup(ref, triggerDeps())).toBe('not_an_address');
     expect((await ref.get()).get(MAILBOX_KEY_FIELD)).toBeUndefined();
-    expect(logger.events()).toEqual(['signup.not_indexed']);
+    expect(bed.logger.events()).toEqual(['signup.not_indexed']);
     expect(enqueued().size).toBe(0);
   });
 });

@@ -1,9 +1,8 @@
-import type { Firestore } from 'firebase-admin/firestore';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type FirestoreHarness, startFirestore } from '../../test-support/firestore';
-import { clockAhead, type RecordingLogger, recordingLogger } from '../../test-support/logs';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { testBed } from '../../test-support/bed';
+import { clockAhead } from '../../test-support/logs';
 import { FINAL, HERO, MAILBOX_SECRET, seedSignups } from '../../test-support/signups';
-import { recordingEnqueue } from '../../test-support/tasks';
+import { handOverDeps, recordingEnqueue } from '../../test-support/tasks';
 import { type Clock, systemClock } from '../clock';
 import { SIGNUPS } from '../contract';
 import { indexSignup } from './index-signup';
@@ -17,30 +16,17 @@ import {
 } from './reconcile-deliveries';
 import { CONFIRM_WAIT_MS, dueAt, enqueuePart, QUEUE_WAIT_MS, RowDelivery, rowOfTasks } from './row-delivery';
 
-let firestore: FirestoreHarness;
-let db: Firestore;
-let logger: RecordingLogger;
+const bed = testBed();
+const { db } = bed;
 let queue: ReturnType<typeof recordingEnqueue>;
 
-beforeAll(async () => {
-  firestore = await startFirestore();
-  db = firestore.db;
-});
-afterAll(() => firestore.stop());
-beforeEach(async () => {
-  await firestore.reset();
-  logger = recordingLogger();
+beforeEach(() => {
   queue = recordingEnqueue();
 });
 
 function deps(clock: Clock = systemClock, perRun?: number): ReconcileDeps {
-  const enqueue = enqueuePart(queue.enqueue, MAILBOX_SECRET);
   return {
-    db,
-    clock,
-    logger,
-    enqueuePart: enqueue,
-    index: (ref) => indexSignup(ref, { mailboxSecret: MAILBOX_SECRET, enqueuePart: enqueue, clock, logger }),
+    ...handOverDeps(db, queue.enqueue, clock, bed.logger),
     ...(perRun ? { perRun } : {}),
   };
 }
@@ -54,7 +40,7 @@ describe('the delivery reconciler', () => {
     await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
     expect(await reconcileDeliveries(deps())).toEqual({ redriven: 0, swept: 0, failed: 0 });
     expect(queue.tasks).toEqual([]);
-    expect(logger.events()).toEqual([]);
+    expect(bed.logger.events()).toEqual([]);
   });
 
   it('enqueues the next round of each part still pending once its tasks gave up, and moves its due time on', async () => {
@@ -74,7 +60,7 @@ describe('the delivery reconciler', () => {
     const part = (await row.ref.get()).get('delivery.thank_you');
     expect(part).toMatchObject({ state: 'pending', round: 1 });
     expect(Math.abs(part.due_at.toMillis() - dueAt(later.now()).getTime())).toBeLessThan(5_000);
-    expect(logger.entries).toEqual([
+    expect(bed.logger.entries).toEqual([
       { severity: 'info', event: 'reconcile.run', fields: { redriven: 1, swept: 0, failed: 0 } },
     ]);
     // The next run, at the same time, finds it not due any more.
@@ -93,7 +79,7 @@ describe('the delivery reconciler', () => {
         mailboxSecret: MAILBOX_SECRET,
         enqueuePart: enqueuePart(refusing, MAILBOX_SECRET),
         clock: systemClock,
-        logger,
+        logger: bed.logger,
       }),
     ).rejects.toThrow('PERMISSION_DENIED');
     expect(await reconcileDeliveries(deps())).toEqual({ redriven: 0, swept: 0, failed: 0 });
@@ -177,7 +163,7 @@ describe('the delivery reconciler', () => {
     // The contact query failed (one step), the refused row's thank-you (one more); the other two went on.
     expect(report).toEqual({ redriven: 2, swept: 0, failed: 2 });
     expect(queue.tasks.map((task) => task.queue)).toEqual([QUEUES.thankYou, QUEUES.thankYou]);
-    expect(logger.entries.filter((entry) => entry.event === 'reconcile.step_failed')).toEqual([
+    expect(bed.logger.entries.filter((entry) => entry.event === 'reconcile.step_failed')).toEqual([
       { severity: 'error', event: 'reconcile.step_failed', fields: { step: 'due contact', error: '9' } },
       {
         severity: 'error',
@@ -185,7 +171,7 @@ describe('the delivery reconciler', () => {
         fields: { step: 'redrive thank_you', error: 'Error' },
       },
     ]);
-    expect(logger.text()).not.toMatch(/@/);
+    expect(bed.logger.text()).not.toMatch(/@/);
     // The refused row keeps its due time: the next run, with Cloud Tasks back, re-drives it.
     expect(await reconcileDeliveries(deps(later))).toMatchObject({ failed: 0 });
     expect(

@@ -4,18 +4,17 @@
 
 import { beforeEach, describe, expect, it } from 'vitest';
 import { type RecordingLogger, recordingLogger } from '../../test-support/logs';
+import { UNSUBSCRIBE_SECRET } from '../../test-support/signups';
+import { callUnsubscribe, type UnsubscribeRequest } from '../../test-support/unsubscribe';
 import { unsubscribeToken } from '../privacy/unsubscribe-token';
 import {
-  handleUnsubscribe,
   LINK_POSTS_PER_WINDOW,
   LinkLimiter,
   linkKey,
   REFUSED_LINKS_KEY,
   REFUSED_LINKS_LOGGED_PER_WINDOW,
-  type UnsubscribeHttpRequest,
 } from './unsubscribe';
 
-const SECRET = 'test-unsubscribe-secret';
 const ONE_CLICK = { 'List-Unsubscribe': 'One-Click' };
 const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 
@@ -29,21 +28,16 @@ beforeEach(() => {
   erased = [];
 });
 
-function unsubscribe(request: Partial<UnsubscribeHttpRequest> & { method: string }) {
-  return handleUnsubscribe(
-    { query: {}, ...request },
-    {
-      secret: SECRET,
-      contact: 'hello@goody.example',
-      logger,
-      limiter,
-      now: () => 1_000_000,
-      erase: async (email) => {
-        erased.push(email);
-        return { mailerLite: 'forgotten' };
-      },
+function unsubscribe(request: UnsubscribeRequest) {
+  return callUnsubscribe(request, {
+    logger,
+    limiter,
+    now: () => 1_000_000,
+    erase: async (email) => {
+      erased.push(email);
+      return { mailerLite: 'forgotten' };
     },
-  );
+  });
 }
 
 /**
@@ -58,7 +52,7 @@ function spellingsOf(t: string): string[] {
 
 describe('the link limiter', () => {
   it('counts the four base64url spellings of one token as one link', async () => {
-    const token = unsubscribeToken(SECRET, 'kid@example.com');
+    const token = unsubscribeToken(UNSUBSCRIBE_SECRET, 'kid@example.com');
     const spellings = spellingsOf(token.t);
     expect(new Set(spellings).size).toBe(4);
     expect(new Set(spellings.map(linkKey))).toEqual(new Set([linkKey(token.t)]));
@@ -75,8 +69,8 @@ describe('the link limiter', () => {
   });
 
   it('counts two links made for one address as one: the key is the MAC of the address, not the seal', async () => {
-    const first = unsubscribeToken(SECRET, 'kid@example.com');
-    const second = unsubscribeToken(SECRET, 'kid@example.com');
+    const first = unsubscribeToken(UNSUBSCRIBE_SECRET, 'kid@example.com');
+    const second = unsubscribeToken(UNSUBSCRIBE_SECRET, 'kid@example.com');
     expect(second.a).not.toBe(first.a);
     const statuses: number[] = [];
     for (let i = 0; i < LINK_POSTS_PER_WINDOW + 1; i += 1) {
@@ -85,12 +79,12 @@ describe('the link limiter', () => {
     }
     expect(statuses.at(-1)).toBe(429);
     // Another address is another link.
-    const friend = { ...unsubscribeToken(SECRET, 'friend@example.com') };
+    const friend = { ...unsubscribeToken(UNSUBSCRIBE_SECRET, 'friend@example.com') };
     expect((await unsubscribe({ method: 'POST', query: friend, body: ONE_CLICK })).status).toBe(200);
   });
 
   it('counts refused tokens in one bucket: a flood of made-up links neither grows it nor frees a replayed link', async () => {
-    const kid = { ...unsubscribeToken(SECRET, 'kid@example.com') };
+    const kid = { ...unsubscribeToken(UNSUBSCRIBE_SECRET, 'kid@example.com') };
     for (let i = 0; i < LINK_POSTS_PER_WINDOW; i += 1) {
       expect((await unsubscribe({ method: 'POST', query: kid, body: ONE_CLICK })).status).toBe(200);
     }

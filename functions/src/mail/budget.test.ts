@@ -1,22 +1,14 @@
 // The mail budget against the Firestore emulator: a slot is booked in the first hour with room, never more than
 // perHour in one hour (nor more than a domain's share), whether the bookings come one by one or all at once, and
 // a full hour costs a booking one read.
-import type { Firestore } from 'firebase-admin/firestore';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type FirestoreHarness, startFirestore } from '../../test-support/firestore';
+import { describe, expect, it } from 'vitest';
+import { testBed } from '../../test-support/bed';
 import { recordingLogger } from '../../test-support/logs';
 import { countReads } from '../../test-support/reads';
 import { bookMailSlot, DOMAIN_SHARE_MIN, MAIL_BUDGETS, SHARDS } from './budget';
 
-let firestore: FirestoreHarness;
-let db: Firestore;
-
-beforeAll(async () => {
-  firestore = await startFirestore();
-  db = firestore.db;
-});
-afterAll(() => firestore.stop());
-beforeEach(() => firestore.reset());
+const bed = testBed();
+const { db } = bed;
 
 const HOUR = 60 * 60_000;
 const NOW = Date.UTC(2026, 10, 25, 13, 10);

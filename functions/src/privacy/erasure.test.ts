@@ -1,27 +1,30 @@
 // The one-click way out: the unsubscribe endpoint against the stand-ins (Firestore, MailerLite over
 // loopback), the erasure it runs, and a sync that was holding the address when it ran.
 
-import type { Firestore } from 'firebase-admin/firestore';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { MailerLiteStandIn } from '../../../stand-ins/mailerlite/index.ts';
-import { type FirestoreHarness, startFirestore } from '../../test-support/firestore';
-import { clockAhead, type RecordingLogger, recordingLogger } from '../../test-support/logs';
-import { mailerLiteClient, resetMailerLite, startMailerLite } from '../../test-support/mailerlite';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { testBed } from '../../test-support/bed';
+import { clockAhead } from '../../test-support/logs';
+import { mailerLiteClient } from '../../test-support/mailerlite';
 import { countReads } from '../../test-support/reads';
-import { FINAL, HERO, MAILBOX_SECRET, seedSignups, testMailboxes } from '../../test-support/signups';
+import {
+  FINAL,
+  HERO,
+  MAILBOX_SECRET,
+  seedSignups,
+  testMailboxes,
+  UNSUBSCRIBE_SECRET,
+} from '../../test-support/signups';
 import { type EnqueuedTask, recordingEnqueue } from '../../test-support/tasks';
+import { callUnsubscribe, type UnsubscribeRequest } from '../../test-support/unsubscribe';
 import { systemClock } from '../clock';
 import { SIGNUPS, SUPPRESSIONS, THANK_YOU_MAILS } from '../contract';
 import { type Enqueue, ERASURE_QUEUE, RetryLater } from '../delivery/queue';
 import {
-  handleUnsubscribe,
   isOneClick,
   LINK_POSTS_PER_WINDOW,
   LinkLimiter,
   ONE_CLICK_BODY_LIMIT_BYTES,
-  type UnsubscribeHttpRequest,
 } from '../http/unsubscribe';
-import { clearGroupCache } from '../mailerlite/groups';
 import { type EraseDeps, type ErasureStep, eraseAddress } from './erasure';
 import { FINISH_TASK_DELAY_MS, finishErasureLater, handleFinishErasure } from './finish-erasure';
 import { mailboxKey } from './mailbox-key';
@@ -30,35 +33,20 @@ import { CONTACT_PUSH_LEASE_MS } from './mailerlite-contacts';
 import { finishPendingErasures } from './pending-erasures';
 import { unsubscribeToken } from './unsubscribe-token';
 
-let firestore: FirestoreHarness;
-let db: Firestore;
-let ml: MailerLiteStandIn;
-let logger: RecordingLogger;
+const bed = testBed({ mailerLite: true });
+const { db } = bed;
 let limiter: LinkLimiter;
 
-const SECRET = 'test-unsubscribe-secret';
-
-beforeAll(async () => {
-  [firestore, ml] = await Promise.all([startFirestore(), startMailerLite()]);
-  db = firestore.db;
-});
-afterAll(async () => {
-  await Promise.all([firestore.stop(), ml.stop()]);
-});
-beforeEach(async () => {
-  await firestore.reset();
-  resetMailerLite(ml);
-  clearGroupCache();
-  logger = recordingLogger();
+beforeEach(() => {
   limiter = new LinkLimiter();
 });
 
 function eraseDeps(extra: Partial<EraseDeps> = {}): EraseDeps {
   return {
     db,
-    client: mailerLiteClient(ml),
+    client: mailerLiteClient(bed.ml),
     clock: systemClock,
-    logger,
+    logger: bed.logger,
     mailboxes: testMailboxes(db),
     ...extra,
   };
@@ -75,21 +63,13 @@ function finishPending() {
   return finishPendingErasures(eraseDeps());
 }
 
-function unsubscribe(
-  request: Partial<UnsubscribeHttpRequest> & { method: string },
-  extra: Partial<EraseDeps> = {},
-) {
-  return handleUnsubscribe(
-    { query: {}, ...request },
-    {
-      secret: SECRET,
-      contact: 'hello@goody.example',
-      logger,
-      limiter,
-      now: () => Date.now(),
-      erase: (email) => eraseAddress(email, eraseDeps(extra)),
-    },
-  );
+function unsubscribe(request: UnsubscribeRequest, extra: Partial<EraseDeps> = {}) {
+  return callUnsubscribe(request, {
+    logger: bed.logger,
+    limiter,
+    now: () => Date.now(),
+    erase: (email) => eraseAddress(email, eraseDeps(extra)),
+  });
 }
 
 /** Cloud Tasks as the erasure sees it: the mailboxes of a function that hands a pending mark to its finish task. */
@@ -116,7 +96,7 @@ async function seedKidAndFriend(): Promise<void> {
     Date.now() - 60_000,
   );
   for (const email of ['kid@example.com', 'friend@example.com']) {
-    await mailerLiteClient(ml).upsertSubscriber({ email });
+    await mailerLiteClient(bed.ml).upsertSubscriber({ email });
   }
   await db
     .collection(THANK_YOU_MAILS)
@@ -124,12 +104,28 @@ async function seedKidAndFriend(): Promise<void> {
     .set({ state: 'sent' });
 }
 
+/** kid and a friend seeded, kid's entry left pending with its address sealed under another secret (one rotated since). */
+async function seedPendingUnderAnotherSecret(): Promise<string> {
+  const entry = mailboxKey(MAILBOX_SECRET, 'kid@example.com');
+  await db
+    .collection(SUPPRESSIONS)
+    .doc(entry)
+    .set({
+      erased_at: new Date(),
+      pending: true,
+      pending_id: 'an-attempt',
+      sealed: unsubscribeToken('a-rotated-secret', 'kid@example.com'),
+    });
+  await seedKidAndFriend();
+  return entry;
+}
+
 describe('the unsubscribe link', () => {
   it('GET shows a page with one Unsubscribe button, erases nothing, and sends strict headers', async () => {
     await seedKidAndFriend();
     const response = await unsubscribe({
       method: 'GET',
-      query: { ...unsubscribeToken(SECRET, 'Kid@Example.com') },
+      query: { ...unsubscribeToken(UNSUBSCRIBE_SECRET, 'Kid@Example.com') },
     });
     expect(response.status).toBe(200);
     expect(response.body).toMatch(/^<!DOCTYPE html>\n<html lang="en">/);
@@ -152,21 +148,21 @@ describe('the unsubscribe link', () => {
       /^default-src 'none'; style-src 'sha256-[A-Za-z0-9+/=]+'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'$/,
     );
     expect(await emailsStored()).toEqual(['Kid@Example.com', 'friend@example.com', 'kid@example.com']);
-    expect(ml.state.subscribers.map((s) => s.email).sort()).toEqual([
+    expect(bed.ml.state.subscribers.map((s) => s.email).sort()).toEqual([
       'friend@example.com',
       'kid@example.com',
     ]);
-    expect(ml.state.requests.filter((r) => r.path.startsWith('/api/'))).toHaveLength(2);
+    expect(bed.ml.state.requests.filter((r) => r.path.startsWith('/api/'))).toHaveLength(2);
   });
 
   it('POST List-Unsubscribe=One-Click erases both forms of the address and the MailerLite subscriber, and suppresses the mailbox; a second POST answers the same and asks MailerLite nothing', async () => {
     await seedKidAndFriend();
-    const query = { ...unsubscribeToken(SECRET, 'Kid@Example.com') };
+    const query = { ...unsubscribeToken(UNSUBSCRIBE_SECRET, 'Kid@Example.com') };
     const first = await unsubscribe({ method: 'POST', query, body: ONE_CLICK });
     expect(first.status).toBe(200);
     expect(first.body).toContain('<h1>You’re unsubscribed</h1>');
     expect(await emailsStored()).toEqual(['friend@example.com']);
-    expect(ml.state.subscribers.map((s) => s.email)).toEqual(['friend@example.com']);
+    expect(bed.ml.state.subscribers.map((s) => s.email)).toEqual(['friend@example.com']);
     // The thank-you record (no address in it) stays, so the mailbox is never thanked again; the
     // suppression entry holds no address either.
     expect(
@@ -175,28 +171,28 @@ describe('the unsubscribe link', () => {
     const entry = await entryOfKid();
     expect(Object.keys(entry)).toEqual(['erased_at']);
     expect(
-      ml.state.requests.map((r) => `${r.method} ${r.path.split('/').slice(0, 3).join('/')} ${r.status}`),
+      bed.ml.state.requests.map((r) => `${r.method} ${r.path.split('/').slice(0, 3).join('/')} ${r.status}`),
     ).toContain('POST /api/subscribers 200');
-    expect(logger.entries.find((entry) => entry.event === 'unsubscribe.erased')?.fields).toMatchObject({
+    expect(bed.logger.entries.find((entry) => entry.event === 'unsubscribe.erased')?.fields).toMatchObject({
       email_masked: 'k***@e***.com',
       signups: 2,
       mailerlite: 'forgotten',
     });
-    expect(logger.text()).not.toMatch(/kid@example\.com/i);
+    expect(bed.logger.text()).not.toMatch(/kid@example\.com/i);
 
-    const requestsBefore = ml.state.requests.length;
+    const requestsBefore = bed.ml.state.requests.length;
     const second = await unsubscribe({ method: 'POST', query, body: ONE_CLICK });
     expect(second).toEqual(first);
     expect(second.body).toContain('even if this address is signed up again');
     expect(second.body).toContain('<a href="mailto:hello@goody.example">');
     expect(await emailsStored()).toEqual(['friend@example.com']);
-    expect(ml.state.requests.length).toBe(requestsBefore);
-    expect(logger.events().at(-1)).toBe('unsubscribe.repeated');
+    expect(bed.ml.state.requests.length).toBe(requestsBefore);
+    expect(bed.logger.events().at(-1)).toBe('unsubscribe.repeated');
   });
 
   it('takes the one-click body as mail providers send it: raw urlencoded, or multipart', async () => {
     await seedKidAndFriend();
-    const query = { ...unsubscribeToken(SECRET, 'friend@example.com') };
+    const query = { ...unsubscribeToken(UNSUBSCRIBE_SECRET, 'friend@example.com') };
     const raw = await unsubscribe({
       method: 'POST',
       query,
@@ -213,7 +209,7 @@ describe('the unsubscribe link', () => {
       '--b--',
       '',
     ].join('\r\n');
-    const kid = { ...unsubscribeToken(SECRET, 'kid@example.com') };
+    const kid = { ...unsubscribeToken(UNSUBSCRIBE_SECRET, 'kid@example.com') };
     expect((await unsubscribe({ method: 'POST', query: kid, rawBody: Buffer.from(multipart) })).status).toBe(
       200,
     );
@@ -223,7 +219,7 @@ describe('the unsubscribe link', () => {
 
   it('refuses a body larger than a one-click POST needs (413), and erases nothing', async () => {
     await seedKidAndFriend();
-    const query = { ...unsubscribeToken(SECRET, 'friend@example.com') };
+    const query = { ...unsubscribeToken(UNSUBSCRIBE_SECRET, 'friend@example.com') };
     const padded = `List-Unsubscribe=One-Click&pad=${'x'.repeat(8 * 1024)}`;
     const response = await unsubscribe({ method: 'POST', query, rawBody: Buffer.from(padded) });
     expect(response.status).toBe(413);
@@ -251,18 +247,18 @@ describe('the unsubscribe link', () => {
     [
       'the seal of one address with the MAC of another',
       () => ({
-        a: unsubscribeToken(SECRET, 'kid@example.com').a,
-        t: unsubscribeToken(SECRET, 'friend@example.com').t,
+        a: unsubscribeToken(UNSUBSCRIBE_SECRET, 'kid@example.com').a,
+        t: unsubscribeToken(UNSUBSCRIBE_SECRET, 'friend@example.com').t,
       }),
     ],
     [
       'a flipped character in the seal',
       () => {
-        const { a, t } = unsubscribeToken(SECRET, 'kid@example.com');
+        const { a, t } = unsubscribeToken(UNSUBSCRIBE_SECRET, 'kid@example.com');
         return { a: `${a.slice(0, 10)}${a[10] === 'A' ? 'B' : 'A'}${a.slice(11)}`, t };
       },
     ],
-    ['a truncated MAC', () => ({ ...unsubscribeToken(SECRET, 'kid@example.com'), t: 'abc' })],
+    ['a truncated MAC', () => ({ ...unsubscribeToken(UNSUBSCRIBE_SECRET, 'kid@example.com'), t: 'abc' })],
     ['arrays', () => ({ a: ['x'], t: ['y'] })],
   ])('refuses %s with 400 and erases nothing', async (_, query) => {
     await seedKidAndFriend();
@@ -272,13 +268,13 @@ describe('the unsubscribe link', () => {
       expect(response.body).toContain('<h1>This link doesn’t work</h1>');
     }
     expect(await emailsStored()).toEqual(['Kid@Example.com', 'friend@example.com', 'kid@example.com']);
-    expect(ml.state.subscribers).toHaveLength(2);
-    expect(logger.events()).toEqual(['unsubscribe.refused_token', 'unsubscribe.refused_token']);
+    expect(bed.ml.state.subscribers).toHaveLength(2);
+    expect(bed.logger.events()).toEqual(['unsubscribe.refused_token', 'unsubscribe.refused_token']);
   });
 
   it('a POST without the one-click body erases nothing and offers the button', async () => {
     await seedKidAndFriend();
-    const query = { ...unsubscribeToken(SECRET, 'kid@example.com') };
+    const query = { ...unsubscribeToken(UNSUBSCRIBE_SECRET, 'kid@example.com') };
     const response = await unsubscribe({ method: 'POST', query, body: {} });
     expect(response.status).toBe(400);
     expect(response.body).toContain('<button type="submit">Unsubscribe</button>');
@@ -288,19 +284,21 @@ describe('the unsubscribe link', () => {
   it('other methods: 405 with Allow', async () => {
     const response = await unsubscribe({
       method: 'DELETE',
-      query: { ...unsubscribeToken(SECRET, 'kid@example.com') },
+      query: { ...unsubscribeToken(UNSUBSCRIBE_SECRET, 'kid@example.com') },
     });
     expect(response.status).toBe(405);
     expect(response.headers.Allow).toBe('GET, HEAD, POST');
   });
 
   it('a failing database: 503 with the button to try again', async () => {
-    const response = await handleUnsubscribe(
-      { method: 'POST', query: { ...unsubscribeToken(SECRET, 'kid@example.com') }, body: ONE_CLICK },
+    const response = await callUnsubscribe(
       {
-        secret: SECRET,
-        contact: 'hello@goody.example',
-        logger,
+        method: 'POST',
+        query: { ...unsubscribeToken(UNSUBSCRIBE_SECRET, 'kid@example.com') },
+        body: ONE_CLICK,
+      },
+      {
+        logger: bed.logger,
         limiter,
         now: () => Date.now(),
         erase: () => Promise.reject(new Error('Firestore unavailable')),
@@ -308,15 +306,15 @@ describe('the unsubscribe link', () => {
     );
     expect(response.status).toBe(503);
     expect(response.body).toContain('<button type="submit">Unsubscribe</button>');
-    expect(logger.entries.map((entry) => entry.event)).toEqual(['unsubscribe.failed']);
+    expect(bed.logger.entries.map((entry) => entry.event)).toEqual(['unsubscribe.failed']);
   });
 });
 
 describe('MailerLite down during an erasure', () => {
   it('the click is enough: Firestore is erased at once, and the forget is retried until MailerLite answers', async () => {
     await seedKidAndFriend();
-    const query = { ...unsubscribeToken(SECRET, 'Kid@Example.com') };
-    ml.faults.down = true;
+    const query = { ...unsubscribeToken(UNSUBSCRIBE_SECRET, 'Kid@Example.com') };
+    bed.ml.faults.down = true;
     const response = await unsubscribe({ method: 'POST', query, body: ONE_CLICK });
     expect(response.status).toBe(200);
     expect(response.body).toContain('<h1>You’re unsubscribed</h1>');
@@ -332,57 +330,48 @@ describe('MailerLite down during an erasure', () => {
     expect(await finishPending()).toEqual({ finished: 0, stillPending: 1, unopenable: 0 });
     expect((await entryOfKid()).pending).toBe(true);
 
-    ml.faults.down = false;
+    bed.ml.faults.down = false;
     expect(await finishPending()).toEqual({ finished: 1, stillPending: 0, unopenable: 0 });
-    expect(ml.state.subscribers.map((s) => s.email)).toEqual(['friend@example.com']);
+    expect(bed.ml.state.subscribers.map((s) => s.email)).toEqual(['friend@example.com']);
     const done = await entryOfKid();
     expect(Object.keys(done)).toEqual(['erased_at']);
     // Nothing left to do on the next run.
     expect(await finishPending()).toEqual({ finished: 0, stillPending: 0, unopenable: 0 });
-    expect(logger.text()).not.toMatch(/kid@example\.com/i);
+    expect(bed.logger.text()).not.toMatch(/kid@example\.com/i);
   });
 
   it('a sign-up made again meanwhile stays off MailerLite, and the forget is still done', async () => {
     await seedKidAndFriend();
-    ml.faults.down = true;
+    bed.ml.faults.down = true;
     await unsubscribe({
       method: 'POST',
-      query: { ...unsubscribeToken(SECRET, 'kid@example.com') },
+      query: { ...unsubscribeToken(UNSUBSCRIBE_SECRET, 'kid@example.com') },
       body: ONE_CLICK,
     });
-    ml.faults.down = false;
+    bed.ml.faults.down = false;
     await seedSignups(db, [{ email: 'kid@example.com', ...HERO }], Date.now() + 1_000);
 
     expect(await finishPending()).toEqual({ finished: 1, stillPending: 0, unopenable: 0 });
-    expect(ml.state.subscribers.map((s) => s.email)).toEqual(['friend@example.com']);
+    expect(bed.ml.state.subscribers.map((s) => s.email)).toEqual(['friend@example.com']);
     expect((await entryOfKid()).pending).toBeUndefined();
   });
 
   it('a token sealed with another secret stays pending and is reported, erasing nothing', async () => {
-    await db
-      .collection(SUPPRESSIONS)
-      .doc(mailboxKey(MAILBOX_SECRET, 'kid@example.com'))
-      .set({
-        erased_at: new Date(),
-        pending: true,
-        pending_id: 'an-attempt',
-        sealed: unsubscribeToken('a-rotated-secret', 'kid@example.com'),
-      });
-    await seedKidAndFriend();
+    await seedPendingUnderAnotherSecret();
     expect(await finishPending()).toEqual({ finished: 0, stillPending: 0, unopenable: 1 });
-    expect(ml.state.subscribers).toHaveLength(2);
-    expect(logger.entries.at(-1)).toMatchObject({ severity: 'error', event: 'pending_erasures.run' });
+    expect(bed.ml.state.subscribers).toHaveLength(2);
+    expect(bed.logger.entries.at(-1)).toMatchObject({ severity: 'error', event: 'pending_erasures.run' });
   });
 });
 
 describe('an erasure MailerLite left pending, on its own task', () => {
-  const kidsLink = () => ({ ...unsubscribeToken(SECRET, 'Kid@Example.com') });
+  const kidsLink = () => ({ ...unsubscribeToken(UNSUBSCRIBE_SECRET, 'Kid@Example.com') });
 
   /** kid (and a friend) signed up; kid's click comes while MailerLite is down, which it stays. Returns the queue. */
   async function clickWhileMailerLiteDown() {
     await seedKidAndFriend();
     const queue = recordingQueue();
-    ml.faults.down = true;
+    bed.ml.faults.down = true;
     await unsubscribe({ method: 'POST', query: kidsLink(), body: ONE_CLICK }, { mailboxes: queue.mailboxes });
     return queue;
   }
@@ -390,7 +379,7 @@ describe('an erasure MailerLite left pending, on its own task', () => {
   it('a click while MailerLite is down enqueues one finish task naming only the entry, a minute later; a second click no other', async () => {
     await seedKidAndFriend();
     const queue = recordingQueue();
-    ml.faults.down = true;
+    bed.ml.faults.down = true;
     const before = Date.now();
     const click = () =>
       unsubscribe({ method: 'POST', query: kidsLink(), body: ONE_CLICK }, { mailboxes: queue.mailboxes });
@@ -422,7 +411,7 @@ describe('an erasure MailerLite left pending, on its own task', () => {
 
   it('a queue that cannot be reached does not fail the click: logged, and the job finishes the entry', async () => {
     await seedKidAndFriend();
-    ml.faults.down = true;
+    bed.ml.faults.down = true;
     const enqueue: Enqueue = async () => {
       throw new Error('Cloud Tasks is unavailable');
     };
@@ -433,13 +422,13 @@ describe('an erasure MailerLite left pending, on its own task', () => {
     expect(response.status).toBe(200);
     expect(response.body).toContain('<h1>You’re unsubscribed</h1>');
     expect(await emailsStored()).toEqual(['friend@example.com']);
-    expect(logger.entries.find((entry) => entry.event === 'unsubscribe.enqueue_failed')).toMatchObject({
+    expect(bed.logger.entries.find((entry) => entry.event === 'unsubscribe.enqueue_failed')).toMatchObject({
       severity: 'warn',
       fields: { finish_task: 'enqueue_failed' },
     });
-    ml.faults.down = false;
+    bed.ml.faults.down = false;
     expect(await finishPending()).toEqual({ finished: 1, stillPending: 0, unopenable: 0 });
-    expect(logger.text()).not.toMatch(/kid@example\.com/i);
+    expect(bed.logger.text()).not.toMatch(/kid@example\.com/i);
   });
 
   it('the task fails while MailerLite is still down, so Cloud Tasks retries it; once MailerLite is back it finishes the erasure', async () => {
@@ -448,50 +437,40 @@ describe('an erasure MailerLite left pending, on its own task', () => {
 
     await expect(handleFinishErasure(payload, eraseDeps())).rejects.toBeInstanceOf(RetryLater);
     expect((await entryOfKid()).pending).toBe(true);
-    expect(ml.state.subscribers.map((s) => s.email).sort()).toEqual([
+    expect(bed.ml.state.subscribers.map((s) => s.email).sort()).toEqual([
       'friend@example.com',
       'kid@example.com',
     ]);
 
     // A sign-up made again meanwhile goes too.
     await seedSignups(db, [{ email: 'kid@example.com', ...HERO }], Date.now() + 1_000);
-    ml.faults.down = false;
+    bed.ml.faults.down = false;
     expect(await handleFinishErasure(payload, eraseDeps())).toBe('finished');
     expect(await emailsStored()).toEqual(['friend@example.com']);
-    expect(ml.state.subscribers.map((s) => s.email)).toEqual(['friend@example.com']);
+    expect(bed.ml.state.subscribers.map((s) => s.email)).toEqual(['friend@example.com']);
     expect(Object.keys(await entryOfKid())).toEqual(['erased_at']);
-    expect(logger.text()).not.toMatch(/kid@example\.com/i);
+    expect(bed.logger.text()).not.toMatch(/kid@example\.com/i);
   });
 
   it('a task for an entry finished meanwhile does nothing and asks MailerLite nothing', async () => {
     const queue = await clickWhileMailerLiteDown();
-    ml.faults.down = false;
+    bed.ml.faults.down = false;
     expect(await finishPending()).toEqual({ finished: 1, stillPending: 0, unopenable: 0 });
     await seedSignups(db, [{ email: 'friend2@example.com', ...HERO }]);
 
-    const requests = ml.state.requests.length;
+    const requests = bed.ml.state.requests.length;
     expect(await handleFinishErasure(queue.tasks[0]?.payload, eraseDeps())).toBe('not_pending');
-    expect(ml.state.requests.length).toBe(requests);
+    expect(bed.ml.state.requests.length).toBe(requests);
     expect(await emailsStored()).toEqual(['friend2@example.com', 'friend@example.com']);
     expect(Object.keys(await entryOfKid())).toEqual(['erased_at']);
   });
 
   it('a task whose entry was sealed with another secret is reported and dropped, not retried', async () => {
-    const entry = mailboxKey(MAILBOX_SECRET, 'kid@example.com');
-    await db
-      .collection(SUPPRESSIONS)
-      .doc(entry)
-      .set({
-        erased_at: new Date(),
-        pending: true,
-        pending_id: 'an-attempt',
-        sealed: unsubscribeToken('a-rotated-secret', 'kid@example.com'),
-      });
-    await seedKidAndFriend();
+    const entry = await seedPendingUnderAnotherSecret();
     expect(await handleFinishErasure({ entry }, eraseDeps())).toBe('unopenable');
-    expect(ml.state.subscribers).toHaveLength(2);
+    expect(bed.ml.state.subscribers).toHaveLength(2);
     expect((await entryOfKid()).pending).toBe(true);
-    expect(logger.entries.at(-1)).toMatchObject({
+    expect(bed.logger.entries.at(-1)).toMatchObject({
       severity: 'error',
       event: 'pending_erasures.run',
       fields: { unopenable: 1 },
@@ -502,7 +481,7 @@ describe('an erasure MailerLite left pending, on its own task', () => {
     for (const body of [null, {}, { entry: 'kid@example.com' }, { entry: 'a/b' }]) {
       expect(await handleFinishErasure(body, eraseDeps())).toBe('dropped');
     }
-    expect(logger.events()).toEqual(Array(4).fill('finish_erasure.task_malformed'));
+    expect(bed.logger.events()).toEqual(Array(4).fill('finish_erasure.task_malformed'));
   });
 });
 
@@ -530,7 +509,7 @@ describe('an erasure written ahead', () => {
 
       expect(await finishPending()).toEqual({ finished: 1, stillPending: 0, unopenable: 0 });
       expect(await emailsStored()).toEqual(['friend@example.com']);
-      expect(ml.state.subscribers.map((s) => s.email)).toEqual(['friend@example.com']);
+      expect(bed.ml.state.subscribers.map((s) => s.email)).toEqual(['friend@example.com']);
       expect(Object.keys(await entryOfKid())).toEqual(['erased_at']);
     },
   );
@@ -545,38 +524,38 @@ describe('an erasure written ahead', () => {
         mailerLite: step === 'forgotten' ? 'absent' : 'forgotten',
       });
       expect(await emailsStored()).toEqual(['friend@example.com']);
-      expect(ml.state.subscribers.map((s) => s.email)).toEqual(['friend@example.com']);
+      expect(bed.ml.state.subscribers.map((s) => s.email)).toEqual(['friend@example.com']);
       expect(Object.keys(await entryOfKid())).toEqual(['erased_at']);
     },
   );
 
   it('a second click while the first waits for MailerLite keeps the mark until one of them is done', async () => {
     await seedKidAndFriend();
-    ml.faults.down = true;
+    bed.ml.faults.down = true;
     expect((await eraseAddress('kid@example.com', eraseDeps())).mailerLite).toBe('pending');
     expect((await eraseAddress('kid@example.com', eraseDeps())).mailerLite).toBe('pending');
     expect((await entryOfKid()).pending).toBe(true);
-    ml.faults.down = false;
+    bed.ml.faults.down = false;
     expect((await eraseAddress('kid@example.com', eraseDeps())).mailerLite).toBe('forgotten');
     expect(Object.keys(await entryOfKid())).toEqual(['erased_at']);
   });
 
   it('a push undone while an earlier erasure of another spelling waits keeps both addresses to forget', async () => {
     for (const email of ['kid.teen@gmail.com', 'kidteen+x@gmail.com', 'friend@example.com']) {
-      await mailerLiteClient(ml).upsertSubscriber({ email });
+      await mailerLiteClient(bed.ml).upsertSubscriber({ email });
     }
-    ml.faults.down = true;
+    bed.ml.faults.down = true;
     expect((await eraseAddress('kid.teen@gmail.com', eraseDeps())).mailerLite).toBe('pending');
     // The sync pushed another spelling meanwhile and could not forget it either: the mark gets its seal too.
     const push = await testMailboxes(db).suppression.forgetNowOrLater(
-      mailerLiteClient(ml),
+      mailerLiteClient(bed.ml),
       'kidteen+x@gmail.com',
       { now: Date.now() },
     );
     expect(push.kind).toBe('pending');
-    ml.faults.down = false;
+    bed.ml.faults.down = false;
     expect(await finishPending()).toEqual({ finished: 1, stillPending: 0, unopenable: 0 });
-    expect(ml.state.subscribers.map((s) => s.email)).toEqual(['friend@example.com']);
+    expect(bed.ml.state.subscribers.map((s) => s.email)).toEqual(['friend@example.com']);
   });
 
   it('past its deadline, leaves the rest pending for the next run instead of running on', async () => {
@@ -603,15 +582,15 @@ describe('an erasure while a contact task pushes the mailbox', () => {
     expect(await entryOfKid()).toMatchObject({ pending: true });
     expect(queue.tasks.map((task) => task.queue)).toEqual([ERASURE_QUEUE]);
     // The task's upsert lands after the erasure's forget, and the task dies before its own check.
-    await mailerLiteClient(ml).upsertSubscriber({ email: 'kid@example.com', groups: [] }, {});
-    expect(ml.state.subscribers).toHaveLength(1);
+    await mailerLiteClient(bed.ml).upsertSubscriber({ email: 'kid@example.com', groups: [] }, {});
+    expect(bed.ml.state.subscribers).toHaveLength(1);
     // Its finish task, while the push's lease runs: still pending, retried later.
     const entry = { entry: mailboxKey(MAILBOX_SECRET, 'kid@example.com') };
     await expect(handleFinishErasure(entry, deps)).rejects.toBeInstanceOf(RetryLater);
     // Once the lease has run out the push is over for certain: forgotten, and the mark cleared.
     const later = clockAhead(CONTACT_PUSH_LEASE_MS + 1_000);
     expect(await handleFinishErasure(entry, { ...deps, clock: later })).toBe('finished');
-    expect(ml.state.subscribers).toEqual([]);
+    expect(bed.ml.state.subscribers).toEqual([]);
     expect(await entryOfKid()).not.toHaveProperty('pending', true);
   });
 });
@@ -624,13 +603,13 @@ describe('one mailbox, many spellings', () => {
       { email: 'friend@example.com', ...HERO },
     ]);
     for (const email of [...spellings, 'friend@example.com']) {
-      await mailerLiteClient(ml).upsertSubscriber({ email: email.toLowerCase() });
+      await mailerLiteClient(bed.ml).upsertSubscriber({ email: email.toLowerCase() });
     }
-    const link = { ...unsubscribeToken(SECRET, 'kidteen+goody@googlemail.com') };
+    const link = { ...unsubscribeToken(UNSUBSCRIBE_SECRET, 'kidteen+goody@googlemail.com') };
     expect((await unsubscribe({ method: 'POST', query: link, body: ONE_CLICK })).status).toBe(200);
     expect(await emailsStored()).toEqual(['friend@example.com']);
-    expect(ml.state.subscribers.map((s) => s.email)).toEqual(['friend@example.com']);
-    expect(logger.entries.find((entry) => entry.event === 'unsubscribe.erased')?.fields).toMatchObject({
+    expect(bed.ml.state.subscribers.map((s) => s.email)).toEqual(['friend@example.com']);
+    expect(bed.logger.entries.find((entry) => entry.event === 'unsubscribe.erased')?.fields).toMatchObject({
       signups: 3,
       aliases: 2,
     });
@@ -646,7 +625,7 @@ describe('one mailbox, many spellings', () => {
       .docs;
     // The contact moved to the bare spelling (delivery/deliver-contact.ts); the record names it.
     for (const email of ['kid@school-example.org', 'friend@example.com']) {
-      await mailerLiteClient(ml).upsertSubscriber({ email });
+      await mailerLiteClient(bed.ml).upsertSubscriber({ email });
     }
     await db
       .collection('mailerlite_contacts')
@@ -660,10 +639,10 @@ describe('one mailbox, many spellings', () => {
       signup: tagged?.id,
       attempts: 2,
     });
-    const link = { ...unsubscribeToken(SECRET, 'kid+x@school-example.org') };
+    const link = { ...unsubscribeToken(UNSUBSCRIBE_SECRET, 'kid+x@school-example.org') };
     expect((await unsubscribe({ method: 'POST', query: link, body: ONE_CLICK })).status).toBe(200);
     expect(await emailsStored()).toEqual(['friend@example.com']);
-    expect(ml.state.subscribers.map((s) => s.email)).toEqual(['friend@example.com']);
+    expect(bed.ml.state.subscribers.map((s) => s.email)).toEqual(['friend@example.com']);
     // What keeps the mailbox from a third mail stays; the id of a row of it does not.
     expect((await thanks.get()).data()).toEqual({
       state: 'sent',
@@ -683,7 +662,7 @@ describe('one mailbox, many spellings', () => {
 describe('a replayed link', () => {
   it(`answers 429 beyond ${LINK_POSTS_PER_WINDOW} POSTs a minute, erasing nothing more`, async () => {
     await seedKidAndFriend();
-    const query = { ...unsubscribeToken(SECRET, 'kid@example.com') };
+    const query = { ...unsubscribeToken(UNSUBSCRIBE_SECRET, 'kid@example.com') };
     const statuses: number[] = [];
     for (let i = 0; i < LINK_POSTS_PER_WINDOW + 3; i += 1) {
       statuses.push((await unsubscribe({ method: 'POST', query, body: ONE_CLICK })).status);
@@ -692,17 +671,17 @@ describe('a replayed link', () => {
     const limited = await unsubscribe({ method: 'POST', query, body: ONE_CLICK });
     expect(limited.headers['Retry-After']).toBe('60');
     // Another link is not held back by this one's replays.
-    const friend = { ...unsubscribeToken(SECRET, 'friend@example.com') };
+    const friend = { ...unsubscribeToken(UNSUBSCRIBE_SECRET, 'friend@example.com') };
     expect((await unsubscribe({ method: 'POST', query: friend, body: ONE_CLICK })).status).toBe(200);
     // One request to MailerLite for kid's whole replay: the first click's forget (a look-up and the forget).
-    const kidForgets = ml.state.requests.filter((r) => r.path.includes('/forget'));
+    const kidForgets = bed.ml.state.requests.filter((r) => r.path.includes('/forget'));
     expect(kidForgets).toHaveLength(2);
   });
 
   it('costs two Firestore reads and no MailerLite request once the erasure is done', async () => {
     await seedKidAndFriend();
     await eraseAddress('kid@example.com', eraseDeps());
-    const requests = ml.state.requests.length;
+    const requests = bed.ml.state.requests.length;
     const counter = countReads(db);
     try {
       for (let i = 0; i < 10; i += 1) {
@@ -715,7 +694,7 @@ describe('a replayed link', () => {
       counter.stop();
     }
     expect(counter.reads / 10).toBe(2);
-    expect(ml.state.requests.length).toBe(requests);
+    expect(bed.ml.state.requests.length).toBe(requests);
   });
 
   it('counts reads as Firestore bills them (the counter this relies on)', async () => {

@@ -1,7 +1,5 @@
-import type { Firestore } from 'firebase-admin/firestore';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type FirestoreHarness, startFirestore } from '../../test-support/firestore';
-import { type RecordingLogger, recordingLogger } from '../../test-support/logs';
+import { describe, expect, it } from 'vitest';
+import { testBed } from '../../test-support/bed';
 import { HERO, MAILBOX_SECRET, seedSignups } from '../../test-support/signups';
 import { systemClock } from '../clock';
 import { SIGNUPS, SUPPRESSIONS, THANK_YOU_MAILS } from '../contract';
@@ -9,19 +7,8 @@ import { mailboxKey } from '../privacy/mailbox-key';
 import { MAILERLITE_CONTACTS } from '../privacy/mailerlite-contacts';
 import { handleRetention } from './retention';
 
-let firestore: FirestoreHarness;
-let db: Firestore;
-let logger: RecordingLogger;
-
-beforeAll(async () => {
-  firestore = await startFirestore();
-  db = firestore.db;
-});
-afterAll(() => firestore.stop());
-beforeEach(async () => {
-  await firestore.reset();
-  logger = recordingLogger();
-});
+const bed = testBed();
+const { db } = bed;
 
 const DAY = 24 * 60 * 60_000;
 
@@ -88,7 +75,13 @@ describe('the retention job', () => {
       .doc('now-0')
       .set({ sent: 1, hour_start: new Date(now - 60_000) });
 
-    const report = await handleRetention({ db, clock: systemClock, logger, retentionDays: 730, pageSize: 3 });
+    const report = await handleRetention({
+      db,
+      clock: systemClock,
+      logger: bed.logger,
+      retentionDays: 730,
+      pageSize: 3,
+    });
 
     expect(report).toEqual({ signups: 7, contacts: 1, mailBudgets: 1 });
     expect(await ids(MAILERLITE_CONTACTS)).toEqual([inUse, 'new'].sort());
@@ -100,7 +93,7 @@ describe('the retention job', () => {
     expect(left).toEqual(['recent@example.com', 'yesterday@example.com']);
     expect(await ids(THANK_YOU_MAILS)).toEqual(['new', 'old']);
     expect(await ids(SUPPRESSIONS)).toEqual(['old']);
-    expect(logger.entries).toEqual([
+    expect(bed.logger.entries).toEqual([
       {
         severity: 'info',
         event: 'retention.erased',
@@ -110,12 +103,12 @@ describe('the retention job', () => {
         }),
       },
     ]);
-    expect(logger.text()).not.toContain('@example.com');
+    expect(bed.logger.text()).not.toContain('@example.com');
   });
 
   it('with nothing old, erases nothing', async () => {
     await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
-    expect(await handleRetention({ db, clock: systemClock, logger, retentionDays: 1 })).toEqual({
+    expect(await handleRetention({ db, clock: systemClock, logger: bed.logger, retentionDays: 1 })).toEqual({
       signups: 0,
       contacts: 0,
       mailBudgets: 0,
@@ -126,9 +119,9 @@ describe('the retention job', () => {
   it('refuses a retention period that is not a whole number of days, erasing nothing', async () => {
     await seedSignups(db, [{ email: 'kid@example.com', ...HERO }], Date.now() - 10 * DAY);
     for (const days of [0, -1, 1.5, Number.NaN]) {
-      await expect(handleRetention({ db, clock: systemClock, logger, retentionDays: days })).rejects.toThrow(
-        RangeError,
-      );
+      await expect(
+        handleRetention({ db, clock: systemClock, logger: bed.logger, retentionDays: days }),
+      ).rejects.toThrow(RangeError);
     }
     expect(await ids(SIGNUPS)).toHaveLength(1);
   });
