@@ -115,7 +115,7 @@ async function vitest(title: string, args: string[], env?: NodeJS.ProcessEnv): P
   };
   for (const file of json.testResults)
     for (const test of file.assertionResults.filter((t) => t.status === 'failed')) {
-      const first = (test.failureMessages[0] ?? '').split('\n')[0].slice(0, 300);
+      const first = (test.failureMessages[0] ?? '').split('\n')[0]?.slice(0, 300);
       failedTests.push(`${path.relative(root, file.name)} > ${test.fullName}\n    ${first}`);
     }
   total.passed += json.numPassedTests;

@@ -11,8 +11,8 @@
 
 import { setTimeout as delay } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { pageDocumentId, storeSignupAsThePage } from './page-writes.ts';
 import { sharedStack } from './shared-stack.ts';
+import { putFaults, signUp, outbox as stackOutbox } from './stack-state.ts';
 
 const WINDOW_S = Number(process.env.GOODY_BUDGET_OUTAGE_WINDOW_SECONDS ?? '12');
 if (!(Number.isInteger(WINDOW_S) && WINDOW_S >= 5))
@@ -32,35 +32,20 @@ const stack = sharedStack({
   },
 });
 
-const local = (port: number) => `http://127.0.0.1:${port}`;
-
-interface Received {
-  to: string[];
-  receivedAt: string;
-}
-
-async function outbox(): Promise<Received[]> {
-  const state = await fetch(`${local(stack.ports.GOODY_SMTP_API_PORT)}/__control/state`);
-  return ((await state.json()) as { messages: Received[] }).messages;
-}
-
-async function refuseOurSender(refusing: boolean): Promise<void> {
-  const body = refusing
-    ? {
-        refuse: {
-          stage: 'mail',
-          code: 554,
-          message: '5.7.1 Message rejected: Email address is not verified',
-        },
-      }
-    : { refuse: [] };
-  const response = await fetch(`${local(stack.ports.GOODY_SMTP_API_PORT)}/__control/faults`, {
-    method: 'PUT',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  if (response.status !== 200) throw new Error(`faults: ${await response.text()}`);
-}
+const refuseOurSender = (refusing: boolean) =>
+  putFaults(
+    stack.ports.GOODY_SMTP_API_PORT,
+    refusing
+      ? {
+          refuse: {
+            stage: 'mail',
+            code: 554,
+            message: '5.7.1 Message rejected: Email address is not verified',
+          },
+        }
+      : { refuse: [] },
+  );
+const outbox = () => stackOutbox(stack.ports);
 
 /** The budget's window (functions/src/mail/budget.ts, budgetHour) a time falls in. */
 const windowOf = (ms: number) => Math.floor(ms / WINDOW_MS);
@@ -72,11 +57,7 @@ describe('the mail budget through an outage (npm run emulators)', () => {
     async () => {
       const people = Array.from({ length: PEOPLE }, (_, n) => `outage${n + 1}@gmail.com`);
       // A warm-up sign-up, thanked, so the workers are loaded before the clock of the case starts.
-      await storeSignupAsThePage(
-        `127.0.0.1:${stack.ports.GOODY_FIRESTORE_PORT}`,
-        pageDocumentId('warm'),
-        'warm-up@example.org',
-      );
+      await signUp(stack.ports, 'warm-up@example.org', 'warm');
       await expect.poll(async () => (await outbox()).length, { timeout: 120_000, interval: 500 }).toBe(1);
 
       await untilNextWindow();
@@ -86,15 +67,7 @@ describe('the mail budget through an outage (npm run emulators)', () => {
       const perWindow = Math.ceil(PEOPLE / OUTAGE_WINDOWS);
       for (let w = 0; w < OUTAGE_WINDOWS; w += 1) {
         await Promise.all(
-          people
-            .slice(w * perWindow, (w + 1) * perWindow)
-            .map((email) =>
-              storeSignupAsThePage(
-                `127.0.0.1:${stack.ports.GOODY_FIRESTORE_PORT}`,
-                pageDocumentId('p'),
-                email,
-              ),
-            ),
+          people.slice(w * perWindow, (w + 1) * perWindow).map((email) => signUp(stack.ports, email, 'p')),
         );
         await delay((first + w + 1) * WINDOW_MS - Date.now() + 200);
       }

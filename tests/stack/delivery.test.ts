@@ -10,8 +10,8 @@ import { describe, expect, it } from 'vitest';
 import { DEV_UNSUBSCRIBE_SECRET } from '../../dev/stack.ts';
 import { unsubscribeLink } from '../../functions/src/privacy/unsubscribe-token.ts';
 import { pressOneClick } from '../support/one-click.ts';
-import { pageDocumentId, storeSignupAsThePage } from './page-writes.ts';
 import { sharedStack } from './shared-stack.ts';
+import { mailerLiteAccount, putFaults, rowParts, signUp, outbox as stackOutbox } from './stack-state.ts';
 
 const START_TIMEOUT_MS = 150_000;
 const BUDGET_WINDOW_S = 12;
@@ -34,7 +34,6 @@ const stack = sharedStack({
 });
 
 const local = (port: number) => `http://127.0.0.1:${port}`;
-const DOCUMENTS = 'projects/demo-goody/databases/(default)/documents';
 
 /** A callable through the site's origin, as the page calls it (Hosting's rewrite); resolves with the status. */
 async function call(name: string, data: unknown): Promise<number> {
@@ -55,60 +54,12 @@ async function bothCallables(email: string): Promise<number[]> {
   ];
 }
 
-/** The insert as the page makes it: the four fields, under the rules (no owner credential), an automatic id. */
-async function storeSignup(email: string): Promise<string> {
-  const id = pageDocumentId('row');
-  await storeSignupAsThePage(`127.0.0.1:${stack.ports.GOODY_FIRESTORE_PORT}`, id, email);
-  return id;
-}
-
-interface PartFields {
-  state?: string;
-  reason?: string;
-  round?: number;
-  attempts?: number;
-}
-
-/** One part of a row's delivery state, read past the rules (what the Admin SDK sends the emulator). */
-async function part(id: string, name: 'contact' | 'thank_you'): Promise<PartFields> {
-  const response = await fetch(
-    `${local(stack.ports.GOODY_FIRESTORE_PORT)}/v1/${DOCUMENTS}/email_subscriptions/${id}`,
-    {
-      headers: { authorization: 'Bearer owner' },
-    },
-  );
-  const doc = (await response.json()) as {
-    fields?: {
-      delivery?: { mapValue: { fields: Record<string, { mapValue?: { fields: Record<string, Value> } }> } };
-    };
-  };
-  const fields = doc.fields?.delivery?.mapValue.fields[name]?.mapValue?.fields ?? {};
-  return {
-    state: fields.state?.stringValue,
-    reason: fields.reason?.stringValue,
-    round: fields.round ? Number(fields.round.integerValue) : undefined,
-    attempts: fields.attempts ? Number(fields.attempts.integerValue) : undefined,
-  };
-}
-type Value = { stringValue?: string; integerValue?: string };
-
-const mailerLite = async () =>
-  (await (await fetch(`${local(stack.ports.GOODY_MAILERLITE_PORT)}/__control/state`)).json()) as {
-    subscribers: { email: string }[];
-    requests: { method: string; path: string }[];
-  };
+const storeSignup = (email: string) => signUp(stack.ports, email, 'row');
+const part = async (id: string, name: 'contact' | 'thank_you') => (await rowParts(stack.ports, id))[name];
+const mailerLite = () => mailerLiteAccount(stack.ports);
 const mailerLiteFaults = (faults: Record<string, unknown>) =>
-  fetch(`${local(stack.ports.GOODY_MAILERLITE_PORT)}/__control/faults`, {
-    method: 'PUT',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(faults),
-  });
-const outbox = async () =>
-  (
-    (await (await fetch(`${local(stack.ports.GOODY_SMTP_API_PORT)}/__control/state`)).json()) as {
-      messages: { to: string[] }[];
-    }
-  ).messages;
+  putFaults(stack.ports.GOODY_MAILERLITE_PORT, faults);
+const outbox = () => stackOutbox(stack.ports);
 const mailsTo = async (pattern: RegExp) =>
   (await outbox()).filter((message) => message.to.some((to) => pattern.test(to)));
 
@@ -257,11 +208,7 @@ describe('the row is the outbox (npm run emulators)', () => {
 
   it('an erasure before the tasks have delivered leaves nothing in MailerLite and sends nothing', async () => {
     const smtpFaults = (faults: Record<string, unknown>) =>
-      fetch(`${local(stack.ports.GOODY_SMTP_API_PORT)}/__control/faults`, {
-        method: 'PUT',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(faults),
-      });
+      putFaults(stack.ports.GOODY_SMTP_API_PORT, faults);
     const email = 'erased-first@example.org';
     await Promise.all([mailerLiteFaults({ down: true }), smtpFaults({ down: true })]);
     let id: string;

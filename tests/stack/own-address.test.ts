@@ -8,8 +8,8 @@
 
 import { describe, expect, it } from 'vitest';
 import { pressOneClick } from '../support/one-click.ts';
-import { pageDocumentId, storeSignupAsThePage } from './page-writes.ts';
 import { sharedStack } from './shared-stack.ts';
+import { documents, mailerLiteAccount, outbox, signUp } from './stack-state.ts';
 
 const stack = sharedStack({
   logName: 'own-address-stack.log',
@@ -18,48 +18,12 @@ const stack = sharedStack({
   untilFunctionsLoad: true,
 });
 
-const local = (port: number) => `http://127.0.0.1:${port}`;
-const DOCUMENTS = 'projects/demo-goody/databases/(default)/documents';
-const OWNER = { authorization: 'Bearer owner' };
 const POLL = { timeout: 45_000, interval: 250 };
 
-interface Stored {
-  id: string;
-  fields: Record<string, FirestoreValue>;
-}
-type FirestoreValue = {
-  stringValue?: string;
-  mapValue?: { fields?: Record<string, FirestoreValue> };
-};
-
-/** The insert as the page makes it (under the rules, an id of addDoc's shape); the row's id. */
-async function storeSignup(email: string): Promise<string> {
-  const id = pageDocumentId('own');
-  await storeSignupAsThePage(`127.0.0.1:${stack.ports.GOODY_FIRESTORE_PORT}`, id, email);
-  return id;
-}
-
-/** Every document of a collection, read past the rules (what the Admin SDK sends the emulator). */
-async function documents(collection: string): Promise<Stored[]> {
-  const found: Stored[] = [];
-  let pageToken = '';
-  do {
-    const url = `${local(stack.ports.GOODY_FIRESTORE_PORT)}/v1/${DOCUMENTS}/${collection}?pageSize=300${pageToken ? `&pageToken=${pageToken}` : ''}`;
-    const page = (await (await fetch(url, { headers: OWNER })).json()) as {
-      documents?: Array<{ name: string; fields?: Record<string, FirestoreValue> }>;
-      nextPageToken?: string;
-    };
-    for (const doc of page.documents ?? []) {
-      found.push({ id: doc.name.slice(doc.name.lastIndexOf('/') + 1), fields: doc.fields ?? {} });
-    }
-    pageToken = page.nextPageToken ?? '';
-  } while (pageToken);
-  return found;
-}
-
+const storeSignup = (email: string) => signUp(stack.ports, email, 'own');
 /** The rows stored at `domain`: their ids, spellings and each part's state (or reason once skipped). */
 async function rowsAt(domain: string) {
-  return (await documents('email_subscriptions'))
+  return (await documents(stack.ports, 'email_subscriptions'))
     .filter((row) => row.fields.email?.stringValue?.endsWith(`@${domain}`))
     .map((row) => {
       const parts = row.fields.delivery?.mapValue?.fields ?? {};
@@ -86,21 +50,13 @@ async function settledAt(domain: string): Promise<boolean> {
 }
 
 async function mailsTo(domain: string): Promise<Array<{ to: string[]; text: string }>> {
-  const state = (await (await fetch(`${local(stack.ports.GOODY_SMTP_API_PORT)}/__control/state`)).json()) as {
-    messages: Array<{ to: string[]; text: string }>;
-  };
-  return state.messages.filter((message) => message.to.some((to) => to.endsWith(`@${domain}`)));
+  return (await outbox(stack.ports)).filter((message) => message.to.some((to) => to.endsWith(`@${domain}`)));
 }
 
 async function contactsAt(
   domain: string,
 ): Promise<Array<{ email: string; groups: string[]; status: string }>> {
-  const state = (await (
-    await fetch(`${local(stack.ports.GOODY_MAILERLITE_PORT)}/__control/state`)
-  ).json()) as {
-    subscribers: Array<{ email: string; groups: string[]; status: string }>;
-  };
-  return state.subscribers.filter((subscriber) => subscriber.email.endsWith(`@${domain}`));
+  return (await mailerLiteAccount(stack.ports)).subscribers.filter((s) => s.email.endsWith(`@${domain}`));
 }
 
 /**
@@ -175,7 +131,9 @@ describe("a person's own address always wins (npm run emulators)", () => {
     expect(await rowsAt(domain)).toEqual([]);
     expect(await contactsAt(domain)).toEqual([]);
     // No thank-you record names a row of the mailbox any more.
-    const named = (await documents('thank_you_mails')).map((record) => record.fields.signup?.stringValue);
+    const named = (await documents(stack.ports, 'thank_you_mails')).map(
+      (record) => record.fields.signup?.stringValue,
+    );
     expect(named.filter((id) => id !== undefined && ids.includes(id))).toEqual([]);
     // Nobody is mailed again: another spelling stored now is suppressed, both parts.
     await storeSignup(`kid+again@${domain}`);

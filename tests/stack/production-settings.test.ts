@@ -14,8 +14,8 @@
 
 import { setTimeout as delay } from 'node:timers/promises';
 import { beforeAll, describe, type ExpectStatic, it } from 'vitest';
-import { pageDocumentId, storeSignupAsThePage } from './page-writes.ts';
 import { sharedStack } from './shared-stack.ts';
+import { mailerLiteAccount, outbox, putFaults, rowParts, signUp as storeSignup } from './stack-state.ts';
 
 /** How long each fault lasts: "for about a minute", as an operator takes to notice and fix it. */
 const FAULT_MS = 60_000;
@@ -51,74 +51,14 @@ const stack = sharedStack({
 });
 
 const local = (port: number) => `http://127.0.0.1:${port}`;
-const DOCUMENTS = 'projects/demo-goody/databases/(default)/documents';
 
-/** The insert as the page makes it, under the rules; the row's id. */
-async function signUp(email: string): Promise<string> {
-  const id = pageDocumentId();
-  await storeSignupAsThePage(`127.0.0.1:${stack.ports.GOODY_FIRESTORE_PORT}`, id, email);
-  return id;
-}
-
-interface Part {
-  state?: string;
-  reason?: string;
-  round?: number;
-  attempts?: number;
-  last_error?: string;
-}
-type Value = {
-  stringValue?: string;
-  integerValue?: string;
-  mapValue?: { fields?: Record<string, Value> };
-};
-
-/** A row's two parts (delivery/part-life.ts), read past the rules (what the Admin SDK sends the emulator). */
-async function parts(id: string): Promise<{ contact: Part; thank_you: Part; indexed: boolean }> {
-  const response = await fetch(
-    `${local(stack.ports.GOODY_FIRESTORE_PORT)}/v1/${DOCUMENTS}/email_subscriptions/${id}`,
-    { headers: { authorization: 'Bearer owner' } },
-  );
-  const doc = (await response.json()) as { fields?: Record<string, Value> };
-  const delivery = doc.fields?.delivery?.mapValue?.fields;
-  const read = (name: string): Part => {
-    const fields = delivery?.[name]?.mapValue?.fields ?? {};
-    return {
-      state: fields.state?.stringValue,
-      reason: fields.reason?.stringValue,
-      round: fields.round ? Number(fields.round.integerValue) : undefined,
-      attempts: fields.attempts ? Number(fields.attempts.integerValue) : undefined,
-      last_error: fields.last_error?.stringValue,
-    };
-  };
-  return { contact: read('contact'), thank_you: read('thank_you'), indexed: delivery !== undefined };
-}
-
-/** Every message in the outbox, by its recipients. */
-async function outbox(): Promise<{ to: string[] }[]> {
-  const state = await fetch(`${local(stack.ports.GOODY_SMTP_API_PORT)}/__control/state`);
-  return ((await state.json()) as { messages: { to: string[] }[] }).messages;
-}
+const signUp = (email: string) => storeSignup(stack.ports, email);
+const parts = (id: string) => rowParts(stack.ports, id);
 const mailsTo = async (email: string) =>
-  (await outbox()).filter((message) => message.to.includes(email)).length;
-
-/** The MailerLite stand-in's subscribers, by address. */
-async function subscribers(): Promise<string[]> {
-  const state = await fetch(`${local(stack.ports.GOODY_MAILERLITE_PORT)}/__control/state`);
-  return ((await state.json()) as { subscribers: { email: string }[] }).subscribers.map((s) => s.email);
-}
-const contactsOf = async (email: string) => (await subscribers()).filter((s) => s === email).length;
-
-/** PUT /__control/faults on the stand-in or the emulator at `port`; the faults as they now stand. */
-async function faults(port: number, body: unknown): Promise<Record<string, unknown>> {
-  const response = await fetch(`${local(port)}/__control/faults`, {
-    method: 'PUT',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  if (response.status !== 200) throw new Error(`faults ${JSON.stringify(body)}: ${await response.text()}`);
-  return (await response.json()) as Record<string, unknown>;
-}
+  (await outbox(stack.ports)).filter((message) => message.to.includes(email)).length;
+const contactsOf = async (email: string) =>
+  (await mailerLiteAccount(stack.ports)).subscribers.filter((s) => s.email === email).length;
+const faults = putFaults;
 /** GET /__control/faults: what the stand-in or the emulator at `port` is doing now, and has done. */
 async function faultsNow(port: number): Promise<Record<string, unknown>> {
   return (await (await fetch(`${local(port)}/__control/faults`)).json()) as Record<string, unknown>;
