@@ -11,7 +11,7 @@
 
 import { setTimeout as delay } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { sharedStack } from './shared-stack.ts';
+import { emulatorsStack } from './shared-stack.ts';
 import { putFaults, signUp, outbox as stackOutbox } from './stack-state.ts';
 
 const WINDOW_S = Number(process.env.GOODY_BUDGET_OUTAGE_WINDOW_SECONDS ?? '12');
@@ -22,14 +22,10 @@ const BUDGET = 4;
 const PEOPLE = 24;
 const OUTAGE_WINDOWS = 5;
 
-const stack = sharedStack({
-  logName: 'budget-outage-stack.log',
-  args: ['run', 'emulators'],
-  env: {
-    GOODY_MAIL_PER_HOUR: String(BUDGET),
-    GOODY_MAIL_BUDGET_WINDOW_SECONDS: String(WINDOW_S),
-    GOODY_SCHEDULES: 'reconcile-deliveries=every 3 seconds',
-  },
+const stack = emulatorsStack('budget-outage-stack.log', {
+  GOODY_MAIL_PER_HOUR: String(BUDGET),
+  GOODY_MAIL_BUDGET_WINDOW_SECONDS: String(WINDOW_S),
+  GOODY_SCHEDULES: 'reconcile-deliveries=every 3 seconds',
 });
 
 const refuseOurSender = (refusing: boolean) =>

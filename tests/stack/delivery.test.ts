@@ -10,27 +10,20 @@ import { describe, expect, it } from 'vitest';
 import { DEV_UNSUBSCRIBE_SECRET } from '../../dev/stack.ts';
 import { unsubscribeLink } from '../../functions/src/privacy/unsubscribe-token.ts';
 import { pressOneClick } from '../support/one-click.ts';
-import { sharedStack } from './shared-stack.ts';
+import { emulatorsStack } from './shared-stack.ts';
 import { mailerLiteAccount, putFaults, rowParts, signUp, outbox as stackOutbox } from './stack-state.ts';
 
-const START_TIMEOUT_MS = 150_000;
 const BUDGET_WINDOW_S = 12;
 const BUDGET_PER_WINDOW = 2;
 
-const stack = sharedStack({
-  logName: 'delivery-stack.log',
-  args: ['run', 'emulators'],
-  startTimeoutMs: START_TIMEOUT_MS,
-  untilFunctionsLoad: true,
-  env: {
-    GOODY_DELIVERY_MAX_ATTEMPTS: '2',
-    GOODY_DELIVERY_MAX_RETRY_SECONDS: '1',
-    GOODY_DELIVERY_MIN_BACKOFF_SECONDS: '1',
-    GOODY_DELIVERY_QUEUE_WAIT_SECONDS: '2',
-    GOODY_SCHEDULES: 'reconcile-deliveries=every 3 seconds',
-    GOODY_MAIL_PER_HOUR: String(BUDGET_PER_WINDOW),
-    GOODY_MAIL_BUDGET_WINDOW_SECONDS: String(BUDGET_WINDOW_S),
-  },
+const stack = emulatorsStack('delivery-stack.log', {
+  GOODY_DELIVERY_MAX_ATTEMPTS: '2',
+  GOODY_DELIVERY_MAX_RETRY_SECONDS: '1',
+  GOODY_DELIVERY_MIN_BACKOFF_SECONDS: '1',
+  GOODY_DELIVERY_QUEUE_WAIT_SECONDS: '2',
+  GOODY_SCHEDULES: 'reconcile-deliveries=every 3 seconds',
+  GOODY_MAIL_PER_HOUR: String(BUDGET_PER_WINDOW),
+  GOODY_MAIL_BUDGET_WINDOW_SECONDS: String(BUDGET_WINDOW_S),
 });
 
 const local = (port: number) => `http://127.0.0.1:${port}`;

@@ -8,15 +8,10 @@
 
 import { describe, expect, it } from 'vitest';
 import { pressOneClick } from '../support/one-click.ts';
-import { sharedStack } from './shared-stack.ts';
+import { emulatorsStack } from './shared-stack.ts';
 import { documents, mailerLiteAccount, outbox, signUp } from './stack-state.ts';
 
-const stack = sharedStack({
-  logName: 'own-address-stack.log',
-  args: ['run', 'emulators'],
-  startTimeoutMs: 150_000,
-  untilFunctionsLoad: true,
-});
+const stack = emulatorsStack('own-address-stack.log');
 
 const POLL = { timeout: 45_000, interval: 250 };
 

@@ -14,7 +14,7 @@
 
 import { setTimeout as delay } from 'node:timers/promises';
 import { beforeAll, describe, type ExpectStatic, it } from 'vitest';
-import { sharedStack } from './shared-stack.ts';
+import { emulatorsStack } from './shared-stack.ts';
 import { mailerLiteAccount, outbox, putFaults, rowParts, signUp as storeSignup } from './stack-state.ts';
 
 /** How long each fault lasts: "for about a minute", as an operator takes to notice and fix it. */
@@ -38,16 +38,12 @@ const REDRIVEN_AFTER_FIX_MS = (CONFIRM_S + RECONCILE_S) * 1000;
 /** Delivered (the worker's attempt, the relay or MailerLite) once the task is dispatched. */
 const DELIVERY_MS = 10_000;
 
-const stack = sharedStack({
-  logName: 'production-settings-stack.log',
-  args: ['run', 'emulators'],
-  env: {
-    GOODY_DELIVERY_CONFIRM_SECONDS: String(CONFIRM_S),
-    GOODY_SCHEDULES: `reconcile-deliveries=every ${RECONCILE_S} seconds`,
-    // The Cloud Tasks emulator takes an enqueue fault at /__control/faults on its own port
-    // (dev/launcher/tasks-emulator-pacing.cjs); `npm start` has none.
-    GOODY_TASKS_EMULATOR_FAULTS: 'on',
-  },
+const stack = emulatorsStack('production-settings-stack.log', {
+  GOODY_DELIVERY_CONFIRM_SECONDS: String(CONFIRM_S),
+  GOODY_SCHEDULES: `reconcile-deliveries=every ${RECONCILE_S} seconds`,
+  // The Cloud Tasks emulator takes an enqueue fault at /__control/faults on its own port
+  // (dev/launcher/tasks-emulator-pacing.cjs); `npm start` has none.
+  GOODY_TASKS_EMULATOR_FAULTS: 'on',
 });
 
 const local = (port: number) => `http://127.0.0.1:${port}`;

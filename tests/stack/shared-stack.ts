@@ -90,3 +90,11 @@ export function sharedStack(options: SharedStackOptions): SharedStack {
     },
   };
 }
+
+/**
+ * The delivery files' stack: `npm run emulators` (it runs what npm test's build step built) with the settings
+ * `env` compresses for the file, its functions loaded before the first case.
+ */
+export function emulatorsStack(logName: string, env: Record<string, string> = {}): SharedStack {
+  return sharedStack({ logName, args: ['run', 'emulators'], env, untilFunctionsLoad: true });
+}
