@@ -56,6 +56,7 @@ import { APP_CHECK_STACK_ENV, isAppCheckExchange, startAppCheckStandIn } from '.
 import { untilChromiumSettles } from './browser-settle.ts';
 import { serveOtherBuild } from './other-build.ts';
 import { repoRoot, resultsDir, writeResults } from './paths.ts';
+import { armPressToToast, MEASURED, type PressToToast } from './press-to-toast.ts';
 import {
   formatPath,
   PHONE_LINK,
@@ -95,35 +96,7 @@ if (!chromiumPath) {
   process.exit(2);
 }
 
-// Runs in the page: from the click on the form's submit button (captured before the app sees it) to the
-// first frame that shows the success toast; __signupWindow has both moments on the epoch clock too, to
-// match the network record. Plain JavaScript, so the bundler adds nothing to it.
-const ARM_TIMER = `(() => {
-  window.__signupWindow = new Promise((resolve, reject) => {
-    let clickedAt;
-    document.addEventListener('click', (event) => {
-      if (event.target instanceof Element && event.target.closest('form button[type="submit"]')) {
-        clickedAt = performance.now();
-      }
-    }, { capture: true });
-    const observer = new MutationObserver(() => {
-      const toast = clickedAt === undefined ? null : document.querySelector('[data-variant]');
-      if (!toast) return;
-      observer.disconnect();
-      if (toast.getAttribute('data-variant') !== 'success') reject(new Error('error toast: ' + toast.textContent));
-      else requestAnimationFrame(() => {
-        const toastAt = performance.now();
-        resolve({
-          measuredMs: toastAt - clickedAt,
-          pressAt: performance.timeOrigin + clickedAt,
-          toastAt: performance.timeOrigin + toastAt,
-        });
-      });
-    });
-    observer.observe(document.body, { childList: true, subtree: true });
-  });
-  window.__signupMs = window.__signupWindow.then((window) => window.measuredMs);
-})()`;
+const ARM_TIMER = armPressToToast('click');
 
 interface PhoneSample {
   measuredMs: number;
@@ -200,7 +173,7 @@ try {
         .getByRole('textbox', { name: 'Email address' })
         .fill(`bench-${Date.now()}-${index}@example.com`);
       await submit.click();
-      const ms = await page.evaluate('window.__signupMs');
+      const ms = ((await page.evaluate(MEASURED)) as PressToToast).measuredMs;
       await page.getByText(TEXT.heroSuccessTitle).first().waitFor();
       return ms as number;
     } finally {
@@ -256,11 +229,7 @@ try {
       // From the press on, the link is priced from the record, not emulated (which would charge it twice).
       await emulateLink(false);
       await submit.click();
-      const window = (await page.evaluate('window.__signupWindow')) as {
-        measuredMs: number;
-        pressAt: number;
-        toastAt: number;
-      };
+      const window = (await page.evaluate(MEASURED)) as PressToToast;
       await recorder.settled(window.toastAt);
       const priced = pricePath(recorder.requests(), window, PHONE_LINK);
       const appCheckExchanges = recorder

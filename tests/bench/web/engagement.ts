@@ -7,6 +7,7 @@
 //   delayed by a fixed 2 s (route interception), against a local stack (connection test, insert, callables).
 import { chromium, type Page } from 'playwright-core';
 import { untilChromiumSettles } from '../browser-settle.ts';
+import { armPressToToast, MEASURED, type PressToToast } from '../press-to-toast.ts';
 import { median } from '../stats.ts';
 
 export interface EngagementFigures {
@@ -116,38 +117,17 @@ export async function measureFirstEngagement(
   return { cpuSlowdown: CPU_SLOWDOWN, runs, medianMs: median(samplesMs), samplesMs };
 }
 
-// Runs in the page before the visitor types: the time Enter goes down in a sign-up field, and the first frame
-// that shows the success toast after it.
-const ARM_EARLY_SUBMIT = `(() => {
-  window.__earlySubmitMs = new Promise((resolve, reject) => {
-    let pressedAt;
-    document.addEventListener('keydown', (event) => {
-      if (event.key === 'Enter' && event.target instanceof Element && event.target.closest('form')) {
-        pressedAt ??= performance.now();
-      }
-    }, { capture: true });
-    const observer = new MutationObserver(() => {
-      const toast = pressedAt === undefined ? null : document.querySelector('[data-variant]');
-      if (!toast) return;
-      observer.disconnect();
-      if (toast.getAttribute('data-variant') !== 'success') reject(new Error('error toast: ' + toast.textContent));
-      else requestAnimationFrame(() => resolve(performance.now() - pressedAt));
-    });
-    observer.observe(document.documentElement, { childList: true, subtree: true });
-  });
-})()`;
-
 async function earlySubmitOnce(page: Page, url: string, email: string): Promise<number> {
   await page.route('**/assets/*.js', async (route) => {
     await new Promise((resolve) => setTimeout(resolve, SCRIPT_DELAY_MS));
     await route.continue();
   });
   await page.goto(url, { waitUntil: 'domcontentloaded' });
-  await page.evaluate(ARM_EARLY_SUBMIT);
+  await page.evaluate(armPressToToast('enter'));
   const field = page.locator(HERO_FIELD);
   await field.fill(email);
   await field.press('Enter');
-  const ms = (await page.evaluate('window.__earlySubmitMs')) as number;
+  const ms = ((await page.evaluate(MEASURED)) as PressToToast).measuredMs;
   if ((await page.evaluate('location.pathname + location.search')) !== '/')
     throw new Error('the page navigated: the early submit was not captured');
   return ms;
