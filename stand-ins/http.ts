@@ -40,8 +40,8 @@ export function parseWith<T>(schema: ZodType<T>, body: unknown): T {
 }
 
 /** The body as JSON; an empty body is `{}`. */
-export async function readJson(req: IncomingMessage, limit?: number): Promise<unknown> {
-  const text = (await readBody(req, limit)).toString('utf8');
+export async function readJson(req: IncomingMessage): Promise<unknown> {
+  const text = (await readBody(req)).toString('utf8');
   if (text.trim() === '') return {};
   try {
     return JSON.parse(text);
@@ -99,6 +99,13 @@ export interface ControlSurface {
   };
   /** Further routes, keyed `METHOD name` for `/__control/name`, answered 200 with what they return. */
   more?: Record<string, (body: unknown) => unknown>;
+}
+
+/** Consumes one use of the first fault rule matching, if any. */
+export function take<T extends { count: number }>(rules: T[], matches: (rule: T) => boolean): T | undefined {
+  const rule = rules.find(matches);
+  if (rule && --rule.count === 0) rules.splice(rules.indexOf(rule), 1);
+  return rule;
 }
 
 /** Answers a request under /__control/. A malformed body is a 400 that changes nothing. */

@@ -18,7 +18,6 @@ export function startMailerLite(options: MailerLiteStandInOptions = {}): Promise
 export const MAILERLITE_LIMITS = {
   windowMs: 60_000,
   requestsPerWindow: 120,
-  fractionalRetryAfter: false,
 };
 
 /** Clears the stand-in's data, faults and windows, and restores its documented limits. */

@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import { z } from 'zod';
-import { parseWith } from '../http.ts';
+import { parseWith, take } from '../http.ts';
 
 const count = z.number().int().min(1).default(1);
 
@@ -43,26 +43,10 @@ export type FailRule = z.infer<typeof failRule>;
 /** Close the connection of the next `count` matching requests without answering. */
 export type DropRule = z.infer<typeof dropRule>;
 
-export type FaultsSnapshot = ReturnType<MailerLiteFaults['state']>;
-
-const DEFAULT_MESSAGES: Record<number, string> = {
-  408: 'Request Timeout.',
-  429: 'Too Many Attempts.',
-  500: 'Server Error.',
-  502: 'Bad Gateway.',
-  503: 'Service Unavailable.',
-  504: 'Gateway Timeout.',
-};
-
+/** Laravel's message for the status: its own for 429 and 500, else the status's reason phrase. */
 export function defaultFaultBody(status: number): { message: string } {
-  return { message: DEFAULT_MESSAGES[status] ?? `${STATUS_CODES[status] ?? 'Error'}.` };
-}
-
-/** Consumes one use of the first rule matching, if any. */
-function take<T extends { count: number }>(rules: T[], matches: (rule: T) => boolean): T | undefined {
-  const rule = rules.find(matches);
-  if (rule && --rule.count === 0) rules.splice(rules.indexOf(rule), 1);
-  return rule;
+  const laravel: Record<number, string> = { 429: 'Too Many Attempts', 500: 'Server Error' };
+  return { message: `${laravel[status] ?? STATUS_CODES[status] ?? 'Error'}.` };
 }
 
 export class MailerLiteFaults {
