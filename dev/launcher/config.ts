@@ -44,12 +44,9 @@ export const PORT_SPECS = PORT_TABLE.map(([key, env, defaultPort, purpose]) => (
 
 export type Ports = Record<PortKey, number>;
 
-/** What the launcher runs: the built site on Hosting (npm start, npm run emulators), or Vite's dev server. */
-export type SiteServer = 'hosting' | 'vite';
-
-/** The ports a stack listens on: every one but the other site server's. */
-export function stackPortKeys(site: SiteServer): PortKey[] {
-  return PORT_SPECS.map((spec) => spec.key).filter((key) => key !== (site === 'vite' ? 'hosting' : 'vite'));
+/** The ports a stack listens on: every one but the other site server's (Vite's under `npm run dev`, else Hosting's). */
+export function stackPortKeys(dev: boolean): PortKey[] {
+  return PORT_SPECS.map((spec) => spec.key).filter((key) => key !== (dev ? 'hosting' : 'vite'));
 }
 
 export interface LauncherConfig {
@@ -94,7 +91,7 @@ export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)
 export function parsePort(name: string, raw: string): number {
   const text = raw.trim();
   const port = Number(text);
-  if (!/^\d+$/.test(text) || !Number.isInteger(port) || port < 1 || port > 65535) {
+  if (!/^\d+$/.test(text) || port < 1 || port > 65535) {
     throw new LauncherError(`${name} must be a port number between 1 and 65535, got "${raw}".`, 2);
   }
   return port;
@@ -115,14 +112,8 @@ function positiveNumber(name: string, raw: string): string {
 }
 
 /**
- * What a benchmark or a test suite may change in the functions' pace: GOODY_MAILERLITE_TASKS_PER_MINUTE,
- * GOODY_MAIL_TASKS_PER_SECOND, GOODY_MAIL_PER_HOUR (the mail budget), GOODY_SYNC_MIN_INTERVAL_SECONDS and the
- * delivery tasks' retries (GOODY_DELIVERY_MAX_ATTEMPTS, GOODY_DELIVERY_MAX_RETRY_SECONDS,
- * GOODY_DELIVERY_MIN_BACKOFF_SECONDS: the stack tests make tasks give up in seconds), the reconciler's waits
- * (GOODY_DELIVERY_QUEUE_WAIT_SECONDS; GOODY_DELIVERY_CONFIRM_SECONDS, how soon a part whose enqueue never
- * answered is due: a stack test compresses production's 4 minutes); and GOODY_ENFORCE_APP_CHECK, for the
- * browser suite's App Check run (tests/e2e/support/app-check.ts). Unset, the functions keep their defaults
- * (App Check not enforced: a demo- project gets no real tokens).
+ * What a benchmark or a test suite may change in the functions' pace, retries and App Check (each in USAGE
+ * below), handed to the functions without the GOODY_ prefix. Unset, the functions keep their defaults.
  */
 export function functionsOverrides(env: NodeJS.ProcessEnv): Record<string, string> {
   const overrides: Record<string, string> = {};
@@ -156,14 +147,6 @@ export function functionsOverrides(env: NodeJS.ProcessEnv): Record<string, strin
     overrides.ENFORCE_APP_CHECK = enforce;
   }
   return overrides;
-}
-
-function scheduleOverrides(env: NodeJS.ProcessEnv): Map<string, Schedule> {
-  try {
-    return parseScheduleOverrides(env.GOODY_SCHEDULES);
-  } catch (error) {
-    throw new LauncherError((error as Error).message, 2);
-  }
 }
 
 export const USAGE = `Usage: npm start            build the site and the functions, then run the whole stack offline
@@ -200,14 +183,12 @@ ${PORT_SPECS.map((spec) => `  ${spec.env.padEnd(26)} ${String(spec.defaultPort).
                                    the browser suite's App Check run, GOODY_E2E_APP_CHECK=1, sets it)
   GOODY_DATA_DIR                   what survives a restart (default .dev-data): firestore-export/, mailerlite/, mail/
   GOODY_EMULATOR_START_TIMEOUT_MS  how long firebase-tools may take to start (default 120000)
-  GOODY_TASKS_EMULATOR_PACING      off: the Cloud Tasks emulator as it ships (its own pacing, backoff and scheduleTime)
   GOODY_TASKS_EMULATOR_FAULTS      on (tests only): the Cloud Tasks emulator's port takes PUT /__control/faults
                                    {"refuseEnqueue": true|false}, answering every enqueue 503 while on (default off)
   GOODY_FUNCTIONS_WORKERS          worker processes a function may run at once (default 4; more requests wait their turn)
   GOODY_FUNCTIONS_LOADS_AT_ONCE    workers of the stack that may load at once (default: the cores, at least 2)
   GOODY_FUNCTIONS_LOAD_ATTEMPTS    workers a request is tried on before it is answered 503 (default 3)
   GOODY_FUNCTIONS_QUEUE_WAIT_SECONDS  how long a request waits for a free worker before a 503 (default 60)
-  GOODY_FUNCTIONS_EMULATOR_POOL    off: the Functions emulator as it ships (a process per request, unbounded)
 `;
 
 export function resolveLauncherConfig(
@@ -253,6 +234,6 @@ export function resolveLauncherConfig(
       ),
     ),
     functionsOverrides: functionsOverrides(env),
-    scheduleOverrides: scheduleOverrides(env),
+    scheduleOverrides: parseScheduleOverrides(env.GOODY_SCHEDULES),
   };
 }

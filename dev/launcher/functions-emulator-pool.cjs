@@ -1,33 +1,24 @@
 // Preloaded into firebase-tools by the launcher (node --require), beside parent-watch.cjs and
 // tasks-emulator-pacing.cjs: makes the Functions emulator (firebase-tools lib/emulator/functionsEmulator.js and
 // functionsRuntimeWorker.js) serve a function's requests from a bounded pool of worker processes, and answer
-// every request, as Cloud Functions does.
+// every request, as Cloud Functions (2nd gen) does: it queues a request for an instance and always answers.
 //
-// As it ships, the emulator runs each request in a worker process of its own (a fresh Node process of about
-// 100 MB, loading the functions' code) and starts a new one whenever none of the function's workers is idle,
-// without bound: a burst of 50 calls to one callable starts 50 processes at once, which on a 2-core machine load
-// so slowly that some pass the emulator's load timeout (FUNCTIONS_DISCOVERY_TIMEOUT, 30 s). A worker that fails
-// to load is left running, and the request it was for is never answered: `handleHttpsTrigger` logs "Failed to
-// handle request" and returns without a word to the client, which waits until its own timeout. Cloud Functions
-// (2nd gen) queues a request for an instance and always answers, with an error (429, 503) when it cannot run it.
+// As it ships, the emulator starts a worker process (about 100 MB, loading the functions' code) whenever none of
+// the function's workers is idle, without bound: 50 calls to one callable start 50 processes, which on two cores
+// load so slowly that some pass its load timeout (FUNCTIONS_DISCOVERY_TIMEOUT, 30 s). A worker that fails to load
+// is left running, and its request is never answered (`handleHttpsTrigger` only logs "Failed to handle request").
 //
-// 1. *A pool per function* (`boundWorkerPool`). At most `workersPerFunction` requests of one function run at
-//    once, so at most that many worker processes exist for it; the requests beyond it wait, first come first
-//    served, for one to finish (idle workers are reused, as the emulator does). A request that waited
-//    `queueWaitMs` without a free worker is answered 503 with its reason.
-// 2. *Loads in turn.* At most `loadsAtOnce` workers of the whole stack load at once (a cold start is CPU bound:
-//    two cores load two workers at a time in a fraction of what twenty at once take each).
-// 3. *Every request answered.* A worker that fails to load is killed (`killWorkerThatFailedToLoad`), and the
-//    request is tried on a new one, up to `loadAttempts` times in all; a request that still cannot run is
-//    answered 503 with the reason, in the callable protocol's error shape (the client SDKs read it as
-//    `unavailable`; Cloud Tasks retries it).
+// 1. *A pool per function* (`boundWorkerPool`): at most `workersPerFunction` requests of one function run at
+//    once; the others wait, first come first served, and one that waited `queueWaitMs` is answered 503.
+// 2. *Loads in turn*: at most `loadsAtOnce` workers of the stack load at once (a cold start is CPU bound).
+// 3. *Every request answered*: a worker that fails to load is killed (`killWorkerThatFailedToLoad`) and the
+//    request tried on a new one, `loadAttempts` times in all; then it is answered 503 with the reason, in the
+//    callable protocol's error shape (the client SDKs read it as `unavailable`; Cloud Tasks retries it).
 //
-// What a function does with its request, its timeout, and the emulator's routing stay the emulator's own. The
-// emulator's global work queue (FUNCTIONS_EMULATOR_PARALLEL) still holds the requests, waiting ones included:
-// the launcher sets it high enough that one function's queue never stands in front of another's.
-// If a firebase-tools upgrade changes the classes, this says so on stderr and changes nothing. Plain CommonJS
-// because it runs before any loader; tested in functions-emulator-pool.test.ts against firebase-tools' own
-// FunctionsEmulator, RuntimeWorkerPool and RuntimeWorker, with real worker processes.
+// The emulator's global work queue (FUNCTIONS_EMULATOR_PARALLEL) still holds the requests, waiting ones included:
+// the launcher sets it high enough that one function's queue never stands in front of another's. If a
+// firebase-tools upgrade changes the classes, this says so on stderr and changes nothing. Plain CommonJS because
+// it runs before any loader; tested in functions-emulator-pool.test.ts against firebase-tools' own classes.
 'use strict';
 
 const os = require('node:os');
@@ -241,25 +232,28 @@ function boundWorkerPool(FunctionsEmulator, settings = poolSettings()) {
 
 module.exports = { poolSettings, Turns, answerUnavailable, killWorkerThatFailedToLoad, boundWorkerPool };
 
-// Only as a preload (the launcher passes this file to --require), where GOODY_FUNCTIONS_EMULATOR_POOL=off leaves
-// the emulator as it ships (to measure it). A test that imports the functions changes nothing.
-if (process.execArgv.includes(__filename) && process.env.GOODY_FUNCTIONS_EMULATOR_POOL !== 'off') {
-  let emulator;
-  let worker;
-  try {
-    const root = path.dirname(require.resolve('firebase-tools/package.json'));
-    worker = require(path.join(root, 'lib', 'emulator', 'functionsRuntimeWorker.js'));
-    emulator = require(path.join(root, 'lib', 'emulator', 'functionsEmulator.js'));
-  } catch {
-    emulator = undefined;
-  }
+// Only as a preload (the launcher passes this file to --require): a test that imports the functions changes nothing.
+if (process.execArgv.includes(__filename)) {
+  const emulatorLib = path.join(
+    path.dirname(require.resolve('firebase-tools/package.json')),
+    'lib',
+    'emulator',
+  );
+  const load = (file) => {
+    try {
+      return require(path.join(emulatorLib, file));
+    } catch {
+      return undefined;
+    }
+  };
+  const worker = load('functionsRuntimeWorker.js');
   if (!killWorkerThatFailedToLoad(worker?.RuntimeWorker, worker?.RuntimeWorkerState)) {
     process.stderr.write(
       "[functions-emulator-pool] firebase-tools' RuntimeWorker is not the one expected: a worker that fails to " +
         'load is left running.\n',
     );
   }
-  if (!boundWorkerPool(emulator?.FunctionsEmulator)) {
+  if (!boundWorkerPool(load('functionsEmulator.js')?.FunctionsEmulator)) {
     process.stderr.write(
       "[functions-emulator-pool] firebase-tools' FunctionsEmulator is not the one expected: the Functions " +
         'emulator starts a process per request in flight, without bound, and leaves a request unanswered when ' +

@@ -17,7 +17,7 @@ import {
   GoogleEmulatorsMissing,
 } from '../emulators/find.ts';
 import { DEV_MAILBOX_KEY_SECRET, DEV_UNSUBSCRIBE_SECRET } from '../stack.ts';
-import { type FunctionsState, formatReadyBanner } from './banner.ts';
+import { formatReadyBanner } from './banner.ts';
 import {
   builtSiteDir,
   defaultBuildMismatch,
@@ -80,23 +80,15 @@ export function firebaseToolsEnv(base: NodeJS.ProcessEnv, emulators: GoogleEmula
   env.npm_config_offline = 'true';
   // The functions' firebase-admin would otherwise probe the GCE metadata server, off loopback.
   Object.assign(env, loopbackOnlyEnv);
-  // The launcher's pool (functions-emulator-pool.cjs) bounds each function's worker processes; the emulator's own
-  // work queue then only holds requests, waiting ones included (see functionsRequestsHeld).
-  if (base.GOODY_FUNCTIONS_EMULATOR_POOL !== 'off') {
-    env.FUNCTIONS_EMULATOR_PARALLEL =
-      base.FUNCTIONS_EMULATOR_PARALLEL?.trim() || String(FUNCTIONS_REQUESTS_HELD);
-  }
+  // How many requests the Functions emulator's work queue holds at once. As it ships, that bound (50) is also
+  // the bound on worker processes; under the launcher's pool (functions-emulator-pool.cjs) the requests beyond a
+  // function's workers wait inside the queue, so a bound here would let one function's waiting requests hold
+  // back every other function's. FUNCTIONS_EMULATOR_PARALLEL in the shell overrides it.
+  env.FUNCTIONS_EMULATOR_PARALLEL =
+    base.FUNCTIONS_EMULATOR_PARALLEL?.trim() || String(FUNCTIONS_REQUESTS_HELD);
   return emulatorEnv(emulators, env);
 }
 
-/**
- * How many requests the Functions emulator's work queue holds at once (FUNCTIONS_EMULATOR_PARALLEL). As it
- * ships, that bound (50) is also the bound on worker processes, one per request in flight; under the launcher's
- * pool (functions-emulator-pool.cjs) each function runs at most GOODY_FUNCTIONS_WORKERS requests at once and
- * the rest wait their turn inside the work queue, so a bound here would let one function's waiting requests
- * hold back every other function's. Waiting requests cost no process. FUNCTIONS_EMULATOR_PARALLEL in the
- * shell overrides it.
- */
 export const FUNCTIONS_REQUESTS_HELD = 1000;
 
 /**
@@ -152,7 +144,11 @@ export class Launcher {
     try {
       await this.startUp();
     } catch (error) {
-      if (!(error instanceof StartAborted)) void this.shutdown(exitCodeOf(error), messageOf(error));
+      if (error instanceof LauncherError) void this.shutdown(error.exitCode, `[launcher] ${error.message}`);
+      else if (!(error instanceof StartAborted)) {
+        const text = error instanceof Error ? (error.stack ?? error.message) : String(error);
+        void this.shutdown(1, `[launcher] unexpected failure: ${text}`);
+      }
     }
     // Start-up is over (or was cut short); the stack runs until shutdown() is called.
     return await this.finished;
@@ -225,14 +221,6 @@ export class Launcher {
     return this.claims.filter((_, index) => results[index] === 'EADDRINUSE');
   }
 
-  private claimsFor(): PortClaim[] {
-    return portClaims(
-      this.config.ports,
-      this.config.host,
-      stackPortKeys(this.config.dev ? 'vite' : 'hosting'),
-    );
-  }
-
   /**
    * npm run dev: starts tsc --watch on the functions and waits for its first compilation, so the emulator starts
    * on what the sources say now. It then keeps compiling on every save; the Functions emulator reloads.
@@ -269,9 +257,9 @@ export class Launcher {
   }
 
   /** npm run dev: Vite's dev server on this stack's port, with the settings the web build is given. */
-  private async startViteDevServer(siteUrl: string): Promise<void> {
+  private startViteDevServer(): SupervisedChild {
     const { config } = this;
-    const vite = this.supervisor.start({
+    return this.supervisor.start({
       name: "Vite's dev server (npm run dev -w web)",
       label: 'vite',
       kind: 'service',
@@ -283,16 +271,22 @@ export class Launcher {
       env: { ...process.env, ...viteEnv(config), NODE_ENV: 'development' },
       graceMs: 5_000,
     });
-    const deadline = Date.now() + VITE_START_TIMEOUT_MS;
+  }
+
+  /** Until the site answers with its page: Vite's dev server takes a few seconds, Hosting has said it is ready. */
+  private async waitForSite(siteUrl: string, vite?: SupervisedChild): Promise<void> {
+    const deadline = Date.now() + (vite ? VITE_START_TIMEOUT_MS : 0);
     for (;;) {
       // An early exit is reported by the supervisor, which stops everything.
-      if (vite.exit) throw new StartAborted();
+      if (vite?.exit) throw new StartAborted();
       this.checkpoint();
       const failure = await siteFailure(siteUrl);
       if (failure === undefined) return;
-      if (Date.now() > deadline) {
+      if (Date.now() >= deadline) {
         throw new LauncherError(
-          `Vite's dev server did not serve the site at ${siteUrl} within ${VITE_START_TIMEOUT_MS / 1000} s (${failure}).`,
+          vite
+            ? `Vite's dev server did not serve the site at ${siteUrl} within ${VITE_START_TIMEOUT_MS / 1000} s (${failure}).`
+            : `The Hosting emulator reported ready but ${siteUrl} did not serve the site (${failure}).`,
         );
       }
       await delay(250, undefined, { ref: false });
@@ -311,7 +305,7 @@ export class Launcher {
     }
     io.out(`[launcher] Google's emulators: ${emulators.summary}`);
 
-    this.claims = this.claimsFor();
+    this.claims = portClaims(config.ports, config.host, stackPortKeys(config.dev));
     await assertPortsFree(this.claims);
     this.checkpoint();
 
@@ -395,7 +389,7 @@ export class Launcher {
     });
 
     const only = [...(config.dev ? [] : ['hosting']), 'functions', 'firestore', 'pubsub', 'tasks'];
-    let functionsState: FunctionsState = { state: 'failed', baseUrl: this.functionsBaseUrl() };
+    let functions: string[] | undefined;
     let markReady: () => void = () => {};
     const ready = new Promise<void>((resolve) => {
       markReady = resolve;
@@ -440,11 +434,10 @@ export class Launcher {
         const loaded = /Loaded functions definitions from source: (.*?)\.?$/.exec(line);
         if (loaded) {
           // Entry points use dots where the exported names have dashes (firebase-functions groups).
-          const names = (loaded[1] ?? '')
+          functions = (loaded[1] ?? '')
             .split(',')
             .map((name) => name.trim().replace(/\./g, '-'))
             .filter(Boolean);
-          functionsState = { state: 'loaded', baseUrl: this.functionsBaseUrl(), names };
         }
         if (/All emulators ready/.test(line)) markReady();
       },
@@ -467,12 +460,8 @@ export class Launcher {
     this.supervisor.rememberDescendants();
 
     const siteUrl = `http://${config.host}:${config.dev ? config.ports.vite : config.ports.hosting}`;
-    if (config.dev) {
-      await this.startViteDevServer(siteUrl);
-      this.supervisor.rememberDescendants();
-    } else {
-      await assertSiteServes(siteUrl);
-    }
+    await this.waitForSite(siteUrl, config.dev ? this.startViteDevServer() : undefined);
+    this.supervisor.rememberDescendants();
     this.checkpoint();
 
     this.scheduler = new LocalScheduler({
@@ -484,23 +473,8 @@ export class Launcher {
     const scheduled = await this.scheduler.start();
     this.checkpoint();
 
-    io.out(
-      formatReadyBanner({
-        scheduled,
-        repoRoot,
-        server: config.dev ? 'vite' : 'hosting',
-        siteUrl,
-        mailDir: standIns.smtp.dir,
-        smtpUrl: standIns.smtp.url,
-        smtpApiUrl: standIns.smtp.apiUrl,
-        mailerLiteBaseUrl: standIns.mailerLite.baseUrl,
-        mailerLiteApiKey: config.mailerLiteApiKey,
-        firestoreHostPort: `${config.host}:${config.ports.firestore}`,
-        pubsubHostPort: `${config.host}:${config.ports.pubsub}`,
-        tasksHostPort: `${config.host}:${config.ports.tasks}`,
-        functions: functionsState,
-      }),
-    );
+    const functionsBaseUrl = this.functionsBaseUrl();
+    io.out(formatReadyBanner({ config, standIns, siteUrl, functionsBaseUrl, functions, scheduled }));
   }
 
   private functionsBaseUrl(): string {
@@ -533,21 +507,4 @@ async function siteFailure(siteUrl: string): Promise<string | undefined> {
   } catch (error) {
     return String(error);
   }
-}
-
-async function assertSiteServes(siteUrl: string): Promise<void> {
-  const failure = await siteFailure(siteUrl);
-  if (failure === undefined) return;
-  throw new LauncherError(
-    `The Hosting emulator reported ready but ${siteUrl} did not serve the site (${failure}).`,
-  );
-}
-
-function exitCodeOf(error: unknown): number {
-  return error instanceof LauncherError ? error.exitCode : 1;
-}
-
-function messageOf(error: unknown): string {
-  if (error instanceof LauncherError) return `[launcher] ${error.message}`;
-  return `[launcher] unexpected failure: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`;
 }

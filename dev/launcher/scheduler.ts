@@ -7,6 +7,8 @@
 // triggers). `GOODY_SCHEDULES` may shorten a schedule locally (`reconcile-deliveries=every 5 seconds`); a run
 // still going when the next is due is not overlapped (the functions say maxInstances: 1).
 
+import { LauncherError } from './errors.ts';
+
 export type Schedule = { kind: 'every'; ms: number } | { kind: 'daily'; minuteOfDay: number };
 
 const UNIT_MS: Record<string, number> = {
@@ -32,8 +34,9 @@ export function parseSchedule(text: string): Schedule {
     const [hours, minutes] = [Number(daily[1]), Number(daily[2])];
     if (hours < 24 && minutes < 60) return { kind: 'daily', minuteOfDay: hours * 60 + minutes };
   }
-  throw new Error(
+  throw new LauncherError(
     `"${text}" is not a schedule the local scheduler knows (every N seconds|minutes|hours, every day HH:MM).`,
+    2,
   );
 }
 
@@ -52,7 +55,9 @@ export function parseScheduleOverrides(raw: string | undefined): Map<string, Sch
   for (const pair of (raw ?? '').split(';')) {
     if (!pair.trim()) continue;
     const [name, schedule] = pair.split('=');
-    if (!name?.trim() || !schedule) throw new Error(`GOODY_SCHEDULES: "${pair}" is not name=schedule.`);
+    if (!name?.trim() || !schedule) {
+      throw new LauncherError(`GOODY_SCHEDULES: "${pair}" is not name=schedule.`, 2);
+    }
     overrides.set(name.trim(), parseSchedule(schedule));
   }
   return overrides;

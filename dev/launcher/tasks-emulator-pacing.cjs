@@ -1,43 +1,29 @@
 // Preloaded into firebase-tools by the launcher (node --require), beside parent-watch.cjs: makes the Cloud Tasks
 // emulator (firebase-tools lib/emulator/taskQueue.js, class TaskQueue) pace, hold and schedule its queues as Cloud
-// Tasks does.
+// Tasks does. Rates, concurrency, retries, backoff lengths and deduplication stay the emulator's own.
 //
-// Pacing. The emulator keeps a token bucket per queue, adds `rate` tokens once a second and caps the bucket at
-// `rate` tokens. A dispatch takes a whole token, so the fraction left after a second's dispatches is cut off by
-// the next refill: a queue of 115 a minute (1.92 a second, deliver-contact's MailerLite pace) dispatches 1 a
-// second, 60 a minute, and 7.67 a second dispatches 7. A bucket of `rate + 1` never cuts a leftover below one
-// token, so the dispatches average out to the rate (`correctPacing`).
+// Pacing. The emulator adds `rate` tokens to a queue's bucket once a second and caps it at `rate`; a dispatch
+// takes a whole token, so the fraction left is cut off by the next refill: deliver-contact's 115 a minute (1.92
+// a second) dispatches 60 a minute. A bucket of `rate + 1` keeps the leftover, so dispatches average the rate.
 //
-// Backoff. The emulator runs a queue's tasks in `dispatches`, maxConcurrentDispatches slots. A failed attempt
-// leaves its task in its slot as RETRY; `processDispatch` hands it to `handleRetry`, which sets its backoff and
-// marks it NOT_STARTED in the same slot, and `runTask` then skips it on every pass until the backoff is over.
-// So a task waiting out its backoff holds a slot (it is never back in `openDispatches`), and six tasks in
-// backoff stop deliver-contact (6 at once) from dispatching anything else for minutes. Cloud Tasks frees the
-// slot while a task waits. `freeBackoffSlots` takes such a task out of its slot into a list of its own and
-// puts it back into the first free slot once its backoff is over (before fresh tasks, and without a token, as
-// the emulator runs a retry), with its attempt count, its backoff and its start time as the emulator set them.
+// Backoff. A task waiting out its retry backoff stays in its dispatch slot (NOT_STARTED, skipped by runTask
+// until the backoff ends), so six tasks in backoff stop deliver-contact (6 at once) for minutes; Cloud Tasks
+// frees the slot. `freeBackoffSlots` sets such a task aside and puts it back into the first free slot once its
+// backoff is over (before fresh tasks, without a token, as the emulator runs a retry), its attempt count, backoff
+// and start time as the emulator set them.
 //
-// Schedule. A task may carry a `scheduleTime` (firebase-admin's `TaskQueue.enqueue(data, { scheduleTime })` and
-// `scheduleDelaySeconds` send it as an RFC 3339 string; a Timestamp may also come as `{ seconds, nanos }`).
-// Cloud Tasks never dispatches a task before it; the emulator only copies it into the X-CloudTasks-TaskETA
-// header and dispatches the task at once. `holdScheduledTasks` lets the emulator's `enqueue` take the task
-// (its id check, its id kept for deduplication), then takes a task due later out of the queue into a list of
-// its own, so the tasks behind it are not held back, and appends it to the queue once it is due; the emulator
-// then dispatches it as any fresh task (a token, a free slot, a first attempt). The queue counts as active
-// once such a task is due, so the emulator's loop, which looks at an idle queue once a second, dispatches it
-// within about a second of its time. A task deleted while held is dropped from the list.
+// Schedule. Cloud Tasks never dispatches a task before its `scheduleTime` (an RFC 3339 string from
+// firebase-admin, or a Timestamp's `{ seconds, nanos }`); the emulator dispatches it at once. `holdScheduledTasks`
+// lets the emulator's `enqueue` take the task (its id kept for deduplication), then holds one due later aside, so
+// the tasks behind it are not held back, and appends it to the queue once due; a held task deleted is dropped.
 //
-// Enqueue faults, for tests only (GOODY_TASKS_EMULATOR_FAULTS=on; `npm start` never turns them on). Cloud Tasks
-// can refuse an enqueue (an outage, the Enqueuer grant missing on a first deploy): `controlEnqueueFaults` puts a
-// control in front of the emulator's own HTTP server, on its own port, `GET|PUT /__control/faults` with
-// `{"refuseEnqueue": true|false}` as the stand-ins' control surface reads. While on, every enqueue is answered
-// 503 UNAVAILABLE, as Google's API answers one it cannot take, and counted (`refused`); the rest of the
-// emulator's routes are its own.
+// Enqueue faults, for tests only (GOODY_TASKS_EMULATOR_FAULTS=on). Cloud Tasks can refuse an enqueue (an
+// outage, the Enqueuer grant missing): `controlEnqueueFaults` serves `GET|PUT /__control/faults` with
+// `{"refuseEnqueue": true|false}` on the emulator's port; while on, every enqueue is answered 503 UNAVAILABLE,
+// as Google's API answers one it cannot take, and counted (`refused`).
 //
-// Everything else about the queue (rates, concurrency of tasks in flight, retries, backoff lengths,
-// deduplication) stays the emulator's own. If a firebase-tools upgrade changes the class, this says so on
-// stderr and changes nothing. Plain CommonJS because it runs before any loader; tested in
-// tasks-emulator-pacing.test.ts against firebase-tools' own TaskQueue.
+// If a firebase-tools upgrade changes the classes, this says so on stderr and changes nothing. Plain CommonJS
+// because it runs before any loader; tested in tasks-emulator-pacing.test.ts against firebase-tools' own classes.
 'use strict';
 
 const path = require('node:path');
@@ -279,52 +265,48 @@ module.exports = {
   controlEnqueueFaults,
 };
 
-// Only as a preload (the launcher passes this file to --require), where GOODY_TASKS_EMULATOR_PACING=off
-// leaves the emulator as it ships (to measure it): all three corrections off. A test that imports the
-// functions changes nothing.
-if (process.execArgv.includes(__filename) && process.env.GOODY_TASKS_EMULATOR_PACING !== 'off') {
-  let taskQueue;
-  try {
-    const root = path.dirname(require.resolve('firebase-tools/package.json'));
-    taskQueue = require(path.join(root, 'lib', 'emulator', 'taskQueue.js'));
-  } catch {
-    taskQueue = undefined;
-  }
-  if (!correctPacing(taskQueue?.TaskQueue)) {
-    process.stderr.write(
-      '[tasks-emulator-pacing] firebase-tools has no TaskQueue.refillTokens where expected: the Cloud Tasks ' +
-        'emulator keeps its own pacing (a fractional rate dispatches at its whole part).\n',
-    );
-  }
-  if (!freeBackoffSlots(taskQueue?.TaskQueue, taskQueue?.TaskStatus)) {
-    process.stderr.write(
-      '[tasks-emulator-pacing] firebase-tools has no TaskQueue.handleRetry, dispatchTasks, isActive, ' +
-        'processDispatch, runTask or TaskStatus where expected: the Cloud Tasks emulator keeps a task waiting out ' +
-        'its retry backoff in its dispatch slot (tasks in backoff hold back fresh ones).\n',
-    );
-  }
-  if (!holdScheduledTasks(taskQueue?.TaskQueue)) {
-    process.stderr.write(
-      '[tasks-emulator-pacing] firebase-tools has no TaskQueue.enqueue, dispatchTasks, isActive or delete where ' +
-        'expected: the Cloud Tasks emulator dispatches a task at once, whatever its scheduleTime.\n',
-    );
+/** Applies each correction (`[apply, what the emulator does without it]`) and warns of any that cannot be. */
+function preload(corrections) {
+  for (const [apply, without] of corrections) {
+    let applied = false;
+    try {
+      applied = apply();
+    } catch {
+      applied = false;
+    }
+    if (!applied) {
+      process.stderr.write(
+        `[tasks-emulator-pacing] firebase-tools' Cloud Tasks emulator is not the one expected: ${without}.\n`,
+      );
+    }
   }
 }
 
-// Only as a preload, and only when a test asks for it: `npm start` has no enqueue fault to turn on.
-if (process.execArgv.includes(__filename) && process.env.GOODY_TASKS_EMULATOR_FAULTS === 'on') {
-  let controlled = false;
-  try {
-    const root = path.dirname(require.resolve('firebase-tools/package.json'));
-    const { TasksEmulator } = require(path.join(root, 'lib', 'emulator', 'tasksEmulator.js'));
-    controlled = controlEnqueueFaults(TasksEmulator, require(require.resolve('express', { paths: [root] })));
-  } catch {
-    controlled = false;
-  }
-  if (!controlled) {
-    process.stderr.write(
-      '[tasks-emulator-pacing] firebase-tools has no TasksEmulator.createHubServer where expected: ' +
-        'GOODY_TASKS_EMULATOR_FAULTS=on has no enqueue fault to control.\n',
-    );
-  }
+// Only as a preload (the launcher passes this file to --require): a test that imports the functions changes nothing.
+if (process.execArgv.includes(__filename)) {
+  const lib = path.join(path.dirname(require.resolve('firebase-tools/package.json')), 'lib');
+  const taskQueue = () => require(path.join(lib, 'emulator', 'taskQueue.js'));
+  preload([
+    [() => correctPacing(taskQueue().TaskQueue), 'a fractional rate dispatches at its whole part'],
+    [
+      () => freeBackoffSlots(taskQueue().TaskQueue, taskQueue().TaskStatus),
+      'a task waiting out its retry backoff holds its dispatch slot',
+    ],
+    [
+      () => holdScheduledTasks(taskQueue().TaskQueue),
+      'a task is dispatched at once, whatever its scheduleTime',
+    ],
+    ...(process.env.GOODY_TASKS_EMULATOR_FAULTS === 'on'
+      ? [
+          [
+            () =>
+              controlEnqueueFaults(
+                require(path.join(lib, 'emulator', 'tasksEmulator.js')).TasksEmulator,
+                require(require.resolve('express', { paths: [lib] })),
+              ),
+            'GOODY_TASKS_EMULATOR_FAULTS=on has no enqueue fault to control',
+          ],
+        ]
+      : []),
+  ]);
 }
