@@ -1,9 +1,6 @@
 // Where Google's Java emulators are on this machine: Java 21+ (JAVA_HOME, the `java` on PATH, the newest
 // under /usr/lib/jvm) and the Firestore and Pub/Sub emulators (the *_EMULATOR_BINARY_PATH overrides,
-// firebase-tools' cache, a Google Cloud SDK installation). The SDK's Firestore jar has no Main-Class and
-// firebase-tools runs it with `java -jar`, so a launcher jar naming the class and the jar is written under
-// .dev-data/emulators/, with a wrapper for the SDK's Pub/Sub script (firebase-tools chmods what it is
-// given, which a file owned by root refuses). Nothing found is one clear message, never a fallback.
+// firebase-tools' cache, a Google Cloud SDK installation). Nothing found is one clear message, never a fallback.
 //
 //   npx tsx dev/emulators/find.ts     prints what was found, or what to install, and exits 0 or 1
 
@@ -24,14 +21,10 @@ import { fileURLToPath } from 'node:url';
 import { launcherJar } from './launcher-jar.ts';
 
 /** firebase-tools refuses a Java emulator on anything older (MIN_SUPPORTED_JAVA_MAJOR_VERSION). */
-export const MIN_JAVA_MAJOR = 21;
-
-export const FIRESTORE_MAIN_CLASS = 'com.google.cloud.datastore.emulator.firestore.CloudFirestore';
-
-const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const MIN_JAVA_MAJOR = 21;
 
 /** Where the launcher jar and the Pub/Sub wrapper are written (git-ignored). */
-export const GENERATED_DIR = path.join(REPO_ROOT, '.dev-data', 'emulators');
+const GENERATED_DIR = fileURLToPath(new URL('../../.dev-data/emulators', import.meta.url));
 
 /** Places the Google Cloud SDK is installed by its Debian/RPM packages, its installer and Homebrew. */
 const CLOUD_SDK_ROOTS = [
@@ -77,10 +70,7 @@ export interface FindDeps {
   writeGenerated(name: string, content: Buffer, mode: number): string;
 }
 
-export interface DownloadInfo {
-  downloadPathRelativeToCacheDir: string;
-  binaryPathRelativeToCacheDir?: string;
-}
+type DownloadInfo = { downloadPathRelativeToCacheDir: string; binaryPathRelativeToCacheDir?: string };
 
 /** The first number after `version "`: 17 for "17.0.15", 25 for "25.0.3", 1 for "1.8.0_392". */
 export function parseJavaMajor(output: string): number | undefined {
@@ -129,12 +119,6 @@ export function findJava(deps: FindDeps): { java?: Java; seen: string[] } {
   return { java: installed[0], seen };
 }
 
-function firebaseToolsCacheDir(deps: FindDeps): string {
-  return (
-    deps.env.FIREBASE_EMULATORS_PATH?.trim() || path.join(deps.homedir, '.cache', 'firebase', 'emulators')
-  );
-}
-
 function cloudSdkRoots(deps: FindDeps): string[] {
   const roots: string[] = [];
   const fromEnv = deps.env.CLOUDSDK_ROOT_DIR?.trim();
@@ -148,9 +132,10 @@ function cloudSdkRoots(deps: FindDeps): string[] {
 }
 
 /**
- * How each emulator is found: its override variable, where firebase-tools' cache keeps it, and what to make
- * of the Cloud SDK's copy (a launcher jar for the Firestore jar, which has no Main-Class; a wrapper script
- * for the Pub/Sub script, which firebase-tools would chmod and which root owns).
+ * How each emulator is found: its override variable, where firebase-tools' cache keeps it, and what to make of
+ * the Cloud SDK's copy: its Firestore jar has no Main-Class and firebase-tools runs it with `java -jar`, so a
+ * launcher jar naming the class and the jar; its Pub/Sub script gets a wrapper, as firebase-tools chmods what it
+ * is given, which a file owned by root refuses.
  */
 const EMULATORS = {
   firestore: {
@@ -159,7 +144,10 @@ const EMULATORS = {
     cached: (info: DownloadInfo) => info.downloadPathRelativeToCacheDir,
     sdk: 'platform/cloud-firestore-emulator/cloud-firestore-emulator.jar',
     generated: (sdkFile: string) =>
-      ['cloud-firestore-emulator-launcher.jar', launcherJar(FIRESTORE_MAIN_CLASS, [sdkFile])] as const,
+      [
+        'cloud-firestore-emulator-launcher.jar',
+        launcherJar('com.google.cloud.datastore.emulator.firestore.CloudFirestore', [sdkFile]),
+      ] as const,
   },
   pubsub: {
     name: 'the Pub/Sub emulator',
@@ -188,7 +176,9 @@ export function findEmulator(which: Needed, deps: FindDeps): { path?: string; pr
   const info = deps.firebaseToolsInfo(which);
   const relative = info && emulator.cached(info);
   if (relative) {
-    const cached = path.join(firebaseToolsCacheDir(deps), relative);
+    const cacheDir =
+      deps.env.FIREBASE_EMULATORS_PATH?.trim() || path.join(deps.homedir, '.cache/firebase/emulators');
+    const cached = path.join(cacheDir, relative);
     if (deps.exists(cached)) return { path: cached };
   }
   for (const root of cloudSdkRoots(deps)) {

@@ -88,63 +88,55 @@ export interface LauncherConfig {
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
-export function parsePort(name: string, raw: string): number {
-  const text = raw.trim();
-  const port = Number(text);
-  if (!/^\d+$/.test(text) || port < 1 || port > 65535) {
-    throw new LauncherError(`${name} must be a port number between 1 and 65535, got "${raw}".`, 2);
-  }
-  return port;
-}
-
 export function resolvePorts(env: NodeJS.ProcessEnv): Ports {
   const ports = {} as Ports;
-  for (const spec of PORT_SPECS) {
-    const raw = env[spec.env];
-    ports[spec.key] = raw === undefined || raw.trim() === '' ? spec.defaultPort : parsePort(spec.env, raw);
+  for (const { key, env: name, defaultPort } of PORT_SPECS) {
+    const text = env[name]?.trim() || String(defaultPort);
+    ports[key] = Number(text);
+    if (!/^\d+$/.test(text) || ports[key] < 1 || ports[key] > 65535) {
+      throw new LauncherError(`${name} must be a port number between 1 and 65535, got "${env[name]}".`, 2);
+    }
   }
   return ports;
 }
 
-function positiveNumber(name: string, raw: string): string {
-  if (!(Number(raw) > 0)) throw new LauncherError(`${name} must be a positive number, got "${raw}".`, 2);
-  return raw;
-}
+/** What a setting must be: undefined when `raw` is that, else its description for the error. */
+type Rule = (raw: string) => string | undefined;
+const whole =
+  (least: number): Rule =>
+  (raw) =>
+    /^[0-9]+$/.test(raw) && Number(raw) >= least ? undefined : `a whole number, at least ${least}`;
+const positive: Rule = (raw) => (Number(raw) > 0 ? undefined : 'a positive number');
 
 /**
  * What a benchmark or a test suite may change in the functions' pace, retries and App Check (each in USAGE
  * below), handed to the functions without the GOODY_ prefix. Unset, the functions keep their defaults.
  */
+const OVERRIDES: Record<string, Rule> = {
+  MAIL_PER_HOUR: whole(1),
+  SYNC_MIN_INTERVAL_SECONDS: whole(0),
+  MAILERLITE_TASKS_PER_MINUTE: positive,
+  MAIL_TASKS_PER_SECOND: positive,
+  DELIVERY_MAX_ATTEMPTS: positive,
+  DELIVERY_MAX_RETRY_SECONDS: positive,
+  DELIVERY_MIN_BACKOFF_SECONDS: positive,
+  DELIVERY_QUEUE_WAIT_SECONDS: positive,
+  DELIVERY_CONFIRM_SECONDS: positive,
+  MAIL_BUDGET_WINDOW_SECONDS: positive,
+  ENFORCE_APP_CHECK: (raw) => (raw === 'true' || raw === 'false' ? undefined : 'true or false'),
+};
+
+function checked(name: string, raw: string, rule: Rule): string {
+  const wanted = rule(raw);
+  if (wanted) throw new LauncherError(`${name} must be ${wanted}, got "${raw}".`, 2);
+  return raw;
+}
+
 export function functionsOverrides(env: NodeJS.ProcessEnv): Record<string, string> {
   const overrides: Record<string, string> = {};
-  for (const [name, smallest] of [
-    ['MAIL_PER_HOUR', 1],
-    ['SYNC_MIN_INTERVAL_SECONDS', 0],
-  ] as const) {
+  for (const [name, rule] of Object.entries(OVERRIDES)) {
     const raw = env[`GOODY_${name}`]?.trim();
-    if (!raw) continue;
-    if (!/^[0-9]+$/.test(raw) || Number(raw) < smallest)
-      throw new LauncherError(`GOODY_${name} must be a whole number, at least ${smallest}, got "${raw}".`, 2);
-    overrides[name] = raw;
-  }
-  for (const name of [
-    'MAILERLITE_TASKS_PER_MINUTE',
-    'MAIL_TASKS_PER_SECOND',
-    'DELIVERY_MAX_ATTEMPTS',
-    'DELIVERY_MAX_RETRY_SECONDS',
-    'DELIVERY_MIN_BACKOFF_SECONDS',
-    'DELIVERY_QUEUE_WAIT_SECONDS',
-    'DELIVERY_CONFIRM_SECONDS',
-    'MAIL_BUDGET_WINDOW_SECONDS',
-  ]) {
-    const raw = env[`GOODY_${name}`]?.trim();
-    if (raw) overrides[name] = positiveNumber(`GOODY_${name}`, raw);
-  }
-  const enforce = env.GOODY_ENFORCE_APP_CHECK?.trim();
-  if (enforce) {
-    if (enforce !== 'true' && enforce !== 'false')
-      throw new LauncherError(`GOODY_ENFORCE_APP_CHECK must be true or false, got "${enforce}".`, 2);
-    overrides.ENFORCE_APP_CHECK = enforce;
+    if (raw) overrides[name] = checked(`GOODY_${name}`, raw, rule);
   }
   return overrides;
 }
@@ -228,9 +220,10 @@ export function resolveLauncherConfig(
     stackDir: stackDirFor(root, dev ? ports.vite : ports.hosting),
     mailerLiteApiKey: 'dev-mailerlite-key',
     emulatorStartTimeoutMs: Number(
-      positiveNumber(
+      checked(
         'GOODY_EMULATOR_START_TIMEOUT_MS',
         env.GOODY_EMULATOR_START_TIMEOUT_MS?.trim() || '120000',
+        positive,
       ),
     ),
     functionsOverrides: functionsOverrides(env),

@@ -56,11 +56,7 @@ const REPEATED_SIGNAL_WINDOW_MS = 1_000;
 
 const require = createRequire(import.meta.url);
 
-export function firebaseBin(): string {
-  const pkgPath = require.resolve('firebase-tools/package.json');
-  const pkg = JSON.parse(readFileSync(pkgPath, 'utf8')) as { bin: { firebase: string } };
-  return path.join(path.dirname(pkgPath), pkg.bin.firebase);
-}
+export const firebaseBin = () => require.resolve('firebase-tools/lib/bin/firebase.js');
 
 /**
  * The environment firebase-tools runs in: offline and non-interactive, with no emulator address inherited from

@@ -207,7 +207,7 @@ export async function startMailerLiteStandIn(options: MailerLiteStandInOptions =
     const started = Date.now();
     const url = new URL(req.url ?? '/', 'http://stand-in');
     const handler = url.pathname.startsWith(CONTROL_PREFIX)
-      ? serveControl(req, res, url.pathname, url.searchParams, control)
+      ? serveControl(req, res, url.pathname, control)
       : handleApi(req, res, url, started);
     handler.catch((error: unknown) => {
       console.error('[mailerlite] request failed:', error);

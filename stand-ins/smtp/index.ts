@@ -130,7 +130,7 @@ export async function startSmtpOutbox(options: SmtpOutboxOptions = {}) {
   const api = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://outbox');
     if (url.pathname.startsWith(CONTROL_PREFIX)) {
-      void serveControl(req, res, url.pathname, url.searchParams, control);
+      void serveControl(req, res, url.pathname, control);
     } else {
       sendJson(res, 404, { message: `No route ${req.method} ${url.pathname}; see ${CONTROL_PREFIX}state.` });
     }
