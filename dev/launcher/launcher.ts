@@ -3,7 +3,7 @@
 // failing) stop all of it. `npm run dev` (--dev): the same stack, with the functions compiled by tsc --watch
 // (the Functions emulator reloads them on every change) and the page on Vite's dev server instead of Hosting.
 
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
