@@ -12,7 +12,7 @@ import { CONTROL_PREFIX, close, listen, parseWith, readBody, sendJson, serveCont
 import { defaultFaultBody, MailerLiteFaults } from './faults.ts';
 import { FixedWindowLimiter } from './rate-limit.ts';
 import { type ApiResult, decodeSafely, matchRoute } from './routes.ts';
-import { formatTimestamp, type Group, Store, type Subscriber } from './store.ts';
+import { type Group, Store, type Subscriber } from './store.ts';
 import { isPlainObject } from './validation.ts';
 
 const limitsSchema = z.strictObject({
@@ -255,11 +255,8 @@ function stateOf(
       id: s.id,
       email: s.email,
       status: s.status,
-      source: s.source,
       fields: { ...s.fields },
       groups: [...s.groupIds],
-      createdAt: formatTimestamp(s.createdAt) ?? '',
-      updatedAt: formatTimestamp(s.updatedAt) ?? '',
       /** `opted_in_at` as the client sent it ("YYYY-MM-DD HH:MM:SS"), or null. */
       optedInAt: s.optedInAt,
     })),
@@ -267,7 +264,6 @@ function stateOf(
       id: g.id,
       name: g.name,
       subscriberCount: subscribers.filter((s) => s.groupIds.includes(g.id)).length,
-      createdAt: formatTimestamp(g.createdAt) ?? '',
     })),
     /** Most recent last; bounded to the last 10,000 requests. */
     requests: requests.map((e) => ({ ...e })),

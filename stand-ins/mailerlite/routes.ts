@@ -62,7 +62,7 @@ function groupIdOf(value: unknown): string | undefined {
 // non-destructive, so fields and groups left out are kept and the groups given are added to the existing ones.
 const upsertSubscriber: Handler = (ctx, _params, _query, body) => {
   const v = new Validator();
-  const { email, fields, groups, status, ip_address: ipAddress } = body;
+  const { email, fields, groups, status } = body;
   if (email === undefined || email === null || email === '') v.required('email');
   else if (typeof email !== 'string' || !isValidEmail(email)) v.invalidEmail('email');
   if (fields !== undefined && fields !== null && !isPlainObject(fields)) v.notArray('fields');
@@ -79,8 +79,6 @@ const upsertSubscriber: Handler = (ctx, _params, _query, body) => {
   if (status !== undefined && !(SUBSCRIBER_STATUSES as readonly unknown[]).includes(status)) {
     v.invalidSelection('status');
   }
-  if (ipAddress !== undefined && ipAddress !== null && typeof ipAddress !== 'string')
-    v.notString('ip_address');
   // Laravel's date_format:Y-m-d H:i:s, as the docs give opted_in_at ("2021-08-31 14:22:08").
   const optedInAt = body.opted_in_at;
   if (optedInAt !== undefined && optedInAt !== null && !isMailerLiteTime(optedInAt)) {
@@ -100,9 +98,7 @@ const upsertSubscriber: Handler = (ctx, _params, _query, body) => {
       subscriber.subscribedAt = ctx.now;
     }
   }
-  if (typeof ipAddress === 'string') subscriber.ipAddress = ipAddress;
   if (typeof body.opted_in_at === 'string') subscriber.optedInAt = body.opted_in_at;
-  if (typeof body.optin_ip === 'string') subscriber.optinIp = body.optin_ip;
   subscriber.updatedAt = ctx.now;
   return { status: existing ? 200 : 201, body: { data: ctx.store.subscriberJson(subscriber) } };
 };

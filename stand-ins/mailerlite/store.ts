@@ -1,6 +1,6 @@
 // The in-memory account behind the MailerLite stand-in: subscribers and groups, and their JSON shapes as
 // connect.mailerlite.com returns them (developers.mailerlite.com, Subscribers and Groups, and responses recorded
-// in mailerlite/mailerlite-python's VCR cassettes).
+// in mailerlite/mailerlite-python's VCR cassettes), without the campaign statistics nobody here reads.
 
 export const SUBSCRIBER_STATUSES = ['active', 'unsubscribed', 'unconfirmed', 'bounced', 'junk'] as const;
 export type SubscriberStatus = (typeof SUBSCRIBER_STATUSES)[number];
@@ -18,13 +18,11 @@ export interface Subscriber {
   source: string;
   fields: Record<string, FieldValue>;
   groupIds: string[];
-  ipAddress: string | null;
   createdAt: number;
   updatedAt: number;
   subscribedAt: number | null;
   unsubscribedAt: number | null;
   optedInAt: string | null;
-  optinIp: string | null;
 }
 
 export interface Group {
@@ -79,13 +77,11 @@ export class Store {
       source,
       fields: {},
       groupIds: [],
-      ipAddress: null,
       createdAt: now,
       updatedAt: now,
       subscribedAt: now,
       unsubscribedAt: null,
       optedInAt: null,
-      optinIp: null,
     };
     this.subscribers.set(subscriber.id, subscriber);
     return subscriber;
@@ -120,12 +116,6 @@ export class Store {
       email: subscriber.email,
       status: subscriber.status,
       source: subscriber.source,
-      sent: 0,
-      opens_count: 0,
-      clicks_count: 0,
-      open_rate: 0,
-      click_rate: 0,
-      ip_address: subscriber.ipAddress,
       subscribed_at: formatTimestamp(subscriber.subscribedAt),
       unsubscribed_at: formatTimestamp(subscriber.unsubscribedAt),
       created_at: formatTimestamp(subscriber.createdAt),
@@ -136,7 +126,6 @@ export class Store {
         return group ? [this.groupJson(group)] : [];
       }),
       opted_in_at: subscriber.optedInAt,
-      optin_ip: subscriber.optinIp,
     };
   }
 
@@ -147,11 +136,6 @@ export class Store {
       id: group.id,
       name: group.name,
       active_count: count('active'),
-      sent_count: 0,
-      opens_count: 0,
-      open_rate: { float: 0, string: '0%' },
-      clicks_count: 0,
-      click_rate: { float: 0, string: '0%' },
       unsubscribed_count: count('unsubscribed'),
       unconfirmed_count: count('unconfirmed'),
       bounced_count: count('bounced'),
