@@ -24,16 +24,10 @@ const WEB_DEFAULTS = {
 
 /** The compiled entry the Functions emulator loads (functions/package.json "main"). */
 export function functionsEntry(repoRoot: string): string {
-  let main = 'lib/functions/src/index.js';
-  try {
-    const pkg = JSON.parse(readFileSync(path.join(repoRoot, 'functions', 'package.json'), 'utf8')) as {
-      main?: string;
-    };
-    if (pkg.main) main = pkg.main;
-  } catch {
-    // No package.json: the default entry, which will not exist either.
-  }
-  return path.join(repoRoot, 'functions', main);
+  const pkg = JSON.parse(readFileSync(path.join(repoRoot, 'functions', 'package.json'), 'utf8')) as {
+    main: string;
+  };
+  return path.join(repoRoot, 'functions', pkg.main);
 }
 
 /**

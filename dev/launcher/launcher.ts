@@ -356,17 +356,12 @@ export class Launcher {
     await assertPortsFree(this.claims);
     this.checkpoint();
 
-    const standIns = await startStandIns(config, io.out, (item) => {
-      this.standIns.push(item);
-    });
+    const standIns = await startStandIns(config, io.out, (item) => this.standIns.push(item));
     this.checkpoint();
 
     const files = writeStackFiles({
-      repoRoot,
-      stackDir: config.stackDir,
+      ...config,
       publicDir: siteDir,
-      host: config.host,
-      ports: config.ports,
       functionsEnv: {
         ...functionsParams(standIns),
         ...config.functionsOverrides,
