@@ -1,6 +1,5 @@
 // What `npm start` (and `npm run dev`) runs with: ports (each movable by a GOODY_*_PORT variable, so a second
-// stack can run beside a developer's) and the directories it writes. Read once, validated, then passed around as
-// plain data.
+// stack can run beside a developer's), the directories it writes, the functions' overrides. Read once, validated.
 
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -58,23 +57,13 @@ export interface LauncherConfig {
   ports: Ports;
   /** False for `npm run emulators`: run what is already built. */
   build: boolean;
-  /**
-   * `npm run dev`: the page on Vite's dev server (hot module replacement) instead of a built site on Hosting,
-   * and the functions compiled by `tsc --watch`, which the Functions emulator reloads on every change.
-   */
+  /** `npm run dev`: the page on Vite's dev server, the functions compiled by `tsc --watch` and reloaded. */
   dev: boolean;
-  /**
-   * What survives a restart: firestore-export/ (the Firestore emulator's export, written when the stack stops and
-   * imported when it starts), mailerlite/ (likewise) and mail/ (one .eml per message as it arrives).
-   */
+  /** What survives a restart: firestore-export/, mailerlite/ and mail/ (stand-ins.ts). */
   dataDir: string;
   /** Start empty: the data directory's mail, database export and MailerLite account are removed. */
   fresh: boolean;
-  /**
-   * Generated, per-stack files: the firebase config with this stack's ports, the functions env files. Keyed by
-   * the port of the page (Hosting's, or Vite's for `npm run dev`), which no two running stacks share, so two
-   * stacks never overwrite each other's files.
-   */
+  /** Generated, per-stack files (stack-files.ts), keyed by the page's port, which no two running stacks share. */
   stackDir: string;
   /** The dummy key the MailerLite stand-in accepts and the functions send. */
   mailerLiteApiKey: string;

@@ -18,7 +18,7 @@
 
 import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { withBuildPolicies } from '../../web/plugins/build-policies.ts';
+import { mapPolicies, withBuildPolicies } from '../../web/plugins/build-policies.ts';
 import type { Ports } from './config.ts';
 
 /**
@@ -71,39 +71,15 @@ export interface EmulatorConfigOptions {
   /** What the emulator loads, relative to functions/ (its package.json "main"; builds.ts, functionsEntry). */
   compiledEntry?: string;
   /**
-   * npm run dev: the emulator reloads the functions whenever functions/lib changes. Otherwise (npm start, npm run
-   * emulators) it watches nothing: functions/lib is shared by every stack and build in the checkout, and a stack
-   * under test or measurement must not reload because another one rebuilt it (a reload rediscovers every
-   * function and refreshes the workers; a request at that moment can fail to load its function). For the same
-   * reason it runs a copy of functions/lib made at its start (writeStackFiles).
+   * npm run dev: the emulator reloads the functions whenever functions/lib changes. Otherwise it watches nothing
+   * and runs a copy of functions/lib made at its start: a stack under test or measurement must not reload (a
+   * request at that moment can fail to load its function) because another stack or a build rewrote it.
    */
   reloadFunctions?: boolean;
 }
 
 function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/**
- * The production Content-Security-Policy lets the page connect only to Google's endpoints; this stack's site
- * talks to the emulators on loopback instead, so they join connect-src here and never in firebase.json.
- */
-function allowConnectionsTo(site: JsonObject, origins: string[]): void {
-  if (!Array.isArray(site.headers)) return;
-  for (const rule of site.headers) {
-    if (!isObject(rule) || !Array.isArray(rule.headers)) continue;
-    for (const header of rule.headers) {
-      if (!isObject(header) || typeof header.key !== 'string' || typeof header.value !== 'string') continue;
-      if (header.key.toLowerCase() !== 'content-security-policy') continue;
-      header.value = header.value
-        .split(';')
-        .map((directive) => {
-          const trimmed = directive.trim();
-          return trimmed.split(/\s+/)[0] === 'connect-src' ? `${trimmed} ${origins.join(' ')}` : trimmed;
-        })
-        .join('; ');
-    }
-  }
 }
 
 // firebase.json's deploy `ignore` without the patterns that name a directory the compiled code lives in: tsc
@@ -120,10 +96,8 @@ export function emulatorIgnore(ignore: unknown, compiledEntry: string): unknown 
 }
 
 /**
- * The repository's firebase.json rewritten for one stack, serving the site in `publicDir` with the policies
- * that build wrote (web/plugins/content-security-policy.ts); the input is not modified. Without `publicDir`
- * (npm run dev) it has no hosting: the page is Vite's, and the Content-Security-Policy and the landing
- * bootstrap that Hosting serves with a build are not involved.
+ * The repository's firebase.json (not modified) rewritten for one stack, serving the site in `publicDir` with the
+ * policies that build wrote (web/plugins/content-security-policy.ts); without `publicDir` (npm run dev), no hosting.
  */
 export function buildEmulatorConfig(base: JsonObject, options: EmulatorConfigOptions): JsonObject {
   const { repoRoot, stackDir, host, ports, publicDir } = options;
@@ -135,13 +109,21 @@ export function buildEmulatorConfig(base: JsonObject, options: EmulatorConfigOpt
   if (publicDir === undefined) {
     delete config.hosting;
   } else {
-    const hostingSites = Array.isArray(config.hosting) ? config.hosting : [config.hosting];
-    const emulatorOrigins = [`http://${host}:${ports.firestore}`, `http://${host}:${ports.functions}`];
-    for (const site of hostingSites) {
-      if (!isObject(site)) continue;
-      if (typeof site.public === 'string') site.public = fromStack(publicDir);
-      allowConnectionsTo(site, emulatorOrigins);
+    for (const site of Array.isArray(config.hosting) ? config.hosting : [config.hosting]) {
+      if (isObject(site) && typeof site.public === 'string') site.public = fromStack(publicDir);
     }
+    // The production policy lets the page connect only to Google's endpoints; this stack's site talks to the
+    // emulators on loopback, so they join connect-src here and never in firebase.json.
+    const emulators = `http://${host}:${ports.firestore} http://${host}:${ports.functions}`;
+    mapPolicies(config, (policy) =>
+      policy
+        .split(';')
+        .map((directive) => directive.trim())
+        .map((directive) =>
+          directive.split(/\s+/)[0] === 'connect-src' ? `${directive} ${emulators}` : directive,
+        )
+        .join('; '),
+    );
   }
 
   const codebases = Array.isArray(config.functions) ? config.functions : [config.functions];
@@ -191,11 +173,6 @@ export function buildEmulatorConfig(base: JsonObject, options: EmulatorConfigOpt
   return config;
 }
 
-export interface StackFiles {
-  configPath: string;
-  functionsDir: string;
-}
-
 export interface WriteStackFilesOptions extends EmulatorConfigOptions {
   /** String params for the functions (functions/.env.local as the emulator sees it). */
   functionsEnv: Record<string, string>;
@@ -203,17 +180,17 @@ export interface WriteStackFilesOptions extends EmulatorConfigOptions {
   functionsSecrets: Record<string, string>;
 }
 
-/**
- * Empties the stack directory: nothing of an earlier run on the same port survives. Safe because the port check
- * has shown that no running stack uses this hosting port.
- */
+/** Empties the stack directory, once the port check has shown that no running stack uses its page's port. */
 export function prepareStackDir(stackDir: string): void {
   rmSync(stackDir, { recursive: true, force: true });
   mkdirSync(stackDir, { recursive: true });
 }
 
 /** Writes the firebase config and the functions directory the emulator sees (the stack directory must exist). */
-export function writeStackFiles(options: WriteStackFilesOptions): StackFiles {
+export function writeStackFiles(options: WriteStackFilesOptions): {
+  configPath: string;
+  functionsDir: string;
+} {
   const { repoRoot, stackDir } = options;
 
   const base = JSON.parse(readFileSync(path.join(repoRoot, 'firebase.json'), 'utf8')) as JsonObject;
