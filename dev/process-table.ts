@@ -3,7 +3,7 @@
 // process the launcher started is not enough: the launcher remembers the whole tree and ends what is left.
 
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 
 export interface ProcessEntry {
   pid: number;
@@ -23,24 +23,15 @@ function readProcStat(pid: number): ProcessEntry | undefined {
     return undefined;
   }
   // The command name sits in parentheses and may itself contain spaces or parentheses: parse after the last ')'.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // fields[0] is the state; then ppid, pgrp, session, ... starttime is field 22 of the whole line.
-  const state = fields[0] ?? '?';
-  const ppid = Number(fields[1]);
-  const pgid = Number(fields[2]);
-  const startTime = fields[19] ?? '';
-  if (!Number.isInteger(ppid) || !Number.isInteger(pgid)) return undefined;
-  return { pid, state, ppid, pgid, startTime };
+  // Then the state, ppid, pgrp, session, ...; starttime is field 22 of the whole line.
+  const [state = '?', ppid, pgid, ...rest] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { pid, state, ppid: Number(ppid), pgid: Number(pgid), startTime: rest[16] ?? '' };
 }
 
 function listFromProc(): ProcessEntry[] {
-  const entries: ProcessEntry[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    const entry = readProcStat(Number(name));
-    if (entry) entries.push(entry);
-  }
-  return entries;
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .flatMap((name) => readProcStat(Number(name)) ?? []);
 }
 
 function listFromPs(): ProcessEntry[] {
@@ -58,14 +49,7 @@ function listFromPs(): ProcessEntry[] {
     }));
 }
 
-const hasProc = (() => {
-  try {
-    readdirSync('/proc/self');
-    return true;
-  } catch {
-    return false;
-  }
-})();
+const hasProc = existsSync('/proc/self/stat');
 
 export function listProcesses(): ProcessEntry[] {
   try {
@@ -117,9 +101,7 @@ export function isStillRunning(entry: ProcessEntry): boolean {
 
 export function commandLineOf(pid: number): string | undefined {
   try {
-    const raw = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-    const text = raw.split('\0').filter(Boolean).join(' ');
-    return text || undefined;
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean).join(' ') || undefined;
   } catch {
     return undefined;
   }

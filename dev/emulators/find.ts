@@ -198,21 +198,22 @@ export type Needed = 'firestore' | 'pubsub';
  */
 export function findGoogleEmulators(deps: FindDeps = systemDeps, needed: Needed[] = ['firestore', 'pubsub']) {
   const { java, seen } = findJava(deps);
-  const found: Partial<Record<Needed, { path?: string; problem?: string }>> = {};
-  for (const which of needed) found[which] = findEmulator(which, deps);
-  const missing = needed.filter((which) => found[which]?.problem);
-  const problems: string[] = [];
-  const remedies: string[] = [];
-  if (!java) {
-    problems.push(
-      `no Java ${MIN_JAVA_MAJOR} or later${seen.length > 0 ? ` (found: ${seen.join(', ')})` : ''}`,
-    );
-    remedies.push(
-      `a Java ${MIN_JAVA_MAJOR}+ runtime (Eclipse Temurin 21 or later; point JAVA_HOME at it, or put it on PATH)`,
-    );
-  }
+  const found = { firestore: '', pubsub: '' };
+  const problems = java
+    ? []
+    : [`no Java ${MIN_JAVA_MAJOR} or later${seen.length > 0 ? ` (found: ${seen.join(', ')})` : ''}`];
+  const remedies = java
+    ? []
+    : [
+        `a Java ${MIN_JAVA_MAJOR}+ runtime (Eclipse Temurin 21 or later; point JAVA_HOME at it, or put it on PATH)`,
+      ];
+  const missing = needed.filter((which) => {
+    const { path: file, problem } = findEmulator(which, deps);
+    found[which] = file ?? '';
+    if (problem) problems.push(problem);
+    return problem !== undefined;
+  });
   if (missing.length > 0) {
-    problems.push(...missing.map((which) => found[which]?.problem ?? ''));
     remedies.push(
       `the emulators: ${missing.map((which) => `\`npx firebase setup:emulators:${which}\``).join(' and ')} where ` +
         'the internet is reachable, or the Google Cloud SDK packages google-cloud-cli-firestore-emulator ' +
@@ -224,8 +225,7 @@ export function findGoogleEmulators(deps: FindDeps = systemDeps, needed: Needed[
       `Google's Firebase emulators cannot run on this machine: ${problems.join('; ')}. Install ${remedies.join(', and ')}.`,
     );
   }
-  const firestore = found.firestore?.path ?? '';
-  const pubsub = found.pubsub?.path ?? '';
+  const { firestore, pubsub } = found;
   const parts = [
     `Java ${java.major} (${java.home})`,
     firestore && `Firestore ${firestore}`,
@@ -266,36 +266,13 @@ export const systemDeps: FindDeps = {
     return `${result.stdout}\n${result.stderr}`;
   },
   exists: existsSync,
-  list(dir) {
-    try {
-      return readdirSync(dir).sort();
-    } catch {
-      return [];
-    }
-  },
-  realpath(file) {
-    try {
-      return realpathSync(file);
-    } catch {
-      return file;
-    }
-  },
-  firebaseToolsInfo(name) {
-    try {
-      const toolsDir = path.dirname(require.resolve('firebase-tools/package.json'));
-      const file = path.join(toolsDir, 'lib', 'emulator', 'downloadableEmulatorInfo.json');
-      return (JSON.parse(readFileSync(file, 'utf8')) as Record<string, DownloadInfo | undefined>)[name];
-    } catch {
-      return undefined;
-    }
-  },
+  list: (dir) => (existsSync(dir) ? readdirSync(dir).sort() : []),
+  realpath: (file) => (existsSync(file) ? realpathSync(file) : file),
+  firebaseToolsInfo: (name) =>
+    require(`firebase-tools/lib/emulator/downloadableEmulatorInfo.json`)[name] as DownloadInfo | undefined,
   writeGenerated(name, content, mode) {
     const file = path.join(GENERATED_DIR, name);
-    try {
-      if (readFileSync(file).equals(content)) return file;
-    } catch {
-      // not written yet
-    }
+    if (existsSync(file) && readFileSync(file).equals(content)) return file;
     mkdirSync(GENERATED_DIR, { recursive: true });
     // Written beside and renamed: two processes (a test run and npm start) may write it at once.
     const temporary = `${file}.${process.pid}.tmp`;
