@@ -22,7 +22,6 @@
 'use strict';
 
 const os = require('node:os');
-const path = require('node:path');
 
 /** The pool's settings: the launcher's defaults, each overridable by an environment variable. */
 function poolSettings(env = process.env) {
@@ -164,13 +163,13 @@ function boundWorkerPool(FunctionsEmulator, settings = poolSettings()) {
   };
 
   proto.startRuntime = async function startRuntime(...args) {
-    if (!this[LOADS]) this[LOADS] = new Turns(loadsAtOnce);
+    this[LOADS] ??= new Turns(loadsAtOnce);
     const release = await this[LOADS].acquire();
     try {
       return await shippedStart.apply(this, args);
     } catch (error) {
       const trigger = args[1];
-      if (!this[LOAD_ERRORS]) this[LOAD_ERRORS] = new Map();
+      this[LOAD_ERRORS] ??= new Map();
       if (trigger?.id)
         this[LOAD_ERRORS].set(trigger.id, error instanceof Error ? error.message : String(error));
       throw error;
@@ -184,13 +183,9 @@ function boundWorkerPool(FunctionsEmulator, settings = poolSettings()) {
     // Unknown or disabled functions, and the debugger's one-at-a-time mode: the emulator's own answer.
     if (!record?.enabled || this.debugMode) return shippedHandle.call(this, req, res);
     const id = record.def?.id ?? triggerIdOf(req);
-    if (!this[TURNS]) this[TURNS] = new Map();
-    let turns = this[TURNS].get(id);
-    if (!turns) {
-      turns = new Turns(workersPerFunction);
-      this[TURNS].set(id, turns);
-    }
-    const release = await turns.acquire(queueWaitMs);
+    this[TURNS] ??= new Map();
+    if (!this[TURNS].has(id)) this[TURNS].set(id, new Turns(workersPerFunction));
+    const release = await this[TURNS].get(id).acquire(queueWaitMs);
     if (!release) {
       const message = `no worker of ${id} became free within ${queueWaitMs / 1000} s (the local stack runs at most ${workersPerFunction} requests of a function at once)`;
       log(this, 'WARN', message);
@@ -210,13 +205,8 @@ function boundWorkerPool(FunctionsEmulator, settings = poolSettings()) {
         const loadError = this[LOAD_ERRORS]?.get(id);
         this[LOAD_ERRORS]?.delete(id);
         failure = loadError ? `its worker failed to load (${loadError})` : failure || 'it was not answered';
-        if (attempt < loadAttempts) {
-          log(
-            this,
-            'WARN',
-            `${id}: ${failure}; trying a new worker (attempt ${attempt + 1} of ${loadAttempts}).`,
-          );
-        }
+        const next = `trying a new worker (attempt ${attempt + 1} of ${loadAttempts})`;
+        if (attempt < loadAttempts) log(this, 'WARN', `${id}: ${failure}; ${next}.`);
       }
       const message = `${id} could not be run: ${failure} (${loadAttempts} attempts; see the Functions emulator's log)`;
       log(this, 'ERROR', message);
@@ -234,14 +224,9 @@ module.exports = { poolSettings, Turns, answerUnavailable, killWorkerThatFailedT
 
 // Only as a preload (the launcher passes this file to --require): a test that imports the functions changes nothing.
 if (process.execArgv.includes(__filename)) {
-  const emulatorLib = path.join(
-    path.dirname(require.resolve('firebase-tools/package.json')),
-    'lib',
-    'emulator',
-  );
   const load = (file) => {
     try {
-      return require(path.join(emulatorLib, file));
+      return require(`firebase-tools/lib/emulator/${file}`);
     } catch {
       return undefined;
     }

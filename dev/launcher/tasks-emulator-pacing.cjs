@@ -26,8 +26,6 @@
 // because it runs before any loader; tested in tasks-emulator-pacing.test.ts against firebase-tools' own classes.
 'use strict';
 
-const path = require('node:path');
-
 /** The bucket size that lets a queue dispatch `rate` tasks a second on average under once-a-second refills. */
 function pacedBucket(rate, emulatorBucket) {
   return Math.max(emulatorBucket, rate + 1);
@@ -284,8 +282,7 @@ function preload(corrections) {
 
 // Only as a preload (the launcher passes this file to --require): a test that imports the functions changes nothing.
 if (process.execArgv.includes(__filename)) {
-  const lib = path.join(path.dirname(require.resolve('firebase-tools/package.json')), 'lib');
-  const taskQueue = () => require(path.join(lib, 'emulator', 'taskQueue.js'));
+  const taskQueue = () => require('firebase-tools/lib/emulator/taskQueue.js');
   preload([
     [() => correctPacing(taskQueue().TaskQueue), 'a fractional rate dispatches at its whole part'],
     [
@@ -301,8 +298,8 @@ if (process.execArgv.includes(__filename)) {
           [
             () =>
               controlEnqueueFaults(
-                require(path.join(lib, 'emulator', 'tasksEmulator.js')).TasksEmulator,
-                require(require.resolve('express', { paths: [lib] })),
+                require('firebase-tools/lib/emulator/tasksEmulator.js').TasksEmulator,
+                require(require.resolve('express', { paths: [require.resolve('firebase-tools')] })),
               ),
             'GOODY_TASKS_EMULATOR_FAULTS=on has no enqueue fault to control',
           ],
