@@ -87,10 +87,7 @@ export function firebaseToolsEnv(base: NodeJS.ProcessEnv, emulators: GoogleEmula
 
 export const FUNCTIONS_REQUESTS_HELD = 1000;
 
-/**
- * firebase-tools' arguments for the Firestore emulator's data: import what the last stop exported, if anything,
- * and export again on exit (Ctrl-C), so sign-ups survive a restart.
- */
+/** firebase-tools' arguments that keep the Firestore emulator's data across a restart: import, export on exit. */
 export function persistenceArgs(exportDir: string): string[] {
   const args = [`--export-on-exit=${exportDir}`];
   if (existsSync(path.join(exportDir, 'firebase-export-metadata.json')))
@@ -122,10 +119,7 @@ export class Launcher {
   private claims: PortClaim[] = [];
   /** Fires the scheduled functions on their schedules, as Cloud Scheduler does (scheduler.ts). */
   private scheduler: LocalScheduler | undefined;
-  /**
-   * Set once the port check has passed and the stack directory is ours: from then on the ports are this stack's
-   * to free and the directory is this stack's to remove. Before, both may belong to another running stack.
-   */
+  /** Set once the port check has passed: from then on the ports and the stack directory are this stack's. */
   private owned = false;
 
   constructor(
@@ -217,10 +211,7 @@ export class Launcher {
     return this.claims.filter((_, index) => results[index] === 'EADDRINUSE');
   }
 
-  /**
-   * npm run dev: starts tsc --watch on the functions and waits for its first compilation, so the emulator starts
-   * on what the sources say now. It then keeps compiling on every save; the Functions emulator reloads.
-   */
+  /** npm run dev: tsc --watch on the functions, past its first compilation (the emulator starts on that). */
   private async startFunctionsCompiler(): Promise<void> {
     let compiled: (errors: number) => void = () => {};
     const firstCompilation = new Promise<number>((resolve) => {
@@ -386,9 +377,8 @@ export class Launcher {
       markReady = resolve;
     });
     // firebase-tools keeps where a project's emulator hub listens in <tmpdir>/hub-<project>.json, and its
-    // export-on-exit (and a start, which overwrites it) goes by that file: with every stack on demo-goody, one
-    // stack's Ctrl-C exported another stack's database into its data directory, or found none and exported
-    // nothing (a restart then lost the sign-ups). A temp directory of its own keeps each stack to its own hub.
+    // export-on-exit goes by that file: with every stack on demo-goody, one stack's Ctrl-C exported another
+    // stack's database, or none. A temp directory of its own keeps each stack to its own hub.
     this.firebaseTmpDir = mkdtempSync(path.join(tmpdir(), 'goody-firebase-'));
     const firebase = this.supervisor.start({
       name: 'firebase-tools (the Firebase emulators)',
@@ -396,15 +386,11 @@ export class Launcher {
       kind: 'service',
       command: process.execPath,
       args: [
-        // Makes firebase-tools stop by itself should the launcher die without stopping it.
-        '--require',
-        fileURLToPath(new URL('./parent-watch.cjs', import.meta.url)),
-        // Makes the Cloud Tasks emulator pace, free backoff slots and honour scheduleTime as Cloud Tasks does.
-        '--require',
-        fileURLToPath(new URL('./tasks-emulator-pacing.cjs', import.meta.url)),
-        // Makes the Functions emulator run each function on a bounded pool of workers and answer every request.
-        '--require',
-        fileURLToPath(new URL('./functions-emulator-pool.cjs', import.meta.url)),
+        // The preloads (each file's header says what it corrects in firebase-tools).
+        ...['parent-watch', 'tasks-emulator-pacing', 'functions-emulator-pool'].flatMap((name) => [
+          '--require',
+          fileURLToPath(new URL(`./${name}.cjs`, import.meta.url)),
+        ]),
         firebaseBin(),
         'emulators:start',
         '--only',

@@ -131,12 +131,12 @@ function isMailerLiteTime(value: unknown): boolean {
 /** A listing's `limit` (default 100) and `page` (from 1), or the 422 MailerLite answers to either not a whole number. */
 function pagingOf(query: URLSearchParams) {
   const v = new Validator();
-  const limit = positiveInt(query.get('limit'), 100);
-  const page = positiveInt(query.get('page'), 1);
-  if (limit === undefined) v.add('limit', 'The limit must be an integer.');
-  if (page === undefined) v.add('page', 'The page must be an integer.');
-  if (v.failed || limit === undefined || page === undefined) return invalid(v);
-  return { limit, page };
+  const [limit = 100, page = 1] = (['limit', 'page'] as const).map((name, index) => {
+    const raw = query.get(name) || String(index === 0 ? 100 : 1);
+    if (/^\d+$/.test(raw) && Number(raw) >= 1) return Number(raw);
+    v.add(name, `The ${name} must be an integer.`);
+  });
+  return v.failed ? invalid(v) : { limit, page };
 }
 
 /**
@@ -178,12 +178,6 @@ const listGroups: Handler = (ctx, _params, query) => {
   const listed = pageOf(groups, page, limit, `${ctx.baseUrl}/groups`);
   return { status: 200, body: { ...listed, data: listed.data.map((g) => ctx.store.groupJson(g)) } };
 };
-
-function positiveInt(raw: string | null, fallback: number): number | undefined {
-  if (raw === null || raw === '') return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) < 1) return undefined;
-  return Number(raw);
-}
 
 // POST /api/groups: {name} (at most 255 characters) -> 201 with the group.
 const createGroup: Handler = (ctx, _params, _query, { name }) => {
