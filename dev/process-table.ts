@@ -61,22 +61,15 @@ export function listProcesses(): ProcessEntry[] {
 
 /** Every process below the given pids (not the pids themselves), as the table is now. */
 export function descendantsOf(rootPids: readonly number[], table = listProcesses()): ProcessEntry[] {
-  const children = new Map<number, ProcessEntry[]>();
-  for (const entry of table) {
-    const siblings = children.get(entry.ppid);
-    if (siblings) siblings.push(entry);
-    else children.set(entry.ppid, [entry]);
-  }
+  const pids = new Set(rootPids);
   const found: ProcessEntry[] = [];
-  const queue = [...rootPids];
-  const seen = new Set<number>(rootPids);
-  while (queue.length > 0) {
-    const pid = queue.shift() as number;
-    for (const child of children.get(pid) ?? []) {
-      if (seen.has(child.pid)) continue;
-      seen.add(child.pid);
-      found.push(child);
-      queue.push(child.pid);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const entry of table) {
+      if (!pids.has(entry.ppid) || pids.has(entry.pid)) continue;
+      pids.add(entry.pid);
+      found.push(entry);
+      grew = true;
     }
   }
   return found;

@@ -10,10 +10,7 @@ import { startMailerLiteStandIn } from '../../stand-ins/mailerlite/index.ts';
 import { startSmtpOutbox } from '../../stand-ins/smtp/index.ts';
 import type { LauncherConfig } from './config.ts';
 
-export interface RunningStandIns {
-  mailerLite: { url: string; baseUrl: string };
-  smtp: { url: string; apiUrl: string; dir: string };
-}
+export type RunningStandIns = Awaited<ReturnType<typeof startStandIns>>;
 
 /** Where, inside the data directory, the Firestore emulator exports its documents on exit and imports them from. */
 export const FIRESTORE_EXPORT_DIR = 'firestore-export';
@@ -44,7 +41,7 @@ export async function startStandIns(
   config: LauncherConfig,
   output: (line: string) => void,
   started: (item: Stoppable) => void,
-): Promise<RunningStandIns> {
+) {
   const { host, ports } = config;
   const dataDir = (name: string) => path.join(config.dataDir, name);
   // --fresh: what the stack kept is removed before anything starts, so it starts empty (the Firestore
