@@ -17,22 +17,11 @@ const failRule = z.strictObject({
 
 const dropRule = z.strictObject({ count, pathPrefix: z.string().optional() });
 
-/**
- * The body of PUT /__control/faults: rules are added, latencyMs, down and refuseKey replace the current
- * values.
- */
+/** The body of PUT /__control/faults: rules are added, latencyMs, down and refuseKey replace the current values. */
 const faultsBody = z.strictObject({
   failNext: z.union([failRule, z.array(failRule)]).optional(),
-  dropNext: z
-    .union([
-      z
-        .number()
-        .int()
-        .min(1)
-        .transform((n) => ({ count: n })),
-      dropRule,
-    ])
-    .optional(),
+  /** A number N is `{ count: N }`. */
+  dropNext: z.preprocess((n) => (typeof n === 'number' ? { count: n } : n), dropRule).optional(),
   latencyMs: z.number().min(0).optional(),
   down: z.boolean().optional(),
   refuseKey: z.boolean().optional(),

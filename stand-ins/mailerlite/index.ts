@@ -54,7 +54,7 @@ export interface RequestLogEntry {
 }
 
 /** What GET /__control/state answers (and `state` returns). */
-export type MailerLiteState = ReturnType<typeof stateOf>;
+export type MailerLiteState = MailerLiteStandIn['state'];
 
 /** The running stand-in; `state` is a fresh snapshot on every read, `baseUrl` the value for MAILERLITE_BASE_URL. */
 export type MailerLiteStandIn = Awaited<ReturnType<typeof startMailerLiteStandIn>>;
@@ -90,15 +90,6 @@ export async function startMailerLiteStandIn(options: MailerLiteStandInOptions =
   const requestLog: RequestLogEntry[] = [];
   let baseUrl = '';
 
-  function record(entry: RequestLogEntry): void {
-    requestLog.push(entry);
-    if (requestLog.length > REQUEST_LOG_LIMIT) requestLog.splice(0, requestLog.length - REQUEST_LOG_LIMIT);
-    const extra = entry.fault ? ` (fault: ${entry.fault})` : '';
-    log(
-      `[mailerlite] ${entry.method} ${entry.path} ${entry.status || 'closed'} ${entry.durationMs}ms${extra}`,
-    );
-  }
-
   function rateHeaders(): Record<string, string> {
     return {
       'X-RateLimit-Limit': String(globalLimiter.limit),
@@ -108,15 +99,16 @@ export async function startMailerLiteStandIn(options: MailerLiteStandInOptions =
 
   async function handleApi(req: IncomingMessage, res: ServerResponse, url: URL, started: number) {
     const method = (req.method ?? 'GET').toUpperCase();
-    const done = (status: number, fault?: RequestLogEntry['fault']) =>
-      record({
-        time: new Date(started).toISOString(),
-        method,
-        path: maskEmailsInPath(url.pathname + url.search),
-        status,
-        durationMs: Date.now() - started,
-        ...(fault && { fault }),
-      });
+    const done = (status: number, fault?: RequestLogEntry['fault']) => {
+      const path = maskEmailsInPath(url.pathname + url.search);
+      const durationMs = Date.now() - started;
+      const time = new Date(started).toISOString();
+      requestLog.push({ time, method, path, status, durationMs, ...(fault && { fault }) });
+      if (requestLog.length > REQUEST_LOG_LIMIT) requestLog.shift();
+      log(
+        `[mailerlite] ${method} ${path} ${status || 'closed'} ${durationMs}ms${fault ? ` (fault: ${fault})` : ''}`,
+      );
+    };
     const answer = (result: ApiResult, fault?: 'status') => {
       send(res, result);
       done(result.status, fault);
@@ -173,8 +165,29 @@ export async function startMailerLiteStandIn(options: MailerLiteStandInOptions =
     answer({ ...result, headers: { ...rateHeaders(), ...result.headers } });
   }
 
-  const snapshot = (): MailerLiteState =>
-    stateOf(store, requestLog, limits, globalLimiter.remaining(now()), faults);
+  const snapshot = () => {
+    const subscribers = [...store.subscribers.values()];
+    return {
+      subscribers: subscribers.map((s) => ({
+        id: s.id,
+        email: s.email,
+        status: s.status,
+        fields: { ...s.fields },
+        groups: [...s.groupIds],
+        /** `opted_in_at` as the client sent it ("YYYY-MM-DD HH:MM:SS"), or null. */
+        optedInAt: s.optedInAt,
+      })),
+      groups: [...store.groups.values()].map((g) => ({
+        id: g.id,
+        name: g.name,
+        subscriberCount: subscribers.filter((s) => s.groupIds.includes(g.id)).length,
+      })),
+      /** Most recent last; bounded to the last 10,000 requests. */
+      requests: requestLog.map((e) => ({ ...e })),
+      rateLimit: { remaining: globalLimiter.remaining(now()) },
+      faults: faults.state(),
+    };
+  };
 
   function setLimits(next: unknown): void {
     Object.assign(limits, parseWith(limitsSchema, { ...limits, ...(next as object) }));
@@ -195,7 +208,6 @@ export async function startMailerLiteStandIn(options: MailerLiteStandInOptions =
     reset,
     faults,
     more: {
-      'GET limits': () => limits,
       'PUT limits': (body: unknown) => {
         setLimits(body);
         return limits;
@@ -239,37 +251,6 @@ export async function startMailerLiteStandIn(options: MailerLiteStandInOptions =
       await close(server);
       if (dataFile) await saveAccount(store, dataFile);
     },
-  };
-}
-
-function stateOf(
-  store: Store,
-  requests: RequestLogEntry[],
-  limits: MailerLiteLimits,
-  remaining: number,
-  faults: MailerLiteFaults,
-) {
-  const subscribers = [...store.subscribers.values()];
-  return {
-    subscribers: subscribers.map((s) => ({
-      id: s.id,
-      email: s.email,
-      status: s.status,
-      fields: { ...s.fields },
-      groups: [...s.groupIds],
-      /** `opted_in_at` as the client sent it ("YYYY-MM-DD HH:MM:SS"), or null. */
-      optedInAt: s.optedInAt,
-    })),
-    groups: [...store.groups.values()].map((g) => ({
-      id: g.id,
-      name: g.name,
-      subscriberCount: subscribers.filter((s) => s.groupIds.includes(g.id)).length,
-    })),
-    /** Most recent last; bounded to the last 10,000 requests. */
-    requests: requests.map((e) => ({ ...e })),
-    limits: { ...limits },
-    rateLimit: { remaining },
-    faults: faults.state(),
   };
 }
 
