@@ -11,12 +11,7 @@ import { LauncherError } from './errors.ts';
 
 export type Schedule = { kind: 'every'; ms: number } | { kind: 'daily'; minuteOfDay: number };
 
-const UNIT_MS: Record<string, number> = {
-  second: 1_000,
-  minute: 60_000,
-  min: 60_000,
-  hour: 3_600_000,
-};
+const UNIT_MS: Record<string, number> = { second: 1_000, minute: 60_000, min: 60_000, hour: 3_600_000 };
 
 /**
  * The App Engine cron forms the functions use: `every N minutes|hours` (and, for a local override, seconds)
@@ -128,21 +123,13 @@ export class LocalScheduler {
       return; // the emulator is reloading or stopping: the next refresh reads it again
     }
     const seen = new Set<string>();
-    for (const backend of backends.backends ?? []) {
-      for (const trigger of backend.functionTriggers ?? []) {
-        const schedule = (trigger.schedule as { schedule?: unknown } | undefined)?.schedule;
-        const id = trigger.id;
-        const name = trigger.name;
-        if (typeof schedule !== 'string' || typeof id !== 'string' || typeof name !== 'string') continue;
-        seen.add(name);
-        if (this.functions.has(name)) continue;
-        let parsed: Schedule;
-        try {
-          parsed = this.options.overrides.get(name) ?? parseSchedule(schedule);
-        } catch (error) {
-          this.options.log(`[scheduler] ${name} is not fired locally: ${(error as Error).message}`);
-          continue;
-        }
+    for (const { id, name, schedule } of (backends.backends ?? []).flatMap((b) => b.functionTriggers ?? [])) {
+      const cron = (schedule as { schedule?: unknown } | undefined)?.schedule;
+      if (typeof cron !== 'string' || typeof id !== 'string' || typeof name !== 'string') continue;
+      seen.add(name);
+      if (this.functions.has(name)) continue;
+      try {
+        const parsed = this.options.overrides.get(name) ?? parseSchedule(cron);
         this.functions.set(name, {
           id,
           name,
@@ -150,6 +137,8 @@ export class LocalScheduler {
           next: nextRun(parsed, this.now()),
           running: false,
         });
+      } catch (error) {
+        this.options.log(`[scheduler] ${name} is not fired locally: ${(error as Error).message}`);
       }
     }
     for (const name of this.functions.keys()) if (!seen.has(name)) this.functions.delete(name);
@@ -173,21 +162,13 @@ export class LocalScheduler {
   /** Calls the function as the emulator serves a scheduled one; a failed run is logged, as Cloud Scheduler logs it. */
   async fire(fn: Pick<ScheduledFunction, 'id' | 'name'>): Promise<number> {
     const { functionsOrigin, projectId } = this.options;
-    for (
-      let generation = this.generation;
-      generation < this.generation + GENERATIONS_TRIED;
-      generation += 1
-    ) {
+    const last = this.generation + GENERATIONS_TRIED;
+    for (let generation = this.generation; generation < last; generation += 1) {
+      const trigger = `${functionsOrigin}/functions/projects/${projectId}/triggers/${fn.id}-${generation}`;
+      const json = { 'content-type': 'application/json' };
       let response: Response;
       try {
-        response = await fetch(
-          `${functionsOrigin}/functions/projects/${projectId}/triggers/${fn.id}-${generation}`,
-          {
-            method: 'POST',
-            headers: { 'content-type': 'application/json' },
-            body: '{}',
-          },
-        );
+        response = await fetch(trigger, { method: 'POST', headers: json, body: '{}' });
       } catch (error) {
         if (!this.stopped)
           this.options.log(`[scheduler] ${fn.name} could not be called: ${(error as Error).message}`);
