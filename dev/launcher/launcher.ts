@@ -171,24 +171,18 @@ export class Launcher {
       await this.supervisor.stopAll();
       if (this.firebaseTmpDir) rmSync(this.firebaseTmpDir, { recursive: true, force: true });
       await Promise.all(this.standIns.reverse().map((item) => stopWithin(item, 5_000, this.io.out)));
-      const stillBusy = this.owned ? await this.busyPorts() : [];
+      // Before the port check passed nothing was started, and the ports and the directory may be another stack's.
+      if (!this.owned) return code;
+      const probed = await Promise.all(this.claims.map((claim) => probePort(claim.host, claim.port)));
+      const stillBusy = this.claims.filter((_, index) => probed[index] === 'EADDRINUSE');
       if (stillBusy.length > 0) {
-        this.io.err(
-          `[launcher] still in use after stopping: ${stillBusy.map((c) => `${c.port} (${c.purpose})`).join(', ')}`,
-        );
+        const ports = stillBusy.map((c) => `${c.port} (${c.purpose})`).join(', ');
+        this.io.err(`[launcher] still in use after stopping: ${ports}`);
       }
       const debugLog = path.join(this.config.stackDir, 'firebase-debug.log');
-      if (this.owned && code === 0) {
-        rmSync(this.config.stackDir, { recursive: true, force: true });
-      } else if (this.owned && existsSync(debugLog)) {
-        this.io.err(`[launcher] firebase-tools' debug log: ${debugLog}`);
-      }
-      // Before the port check passed nothing was started, so there is nothing to report stopped.
-      if (this.owned) {
-        this.io.out(
-          `[launcher] stopped${stillBusy.length === 0 ? '; every port it used is free again' : ''}.`,
-        );
-      }
+      if (code === 0) rmSync(this.config.stackDir, { recursive: true, force: true });
+      else if (existsSync(debugLog)) this.io.err(`[launcher] firebase-tools' debug log: ${debugLog}`);
+      this.io.out(`[launcher] stopped${stillBusy.length === 0 ? '; every port it used is free again' : ''}.`);
       return code;
     })();
     void this.shutdownPromise.then(this.finish);
@@ -204,11 +198,6 @@ export class Launcher {
 
   private checkpoint(): void {
     if (this.shutdownPromise) throw new StartAborted();
-  }
-
-  private async busyPorts(): Promise<PortClaim[]> {
-    const results = await Promise.all(this.claims.map((claim) => probePort(claim.host, claim.port)));
-    return this.claims.filter((_, index) => results[index] === 'EADDRINUSE');
   }
 
   /** npm run dev: tsc --watch on the functions, past its first compilation (the emulator starts on that). */
