@@ -19,11 +19,9 @@ import {
 import { DEV_MAILBOX_KEY_SECRET, DEV_UNSUBSCRIBE_SECRET } from '../stack.ts';
 import { formatReadyBanner } from './banner.ts';
 import {
-  builtSiteDir,
   defaultBuildMismatch,
   FUNCTIONS_WATCH_ARGS,
   functionsEntry,
-  stackSiteDir,
   TSC_WATCH_DONE,
   viteDevArgs,
   viteEnv,
@@ -288,13 +286,14 @@ export class Launcher {
     this.owned = true;
     prepareStackDir(config.stackDir);
     const vite = viteEnv(config);
-    // npm run dev builds no site: Vite serves the page from the sources.
-    let siteDir: string | undefined = builtSiteDir(repoRoot);
+    // npm run emulators serves web/dist as built; npm start builds into the stack's own directory (a second stack
+    // rebuilding web/dist with its own ports would rewire the first one's open site); npm run dev has Vite's page.
+    let siteDir: string | undefined = path.join(repoRoot, 'web', 'dist');
     if (config.dev) {
       siteDir = undefined;
       await this.startFunctionsCompiler();
     } else if (config.build) {
-      siteDir = stackSiteDir(config.stackDir);
+      siteDir = path.join(config.stackDir, 'site');
       // The web build is a production build, as deployed, whatever NODE_ENV the launcher inherited (vitest
       // sets "test", which would make Vite bundle React's development build).
       for (const [what, args, env] of [
