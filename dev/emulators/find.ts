@@ -82,15 +82,21 @@ function probeJava(home: string, where: string, deps: FindDeps, seen: string[]):
   const bin = path.join(home, 'bin', 'java');
   if (!deps.exists(bin)) return undefined;
   const major = parseJavaMajor(deps.javaVersionOf(bin) ?? '');
-  if (major === undefined) {
-    seen.push(`${where} (${bin}) did not report its version`);
-    return undefined;
-  }
-  if (major < MIN_JAVA_MAJOR) {
-    seen.push(`Java ${major} (${where})`);
-    return undefined;
-  }
-  return { home, major };
+  if (major !== undefined && major >= MIN_JAVA_MAJOR) return { home, major };
+  seen.push(
+    major === undefined ? `${where} (${bin}) did not report its version` : `Java ${major} (${where})`,
+  );
+  return undefined;
+}
+
+/** Where each `command` on PATH is installed: two levels above its real binary (bin/ links into it). */
+function installedOnPath(deps: FindDeps, command: string): string[] {
+  return (deps.env.PATH ?? '')
+    .split(path.delimiter)
+    .filter(Boolean)
+    .map((dir) => path.join(dir, command))
+    .filter((bin) => deps.exists(bin))
+    .map((bin) => path.dirname(path.dirname(deps.realpath(bin))));
 }
 
 /** The Java to run the emulators with, and what was found and refused (for the message). */
@@ -101,15 +107,9 @@ export function findJava(deps: FindDeps): { java?: Java; seen: string[] } {
     const java = probeJava(javaHome, 'JAVA_HOME', deps, seen);
     if (java) return { java, seen };
   }
-  for (const dir of (deps.env.PATH ?? '').split(path.delimiter).filter(Boolean)) {
-    const bin = path.join(dir, 'java');
-    if (!deps.exists(bin)) continue;
-    // /usr/bin/java is a chain of links into a JDK; its home is two levels above the real binary.
-    const home = path.dirname(path.dirname(deps.realpath(bin)));
-    const java = probeJava(home, 'the java on PATH', deps, seen);
-    if (java) return { java, seen };
-    break;
-  }
+  const [onPath] = installedOnPath(deps, 'java');
+  const java = onPath === undefined ? undefined : probeJava(onPath, 'the java on PATH', deps, seen);
+  if (java) return { java, seen };
   const installed = deps
     .list('/usr/lib/jvm')
     .map((name) => path.join('/usr/lib/jvm', name))
@@ -120,15 +120,9 @@ export function findJava(deps: FindDeps): { java?: Java; seen: string[] } {
 }
 
 function cloudSdkRoots(deps: FindDeps): string[] {
-  const roots: string[] = [];
   const fromEnv = deps.env.CLOUDSDK_ROOT_DIR?.trim();
-  if (fromEnv) roots.push(fromEnv);
-  for (const dir of (deps.env.PATH ?? '').split(path.delimiter).filter(Boolean)) {
-    const gcloud = path.join(dir, 'gcloud');
-    if (deps.exists(gcloud)) roots.push(path.dirname(path.dirname(deps.realpath(gcloud))));
-  }
-  roots.push(...CLOUD_SDK_ROOTS, path.join(deps.homedir, 'google-cloud-sdk'));
-  return [...new Set(roots)];
+  const roots = [fromEnv ?? '', ...installedOnPath(deps, 'gcloud'), ...CLOUD_SDK_ROOTS];
+  return [...new Set([...roots, path.join(deps.homedir, 'google-cloud-sdk')].filter(Boolean))];
 }
 
 /**
