@@ -38,45 +38,41 @@ function poolSettings(env = process.env) {
   };
 }
 
-/** A first-come-first-served counting semaphore. `acquire` resolves with a release function, or undefined on timeout. */
+/** A first-come-first-served counting semaphore of `size` turns. */
 class Turns {
   constructor(size) {
-    this.size = size;
-    this.running = 0;
+    this.free = size;
     this.waiting = [];
   }
 
+  /** Resolves with a function that gives the turn back once one is free, or with undefined after `timeoutMs`. */
   acquire(timeoutMs) {
-    if (this.running < this.size && this.waiting.length === 0) {
-      this.running++;
-      return Promise.resolve(this.releaser());
-    }
     return new Promise((resolve) => {
       const entry = { resolve, timer: undefined };
       if (timeoutMs !== undefined) {
         entry.timer = setTimeout(() => {
-          const index = this.waiting.indexOf(entry);
-          if (index !== -1) this.waiting.splice(index, 1);
+          this.waiting = this.waiting.filter((other) => other !== entry);
           resolve(undefined);
         }, timeoutMs);
       }
       this.waiting.push(entry);
+      this.handOut();
     });
   }
 
-  releaser() {
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      const next = this.waiting.shift();
-      if (next) {
-        clearTimeout(next.timer);
-        next.resolve(this.releaser());
-      } else {
-        this.running--;
-      }
-    };
+  handOut() {
+    while (this.free > 0 && this.waiting.length > 0) {
+      const { resolve, timer } = this.waiting.shift();
+      clearTimeout(timer);
+      this.free--;
+      let released = false;
+      resolve(() => {
+        if (released) return;
+        released = true;
+        this.free++;
+        this.handOut();
+      });
+    }
   }
 }
 
@@ -220,7 +216,7 @@ function boundWorkerPool(FunctionsEmulator, settings = poolSettings()) {
   return true;
 }
 
-module.exports = { poolSettings, Turns, answerUnavailable, killWorkerThatFailedToLoad, boundWorkerPool };
+module.exports = { poolSettings, killWorkerThatFailedToLoad, boundWorkerPool };
 
 // Only as a preload (the launcher passes this file to --require): a test that imports the functions changes nothing.
 if (process.execArgv.includes(__filename)) {
