@@ -26,6 +26,12 @@
 // because it runs before any loader; tested in tasks-emulator-pacing.test.ts against firebase-tools' own classes.
 'use strict';
 
+/** The prototype's methods of these names, or undefined when one is missing (a firebase-tools that changed). */
+function methodsOf(proto, names) {
+  const methods = names.map((name) => proto?.[name]);
+  return methods.every((method) => typeof method === 'function') ? methods : undefined;
+}
+
 /** The bucket size that lets a queue dispatch `rate` tasks a second on average under once-a-second refills. */
 function pacedBucket(rate, emulatorBucket) {
   return Math.max(emulatorBucket, rate + 1);
@@ -62,18 +68,17 @@ function backoffEnds(task) {
  */
 function freeBackoffSlots(TaskQueue, TaskStatus) {
   const proto = TaskQueue?.prototype;
-  const { handleRetry: shippedRetry, dispatchTasks: shippedDispatch, isActive: shippedActive } = proto ?? {};
-  const { processDispatch, runTask } = proto ?? {};
-  if (
-    ![shippedRetry, shippedDispatch, shippedActive, processDispatch, runTask].every(
-      (f) => typeof f === 'function',
-    ) ||
-    typeof TaskStatus?.NOT_STARTED !== 'number' ||
-    typeof TaskStatus?.RETRY !== 'number' ||
-    shippedRetry.goodyFreesSlot
-  ) {
+  const shipped = methodsOf(proto, [
+    'handleRetry',
+    'dispatchTasks',
+    'isActive',
+    'processDispatch',
+    'runTask',
+  ]);
+  if (!shipped || typeof TaskStatus?.NOT_STARTED !== 'number' || typeof TaskStatus?.RETRY !== 'number')
     return false;
-  }
+  const [shippedRetry, shippedDispatch, shippedActive] = shipped;
+  if (shippedRetry.goodyFreesSlot) return false;
   const retry = function handleRetry(dispatchIndex) {
     const result = shippedRetry.call(this, dispatchIndex);
     const task = this.dispatches?.[dispatchIndex];
@@ -144,18 +149,9 @@ function scheduledAt(scheduleTime) {
  */
 function holdScheduledTasks(TaskQueue) {
   const proto = TaskQueue?.prototype;
-  const {
-    enqueue: shippedEnqueue,
-    dispatchTasks: shippedDispatch,
-    isActive: shippedActive,
-    delete: shippedDelete,
-  } = proto ?? {};
-  if (
-    ![shippedEnqueue, shippedDispatch, shippedActive, shippedDelete].every((f) => typeof f === 'function') ||
-    shippedEnqueue.goodyHoldsScheduled
-  ) {
-    return false;
-  }
+  const shipped = methodsOf(proto, ['enqueue', 'dispatchTasks', 'isActive', 'delete']);
+  if (!shipped || shipped[0].goodyHoldsScheduled) return false;
+  const [shippedEnqueue, shippedDispatch, shippedActive, shippedDelete] = shipped;
   const enqueue = function enqueue(task) {
     // The emulator's own enqueue first: it refuses an id it has seen and keeps this one, held or not.
     const result = shippedEnqueue.call(this, task);
