@@ -141,11 +141,8 @@ Options (after \`npm start --\` or \`npm run dev --\`):
 
 Firestore, Pub/Sub, Cloud Tasks, Functions and Hosting are Google's Firebase emulators; Firestore and Pub/Sub
 need Java 21+ and their emulators on disk (dev/emulators/find.ts says what it found, or what to install).
-MailerLite and the SMTP outbox are stand-ins (dev/), as they have no emulator.
-
-Data survives a restart in GOODY_DATA_DIR: the Firestore emulator exports its documents there when the stack
-stops (Ctrl-C) and imports them when it starts; the MailerLite stand-in does the same; each mail is kept as
-it arrives.
+MailerLite and the SMTP outbox are stand-ins (stand-ins/), as they have no emulator. Data survives a restart
+(Ctrl-C) in GOODY_DATA_DIR: the Firestore emulator's export, the MailerLite account and each mail as it arrives.
 
 Environment:
 ${PORT_SPECS.map((spec) => `  ${spec.env.padEnd(26)} ${String(spec.defaultPort).padEnd(5)} ${spec.purpose}`).join('\n')}

@@ -54,20 +54,12 @@ export function describePortInUse(claim: PortClaim, holder?: PortHolder): string
 }
 
 export function findDuplicateClaims(claims: readonly PortClaim[]): string[] {
-  const problems: string[] = [];
-  const byPort = new Map<number, PortClaim>();
-  for (const claim of claims) {
-    const first = byPort.get(claim.port);
-    if (first) {
-      problems.push(
-        `Port ${claim.port} is given to both ${first.purpose} (${first.env}) and ${claim.purpose} (${claim.env}); ` +
-          'each needs a port of its own.',
-      );
-    } else {
-      byPort.set(claim.port, claim);
-    }
-  }
-  return problems;
+  return claims.flatMap((claim) => {
+    const first = claims.find((other) => other.port === claim.port);
+    if (first === claim || !first) return [];
+    const both = `${first.purpose} (${first.env}) and ${claim.purpose} (${claim.env})`;
+    return [`Port ${claim.port} is given to both ${both}; each needs a port of its own.`];
+  });
 }
 
 /** Throws one LauncherError listing every clash; returns when every port is free. */
