@@ -9,7 +9,7 @@ import {
   SUBSCRIBER_STATUSES,
   type SubscriberStatus,
 } from './store.ts';
-import { isPlainObject, Validator, validationBody } from './validation.ts';
+import { isPlainObject, Validator } from './validation.ts';
 
 export interface ApiResult {
   status: number;
@@ -31,14 +31,8 @@ type Handler = (
   body: Record<string, unknown>,
 ) => ApiResult;
 
-interface Route {
-  method: string;
-  pattern: RegExp;
-  handler: Handler;
-}
-
 /** A route of `path`, whose `{name}` segments become the handler's params. */
-function route(method: string, path: string, handler: Handler): Route {
+function route(method: string, path: string, handler: Handler) {
   return { method, handler, pattern: new RegExp(`^${path.replace(/\{(\w+)\}/g, '(?<$1>[^/]+)')}$`) };
 }
 
@@ -47,7 +41,7 @@ function notFound(model: string): ApiResult {
 }
 
 function invalid(v: Validator): ApiResult {
-  return { status: 422, body: validationBody(v.errors) };
+  return { status: 422, body: { message: 'The given data was invalid.', errors: v.errors } };
 }
 
 function groupIdOf(value: unknown): string | undefined {
@@ -213,7 +207,7 @@ const listFields: Handler = (ctx, _params, query) => {
   return { status: 200, body: pageOf(fields, page, limit, `${ctx.baseUrl}/fields`) };
 };
 
-const ROUTES: Route[] = [
+const ROUTES = [
   route('POST', '/api/subscribers', upsertSubscriber),
   route('GET', '/api/subscribers/{subscriber}', getSubscriber),
   route('POST', '/api/subscribers/{subscriber}/forget', forgetSubscriber),

@@ -4,12 +4,10 @@
 // with one array of messages per field path (e.g. "groups.0"). The messages are Laravel's default English ones,
 // which show attribute names with underscores as spaces ("last_name" -> "last name").
 
-export type FieldErrors = Record<string, string[]>;
-
 const label = (field: string) => field.replaceAll('_', ' ');
 
 export class Validator {
-  readonly errors: FieldErrors = {};
+  readonly errors: Record<string, string[]> = {};
 
   add(field: string, message: string): void {
     this.errors[field] ??= [];
@@ -27,10 +25,6 @@ export class Validator {
   invalidSelection = (field: string) => this.add(field, `The selected ${label(field)} is invalid.`);
   tooLong = (field: string, max: number) =>
     this.add(field, `The ${label(field)} must not be greater than ${max} characters.`);
-}
-
-export function validationBody(errors: FieldErrors): { message: string; errors: FieldErrors } {
-  return { message: 'The given data was invalid.', errors };
 }
 
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
