@@ -164,9 +164,6 @@ ${PORT_SPECS.map((spec) => `  ${spec.env.padEnd(26)} ${String(spec.defaultPort).
   GOODY_TASKS_EMULATOR_FAULTS      on (tests only): the Cloud Tasks emulator's port takes PUT /__control/faults
                                    {"refuseEnqueue": true|false}, answering every enqueue 503 while on (default off)
   GOODY_FUNCTIONS_WORKERS          worker processes a function may run at once (default 4; more requests wait their turn)
-  GOODY_FUNCTIONS_LOADS_AT_ONCE    workers of the stack that may load at once (default: the cores, at least 2)
-  GOODY_FUNCTIONS_LOAD_ATTEMPTS    workers a request is tried on before it is answered 503 (default 3)
-  GOODY_FUNCTIONS_QUEUE_WAIT_SECONDS  how long a request waits for a free worker before a 503 (default 60)
 `;
 
 export function resolveLauncherConfig(

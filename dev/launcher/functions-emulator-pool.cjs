@@ -23,18 +23,14 @@
 
 const os = require('node:os');
 
-/** The pool's settings: the launcher's defaults, each overridable by an environment variable. */
+/** The pool's settings; GOODY_FUNCTIONS_WORKERS moves the requests one function may run at once (default 4). */
 function poolSettings(env = process.env) {
-  const whole = (name, fallback, min) => {
-    const value = Number(env[name]);
-    return Number.isInteger(value) && value >= min ? value : fallback;
-  };
-  const cores = os.availableParallelism();
+  const workers = Number(env.GOODY_FUNCTIONS_WORKERS);
   return {
-    workersPerFunction: whole('GOODY_FUNCTIONS_WORKERS', 4, 1),
-    loadsAtOnce: whole('GOODY_FUNCTIONS_LOADS_AT_ONCE', Math.max(2, cores), 1),
-    loadAttempts: whole('GOODY_FUNCTIONS_LOAD_ATTEMPTS', 3, 1),
-    queueWaitMs: whole('GOODY_FUNCTIONS_QUEUE_WAIT_SECONDS', 60, 1) * 1000,
+    workersPerFunction: Number.isInteger(workers) && workers >= 1 ? workers : 4,
+    loadsAtOnce: Math.max(2, os.availableParallelism()),
+    loadAttempts: 3,
+    queueWaitMs: 60_000,
   };
 }
 
