@@ -35,21 +35,11 @@ const CLOUD_SDK_ROOTS = [
   '/opt/homebrew/share/google-cloud-sdk',
 ];
 
-export interface Java {
-  /** The directory whose bin/java runs (JAVA_HOME for the emulators). */
-  home: string;
-  major: number;
-}
+/** `home`: the directory whose bin/java runs (JAVA_HOME for the emulators). */
+export type Java = { home: string; major: number };
 
-export interface GoogleEmulators {
-  java: Java;
-  /** What firebase-tools runs as the Firestore emulator (`java -jar <this>`). */
-  firestore: string;
-  /** What firebase-tools runs as the Pub/Sub emulator (a script). */
-  pubsub: string;
-  /** One line for a console: which Java and which emulators. */
-  summary: string;
-}
+/** What firebase-tools runs as the Firestore emulator (`java -jar`) and the Pub/Sub one, and a line saying so. */
+export type GoogleEmulators = { java: Java; firestore: string; pubsub: string; summary: string };
 
 export class GoogleEmulatorsMissing extends Error {
   override name = 'GoogleEmulatorsMissing';

@@ -43,8 +43,6 @@ export interface ChildExit {
   error?: Error;
 }
 
-export type Output = (line: string) => void;
-
 export function describeExit(exit: ChildExit): string {
   if (exit.error) return `could not start (${exit.error.message})`;
   if (exit.signal) return `was killed by ${exit.signal}`;
@@ -94,7 +92,7 @@ export class Supervisor {
   private stopping = false;
 
   constructor(
-    private readonly output: Output,
+    private readonly output: (line: string) => void,
     private readonly onUnexpectedExit: (child: SupervisedChild, exit: ChildExit) => void,
   ) {}
 

@@ -28,13 +28,12 @@ export interface MailerLiteStandInOptions extends Partial<MailerLiteLimits> {
   host?: string;
   port?: number;
   apiKey?: string;
-  /** Custom field keys the account has, on top of MailerLite's default fields (name, last_name, ...). */
+  /** Custom field keys the account has, beside MailerLite's default fields (name, last_name, ...). */
   customFields?: string[];
   /** Keep the account's subscribers and groups here: loaded at start, written when stopped. */
   dataDir?: string;
-  /** No request lines on stdout. */
+  /** No request lines; else they go to `log` (default console.log). */
   quiet?: boolean;
-  /** Where request lines go when not quiet (default console.log). */
   log?: (line: string) => void;
   /** Clock for rate-limit windows and timestamps (default Date.now). */
   now?: () => number;
