@@ -124,6 +124,6 @@ export class SmtpFaults {
   }
 }
 
-export function smtpError(rule: Refusal): Error & { responseCode: number } {
+export function smtpError(rule: { code: number; message: string }): Error & { responseCode: number } {
   return Object.assign(new Error(rule.message), { responseCode: rule.code });
 }

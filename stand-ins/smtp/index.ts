@@ -68,9 +68,7 @@ export async function startSmtpOutbox(options: SmtpOutboxOptions = {}) {
         // The whole message has been read before answering, as smtp-server requires, whatever the answer.
         if (stream.sizeExceeded) {
           return callback(
-            Object.assign(new Error(`5.3.4 Message exceeds the ${MAX_MESSAGE_BYTES} byte limit`), {
-              responseCode: 552,
-            }),
+            smtpError({ code: 552, message: `5.3.4 Message exceeds the ${MAX_MESSAGE_BYTES} byte limit` }),
           );
         }
         const rule = faults.take('data');
@@ -91,7 +89,7 @@ export async function startSmtpOutbox(options: SmtpOutboxOptions = {}) {
           },
           (error: unknown) => {
             console.error('[smtp] could not store a message:', error);
-            callback(Object.assign(new Error('4.3.0 Could not store the message'), { responseCode: 451 }));
+            callback(smtpError({ code: 451, message: '4.3.0 Could not store the message' }));
           },
         );
       });
