@@ -131,9 +131,8 @@ function killWorkerThatFailedToLoad(RuntimeWorker, RuntimeWorkerState) {
 }
 
 /**
- * Bounds each function's workers and answers every request. Wraps FunctionsEmulator.prototype.handleHttpsTrigger
- * (every HTTP, callable, task queue and event request goes through it) and startRuntime (a worker's start and
- * load). Returns false (and changes nothing) if the class is not the one this was written for.
+ * Bounds each function's workers and answers every request: wraps handleHttpsTrigger (every request goes through
+ * it) and startRuntime (a worker's start and load). False, and nothing changed, if the class is not the one expected.
  */
 function boundWorkerPool(FunctionsEmulator, settings = poolSettings()) {
   const proto = FunctionsEmulator?.prototype;

@@ -1,11 +1,8 @@
-// Cloud Scheduler for the local stack. firebase-tools' Functions emulator loads a scheduled function (onSchedule)
-// with its Pub/Sub topic but never fires it, and its Pub/Sub emulator cannot deliver to a 2nd-gen scheduled
-// function; in production Cloud Scheduler calls it on its schedule. So the launcher does: it reads the loaded
-// functions and their schedules from the Functions emulator (`GET /backends`, each trigger's `schedule`) and
-// calls each one on its schedule the way the emulator serves a scheduled function, an HTTP POST to its trigger
-// route (`/functions/projects/<project>/triggers/<region>-<name>-<n>`, n counting the emulator's reloads of its
-// triggers). `GOODY_SCHEDULES` may shorten a schedule locally (`reconcile-deliveries=every 5 seconds`); a run
-// still going when the next is due is not overlapped (the functions say maxInstances: 1).
+// Cloud Scheduler for the local stack. The Functions emulator loads a scheduled function (onSchedule) but never
+// fires it, and its Pub/Sub emulator cannot deliver to a 2nd-gen one. So the launcher reads the loaded functions
+// and their schedules (`GET /backends`) and POSTs to each one's trigger route on its schedule
+// (`/functions/projects/<project>/triggers/<region>-<name>-<n>`, n counting the emulator's reloads), never two
+// runs of one at once (maxInstances: 1). `GOODY_SCHEDULES` may shorten a schedule locally.
 
 import { LauncherError } from './errors.ts';
 

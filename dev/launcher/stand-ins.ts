@@ -1,7 +1,6 @@
 // The two stand-ins (MailerLite and the SMTP outbox: no emulator exists for either) run inside the launcher's own
-// process: they start in milliseconds, report the ports they bound, and cannot outlive the launcher (no orphan can
-// hold their ports after a Ctrl-C). Their data lives in the data directory (GOODY_DATA_DIR), so a restart finds
-// the MailerLite account and the mail.
+// process, so no orphan can hold their ports after a Ctrl-C. Their data lives in the data directory
+// (GOODY_DATA_DIR), so a restart finds the MailerLite account and the mail.
 
 import { rm } from 'node:fs/promises';
 import path from 'node:path';

@@ -1,10 +1,7 @@
-// Starts the launcher's child processes and makes sure none outlives it.
-//
-// Each child gets a process group of its own (detached), so a Ctrl-C in the terminal reaches only the launcher,
-// which then stops the children in order: firebase-tools gets one SIGINT (its own clean shutdown stops its
-// functions workers and java), anything still alive after a grace period is killed with its whole group, and
-// every process that was ever seen below a child is killed too (firebase-tools starts java detached, in a group
-// of its own, so the group kill alone would miss it).
+// Starts the launcher's child processes and makes sure none outlives it. Each child leads a process group of its
+// own, so a Ctrl-C in the terminal reaches only the launcher, which then stops them: firebase-tools gets one
+// SIGINT (its clean shutdown stops its workers and java), what is alive after a grace period is killed with its
+// group, and so is every process ever seen below a child (firebase-tools starts java in a group of its own).
 
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';

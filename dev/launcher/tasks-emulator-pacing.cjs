@@ -62,9 +62,8 @@ function backoffEnds(task) {
 }
 
 /**
- * Frees a task's dispatch slot while it waits out its backoff. Wraps TaskQueue.prototype.handleRetry,
- * dispatchTasks and isActive; `TaskStatus` is the enum taskQueue.js exports beside the class. Returns false
- * (and changes nothing) if the class is not the one this was written for.
+ * Frees a task's dispatch slot while it waits out its backoff: wraps handleRetry, dispatchTasks and isActive
+ * (`TaskStatus` is taskQueue.js's enum). False, and nothing changed, if the class is not the one expected.
  */
 function freeBackoffSlots(TaskQueue, TaskStatus) {
   const proto = TaskQueue?.prototype;
@@ -143,9 +142,8 @@ function scheduledAt(scheduleTime) {
 }
 
 /**
- * Keeps a task whose scheduleTime is ahead out of the queue until then, without holding back the tasks behind
- * it. Wraps TaskQueue.prototype.enqueue, dispatchTasks, isActive and delete. Returns false (and changes
- * nothing) if the class is not the one this was written for.
+ * Keeps a task whose scheduleTime is ahead out of the queue until then: wraps enqueue, dispatchTasks, isActive
+ * and delete. False, and nothing changed, if the class is not the one expected.
  */
 function holdScheduledTasks(TaskQueue) {
   const proto = TaskQueue?.prototype;
@@ -212,9 +210,8 @@ function holdScheduledTasks(TaskQueue) {
 const ENQUEUE_ROUTE = '/projects/:project_id/locations/:location_id/queues/:queue_name/tasks';
 
 /**
- * Puts the enqueue fault's control in front of the Cloud Tasks emulator's server: wraps
- * TasksEmulator.prototype.createHubServer, whose express app the emulator listens with. `express` is
- * firebase-tools' own. Returns false (and changes nothing) if the class is not the one this was written for.
+ * Puts the enqueue fault's control in front of the emulator's express app (TasksEmulator's createHubServer;
+ * `express` is firebase-tools' own). False, and nothing changed, if the class is not the one expected.
  */
 function controlEnqueueFaults(TasksEmulator, express) {
   const proto = TasksEmulator?.prototype;

@@ -45,14 +45,11 @@ export class MailerLiteFaults {
   latencyMs = 0;
   /** While true every API request has its connection closed unanswered, as when the service is unreachable. */
   down = false;
-  /**
-   * While true every API request is answered as one without a valid key (401 `Unauthenticated.`), the right
-   * key included: a token revoked, or one the account never had, until an operator puts the right one in.
-   */
+  /** While true every API request, the right key's included, is answered 401 as a revoked token is. */
   refuseKey = false;
 
   failNext(count: number, status: number, body?: unknown, options: Partial<FailRule> = {}): void {
-    this.apply({ failNext: { ...options, count, status, ...(body === undefined ? {} : { body }) } });
+    this.apply({ failNext: { ...options, count, status, body } });
   }
 
   dropNext(count: number, options: Partial<DropRule> = {}): void {

@@ -1,7 +1,6 @@
 /**
- * A fixed window that starts at the first hit and lasts `windowMs`, the way Laravel's throttle middleware
- * (which MailerLite's API runs on) counts: the counter resets when the window that the first request opened
- * expires, and `Retry-After` is the number of whole seconds until then.
+ * A fixed window that starts at the first hit and lasts `windowMs`, as Laravel's throttle middleware (which
+ * MailerLite's API runs on) counts; `Retry-After` is the whole seconds until it ends.
  */
 export class FixedWindowLimiter {
   private windowStart = 0;
