@@ -14,7 +14,6 @@ export function stackDirFor(root: string, pagePort: number): string {
   return path.join(root, STACKS_DIR, `stack-${pagePort}`);
 }
 
-/** The local stack's two keys (dummies; a deploy uses Secret Manager secrets). Benchmarks that prepare
- * state or drive the functions' code in-process use them. */
+/** The local stack's two keys: dummies (a deploy uses Secret Manager secrets), for benchmarks too. */
 export const DEV_MAILBOX_KEY_SECRET = 'dev-mailbox-key-secret-not-for-production';
 export const DEV_UNSUBSCRIBE_SECRET = 'dev-unsubscribe-secret-not-for-production';

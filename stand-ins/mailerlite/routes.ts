@@ -129,6 +129,7 @@ function pagingOf(query: URLSearchParams) {
     const raw = query.get(name) || String(index === 0 ? 100 : 1);
     if (/^\d+$/.test(raw) && Number(raw) >= 1) return Number(raw);
     v.add(name, `The ${name} must be an integer.`);
+    return undefined;
   });
   return v.failed ? invalid(v) : { limit, page };
 }

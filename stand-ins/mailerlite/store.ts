@@ -47,10 +47,7 @@ export class Store {
     return [...DEFAULT_FIELDS, ...this.customFields.filter((key) => !DEFAULT_FIELDS.includes(key))];
   }
 
-  /**
-   * Ids are decimal strings of 18 digits, like the real ones (e.g. "139790465506477360"), so any client that
-   * parses them as JSON numbers loses precision, exactly as it would against the real API.
-   */
+  /** 18-digit decimal strings like the real ids, so a client reading them as JSON numbers loses precision. */
   private nextId(nowMs: number): string {
     const candidate =
       120_000_000_000_000_000n + BigInt(nowMs) * 1000n + BigInt(Math.floor(Math.random() * 1000));

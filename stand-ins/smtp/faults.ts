@@ -2,10 +2,9 @@ import { z } from 'zod';
 import { parseWith, take } from '../http.ts';
 
 /**
- * A refusal of `stage` with `code` and `message`. At 'data' (the default) a message is refused after its
- * content was received, as a provider refuses a message it will not relay; at 'mail' the sender is (a provider
- * refusing a sender whose domain is not verified yet); at 'rcpt' a recipient is, every one, or only
- * `recipient` (compared without regard to case) when it is given: one mailbox that does not exist.
+ * A refusal of `stage` with `code` and `message`: at 'data' (the default) the message, as a provider refuses one
+ * it will not relay; at 'mail' the sender (a domain not verified yet); at 'rcpt' every recipient, or only
+ * `recipient` (in any case) when it is given: one mailbox that does not exist.
  */
 const refusal = z.strictObject({
   code: z.number().int().min(400).max(599),
