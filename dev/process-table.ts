@@ -107,24 +107,16 @@ export function commandLineOf(pid: number): string | undefined {
  */
 export function processesMarked(name: string, value: string): ProcessEntry[] {
   if (!hasProc) return [];
-  const mark = Buffer.from(`${name}=${value}\0`);
-  const found: ProcessEntry[] = [];
-  for (const entry of listProcesses()) {
-    if (entry.pid === process.pid || entry.state === 'Z') continue;
-    let environ: Buffer;
+  // Each variable ends with a NUL; one more in front matches the mark as a whole variable, the first one too.
+  const mark = Buffer.from(`\0${name}=${value}\0`);
+  return listProcesses().filter((entry) => {
+    if (entry.pid === process.pid || entry.state === 'Z') return false;
     try {
-      environ = readFileSync(`/proc/${entry.pid}/environ`);
+      return Buffer.concat([Buffer.from([0]), readFileSync(`/proc/${entry.pid}/environ`)]).includes(mark);
     } catch {
-      continue;
+      return false;
     }
-    if (
-      environ.subarray(0, mark.length).equals(mark) ||
-      environ.includes(Buffer.concat([Buffer.from([0]), mark]))
-    ) {
-      found.push(entry);
-    }
-  }
-  return found;
+  });
 }
 
 /** SIGKILL to each process (and to its group, if it leads one); those already gone are skipped. */

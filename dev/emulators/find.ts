@@ -116,10 +116,9 @@ function cloudSdkRoots(deps: FindDeps): string[] {
 }
 
 /**
- * How each emulator is found: its override variable, where firebase-tools' cache keeps it, and what to make of
- * the Cloud SDK's copy: its Firestore jar has no Main-Class and firebase-tools runs it with `java -jar`, so a
- * launcher jar naming the class and the jar; its Pub/Sub script gets a wrapper, as firebase-tools chmods what it
- * is given, which a file owned by root refuses.
+ * How each emulator is found: its override, firebase-tools' cache, or the Cloud SDK's copy, run through a launcher
+ * jar (the SDK's Firestore jar has no Main-Class, and firebase-tools runs `java -jar`) or a wrapper script
+ * (firebase-tools chmods what it is given, which a Pub/Sub script owned by root refuses).
  */
 const EMULATORS = {
   firestore: {

@@ -74,10 +74,9 @@ export function firebaseToolsEnv(base: NodeJS.ProcessEnv, emulators: GoogleEmula
   env.npm_config_offline = 'true';
   // The functions' firebase-admin would otherwise probe the GCE metadata server, off loopback.
   Object.assign(env, loopbackOnlyEnv);
-  // How many requests the Functions emulator's work queue holds at once. As it ships, that bound (50) is also
-  // the bound on worker processes; under the launcher's pool (functions-emulator-pool.cjs) the requests beyond a
-  // function's workers wait inside the queue, so a bound here would let one function's waiting requests hold
-  // back every other function's. FUNCTIONS_EMULATOR_PARALLEL in the shell overrides it.
+  // The requests the Functions emulator's work queue holds at once: under the launcher's pool the requests beyond
+  // a function's workers wait inside it, so the shipped bound (50) would let one function's waiting requests hold
+  // back every other's. FUNCTIONS_EMULATOR_PARALLEL in the shell overrides it.
   env.FUNCTIONS_EMULATOR_PARALLEL =
     base.FUNCTIONS_EMULATOR_PARALLEL?.trim() || String(FUNCTIONS_REQUESTS_HELD);
   return emulatorEnv(emulators, env);

@@ -8,9 +8,8 @@
 //                   start copies lib/, see writeStackFiles), plus .env.local (the string params) and
 //                   .secret.local (the secrets; without it the emulator asks Google Secret Manager)
 //
-// Per-stack copies, not functions/.env.local and web/dist: the emulator rereads .secret.local whenever it starts a
-// worker, and the site's emulator ports are baked in at build time, so a second stack (an e2e run beside a
-// developer's) writing there would reroute the first one's mail and sign-ups.
+// Per-stack copies, not functions/.env.local and web/dist: the emulator rereads .secret.local for each worker and
+// the site's ports are baked in at build time, so a second stack writing there would reroute the first one's.
 //
 // Under `npm run dev` the Functions emulator's watcher (chokidar, following the symlinks) reloads the functions
 // when tsc --watch rewrites lib/. It drops every path with a dot-segment (hence dev-stacks/, dev/stack.ts) and
