@@ -92,10 +92,8 @@ export function persistenceArgs(exportDir: string): string[] {
   return args;
 }
 
-export interface LauncherIO {
-  out(line: string): void;
-  err(line: string): void;
-}
+/** Where the launcher's lines go: standard output, or standard error for failures and warnings. */
+export type LauncherIO = Record<'out' | 'err', (line: string) => void>;
 
 export const consoleIO: LauncherIO = {
   out: (line) => process.stdout.write(`${line}\n`),

@@ -8,7 +8,12 @@ import { LauncherError } from './errors.ts';
 
 export type Schedule = { kind: 'every'; ms: number } | { kind: 'daily'; minuteOfDay: number };
 
-const UNIT_MS: Record<string, number> = { second: 1_000, minute: 60_000, min: 60_000, hour: 3_600_000 };
+const UNIT_MS: Record<string, number> = {
+  second: 1_000,
+  minute: 60_000,
+  min: 60_000,
+  hour: 3_600_000,
+};
 
 /**
  * The App Engine cron forms the functions use: `every N minutes|hours` (and, for a local override, seconds)

@@ -14,10 +14,7 @@ export type RunningStandIns = Awaited<ReturnType<typeof startStandIns>>;
 /** Where, inside the data directory, the Firestore emulator exports its documents on exit and imports them from. */
 export const FIRESTORE_EXPORT_DIR = 'firestore-export';
 
-export interface Stoppable {
-  name: string;
-  stop(): Promise<void>;
-}
+export type Stoppable = { name: string; stop(): Promise<void> };
 
 /** Stops one stand-in, waiting at most `ms`; a failure or a hang is reported, never thrown. */
 export async function stopWithin(item: Stoppable, ms: number, output: (line: string) => void): Promise<void> {
