@@ -3,7 +3,7 @@
 // process the launcher started is not enough: the launcher remembers the whole tree and ends what is left.
 
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 
 export interface ProcessEntry {
   pid: number;
@@ -23,24 +23,15 @@ function readProcStat(pid: number): ProcessEntry | undefined {
     return undefined;
   }
   // The command name sits in parentheses and may itself contain spaces or parentheses: parse after the last ')'.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // fields[0] is the state; then ppid, pgrp, session, ... starttime is field 22 of the whole line.
-  const state = fields[0] ?? '?';
-  const ppid = Number(fields[1]);
-  const pgid = Number(fields[2]);
-  const startTime = fields[19] ?? '';
-  if (!Number.isInteger(ppid) || !Number.isInteger(pgid)) return undefined;
-  return { pid, state, ppid, pgid, startTime };
+  // Then the state, ppid, pgrp, session, ...; starttime is field 22 of the whole line.
+  const [state = '?', ppid, pgid, ...rest] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { pid, state, ppid: Number(ppid), pgid: Number(pgid), startTime: rest[16] ?? '' };
 }
 
 function listFromProc(): ProcessEntry[] {
-  const entries: ProcessEntry[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    const entry = readProcStat(Number(name));
-    if (entry) entries.push(entry);
-  }
-  return entries;
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .flatMap((name) => readProcStat(Number(name)) ?? []);
 }
 
 function listFromPs(): ProcessEntry[] {
@@ -58,14 +49,7 @@ function listFromPs(): ProcessEntry[] {
     }));
 }
 
-const hasProc = (() => {
-  try {
-    readdirSync('/proc/self');
-    return true;
-  } catch {
-    return false;
-  }
-})();
+const hasProc = existsSync('/proc/self/stat');
 
 export function listProcesses(): ProcessEntry[] {
   try {
@@ -77,22 +61,15 @@ export function listProcesses(): ProcessEntry[] {
 
 /** Every process below the given pids (not the pids themselves), as the table is now. */
 export function descendantsOf(rootPids: readonly number[], table = listProcesses()): ProcessEntry[] {
-  const children = new Map<number, ProcessEntry[]>();
-  for (const entry of table) {
-    const siblings = children.get(entry.ppid);
-    if (siblings) siblings.push(entry);
-    else children.set(entry.ppid, [entry]);
-  }
+  const pids = new Set(rootPids);
   const found: ProcessEntry[] = [];
-  const queue = [...rootPids];
-  const seen = new Set<number>(rootPids);
-  while (queue.length > 0) {
-    const pid = queue.shift() as number;
-    for (const child of children.get(pid) ?? []) {
-      if (seen.has(child.pid)) continue;
-      seen.add(child.pid);
-      found.push(child);
-      queue.push(child.pid);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const entry of table) {
+      if (!pids.has(entry.ppid) || pids.has(entry.pid)) continue;
+      pids.add(entry.pid);
+      found.push(entry);
+      grew = true;
     }
   }
   return found;
@@ -117,9 +94,7 @@ export function isStillRunning(entry: ProcessEntry): boolean {
 
 export function commandLineOf(pid: number): string | undefined {
   try {
-    const raw = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-    const text = raw.split('\0').filter(Boolean).join(' ');
-    return text || undefined;
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean).join(' ') || undefined;
   } catch {
     return undefined;
   }
@@ -132,24 +107,16 @@ export function commandLineOf(pid: number): string | undefined {
  */
 export function processesMarked(name: string, value: string): ProcessEntry[] {
   if (!hasProc) return [];
-  const mark = Buffer.from(`${name}=${value}\0`);
-  const found: ProcessEntry[] = [];
-  for (const entry of listProcesses()) {
-    if (entry.pid === process.pid || entry.state === 'Z') continue;
-    let environ: Buffer;
+  // Each variable ends with a NUL; one more in front matches the mark as a whole variable, the first one too.
+  const mark = Buffer.from(`\0${name}=${value}\0`);
+  return listProcesses().filter((entry) => {
+    if (entry.pid === process.pid || entry.state === 'Z') return false;
     try {
-      environ = readFileSync(`/proc/${entry.pid}/environ`);
+      return Buffer.concat([Buffer.from([0]), readFileSync(`/proc/${entry.pid}/environ`)]).includes(mark);
     } catch {
-      continue;
+      return false;
     }
-    if (
-      environ.subarray(0, mark.length).equals(mark) ||
-      environ.includes(Buffer.concat([Buffer.from([0]), mark]))
-    ) {
-      found.push(entry);
-    }
-  }
-  return found;
+  });
 }
 
 /** SIGKILL to each process (and to its group, if it leads one); those already gone are skipped. */

@@ -4,11 +4,9 @@
 import path from 'node:path';
 
 /**
- * Where a stack's generated files go: inside the repository on purpose (firebase-tools resolves firebase-functions
- * from the functions directory upwards, and this directory's parents lead to the repository's node_modules), and
- * not under a dot-directory such as .dev-data: the Functions emulator's file watcher ignores every path with a
- * segment starting with a dot, tested against the absolute path (firebase/firebase-tools#10187), so under
- * .dev-data it watched nothing and never reloaded the functions.
+ * Where a stack's generated files go: inside the repository (firebase-tools resolves firebase-functions from the
+ * functions directory upwards), and under no dot-directory: the Functions emulator's file watcher ignores every
+ * path with a segment starting with a dot (firebase/firebase-tools#10187).
  */
 export const STACKS_DIR = 'dev-stacks';
 
@@ -16,7 +14,6 @@ export function stackDirFor(root: string, pagePort: number): string {
   return path.join(root, STACKS_DIR, `stack-${pagePort}`);
 }
 
-/** The local stack's two keys (dummies; a deploy uses Secret Manager secrets). Benchmarks that prepare
- * state or drive the functions' code in-process use them. */
+/** The local stack's two keys: dummies (a deploy uses Secret Manager secrets), for benchmarks too. */
 export const DEV_MAILBOX_KEY_SECRET = 'dev-mailbox-key-secret-not-for-production';
 export const DEV_UNSUBSCRIBE_SECRET = 'dev-unsubscribe-secret-not-for-production';

@@ -40,8 +40,8 @@ export function parseWith<T>(schema: ZodType<T>, body: unknown): T {
 }
 
 /** The body as JSON; an empty body is `{}`. */
-export async function readJson(req: IncomingMessage, limit?: number): Promise<unknown> {
-  const text = (await readBody(req, limit)).toString('utf8');
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  const text = (await readBody(req)).toString('utf8');
   if (text.trim() === '') return {};
   try {
     return JSON.parse(text);
@@ -86,19 +86,22 @@ export function close(server: Server & { closeAllConnections?: () => void }): Pr
   });
 }
 
-export interface ControlSurface {
-  /** What the stand-in holds now; the query string may narrow it. */
-  state(query: URLSearchParams): unknown;
-  /** Forgets every piece of data (and the faults). */
+interface ControlSurface {
+  /** What the stand-in holds now. */
+  state(): unknown;
+  /** Forgets every piece of data and the faults. */
   reset(): unknown;
-  faults: {
-    state(): unknown;
-    /** Validates the whole body before changing anything; throws on a malformed one. */
-    apply(body: unknown): unknown;
-    clear(): unknown;
-  };
+  /** `apply` validates the whole body before changing anything, and throws on a malformed one. */
+  faults: { state(): unknown; apply(body: unknown): unknown; clear(): unknown };
   /** Further routes, keyed `METHOD name` for `/__control/name`, answered 200 with what they return. */
   more?: Record<string, (body: unknown) => unknown>;
+}
+
+/** Consumes one use of the first fault rule matching, if any. */
+export function take<T extends { count: number }>(rules: T[], matches: (rule: T) => boolean): T | undefined {
+  const rule = rules.find(matches);
+  if (rule && --rule.count === 0) rules.splice(rules.indexOf(rule), 1);
+  return rule;
 }
 
 /** Answers a request under /__control/. A malformed body is a 400 that changes nothing. */
@@ -106,14 +109,13 @@ export async function serveControl(
   req: IncomingMessage,
   res: ServerResponse,
   pathname: string,
-  query: URLSearchParams,
   surface: ControlSurface,
 ): Promise<void> {
   const route = `${req.method ?? 'GET'} ${pathname.slice(CONTROL_PREFIX.length)}`;
   try {
     switch (route) {
       case 'GET state':
-        return sendJson(res, 200, await surface.state(query));
+        return sendJson(res, 200, await surface.state());
       case 'POST reset':
         await surface.reset();
         return sendJson(res, 204, null);

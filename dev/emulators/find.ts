@@ -1,9 +1,6 @@
 // Where Google's Java emulators are on this machine: Java 21+ (JAVA_HOME, the `java` on PATH, the newest
 // under /usr/lib/jvm) and the Firestore and Pub/Sub emulators (the *_EMULATOR_BINARY_PATH overrides,
-// firebase-tools' cache, a Google Cloud SDK installation). The SDK's Firestore jar has no Main-Class and
-// firebase-tools runs it with `java -jar`, so a launcher jar naming the class and the jar is written under
-// .dev-data/emulators/, with a wrapper for the SDK's Pub/Sub script (firebase-tools chmods what it is
-// given, which a file owned by root refuses). Nothing found is one clear message, never a fallback.
+// firebase-tools' cache, a Google Cloud SDK installation). Nothing found is one clear message, never a fallback.
 //
 //   npx tsx dev/emulators/find.ts     prints what was found, or what to install, and exits 0 or 1
 
@@ -24,14 +21,10 @@ import { fileURLToPath } from 'node:url';
 import { launcherJar } from './launcher-jar.ts';
 
 /** firebase-tools refuses a Java emulator on anything older (MIN_SUPPORTED_JAVA_MAJOR_VERSION). */
-export const MIN_JAVA_MAJOR = 21;
-
-export const FIRESTORE_MAIN_CLASS = 'com.google.cloud.datastore.emulator.firestore.CloudFirestore';
-
-const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const MIN_JAVA_MAJOR = 21;
 
 /** Where the launcher jar and the Pub/Sub wrapper are written (git-ignored). */
-export const GENERATED_DIR = path.join(REPO_ROOT, '.dev-data', 'emulators');
+const GENERATED_DIR = fileURLToPath(new URL('../../.dev-data/emulators', import.meta.url));
 
 /** Places the Google Cloud SDK is installed by its Debian/RPM packages, its installer and Homebrew. */
 const CLOUD_SDK_ROOTS = [
@@ -42,21 +35,11 @@ const CLOUD_SDK_ROOTS = [
   '/opt/homebrew/share/google-cloud-sdk',
 ];
 
-export interface Java {
-  /** The directory whose bin/java runs (JAVA_HOME for the emulators). */
-  home: string;
-  major: number;
-}
+/** `home`: the directory whose bin/java runs (JAVA_HOME for the emulators). */
+export type Java = { home: string; major: number };
 
-export interface GoogleEmulators {
-  java: Java;
-  /** What firebase-tools runs as the Firestore emulator (`java -jar <this>`). */
-  firestore: string;
-  /** What firebase-tools runs as the Pub/Sub emulator (a script). */
-  pubsub: string;
-  /** One line for a console: which Java and which emulators. */
-  summary: string;
-}
+/** What firebase-tools runs as the Firestore emulator (`java -jar`) and the Pub/Sub one, and a line saying so. */
+export type GoogleEmulators = { java: Java; firestore: string; pubsub: string; summary: string };
 
 export class GoogleEmulatorsMissing extends Error {
   override name = 'GoogleEmulatorsMissing';
@@ -77,10 +60,7 @@ export interface FindDeps {
   writeGenerated(name: string, content: Buffer, mode: number): string;
 }
 
-export interface DownloadInfo {
-  downloadPathRelativeToCacheDir: string;
-  binaryPathRelativeToCacheDir?: string;
-}
+type DownloadInfo = { downloadPathRelativeToCacheDir: string; binaryPathRelativeToCacheDir?: string };
 
 /** The first number after `version "`: 17 for "17.0.15", 25 for "25.0.3", 1 for "1.8.0_392". */
 export function parseJavaMajor(output: string): number | undefined {
@@ -92,15 +72,21 @@ function probeJava(home: string, where: string, deps: FindDeps, seen: string[]):
   const bin = path.join(home, 'bin', 'java');
   if (!deps.exists(bin)) return undefined;
   const major = parseJavaMajor(deps.javaVersionOf(bin) ?? '');
-  if (major === undefined) {
-    seen.push(`${where} (${bin}) did not report its version`);
-    return undefined;
-  }
-  if (major < MIN_JAVA_MAJOR) {
-    seen.push(`Java ${major} (${where})`);
-    return undefined;
-  }
-  return { home, major };
+  if (major !== undefined && major >= MIN_JAVA_MAJOR) return { home, major };
+  seen.push(
+    major === undefined ? `${where} (${bin}) did not report its version` : `Java ${major} (${where})`,
+  );
+  return undefined;
+}
+
+/** Where each `command` on PATH is installed: two levels above its real binary (bin/ links into it). */
+function installedOnPath(deps: FindDeps, command: string): string[] {
+  return (deps.env.PATH ?? '')
+    .split(path.delimiter)
+    .filter(Boolean)
+    .map((dir) => path.join(dir, command))
+    .filter((bin) => deps.exists(bin))
+    .map((bin) => path.dirname(path.dirname(deps.realpath(bin))));
 }
 
 /** The Java to run the emulators with, and what was found and refused (for the message). */
@@ -111,15 +97,9 @@ export function findJava(deps: FindDeps): { java?: Java; seen: string[] } {
     const java = probeJava(javaHome, 'JAVA_HOME', deps, seen);
     if (java) return { java, seen };
   }
-  for (const dir of (deps.env.PATH ?? '').split(path.delimiter).filter(Boolean)) {
-    const bin = path.join(dir, 'java');
-    if (!deps.exists(bin)) continue;
-    // /usr/bin/java is a chain of links into a JDK; its home is two levels above the real binary.
-    const home = path.dirname(path.dirname(deps.realpath(bin)));
-    const java = probeJava(home, 'the java on PATH', deps, seen);
-    if (java) return { java, seen };
-    break;
-  }
+  const [onPath] = installedOnPath(deps, 'java');
+  const java = onPath === undefined ? undefined : probeJava(onPath, 'the java on PATH', deps, seen);
+  if (java) return { java, seen };
   const installed = deps
     .list('/usr/lib/jvm')
     .map((name) => path.join('/usr/lib/jvm', name))
@@ -129,28 +109,16 @@ export function findJava(deps: FindDeps): { java?: Java; seen: string[] } {
   return { java: installed[0], seen };
 }
 
-function firebaseToolsCacheDir(deps: FindDeps): string {
-  return (
-    deps.env.FIREBASE_EMULATORS_PATH?.trim() || path.join(deps.homedir, '.cache', 'firebase', 'emulators')
-  );
-}
-
 function cloudSdkRoots(deps: FindDeps): string[] {
-  const roots: string[] = [];
   const fromEnv = deps.env.CLOUDSDK_ROOT_DIR?.trim();
-  if (fromEnv) roots.push(fromEnv);
-  for (const dir of (deps.env.PATH ?? '').split(path.delimiter).filter(Boolean)) {
-    const gcloud = path.join(dir, 'gcloud');
-    if (deps.exists(gcloud)) roots.push(path.dirname(path.dirname(deps.realpath(gcloud))));
-  }
-  roots.push(...CLOUD_SDK_ROOTS, path.join(deps.homedir, 'google-cloud-sdk'));
-  return [...new Set(roots)];
+  const roots = [fromEnv ?? '', ...installedOnPath(deps, 'gcloud'), ...CLOUD_SDK_ROOTS];
+  return [...new Set([...roots, path.join(deps.homedir, 'google-cloud-sdk')].filter(Boolean))];
 }
 
 /**
- * How each emulator is found: its override variable, where firebase-tools' cache keeps it, and what to make
- * of the Cloud SDK's copy (a launcher jar for the Firestore jar, which has no Main-Class; a wrapper script
- * for the Pub/Sub script, which firebase-tools would chmod and which root owns).
+ * How each emulator is found: its override, firebase-tools' cache, or the Cloud SDK's copy, run through a launcher
+ * jar (the SDK's Firestore jar has no Main-Class, and firebase-tools runs `java -jar`) or a wrapper script
+ * (firebase-tools chmods what it is given, which a Pub/Sub script owned by root refuses).
  */
 const EMULATORS = {
   firestore: {
@@ -159,7 +127,10 @@ const EMULATORS = {
     cached: (info: DownloadInfo) => info.downloadPathRelativeToCacheDir,
     sdk: 'platform/cloud-firestore-emulator/cloud-firestore-emulator.jar',
     generated: (sdkFile: string) =>
-      ['cloud-firestore-emulator-launcher.jar', launcherJar(FIRESTORE_MAIN_CLASS, [sdkFile])] as const,
+      [
+        'cloud-firestore-emulator-launcher.jar',
+        launcherJar('com.google.cloud.datastore.emulator.firestore.CloudFirestore', [sdkFile]),
+      ] as const,
   },
   pubsub: {
     name: 'the Pub/Sub emulator',
@@ -188,7 +159,9 @@ export function findEmulator(which: Needed, deps: FindDeps): { path?: string; pr
   const info = deps.firebaseToolsInfo(which);
   const relative = info && emulator.cached(info);
   if (relative) {
-    const cached = path.join(firebaseToolsCacheDir(deps), relative);
+    const cacheDir =
+      deps.env.FIREBASE_EMULATORS_PATH?.trim() || path.join(deps.homedir, '.cache/firebase/emulators');
+    const cached = path.join(cacheDir, relative);
     if (deps.exists(cached)) return { path: cached };
   }
   for (const root of cloudSdkRoots(deps)) {
@@ -208,21 +181,22 @@ export type Needed = 'firestore' | 'pubsub';
  */
 export function findGoogleEmulators(deps: FindDeps = systemDeps, needed: Needed[] = ['firestore', 'pubsub']) {
   const { java, seen } = findJava(deps);
-  const found: Partial<Record<Needed, { path?: string; problem?: string }>> = {};
-  for (const which of needed) found[which] = findEmulator(which, deps);
-  const missing = needed.filter((which) => found[which]?.problem);
-  const problems: string[] = [];
-  const remedies: string[] = [];
-  if (!java) {
-    problems.push(
-      `no Java ${MIN_JAVA_MAJOR} or later${seen.length > 0 ? ` (found: ${seen.join(', ')})` : ''}`,
-    );
-    remedies.push(
-      `a Java ${MIN_JAVA_MAJOR}+ runtime (Eclipse Temurin 21 or later; point JAVA_HOME at it, or put it on PATH)`,
-    );
-  }
+  const found = { firestore: '', pubsub: '' };
+  const problems = java
+    ? []
+    : [`no Java ${MIN_JAVA_MAJOR} or later${seen.length > 0 ? ` (found: ${seen.join(', ')})` : ''}`];
+  const remedies = java
+    ? []
+    : [
+        `a Java ${MIN_JAVA_MAJOR}+ runtime (Eclipse Temurin 21 or later; point JAVA_HOME at it, or put it on PATH)`,
+      ];
+  const missing = needed.filter((which) => {
+    const { path: file, problem } = findEmulator(which, deps);
+    found[which] = file ?? '';
+    if (problem) problems.push(problem);
+    return problem !== undefined;
+  });
   if (missing.length > 0) {
-    problems.push(...missing.map((which) => found[which]?.problem ?? ''));
     remedies.push(
       `the emulators: ${missing.map((which) => `\`npx firebase setup:emulators:${which}\``).join(' and ')} where ` +
         'the internet is reachable, or the Google Cloud SDK packages google-cloud-cli-firestore-emulator ' +
@@ -234,8 +208,7 @@ export function findGoogleEmulators(deps: FindDeps = systemDeps, needed: Needed[
       `Google's Firebase emulators cannot run on this machine: ${problems.join('; ')}. Install ${remedies.join(', and ')}.`,
     );
   }
-  const firestore = found.firestore?.path ?? '';
-  const pubsub = found.pubsub?.path ?? '';
+  const { firestore, pubsub } = found;
   const parts = [
     `Java ${java.major} (${java.home})`,
     firestore && `Firestore ${firestore}`,
@@ -276,36 +249,13 @@ export const systemDeps: FindDeps = {
     return `${result.stdout}\n${result.stderr}`;
   },
   exists: existsSync,
-  list(dir) {
-    try {
-      return readdirSync(dir).sort();
-    } catch {
-      return [];
-    }
-  },
-  realpath(file) {
-    try {
-      return realpathSync(file);
-    } catch {
-      return file;
-    }
-  },
-  firebaseToolsInfo(name) {
-    try {
-      const toolsDir = path.dirname(require.resolve('firebase-tools/package.json'));
-      const file = path.join(toolsDir, 'lib', 'emulator', 'downloadableEmulatorInfo.json');
-      return (JSON.parse(readFileSync(file, 'utf8')) as Record<string, DownloadInfo | undefined>)[name];
-    } catch {
-      return undefined;
-    }
-  },
+  list: (dir) => (existsSync(dir) ? readdirSync(dir).sort() : []),
+  realpath: (file) => (existsSync(file) ? realpathSync(file) : file),
+  firebaseToolsInfo: (name) =>
+    require(`firebase-tools/lib/emulator/downloadableEmulatorInfo.json`)[name] as DownloadInfo | undefined,
   writeGenerated(name, content, mode) {
     const file = path.join(GENERATED_DIR, name);
-    try {
-      if (readFileSync(file).equals(content)) return file;
-    } catch {
-      // not written yet
-    }
+    if (existsSync(file) && readFileSync(file).equals(content)) return file;
     mkdirSync(GENERATED_DIR, { recursive: true });
     // Written beside and renamed: two processes (a test run and npm start) may write it at once.
     const temporary = `${file}.${process.pid}.tmp`;

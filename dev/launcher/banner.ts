@@ -2,42 +2,18 @@
 // side effects land.
 
 import path from 'node:path';
-import type { SiteServer } from './config.ts';
-
-export type FunctionsState =
-  | { state: 'loaded'; baseUrl: string; names: string[] }
-  | { state: 'failed'; baseUrl: string };
+import type { LauncherConfig } from './config.ts';
+import type { RunningStandIns } from './stand-ins.ts';
 
 export interface BannerInfo {
-  repoRoot: string;
-  /** Who serves the page: Hosting a built site (npm start), or Vite's dev server (npm run dev). */
-  server: SiteServer;
+  config: LauncherConfig;
+  standIns: RunningStandIns;
   siteUrl: string;
-  mailDir: string;
-  smtpUrl: string;
-  smtpApiUrl: string;
-  mailerLiteBaseUrl: string;
-  mailerLiteApiKey: string;
-  firestoreHostPort: string;
-  pubsubHostPort: string;
-  tasksHostPort: string;
-  functions: FunctionsState;
+  functionsBaseUrl: string;
+  /** The functions the emulator loaded; undefined when it failed to load them. */
+  functions: string[] | undefined;
   /** The scheduled functions the launcher fires (scheduler.ts), each with where its schedule comes from. */
-  scheduled?: string[];
-}
-
-function displayPath(repoRoot: string, dir: string): string {
-  const relative = path.relative(repoRoot, dir);
-  return relative && !relative.startsWith('..') && !path.isAbsolute(relative) ? relative : dir;
-}
-
-function functionsLine(functions: FunctionsState): string {
-  switch (functions.state) {
-    case 'loaded':
-      return `${functions.baseUrl}/<name> (${functions.names.join(', ') || 'none exported'})`;
-    case 'failed':
-      return `${functions.baseUrl}: FAILED to load, see the [firebase] lines above (it reloads when functions/lib changes)`;
-  }
+  scheduled: string[];
 }
 
 /** npm run dev: what reloads on its own, and what Hosting would add that this page does not have. */
@@ -50,27 +26,41 @@ const DEV_ROWS: [string, string][] = [
   ['No Hosting', "the built site's Content-Security-Policy and landing bootstrap: npm start serves them"],
 ];
 
-export function formatReadyBanner(info: BannerInfo): string {
-  const dev = info.server === 'vite';
+export function formatReadyBanner({
+  config,
+  standIns,
+  siteUrl,
+  functionsBaseUrl,
+  functions,
+  scheduled,
+}: BannerInfo) {
+  const { dev, host, ports } = config;
+  const { smtp } = standIns;
+  const mailDir = path.relative(config.repoRoot, smtp.dir);
   const rows: [string, string][] = [
-    ['Site', info.siteUrl],
-    ['Admin', `${info.siteUrl}/admin`],
+    ['Site', siteUrl],
+    ['Admin', `${siteUrl}/admin`],
     ...(dev ? DEV_ROWS : []),
     [
       'Mail',
-      `lands in ${displayPath(info.repoRoot, info.mailDir)} (SMTP ${info.smtpUrl}); listed at ${info.smtpApiUrl}`,
+      `lands in ${mailDir && !mailDir.startsWith('..') && !path.isAbsolute(mailDir) ? mailDir : smtp.dir} (SMTP ${smtp.url}); listed at ${smtp.apiUrl}`,
     ],
-    ['MailerLite', `stand-in at ${info.mailerLiteBaseUrl} (API key ${info.mailerLiteApiKey})`],
-    ['Firestore', `Firebase Firestore emulator at ${info.firestoreHostPort}, enforcing firestore.rules`],
-    ['Functions', functionsLine(info.functions)],
-    ['Pub/Sub', `Firebase Pub/Sub emulator at ${info.pubsubHostPort} (the scheduled functions' topics)`],
+    ['MailerLite', `stand-in at ${standIns.mailerLite.baseUrl} (API key ${config.mailerLiteApiKey})`],
+    ['Firestore', `Firebase Firestore emulator at ${host}:${ports.firestore}, enforcing firestore.rules`],
+    [
+      'Functions',
+      functions
+        ? `${functionsBaseUrl}/<name> (${functions.join(', ') || 'none exported'})`
+        : `${functionsBaseUrl}: FAILED to load, see the [firebase] lines above (it reloads when functions/lib changes)`,
+    ],
+    ['Pub/Sub', `Firebase Pub/Sub emulator at ${host}:${ports.pubsub} (the scheduled functions' topics)`],
     [
       'Schedules',
-      info.scheduled?.length
-        ? `the launcher fires ${info.scheduled.join(', ')}, as Cloud Scheduler would`
+      scheduled.length > 0
+        ? `the launcher fires ${scheduled.join(', ')}, as Cloud Scheduler would`
         : 'none loaded',
     ],
-    ['Tasks', `Firebase Cloud Tasks emulator at ${info.tasksHostPort} (the task queues)`],
+    ['Tasks', `Firebase Cloud Tasks emulator at ${host}:${ports.tasks} (the task queues)`],
   ];
   const rule = '─'.repeat(72);
   return [

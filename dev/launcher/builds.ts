@@ -24,22 +24,13 @@ const WEB_DEFAULTS = {
 
 /** The compiled entry the Functions emulator loads (functions/package.json "main"). */
 export function functionsEntry(repoRoot: string): string {
-  let main = 'lib/functions/src/index.js';
-  try {
-    const pkg = JSON.parse(readFileSync(path.join(repoRoot, 'functions', 'package.json'), 'utf8')) as {
-      main?: string;
-    };
-    if (pkg.main) main = pkg.main;
-  } catch {
-    // No package.json: the default entry, which will not exist either.
-  }
-  return path.join(repoRoot, 'functions', main);
+  const pkg = JSON.parse(readFileSync(path.join(repoRoot, 'functions', 'package.json'), 'utf8')) as {
+    main: string;
+  };
+  return path.join(repoRoot, 'functions', pkg.main);
 }
 
-/**
- * `npm run dev`'s compiler: the functions workspace's own `tsc --watch` (functions/package.json build:watch),
- * which writes functions/lib on every save; the Functions emulator reloads from there.
- */
+/** `npm run dev`'s compiler: the functions workspace's own `tsc --watch`, writing functions/lib on every save. */
 export const FUNCTIONS_WATCH_ARGS = ['run', 'build:watch', '-w', 'functions'];
 
 /** What tsc --watch prints once a compilation is over, with its error count ("Found 0 errors. Watching ..."). */
@@ -50,28 +41,12 @@ export function viteDevArgs(host: string, port: number): string[] {
   return ['run', 'dev', '-w', 'web', '--', '--host', host, '--port', String(port), '--strictPort'];
 }
 
-/** What `npm run emulators` serves: the site as `npm run build -w web` left it. */
-export function builtSiteDir(repoRoot: string): string {
-  return path.join(repoRoot, 'web', 'dist');
-}
-
-/**
- * Where `npm start` builds the site for one stack. Not web/dist: that is the deployable build, and a second stack
- * rebuilding it with its own ports would silently rewire the first stack's open site.
- */
-export function stackSiteDir(stackDir: string): string {
-  return path.join(stackDir, 'site');
-}
-
 /** Arguments of the web build into `outDir` (after the workspace's own `vite build`). */
 export function webBuildArgs(outDir: string): string[] {
   return ['run', 'build', '-w', 'web', '--', '--outDir', outDir, '--emptyOutDir'];
 }
 
-/**
- * Undefined when a site built with the web app's defaults (a plain `npm run build -w web`) reaches this stack's
- * emulators; otherwise a warning saying where it points instead.
- */
+/** Undefined when a plain `npm run build -w web` (the web app's defaults) reaches this stack; else a warning. */
 export function defaultBuildMismatch(wanted: Record<string, string>): string | undefined {
   const differing = (['VITE_FIRESTORE_EMULATOR_HOST', 'VITE_FUNCTIONS_EMULATOR_HOST'] as const).filter(
     (key) => WEB_DEFAULTS[key] !== wanted[key],

@@ -69,11 +69,11 @@ describe('launcher configuration', () => {
   });
 
   it("listens on Hosting's port or Vite's, never both", () => {
-    expect(stackPortKeys('hosting')).toContain('hosting');
-    expect(stackPortKeys('hosting')).not.toContain('vite');
-    expect(stackPortKeys('vite')).toContain('vite');
-    expect(stackPortKeys('vite')).not.toContain('hosting');
-    expect(stackPortKeys('vite')).toHaveLength(PORT_SPECS.length - 1);
+    expect(stackPortKeys(false)).toContain('hosting');
+    expect(stackPortKeys(false)).not.toContain('vite');
+    expect(stackPortKeys(true)).toContain('vite');
+    expect(stackPortKeys(true)).not.toContain('hosting');
+    expect(stackPortKeys(true)).toHaveLength(PORT_SPECS.length - 1);
   });
 
   it("keeps generated files per stack, keyed by the page's port, inside the repository but out of any dot-directory", () => {

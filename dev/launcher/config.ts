@@ -1,6 +1,5 @@
 // What `npm start` (and `npm run dev`) runs with: ports (each movable by a GOODY_*_PORT variable, so a second
-// stack can run beside a developer's) and the directories it writes. Read once, validated, then passed around as
-// plain data.
+// stack can run beside a developer's), the directories it writes, the functions' overrides. Read once, validated.
 
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -44,12 +43,9 @@ export const PORT_SPECS = PORT_TABLE.map(([key, env, defaultPort, purpose]) => (
 
 export type Ports = Record<PortKey, number>;
 
-/** What the launcher runs: the built site on Hosting (npm start, npm run emulators), or Vite's dev server. */
-export type SiteServer = 'hosting' | 'vite';
-
-/** The ports a stack listens on: every one but the other site server's. */
-export function stackPortKeys(site: SiteServer): PortKey[] {
-  return PORT_SPECS.map((spec) => spec.key).filter((key) => key !== (site === 'vite' ? 'hosting' : 'vite'));
+/** The ports a stack listens on: every one but the other site server's (Vite's under `npm run dev`, else Hosting's). */
+export function stackPortKeys(dev: boolean): PortKey[] {
+  return PORT_SPECS.map((spec) => spec.key).filter((key) => key !== (dev ? 'hosting' : 'vite'));
 }
 
 export interface LauncherConfig {
@@ -61,23 +57,13 @@ export interface LauncherConfig {
   ports: Ports;
   /** False for `npm run emulators`: run what is already built. */
   build: boolean;
-  /**
-   * `npm run dev`: the page on Vite's dev server (hot module replacement) instead of a built site on Hosting,
-   * and the functions compiled by `tsc --watch`, which the Functions emulator reloads on every change.
-   */
+  /** `npm run dev`: the page on Vite's dev server, the functions compiled by `tsc --watch` and reloaded. */
   dev: boolean;
-  /**
-   * What survives a restart: firestore-export/ (the Firestore emulator's export, written when the stack stops and
-   * imported when it starts), mailerlite/ (likewise) and mail/ (one .eml per message as it arrives).
-   */
+  /** What survives a restart: firestore-export/, mailerlite/ and mail/ (stand-ins.ts). */
   dataDir: string;
   /** Start empty: the data directory's mail, database export and MailerLite account are removed. */
   fresh: boolean;
-  /**
-   * Generated, per-stack files: the firebase config with this stack's ports, the functions env files. Keyed by
-   * the port of the page (Hosting's, or Vite's for `npm run dev`), which no two running stacks share, so two
-   * stacks never overwrite each other's files.
-   */
+  /** Generated, per-stack files (stack-files.ts), keyed by the page's port, which no two running stacks share. */
   stackDir: string;
   /** The dummy key the MailerLite stand-in accepts and the functions send. */
   mailerLiteApiKey: string;
@@ -91,79 +77,57 @@ export interface LauncherConfig {
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
-export function parsePort(name: string, raw: string): number {
-  const text = raw.trim();
-  const port = Number(text);
-  if (!/^\d+$/.test(text) || !Number.isInteger(port) || port < 1 || port > 65535) {
-    throw new LauncherError(`${name} must be a port number between 1 and 65535, got "${raw}".`, 2);
-  }
-  return port;
-}
-
 export function resolvePorts(env: NodeJS.ProcessEnv): Ports {
   const ports = {} as Ports;
-  for (const spec of PORT_SPECS) {
-    const raw = env[spec.env];
-    ports[spec.key] = raw === undefined || raw.trim() === '' ? spec.defaultPort : parsePort(spec.env, raw);
+  for (const { key, env: name, defaultPort } of PORT_SPECS) {
+    const text = env[name]?.trim() || String(defaultPort);
+    ports[key] = Number(text);
+    if (!/^\d+$/.test(text) || ports[key] < 1 || ports[key] > 65535) {
+      throw new LauncherError(`${name} must be a port number between 1 and 65535, got "${env[name]}".`, 2);
+    }
   }
   return ports;
 }
 
-function positiveNumber(name: string, raw: string): string {
-  if (!(Number(raw) > 0)) throw new LauncherError(`${name} must be a positive number, got "${raw}".`, 2);
+/** What a setting must be: undefined when `raw` is that, else its description for the error. */
+type Rule = (raw: string) => string | undefined;
+const whole =
+  (least: number): Rule =>
+  (raw) =>
+    /^[0-9]+$/.test(raw) && Number(raw) >= least ? undefined : `a whole number, at least ${least}`;
+const positive: Rule = (raw) => (Number(raw) > 0 ? undefined : 'a positive number');
+
+/**
+ * What a benchmark or a test suite may change in the functions' pace, retries and App Check (each in USAGE
+ * below), handed to the functions without the GOODY_ prefix. Unset, the functions keep their defaults.
+ */
+const OVERRIDES: Record<string, Rule> = {
+  MAIL_PER_HOUR: whole(1),
+  SYNC_MIN_INTERVAL_SECONDS: whole(0),
+  MAILERLITE_TASKS_PER_MINUTE: positive,
+  MAIL_TASKS_PER_SECOND: positive,
+  DELIVERY_MAX_ATTEMPTS: positive,
+  DELIVERY_MAX_RETRY_SECONDS: positive,
+  DELIVERY_MIN_BACKOFF_SECONDS: positive,
+  DELIVERY_QUEUE_WAIT_SECONDS: positive,
+  DELIVERY_CONFIRM_SECONDS: positive,
+  MAIL_BUDGET_WINDOW_SECONDS: positive,
+  ENFORCE_APP_CHECK: (raw) => (raw === 'true' || raw === 'false' ? undefined : 'true or false'),
+};
+
+function checked(name: string, raw: string, rule: Rule): string {
+  const wanted = rule(raw);
+  if (wanted) throw new LauncherError(`${name} must be ${wanted}, got "${raw}".`, 2);
   return raw;
 }
 
-/**
- * What a benchmark or a test suite may change in the functions' pace: GOODY_MAILERLITE_TASKS_PER_MINUTE,
- * GOODY_MAIL_TASKS_PER_SECOND, GOODY_MAIL_PER_HOUR (the mail budget), GOODY_SYNC_MIN_INTERVAL_SECONDS and the
- * delivery tasks' retries (GOODY_DELIVERY_MAX_ATTEMPTS, GOODY_DELIVERY_MAX_RETRY_SECONDS,
- * GOODY_DELIVERY_MIN_BACKOFF_SECONDS: the stack tests make tasks give up in seconds), the reconciler's waits
- * (GOODY_DELIVERY_QUEUE_WAIT_SECONDS; GOODY_DELIVERY_CONFIRM_SECONDS, how soon a part whose enqueue never
- * answered is due: a stack test compresses production's 4 minutes); and GOODY_ENFORCE_APP_CHECK, for the
- * browser suite's App Check run (tests/e2e/support/app-check.ts). Unset, the functions keep their defaults
- * (App Check not enforced: a demo- project gets no real tokens).
- */
 export function functionsOverrides(env: NodeJS.ProcessEnv): Record<string, string> {
   const overrides: Record<string, string> = {};
-  for (const [name, smallest] of [
-    ['MAIL_PER_HOUR', 1],
-    ['SYNC_MIN_INTERVAL_SECONDS', 0],
-  ] as const) {
+  for (const [name, rule] of Object.entries(OVERRIDES)) {
     const raw = env[`GOODY_${name}`]?.trim();
-    if (!raw) continue;
-    if (!/^[0-9]+$/.test(raw) || Number(raw) < smallest)
-      throw new LauncherError(`GOODY_${name} must be a whole number, at least ${smallest}, got "${raw}".`, 2);
-    overrides[name] = raw;
-  }
-  for (const name of [
-    'MAILERLITE_TASKS_PER_MINUTE',
-    'MAIL_TASKS_PER_SECOND',
-    'DELIVERY_MAX_ATTEMPTS',
-    'DELIVERY_MAX_RETRY_SECONDS',
-    'DELIVERY_MIN_BACKOFF_SECONDS',
-    'DELIVERY_QUEUE_WAIT_SECONDS',
-    'DELIVERY_CONFIRM_SECONDS',
-    'MAIL_BUDGET_WINDOW_SECONDS',
-  ]) {
-    const raw = env[`GOODY_${name}`]?.trim();
-    if (raw) overrides[name] = positiveNumber(`GOODY_${name}`, raw);
-  }
-  const enforce = env.GOODY_ENFORCE_APP_CHECK?.trim();
-  if (enforce) {
-    if (enforce !== 'true' && enforce !== 'false')
-      throw new LauncherError(`GOODY_ENFORCE_APP_CHECK must be true or false, got "${enforce}".`, 2);
-    overrides.ENFORCE_APP_CHECK = enforce;
+    if (raw) overrides[name] = checked(`GOODY_${name}`, raw, rule);
   }
   return overrides;
-}
-
-function scheduleOverrides(env: NodeJS.ProcessEnv): Map<string, Schedule> {
-  try {
-    return parseScheduleOverrides(env.GOODY_SCHEDULES);
-  } catch (error) {
-    throw new LauncherError((error as Error).message, 2);
-  }
 }
 
 export const USAGE = `Usage: npm start            build the site and the functions, then run the whole stack offline
@@ -177,11 +141,8 @@ Options (after \`npm start --\` or \`npm run dev --\`):
 
 Firestore, Pub/Sub, Cloud Tasks, Functions and Hosting are Google's Firebase emulators; Firestore and Pub/Sub
 need Java 21+ and their emulators on disk (dev/emulators/find.ts says what it found, or what to install).
-MailerLite and the SMTP outbox are stand-ins (dev/), as they have no emulator.
-
-Data survives a restart in GOODY_DATA_DIR: the Firestore emulator exports its documents there when the stack
-stops (Ctrl-C) and imports them when it starts; the MailerLite stand-in does the same; each mail is kept as
-it arrives.
+MailerLite and the SMTP outbox are stand-ins (stand-ins/), as they have no emulator. Data survives a restart
+(Ctrl-C) in GOODY_DATA_DIR: the Firestore emulator's export, the MailerLite account and each mail as it arrives.
 
 Environment:
 ${PORT_SPECS.map((spec) => `  ${spec.env.padEnd(26)} ${String(spec.defaultPort).padEnd(5)} ${spec.purpose}`).join('\n')}
@@ -200,14 +161,9 @@ ${PORT_SPECS.map((spec) => `  ${spec.env.padEnd(26)} ${String(spec.defaultPort).
                                    the browser suite's App Check run, GOODY_E2E_APP_CHECK=1, sets it)
   GOODY_DATA_DIR                   what survives a restart (default .dev-data): firestore-export/, mailerlite/, mail/
   GOODY_EMULATOR_START_TIMEOUT_MS  how long firebase-tools may take to start (default 120000)
-  GOODY_TASKS_EMULATOR_PACING      off: the Cloud Tasks emulator as it ships (its own pacing, backoff and scheduleTime)
   GOODY_TASKS_EMULATOR_FAULTS      on (tests only): the Cloud Tasks emulator's port takes PUT /__control/faults
                                    {"refuseEnqueue": true|false}, answering every enqueue 503 while on (default off)
   GOODY_FUNCTIONS_WORKERS          worker processes a function may run at once (default 4; more requests wait their turn)
-  GOODY_FUNCTIONS_LOADS_AT_ONCE    workers of the stack that may load at once (default: the cores, at least 2)
-  GOODY_FUNCTIONS_LOAD_ATTEMPTS    workers a request is tried on before it is answered 503 (default 3)
-  GOODY_FUNCTIONS_QUEUE_WAIT_SECONDS  how long a request waits for a free worker before a 503 (default 60)
-  GOODY_FUNCTIONS_EMULATOR_POOL    off: the Functions emulator as it ships (a process per request, unbounded)
 `;
 
 export function resolveLauncherConfig(
@@ -247,12 +203,13 @@ export function resolveLauncherConfig(
     stackDir: stackDirFor(root, dev ? ports.vite : ports.hosting),
     mailerLiteApiKey: 'dev-mailerlite-key',
     emulatorStartTimeoutMs: Number(
-      positiveNumber(
+      checked(
         'GOODY_EMULATOR_START_TIMEOUT_MS',
         env.GOODY_EMULATOR_START_TIMEOUT_MS?.trim() || '120000',
+        positive,
       ),
     ),
     functionsOverrides: functionsOverrides(env),
-    scheduleOverrides: scheduleOverrides(env),
+    scheduleOverrides: parseScheduleOverrides(env.GOODY_SCHEDULES),
   };
 }

@@ -1,92 +1,74 @@
 // Preloaded into firebase-tools by the launcher (node --require), beside parent-watch.cjs and
 // tasks-emulator-pacing.cjs: makes the Functions emulator (firebase-tools lib/emulator/functionsEmulator.js and
 // functionsRuntimeWorker.js) serve a function's requests from a bounded pool of worker processes, and answer
-// every request, as Cloud Functions does.
+// every request, as Cloud Functions (2nd gen) does: it queues a request for an instance and always answers.
 //
-// As it ships, the emulator runs each request in a worker process of its own (a fresh Node process of about
-// 100 MB, loading the functions' code) and starts a new one whenever none of the function's workers is idle,
-// without bound: a burst of 50 calls to one callable starts 50 processes at once, which on a 2-core machine load
-// so slowly that some pass the emulator's load timeout (FUNCTIONS_DISCOVERY_TIMEOUT, 30 s). A worker that fails
-// to load is left running, and the request it was for is never answered: `handleHttpsTrigger` logs "Failed to
-// handle request" and returns without a word to the client, which waits until its own timeout. Cloud Functions
-// (2nd gen) queues a request for an instance and always answers, with an error (429, 503) when it cannot run it.
+// As it ships, the emulator starts a worker process (about 100 MB, loading the functions' code) whenever none of
+// the function's workers is idle, without bound: 50 calls to one callable start 50 processes, which on two cores
+// load so slowly that some pass its load timeout (FUNCTIONS_DISCOVERY_TIMEOUT, 30 s). A worker that fails to load
+// is left running, and its request is never answered (`handleHttpsTrigger` only logs "Failed to handle request").
 //
-// 1. *A pool per function* (`boundWorkerPool`). At most `workersPerFunction` requests of one function run at
-//    once, so at most that many worker processes exist for it; the requests beyond it wait, first come first
-//    served, for one to finish (idle workers are reused, as the emulator does). A request that waited
-//    `queueWaitMs` without a free worker is answered 503 with its reason.
-// 2. *Loads in turn.* At most `loadsAtOnce` workers of the whole stack load at once (a cold start is CPU bound:
-//    two cores load two workers at a time in a fraction of what twenty at once take each).
-// 3. *Every request answered.* A worker that fails to load is killed (`killWorkerThatFailedToLoad`), and the
-//    request is tried on a new one, up to `loadAttempts` times in all; a request that still cannot run is
-//    answered 503 with the reason, in the callable protocol's error shape (the client SDKs read it as
-//    `unavailable`; Cloud Tasks retries it).
+// 1. *A pool per function* (`boundWorkerPool`): at most `workersPerFunction` requests of one function run at
+//    once; the others wait, first come first served, and one that waited `queueWaitMs` is answered 503.
+// 2. *Loads in turn*: at most `loadsAtOnce` workers of the stack load at once (a cold start is CPU bound).
+// 3. *Every request answered*: a worker that fails to load is killed (`killWorkerThatFailedToLoad`) and the
+//    request tried on a new one, `loadAttempts` times in all; then it is answered 503 with the reason, in the
+//    callable protocol's error shape (the client SDKs read it as `unavailable`; Cloud Tasks retries it).
 //
-// What a function does with its request, its timeout, and the emulator's routing stay the emulator's own. The
-// emulator's global work queue (FUNCTIONS_EMULATOR_PARALLEL) still holds the requests, waiting ones included:
-// the launcher sets it high enough that one function's queue never stands in front of another's.
-// If a firebase-tools upgrade changes the classes, this says so on stderr and changes nothing. Plain CommonJS
-// because it runs before any loader; tested in functions-emulator-pool.test.ts against firebase-tools' own
-// FunctionsEmulator, RuntimeWorkerPool and RuntimeWorker, with real worker processes.
+// The emulator's global work queue (FUNCTIONS_EMULATOR_PARALLEL) still holds the requests, waiting ones included:
+// the launcher sets it high enough that one function's queue never stands in front of another's. If a
+// firebase-tools upgrade changes the classes, this says so on stderr and changes nothing. Plain CommonJS because
+// it runs before any loader; tested in functions-emulator-pool.test.ts against firebase-tools' own classes.
 'use strict';
 
 const os = require('node:os');
-const path = require('node:path');
 
-/** The pool's settings: the launcher's defaults, each overridable by an environment variable. */
+/** The pool's settings; GOODY_FUNCTIONS_WORKERS moves the requests one function may run at once (default 4). */
 function poolSettings(env = process.env) {
-  const whole = (name, fallback, min) => {
-    const value = Number(env[name]);
-    return Number.isInteger(value) && value >= min ? value : fallback;
-  };
-  const cores = os.availableParallelism();
+  const workers = Number(env.GOODY_FUNCTIONS_WORKERS);
   return {
-    workersPerFunction: whole('GOODY_FUNCTIONS_WORKERS', 4, 1),
-    loadsAtOnce: whole('GOODY_FUNCTIONS_LOADS_AT_ONCE', Math.max(2, cores), 1),
-    loadAttempts: whole('GOODY_FUNCTIONS_LOAD_ATTEMPTS', 3, 1),
-    queueWaitMs: whole('GOODY_FUNCTIONS_QUEUE_WAIT_SECONDS', 60, 1) * 1000,
+    workersPerFunction: Number.isInteger(workers) && workers >= 1 ? workers : 4,
+    loadsAtOnce: Math.max(2, os.availableParallelism()),
+    loadAttempts: 3,
+    queueWaitMs: 60_000,
   };
 }
 
-/** A first-come-first-served counting semaphore. `acquire` resolves with a release function, or undefined on timeout. */
+/** A first-come-first-served counting semaphore of `size` turns. */
 class Turns {
   constructor(size) {
-    this.size = size;
-    this.running = 0;
+    this.free = size;
     this.waiting = [];
   }
 
+  /** Resolves with a function that gives the turn back once one is free, or with undefined after `timeoutMs`. */
   acquire(timeoutMs) {
-    if (this.running < this.size && this.waiting.length === 0) {
-      this.running++;
-      return Promise.resolve(this.releaser());
-    }
     return new Promise((resolve) => {
       const entry = { resolve, timer: undefined };
       if (timeoutMs !== undefined) {
         entry.timer = setTimeout(() => {
-          const index = this.waiting.indexOf(entry);
-          if (index !== -1) this.waiting.splice(index, 1);
+          this.waiting = this.waiting.filter((other) => other !== entry);
           resolve(undefined);
         }, timeoutMs);
       }
       this.waiting.push(entry);
+      this.handOut();
     });
   }
 
-  releaser() {
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      const next = this.waiting.shift();
-      if (next) {
-        clearTimeout(next.timer);
-        next.resolve(this.releaser());
-      } else {
-        this.running--;
-      }
-    };
+  handOut() {
+    while (this.free > 0 && this.waiting.length > 0) {
+      const { resolve, timer } = this.waiting.shift();
+      clearTimeout(timer);
+      this.free--;
+      let released = false;
+      resolve(() => {
+        if (released) return;
+        released = true;
+        this.free++;
+        this.handOut();
+      });
+    }
   }
 }
 
@@ -149,9 +131,8 @@ function killWorkerThatFailedToLoad(RuntimeWorker, RuntimeWorkerState) {
 }
 
 /**
- * Bounds each function's workers and answers every request. Wraps FunctionsEmulator.prototype.handleHttpsTrigger
- * (every HTTP, callable, task queue and event request goes through it) and startRuntime (a worker's start and
- * load). Returns false (and changes nothing) if the class is not the one this was written for.
+ * Bounds each function's workers and answers every request: wraps handleHttpsTrigger (every request goes through
+ * it) and startRuntime (a worker's start and load). False, and nothing changed, if the class is not the one expected.
  */
 function boundWorkerPool(FunctionsEmulator, settings = poolSettings()) {
   const proto = FunctionsEmulator?.prototype;
@@ -173,13 +154,13 @@ function boundWorkerPool(FunctionsEmulator, settings = poolSettings()) {
   };
 
   proto.startRuntime = async function startRuntime(...args) {
-    if (!this[LOADS]) this[LOADS] = new Turns(loadsAtOnce);
+    this[LOADS] ??= new Turns(loadsAtOnce);
     const release = await this[LOADS].acquire();
     try {
       return await shippedStart.apply(this, args);
     } catch (error) {
       const trigger = args[1];
-      if (!this[LOAD_ERRORS]) this[LOAD_ERRORS] = new Map();
+      this[LOAD_ERRORS] ??= new Map();
       if (trigger?.id)
         this[LOAD_ERRORS].set(trigger.id, error instanceof Error ? error.message : String(error));
       throw error;
@@ -193,13 +174,9 @@ function boundWorkerPool(FunctionsEmulator, settings = poolSettings()) {
     // Unknown or disabled functions, and the debugger's one-at-a-time mode: the emulator's own answer.
     if (!record?.enabled || this.debugMode) return shippedHandle.call(this, req, res);
     const id = record.def?.id ?? triggerIdOf(req);
-    if (!this[TURNS]) this[TURNS] = new Map();
-    let turns = this[TURNS].get(id);
-    if (!turns) {
-      turns = new Turns(workersPerFunction);
-      this[TURNS].set(id, turns);
-    }
-    const release = await turns.acquire(queueWaitMs);
+    this[TURNS] ??= new Map();
+    if (!this[TURNS].has(id)) this[TURNS].set(id, new Turns(workersPerFunction));
+    const release = await this[TURNS].get(id).acquire(queueWaitMs);
     if (!release) {
       const message = `no worker of ${id} became free within ${queueWaitMs / 1000} s (the local stack runs at most ${workersPerFunction} requests of a function at once)`;
       log(this, 'WARN', message);
@@ -219,13 +196,8 @@ function boundWorkerPool(FunctionsEmulator, settings = poolSettings()) {
         const loadError = this[LOAD_ERRORS]?.get(id);
         this[LOAD_ERRORS]?.delete(id);
         failure = loadError ? `its worker failed to load (${loadError})` : failure || 'it was not answered';
-        if (attempt < loadAttempts) {
-          log(
-            this,
-            'WARN',
-            `${id}: ${failure}; trying a new worker (attempt ${attempt + 1} of ${loadAttempts}).`,
-          );
-        }
+        const next = `trying a new worker (attempt ${attempt + 1} of ${loadAttempts})`;
+        if (attempt < loadAttempts) log(this, 'WARN', `${id}: ${failure}; ${next}.`);
       }
       const message = `${id} could not be run: ${failure} (${loadAttempts} attempts; see the Functions emulator's log)`;
       log(this, 'ERROR', message);
@@ -239,27 +211,25 @@ function boundWorkerPool(FunctionsEmulator, settings = poolSettings()) {
   return true;
 }
 
-module.exports = { poolSettings, Turns, answerUnavailable, killWorkerThatFailedToLoad, boundWorkerPool };
+module.exports = { poolSettings, killWorkerThatFailedToLoad, boundWorkerPool };
 
-// Only as a preload (the launcher passes this file to --require), where GOODY_FUNCTIONS_EMULATOR_POOL=off leaves
-// the emulator as it ships (to measure it). A test that imports the functions changes nothing.
-if (process.execArgv.includes(__filename) && process.env.GOODY_FUNCTIONS_EMULATOR_POOL !== 'off') {
-  let emulator;
-  let worker;
-  try {
-    const root = path.dirname(require.resolve('firebase-tools/package.json'));
-    worker = require(path.join(root, 'lib', 'emulator', 'functionsRuntimeWorker.js'));
-    emulator = require(path.join(root, 'lib', 'emulator', 'functionsEmulator.js'));
-  } catch {
-    emulator = undefined;
-  }
+// Only as a preload (the launcher passes this file to --require): a test that imports the functions changes nothing.
+if (process.execArgv.includes(__filename)) {
+  const load = (file) => {
+    try {
+      return require(`firebase-tools/lib/emulator/${file}`);
+    } catch {
+      return undefined;
+    }
+  };
+  const worker = load('functionsRuntimeWorker.js');
   if (!killWorkerThatFailedToLoad(worker?.RuntimeWorker, worker?.RuntimeWorkerState)) {
     process.stderr.write(
       "[functions-emulator-pool] firebase-tools' RuntimeWorker is not the one expected: a worker that fails to " +
         'load is left running.\n',
     );
   }
-  if (!boundWorkerPool(emulator?.FunctionsEmulator)) {
+  if (!boundWorkerPool(load('functionsEmulator.js')?.FunctionsEmulator)) {
     process.stderr.write(
       "[functions-emulator-pool] firebase-tools' FunctionsEmulator is not the one expected: the Functions " +
         'emulator starts a process per request in flight, without bound, and leaves a request unanswered when ' +

@@ -42,9 +42,6 @@ describe('how firebase-tools is run', () => {
     expect(firebaseToolsEnv({ FUNCTIONS_EMULATOR_PARALLEL: '3' }, FOUND).FUNCTIONS_EMULATOR_PARALLEL).toBe(
       '3',
     );
-    // The pool off: the emulator as it ships, its own default bound.
-    const shipped = firebaseToolsEnv({ GOODY_FUNCTIONS_EMULATOR_POOL: 'off' }, FOUND);
-    expect(shipped.FUNCTIONS_EMULATOR_PARALLEL).toBeUndefined();
   });
 
   it('inherits no emulator address from the shell, which could point the stack at another one', () => {

@@ -3,7 +3,7 @@
 // failing) stop all of it. `npm run dev` (--dev): the same stack, with the functions compiled by tsc --watch
 // (the Functions emulator reloads them on every change) and the page on Vite's dev server instead of Hosting.
 
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -17,13 +17,11 @@ import {
   GoogleEmulatorsMissing,
 } from '../emulators/find.ts';
 import { DEV_MAILBOX_KEY_SECRET, DEV_UNSUBSCRIBE_SECRET } from '../stack.ts';
-import { type FunctionsState, formatReadyBanner } from './banner.ts';
+import { formatReadyBanner } from './banner.ts';
 import {
-  builtSiteDir,
   defaultBuildMismatch,
   FUNCTIONS_WATCH_ARGS,
   functionsEntry,
-  stackSiteDir,
   TSC_WATCH_DONE,
   viteDevArgs,
   viteEnv,
@@ -56,11 +54,7 @@ const REPEATED_SIGNAL_WINDOW_MS = 1_000;
 
 const require = createRequire(import.meta.url);
 
-export function firebaseBin(): string {
-  const pkgPath = require.resolve('firebase-tools/package.json');
-  const pkg = JSON.parse(readFileSync(pkgPath, 'utf8')) as { bin: { firebase: string } };
-  return path.join(path.dirname(pkgPath), pkg.bin.firebase);
-}
+export const firebaseBin = () => require.resolve('firebase-tools/lib/bin/firebase.js');
 
 /**
  * The environment firebase-tools runs in: offline and non-interactive, with no emulator address inherited from
@@ -80,29 +74,17 @@ export function firebaseToolsEnv(base: NodeJS.ProcessEnv, emulators: GoogleEmula
   env.npm_config_offline = 'true';
   // The functions' firebase-admin would otherwise probe the GCE metadata server, off loopback.
   Object.assign(env, loopbackOnlyEnv);
-  // The launcher's pool (functions-emulator-pool.cjs) bounds each function's worker processes; the emulator's own
-  // work queue then only holds requests, waiting ones included (see functionsRequestsHeld).
-  if (base.GOODY_FUNCTIONS_EMULATOR_POOL !== 'off') {
-    env.FUNCTIONS_EMULATOR_PARALLEL =
-      base.FUNCTIONS_EMULATOR_PARALLEL?.trim() || String(FUNCTIONS_REQUESTS_HELD);
-  }
+  // The requests the Functions emulator's work queue holds at once: under the launcher's pool the requests beyond
+  // a function's workers wait inside it, so the shipped bound (50) would let one function's waiting requests hold
+  // back every other's. FUNCTIONS_EMULATOR_PARALLEL in the shell overrides it.
+  env.FUNCTIONS_EMULATOR_PARALLEL =
+    base.FUNCTIONS_EMULATOR_PARALLEL?.trim() || String(FUNCTIONS_REQUESTS_HELD);
   return emulatorEnv(emulators, env);
 }
 
-/**
- * How many requests the Functions emulator's work queue holds at once (FUNCTIONS_EMULATOR_PARALLEL). As it
- * ships, that bound (50) is also the bound on worker processes, one per request in flight; under the launcher's
- * pool (functions-emulator-pool.cjs) each function runs at most GOODY_FUNCTIONS_WORKERS requests at once and
- * the rest wait their turn inside the work queue, so a bound here would let one function's waiting requests
- * hold back every other function's. Waiting requests cost no process. FUNCTIONS_EMULATOR_PARALLEL in the
- * shell overrides it.
- */
 export const FUNCTIONS_REQUESTS_HELD = 1000;
 
-/**
- * firebase-tools' arguments for the Firestore emulator's data: import what the last stop exported, if anything,
- * and export again on exit (Ctrl-C), so sign-ups survive a restart.
- */
+/** firebase-tools' arguments that keep the Firestore emulator's data across a restart: import, export on exit. */
 export function persistenceArgs(exportDir: string): string[] {
   const args = [`--export-on-exit=${exportDir}`];
   if (existsSync(path.join(exportDir, 'firebase-export-metadata.json')))
@@ -110,10 +92,8 @@ export function persistenceArgs(exportDir: string): string[] {
   return args;
 }
 
-export interface LauncherIO {
-  out(line: string): void;
-  err(line: string): void;
-}
+/** Where the launcher's lines go: standard output, or standard error for failures and warnings. */
+export type LauncherIO = Record<'out' | 'err', (line: string) => void>;
 
 export const consoleIO: LauncherIO = {
   out: (line) => process.stdout.write(`${line}\n`),
@@ -134,10 +114,7 @@ export class Launcher {
   private claims: PortClaim[] = [];
   /** Fires the scheduled functions on their schedules, as Cloud Scheduler does (scheduler.ts). */
   private scheduler: LocalScheduler | undefined;
-  /**
-   * Set once the port check has passed and the stack directory is ours: from then on the ports are this stack's
-   * to free and the directory is this stack's to remove. Before, both may belong to another running stack.
-   */
+  /** Set once the port check has passed: from then on the ports and the stack directory are this stack's. */
   private owned = false;
 
   constructor(
@@ -152,7 +129,11 @@ export class Launcher {
     try {
       await this.startUp();
     } catch (error) {
-      if (!(error instanceof StartAborted)) void this.shutdown(exitCodeOf(error), messageOf(error));
+      if (error instanceof LauncherError) void this.shutdown(error.exitCode, `[launcher] ${error.message}`);
+      else if (!(error instanceof StartAborted)) {
+        const text = error instanceof Error ? (error.stack ?? error.message) : String(error);
+        void this.shutdown(1, `[launcher] unexpected failure: ${text}`);
+      }
     }
     // Start-up is over (or was cut short); the stack runs until shutdown() is called.
     return await this.finished;
@@ -185,24 +166,18 @@ export class Launcher {
       await this.supervisor.stopAll();
       if (this.firebaseTmpDir) rmSync(this.firebaseTmpDir, { recursive: true, force: true });
       await Promise.all(this.standIns.reverse().map((item) => stopWithin(item, 5_000, this.io.out)));
-      const stillBusy = this.owned ? await this.busyPorts() : [];
+      // Before the port check passed nothing was started, and the ports and the directory may be another stack's.
+      if (!this.owned) return code;
+      const probed = await Promise.all(this.claims.map((claim) => probePort(claim.host, claim.port)));
+      const stillBusy = this.claims.filter((_, index) => probed[index] === 'EADDRINUSE');
       if (stillBusy.length > 0) {
-        this.io.err(
-          `[launcher] still in use after stopping: ${stillBusy.map((c) => `${c.port} (${c.purpose})`).join(', ')}`,
-        );
+        const ports = stillBusy.map((c) => `${c.port} (${c.purpose})`).join(', ');
+        this.io.err(`[launcher] still in use after stopping: ${ports}`);
       }
       const debugLog = path.join(this.config.stackDir, 'firebase-debug.log');
-      if (this.owned && code === 0) {
-        rmSync(this.config.stackDir, { recursive: true, force: true });
-      } else if (this.owned && existsSync(debugLog)) {
-        this.io.err(`[launcher] firebase-tools' debug log: ${debugLog}`);
-      }
-      // Before the port check passed nothing was started, so there is nothing to report stopped.
-      if (this.owned) {
-        this.io.out(
-          `[launcher] stopped${stillBusy.length === 0 ? '; every port it used is free again' : ''}.`,
-        );
-      }
+      if (code === 0) rmSync(this.config.stackDir, { recursive: true, force: true });
+      else if (existsSync(debugLog)) this.io.err(`[launcher] firebase-tools' debug log: ${debugLog}`);
+      this.io.out(`[launcher] stopped${stillBusy.length === 0 ? '; every port it used is free again' : ''}.`);
       return code;
     })();
     void this.shutdownPromise.then(this.finish);
@@ -220,23 +195,7 @@ export class Launcher {
     if (this.shutdownPromise) throw new StartAborted();
   }
 
-  private async busyPorts(): Promise<PortClaim[]> {
-    const results = await Promise.all(this.claims.map((claim) => probePort(claim.host, claim.port)));
-    return this.claims.filter((_, index) => results[index] === 'EADDRINUSE');
-  }
-
-  private claimsFor(): PortClaim[] {
-    return portClaims(
-      this.config.ports,
-      this.config.host,
-      stackPortKeys(this.config.dev ? 'vite' : 'hosting'),
-    );
-  }
-
-  /**
-   * npm run dev: starts tsc --watch on the functions and waits for its first compilation, so the emulator starts
-   * on what the sources say now. It then keeps compiling on every save; the Functions emulator reloads.
-   */
+  /** npm run dev: tsc --watch on the functions, past its first compilation (the emulator starts on that). */
   private async startFunctionsCompiler(): Promise<void> {
     let compiled: (errors: number) => void = () => {};
     const firstCompilation = new Promise<number>((resolve) => {
@@ -269,9 +228,9 @@ export class Launcher {
   }
 
   /** npm run dev: Vite's dev server on this stack's port, with the settings the web build is given. */
-  private async startViteDevServer(siteUrl: string): Promise<void> {
+  private startViteDevServer(): SupervisedChild {
     const { config } = this;
-    const vite = this.supervisor.start({
+    return this.supervisor.start({
       name: "Vite's dev server (npm run dev -w web)",
       label: 'vite',
       kind: 'service',
@@ -283,16 +242,22 @@ export class Launcher {
       env: { ...process.env, ...viteEnv(config), NODE_ENV: 'development' },
       graceMs: 5_000,
     });
-    const deadline = Date.now() + VITE_START_TIMEOUT_MS;
+  }
+
+  /** Until the site answers with its page: Vite's dev server takes a few seconds, Hosting has said it is ready. */
+  private async waitForSite(siteUrl: string, vite?: SupervisedChild): Promise<void> {
+    const deadline = Date.now() + (vite ? VITE_START_TIMEOUT_MS : 0);
     for (;;) {
       // An early exit is reported by the supervisor, which stops everything.
-      if (vite.exit) throw new StartAborted();
+      if (vite?.exit) throw new StartAborted();
       this.checkpoint();
       const failure = await siteFailure(siteUrl);
       if (failure === undefined) return;
-      if (Date.now() > deadline) {
+      if (Date.now() >= deadline) {
         throw new LauncherError(
-          `Vite's dev server did not serve the site at ${siteUrl} within ${VITE_START_TIMEOUT_MS / 1000} s (${failure}).`,
+          vite
+            ? `Vite's dev server did not serve the site at ${siteUrl} within ${VITE_START_TIMEOUT_MS / 1000} s (${failure}).`
+            : `The Hosting emulator reported ready but ${siteUrl} did not serve the site (${failure}).`,
         );
       }
       await delay(250, undefined, { ref: false });
@@ -311,20 +276,21 @@ export class Launcher {
     }
     io.out(`[launcher] Google's emulators: ${emulators.summary}`);
 
-    this.claims = this.claimsFor();
+    this.claims = portClaims(config.ports, config.host, stackPortKeys(config.dev));
     await assertPortsFree(this.claims);
     this.checkpoint();
 
     this.owned = true;
     prepareStackDir(config.stackDir);
     const vite = viteEnv(config);
-    // npm run dev builds no site: Vite serves the page from the sources.
-    let siteDir: string | undefined = builtSiteDir(repoRoot);
+    // npm run emulators serves web/dist as built; npm start builds into the stack's own directory (a second stack
+    // rebuilding web/dist with its own ports would rewire the first one's open site); npm run dev has Vite's page.
+    let siteDir: string | undefined = path.join(repoRoot, 'web', 'dist');
     if (config.dev) {
       siteDir = undefined;
       await this.startFunctionsCompiler();
     } else if (config.build) {
-      siteDir = stackSiteDir(config.stackDir);
+      siteDir = path.join(config.stackDir, 'site');
       // The web build is a production build, as deployed, whatever NODE_ENV the launcher inherited (vitest
       // sets "test", which would make Vite bundle React's development build).
       for (const [what, args, env] of [
@@ -366,17 +332,12 @@ export class Launcher {
     await assertPortsFree(this.claims);
     this.checkpoint();
 
-    const standIns = await startStandIns(config, io.out, (item) => {
-      this.standIns.push(item);
-    });
+    const standIns = await startStandIns(config, io.out, (item) => this.standIns.push(item));
     this.checkpoint();
 
     const files = writeStackFiles({
-      repoRoot,
-      stackDir: config.stackDir,
+      ...config,
       publicDir: siteDir,
-      host: config.host,
-      ports: config.ports,
       functionsEnv: {
         ...functionsParams(standIns),
         ...config.functionsOverrides,
@@ -395,15 +356,14 @@ export class Launcher {
     });
 
     const only = [...(config.dev ? [] : ['hosting']), 'functions', 'firestore', 'pubsub', 'tasks'];
-    let functionsState: FunctionsState = { state: 'failed', baseUrl: this.functionsBaseUrl() };
+    let functions: string[] | undefined;
     let markReady: () => void = () => {};
     const ready = new Promise<void>((resolve) => {
       markReady = resolve;
     });
     // firebase-tools keeps where a project's emulator hub listens in <tmpdir>/hub-<project>.json, and its
-    // export-on-exit (and a start, which overwrites it) goes by that file: with every stack on demo-goody, one
-    // stack's Ctrl-C exported another stack's database into its data directory, or found none and exported
-    // nothing (a restart then lost the sign-ups). A temp directory of its own keeps each stack to its own hub.
+    // export-on-exit goes by that file: with every stack on demo-goody, one stack's Ctrl-C exported another
+    // stack's database, or none. A temp directory of its own keeps each stack to its own hub.
     this.firebaseTmpDir = mkdtempSync(path.join(tmpdir(), 'goody-firebase-'));
     const firebase = this.supervisor.start({
       name: 'firebase-tools (the Firebase emulators)',
@@ -411,15 +371,11 @@ export class Launcher {
       kind: 'service',
       command: process.execPath,
       args: [
-        // Makes firebase-tools stop by itself should the launcher die without stopping it.
-        '--require',
-        fileURLToPath(new URL('./parent-watch.cjs', import.meta.url)),
-        // Makes the Cloud Tasks emulator pace, free backoff slots and honour scheduleTime as Cloud Tasks does.
-        '--require',
-        fileURLToPath(new URL('./tasks-emulator-pacing.cjs', import.meta.url)),
-        // Makes the Functions emulator run each function on a bounded pool of workers and answer every request.
-        '--require',
-        fileURLToPath(new URL('./functions-emulator-pool.cjs', import.meta.url)),
+        // The preloads (each file's header says what it corrects in firebase-tools).
+        ...['parent-watch', 'tasks-emulator-pacing', 'functions-emulator-pool'].flatMap((name) => [
+          '--require',
+          fileURLToPath(new URL(`./${name}.cjs`, import.meta.url)),
+        ]),
         firebaseBin(),
         'emulators:start',
         '--only',
@@ -440,11 +396,10 @@ export class Launcher {
         const loaded = /Loaded functions definitions from source: (.*?)\.?$/.exec(line);
         if (loaded) {
           // Entry points use dots where the exported names have dashes (firebase-functions groups).
-          const names = (loaded[1] ?? '')
+          functions = (loaded[1] ?? '')
             .split(',')
             .map((name) => name.trim().replace(/\./g, '-'))
             .filter(Boolean);
-          functionsState = { state: 'loaded', baseUrl: this.functionsBaseUrl(), names };
         }
         if (/All emulators ready/.test(line)) markReady();
       },
@@ -467,12 +422,8 @@ export class Launcher {
     this.supervisor.rememberDescendants();
 
     const siteUrl = `http://${config.host}:${config.dev ? config.ports.vite : config.ports.hosting}`;
-    if (config.dev) {
-      await this.startViteDevServer(siteUrl);
-      this.supervisor.rememberDescendants();
-    } else {
-      await assertSiteServes(siteUrl);
-    }
+    await this.waitForSite(siteUrl, config.dev ? this.startViteDevServer() : undefined);
+    this.supervisor.rememberDescendants();
     this.checkpoint();
 
     this.scheduler = new LocalScheduler({
@@ -484,23 +435,8 @@ export class Launcher {
     const scheduled = await this.scheduler.start();
     this.checkpoint();
 
-    io.out(
-      formatReadyBanner({
-        scheduled,
-        repoRoot,
-        server: config.dev ? 'vite' : 'hosting',
-        siteUrl,
-        mailDir: standIns.smtp.dir,
-        smtpUrl: standIns.smtp.url,
-        smtpApiUrl: standIns.smtp.apiUrl,
-        mailerLiteBaseUrl: standIns.mailerLite.baseUrl,
-        mailerLiteApiKey: config.mailerLiteApiKey,
-        firestoreHostPort: `${config.host}:${config.ports.firestore}`,
-        pubsubHostPort: `${config.host}:${config.ports.pubsub}`,
-        tasksHostPort: `${config.host}:${config.ports.tasks}`,
-        functions: functionsState,
-      }),
-    );
+    const functionsBaseUrl = this.functionsBaseUrl();
+    io.out(formatReadyBanner({ config, standIns, siteUrl, functionsBaseUrl, functions, scheduled }));
   }
 
   private functionsBaseUrl(): string {
@@ -533,21 +469,4 @@ async function siteFailure(siteUrl: string): Promise<string | undefined> {
   } catch (error) {
     return String(error);
   }
-}
-
-async function assertSiteServes(siteUrl: string): Promise<void> {
-  const failure = await siteFailure(siteUrl);
-  if (failure === undefined) return;
-  throw new LauncherError(
-    `The Hosting emulator reported ready but ${siteUrl} did not serve the site (${failure}).`,
-  );
-}
-
-function exitCodeOf(error: unknown): number {
-  return error instanceof LauncherError ? error.exitCode : 1;
-}
-
-function messageOf(error: unknown): string {
-  if (error instanceof LauncherError) return `[launcher] ${error.message}`;
-  return `[launcher] unexpected failure: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`;
 }

@@ -8,20 +8,14 @@ import { commandLineOf } from '../process-table.ts';
 import { PORT_SPECS, type PortKey, type Ports } from './config.ts';
 import { LauncherError } from './errors.ts';
 
-export interface PortClaim {
-  key: PortKey;
-  port: number;
-  host: string;
-  purpose: string;
-  env: string;
-}
+export type PortClaim = (typeof PORT_SPECS)[number] & { port: number; host: string };
 
 export function portClaims(ports: Ports, host: string, keys: readonly PortKey[]): PortClaim[] {
-  return keys.map((key) => {
-    const spec = PORT_SPECS.find((candidate) => candidate.key === key);
-    if (!spec) throw new Error(`No port spec for ${key}`);
-    return { key, port: ports[key], host, purpose: spec.purpose, env: spec.env };
-  });
+  return PORT_SPECS.filter((spec) => keys.includes(spec.key)).map((spec) => ({
+    ...spec,
+    port: ports[spec.key],
+    host,
+  }));
 }
 
 /** Resolves to the error code that stopped a listen on host:port, or undefined when the port is free. */
@@ -37,10 +31,7 @@ export function probePort(host: string, port: number): Promise<string | undefine
   });
 }
 
-export interface PortHolder {
-  pid: number;
-  command: string;
-}
+type PortHolder = { pid: number; command: string };
 
 /** Who listens on the port, when the machine lets us see it (pid-port asks ss, lsof or netstat). */
 async function holderOf(claim: PortClaim): Promise<PortHolder | undefined> {
@@ -49,7 +40,9 @@ async function holderOf(claim: PortClaim): Promise<PortHolder | undefined> {
 }
 
 export function describePortInUse(claim: PortClaim, holder?: PortHolder): string {
-  const who = holder ? ` by pid ${holder.pid} (${truncate(holder.command, 120)})` : '';
+  const command =
+    holder && holder.command.length > 120 ? `${holder.command.slice(0, 119)}…` : holder?.command;
+  const who = holder ? ` by pid ${holder.pid} (${command})` : '';
   const hint =
     holder && /firebase|dev\/start\.ts|goody/i.test(holder.command)
       ? ' It looks like an earlier `npm start` (or emulator) still running: stop it first.'
@@ -60,29 +53,13 @@ export function describePortInUse(claim: PortClaim, holder?: PortHolder): string
   );
 }
 
-export function describePortRefused(claim: PortClaim, code: string): string {
-  return `Cannot listen on ${claim.host}:${claim.port} for ${claim.purpose} (${code}).\n  Move it: ${claim.env}=<another port> npm start`;
-}
-
-function truncate(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
-}
-
 export function findDuplicateClaims(claims: readonly PortClaim[]): string[] {
-  const problems: string[] = [];
-  const byPort = new Map<number, PortClaim>();
-  for (const claim of claims) {
-    const first = byPort.get(claim.port);
-    if (first) {
-      problems.push(
-        `Port ${claim.port} is given to both ${first.purpose} (${first.env}) and ${claim.purpose} (${claim.env}); ` +
-          'each needs a port of its own.',
-      );
-    } else {
-      byPort.set(claim.port, claim);
-    }
-  }
-  return problems;
+  return claims.flatMap((claim) => {
+    const first = claims.find((other) => other.port === claim.port);
+    if (first === claim || !first) return [];
+    const both = `${first.purpose} (${first.env}) and ${claim.purpose} (${claim.env})`;
+    return [`Port ${claim.port} is given to both ${both}; each needs a port of its own.`];
+  });
 }
 
 /** Throws one LauncherError listing every clash; returns when every port is free. */
@@ -95,7 +72,7 @@ export async function assertPortsFree(claims: readonly PortClaim[]): Promise<voi
     problems.push(
       code === 'EADDRINUSE'
         ? describePortInUse(claim, await holderOf(claim))
-        : describePortRefused(claim, code),
+        : `Cannot listen on ${claim.host}:${claim.port} for ${claim.purpose} (${code}).\n  Move it: ${claim.env}=<another port> npm start`,
     );
   }
   if (problems.length > 0) {

@@ -1,11 +1,10 @@
-// Cloud Scheduler for the local stack. firebase-tools' Functions emulator loads a scheduled function (onSchedule)
-// with its Pub/Sub topic but never fires it, and its Pub/Sub emulator cannot deliver to a 2nd-gen scheduled
-// function; in production Cloud Scheduler calls it on its schedule. So the launcher does: it reads the loaded
-// functions and their schedules from the Functions emulator (`GET /backends`, each trigger's `schedule`) and
-// calls each one on its schedule the way the emulator serves a scheduled function, an HTTP POST to its trigger
-// route (`/functions/projects/<project>/triggers/<region>-<name>-<n>`, n counting the emulator's reloads of its
-// triggers). `GOODY_SCHEDULES` may shorten a schedule locally (`reconcile-deliveries=every 5 seconds`); a run
-// still going when the next is due is not overlapped (the functions say maxInstances: 1).
+// Cloud Scheduler for the local stack. The Functions emulator loads a scheduled function (onSchedule) but never
+// fires it, and its Pub/Sub emulator cannot deliver to a 2nd-gen one. So the launcher reads the loaded functions
+// and their schedules (`GET /backends`) and POSTs to each one's trigger route on its schedule
+// (`/functions/projects/<project>/triggers/<region>-<name>-<n>`, n counting the emulator's reloads), never two
+// runs of one at once (maxInstances: 1). `GOODY_SCHEDULES` may shorten a schedule locally.
+
+import { LauncherError } from './errors.ts';
 
 export type Schedule = { kind: 'every'; ms: number } | { kind: 'daily'; minuteOfDay: number };
 
@@ -32,8 +31,9 @@ export function parseSchedule(text: string): Schedule {
     const [hours, minutes] = [Number(daily[1]), Number(daily[2])];
     if (hours < 24 && minutes < 60) return { kind: 'daily', minuteOfDay: hours * 60 + minutes };
   }
-  throw new Error(
+  throw new LauncherError(
     `"${text}" is not a schedule the local scheduler knows (every N seconds|minutes|hours, every day HH:MM).`,
+    2,
   );
 }
 
@@ -52,7 +52,9 @@ export function parseScheduleOverrides(raw: string | undefined): Map<string, Sch
   for (const pair of (raw ?? '').split(';')) {
     if (!pair.trim()) continue;
     const [name, schedule] = pair.split('=');
-    if (!name?.trim() || !schedule) throw new Error(`GOODY_SCHEDULES: "${pair}" is not name=schedule.`);
+    if (!name?.trim() || !schedule) {
+      throw new LauncherError(`GOODY_SCHEDULES: "${pair}" is not name=schedule.`, 2);
+    }
     overrides.set(name.trim(), parseSchedule(schedule));
   }
   return overrides;
@@ -123,21 +125,13 @@ export class LocalScheduler {
       return; // the emulator is reloading or stopping: the next refresh reads it again
     }
     const seen = new Set<string>();
-    for (const backend of backends.backends ?? []) {
-      for (const trigger of backend.functionTriggers ?? []) {
-        const schedule = (trigger.schedule as { schedule?: unknown } | undefined)?.schedule;
-        const id = trigger.id;
-        const name = trigger.name;
-        if (typeof schedule !== 'string' || typeof id !== 'string' || typeof name !== 'string') continue;
-        seen.add(name);
-        if (this.functions.has(name)) continue;
-        let parsed: Schedule;
-        try {
-          parsed = this.options.overrides.get(name) ?? parseSchedule(schedule);
-        } catch (error) {
-          this.options.log(`[scheduler] ${name} is not fired locally: ${(error as Error).message}`);
-          continue;
-        }
+    for (const { id, name, schedule } of (backends.backends ?? []).flatMap((b) => b.functionTriggers ?? [])) {
+      const cron = (schedule as { schedule?: unknown } | undefined)?.schedule;
+      if (typeof cron !== 'string' || typeof id !== 'string' || typeof name !== 'string') continue;
+      seen.add(name);
+      if (this.functions.has(name)) continue;
+      try {
+        const parsed = this.options.overrides.get(name) ?? parseSchedule(cron);
         this.functions.set(name, {
           id,
           name,
@@ -145,6 +139,8 @@ export class LocalScheduler {
           next: nextRun(parsed, this.now()),
           running: false,
         });
+      } catch (error) {
+        this.options.log(`[scheduler] ${name} is not fired locally: ${(error as Error).message}`);
       }
     }
     for (const name of this.functions.keys()) if (!seen.has(name)) this.functions.delete(name);
@@ -168,21 +164,13 @@ export class LocalScheduler {
   /** Calls the function as the emulator serves a scheduled one; a failed run is logged, as Cloud Scheduler logs it. */
   async fire(fn: Pick<ScheduledFunction, 'id' | 'name'>): Promise<number> {
     const { functionsOrigin, projectId } = this.options;
-    for (
-      let generation = this.generation;
-      generation < this.generation + GENERATIONS_TRIED;
-      generation += 1
-    ) {
+    const last = this.generation + GENERATIONS_TRIED;
+    for (let generation = this.generation; generation < last; generation += 1) {
+      const trigger = `${functionsOrigin}/functions/projects/${projectId}/triggers/${fn.id}-${generation}`;
+      const json = { 'content-type': 'application/json' };
       let response: Response;
       try {
-        response = await fetch(
-          `${functionsOrigin}/functions/projects/${projectId}/triggers/${fn.id}-${generation}`,
-          {
-            method: 'POST',
-            headers: { 'content-type': 'application/json' },
-            body: '{}',
-          },
-        );
+        response = await fetch(trigger, { method: 'POST', headers: json, body: '{}' });
       } catch (error) {
         if (!this.stopped)
           this.options.log(`[scheduler] ${fn.name} could not be called: ${(error as Error).message}`);

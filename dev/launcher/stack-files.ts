@@ -1,41 +1,30 @@
 // The files firebase-tools reads, generated per stack under dev-stacks/stack-<page port>/ (config.ts, stackDirFor):
 //
-//   firebase.json        the repository's firebase.json with this stack's ports (passed with --config). firebase-tools
-//                        takes the directory of the config file as the project directory and resolves the hosting
-//                        public dir and the functions source against it, so those are rewritten to point back.
-//   site/                the site built for this stack's ports (npm start; npm run emulators serves web/dist;
-//                        npm run dev has no Hosting: Vite serves the page)
-//   functions/           the functions source as the emulator sees it: a symlink to each entry of functions/ but
-//                        src/ (the emulator runs lib/; npm start runs a copy of lib/, see writeStackFiles), plus
-//     .env.local         the string params (MAILERLITE_BASE_URL, groups, MAIL_FROM), read when emulating only
-//     .secret.local      the secret params (MAILERLITE_API_KEY, SMTP_URL); without it the emulator asks Google
-//                        Secret Manager, which needs a login and the internet
+//   firebase.json   the repository's firebase.json with this stack's ports (passed with --config); firebase-tools
+//                   resolves the hosting public dir and the functions source against its directory
+//   site/           the site built for this stack's ports (npm start; npm run emulators serves web/dist; npm run
+//                   dev has no Hosting)
+//   functions/      the functions as the emulator sees them: a symlink to each entry of functions/ but src/ (npm
+//                   start copies lib/, see writeStackFiles), plus .env.local (the string params) and
+//                   .secret.local (the secrets; without it the emulator asks Google Secret Manager)
 //
-// Why not functions/.env.local, web/dist and a firebase.local.json at the root: the Functions emulator rereads
-// .secret.local every time it starts a worker, and the site's emulator ports are baked in at build time, so a
-// second stack (an e2e run beside a developer's) writing its ports there would reroute the first stack's mail
-// and sign-ups. Per-stack copies cannot collide.
+// Per-stack copies, not functions/.env.local and web/dist: the emulator rereads .secret.local for each worker and
+// the site's ports are baked in at build time, so a second stack writing there would reroute the first one's.
 //
-// The Functions emulator watches functions/ (chokidar, following the symlinks) and reloads the functions when a
-// file there changes, which is how `npm run dev` (tsc --watch) reaches it without a restart. Two things used to
-// keep it blind: the stack lived under .dev-data, and the watcher drops every path with a dot-segment, measured
-// on the absolute path (dev/stack.ts, STACKS_DIR); and firebase.json's deploy `ignore` lists `src`, which the
-// watcher applies as `**/src`, so it also dropped lib/functions/src, where tsc writes (emulatorIgnore below).
-// npm start and npm run emulators watch nothing, on purpose (reloadFunctions below).
+// Under `npm run dev` the Functions emulator's watcher (chokidar, following the symlinks) reloads the functions
+// when tsc --watch rewrites lib/. It drops every path with a dot-segment (hence dev-stacks/, dev/stack.ts) and
+// applies firebase.json's deploy `ignore` as `**/<pattern>`, so `src` hid lib/functions/src (emulatorIgnore).
 
 import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { withBuildPolicies } from '../../web/plugins/build-policies.ts';
+import { mapPolicies, withBuildPolicies } from '../../web/plugins/build-policies.ts';
 import type { Ports } from './config.ts';
 
-/** Files the launcher writes into the functions directory the emulator sees; never linked from functions/. */
-const GENERATED_FUNCTION_FILES = new Set(['.env.local', '.secret.local']);
-
 /**
- * Not linked either: the TypeScript sources. The emulator runs what tsc wrote to lib/, and a save in src/ seen
- * by its watcher would reload the functions before tsc has written anything (then again once it has).
+ * Not linked from functions/: the files the launcher writes there, and the TypeScript sources (the emulator runs
+ * lib/, and a save in src/ seen by its watcher would reload the functions before tsc has written anything).
  */
-const SOURCE_DIRS = new Set(['src']);
+const NOT_LINKED = new Set(['.env.local', '.secret.local', 'src']);
 
 const DOTENV_KEY = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const DOTENV_ESCAPES: Record<string, string> = {
@@ -81,11 +70,9 @@ export interface EmulatorConfigOptions {
   /** What the emulator loads, relative to functions/ (its package.json "main"; builds.ts, functionsEntry). */
   compiledEntry?: string;
   /**
-   * npm run dev: the emulator reloads the functions whenever functions/lib changes. Otherwise (npm start, npm run
-   * emulators) it watches nothing: functions/lib is shared by every stack and build in the checkout, and a stack
-   * under test or measurement must not reload because another one rebuilt it (a reload rediscovers every
-   * function and refreshes the workers; a request at that moment can fail to load its function). For the same
-   * reason it runs a copy of functions/lib made at its start (writeStackFiles).
+   * npm run dev: the emulator reloads the functions whenever functions/lib changes. Otherwise it watches nothing
+   * and runs a copy of functions/lib made at its start: a stack under test or measurement must not reload (a
+   * request at that moment can fail to load its function) because another stack or a build rewrote it.
    */
   reloadFunctions?: boolean;
 }
@@ -94,34 +81,9 @@ function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/**
- * The production Content-Security-Policy lets the page connect only to Google's endpoints; this stack's site
- * talks to the emulators on loopback instead, so they join connect-src here and never in firebase.json.
- */
-function allowConnectionsTo(site: JsonObject, origins: string[]): void {
-  if (!Array.isArray(site.headers)) return;
-  for (const rule of site.headers) {
-    if (!isObject(rule) || !Array.isArray(rule.headers)) continue;
-    for (const header of rule.headers) {
-      if (!isObject(header) || typeof header.key !== 'string' || typeof header.value !== 'string') continue;
-      if (header.key.toLowerCase() !== 'content-security-policy') continue;
-      header.value = header.value
-        .split(';')
-        .map((directive) => {
-          const trimmed = directive.trim();
-          return trimmed.split(/\s+/)[0] === 'connect-src' ? `${trimmed} ${origins.join(' ')}` : trimmed;
-        })
-        .join('; ');
-    }
-  }
-}
-
-// The emulator's half of firebase.json's `ignore`. That list is the deploy's, and the Functions emulator also
-// applies it to its file watcher, each pattern as `**/<pattern>`, anywhere below the functions directory. Kept
-// here without the patterns that name a directory the compiled code lives in: `src` keeps the TypeScript out of
-// the upload, but tsc writes to lib/functions/src and lib/contract/src (functions/tsconfig.json's rootDir is the
-// repository), so as `**/src` it hid every file the emulator runs. The emulator's view links no src/
-// (SOURCE_DIRS), so nothing is watched that it should not.
+// firebase.json's deploy `ignore` without the patterns that name a directory the compiled code lives in: tsc
+// writes to lib/functions/src and lib/contract/src (functions/tsconfig.json's rootDir is the repository), which
+// `src` as `**/src` hid from the watcher. The emulator's view links no src/ (NOT_LINKED).
 export function emulatorIgnore(ignore: unknown, compiledEntry: string): unknown {
   if (!Array.isArray(ignore)) return ignore;
   const compiledDirs = new Set(path.dirname(compiledEntry).split(/[\\/]/));
@@ -133,10 +95,8 @@ export function emulatorIgnore(ignore: unknown, compiledEntry: string): unknown 
 }
 
 /**
- * The repository's firebase.json rewritten for one stack, serving the site in `publicDir` with the policies
- * that build wrote (web/plugins/content-security-policy.ts); the input is not modified. Without `publicDir`
- * (npm run dev) it has no hosting: the page is Vite's, and the Content-Security-Policy and the landing
- * bootstrap that Hosting serves with a build are not involved.
+ * The repository's firebase.json (not modified) rewritten for one stack, serving the site in `publicDir` with the
+ * policies that build wrote (web/plugins/content-security-policy.ts); without `publicDir` (npm run dev), no hosting.
  */
 export function buildEmulatorConfig(base: JsonObject, options: EmulatorConfigOptions): JsonObject {
   const { repoRoot, stackDir, host, ports, publicDir } = options;
@@ -148,13 +108,21 @@ export function buildEmulatorConfig(base: JsonObject, options: EmulatorConfigOpt
   if (publicDir === undefined) {
     delete config.hosting;
   } else {
-    const hostingSites = Array.isArray(config.hosting) ? config.hosting : [config.hosting];
-    const emulatorOrigins = [`http://${host}:${ports.firestore}`, `http://${host}:${ports.functions}`];
-    for (const site of hostingSites) {
-      if (!isObject(site)) continue;
-      if (typeof site.public === 'string') site.public = fromStack(publicDir);
-      allowConnectionsTo(site, emulatorOrigins);
+    for (const site of Array.isArray(config.hosting) ? config.hosting : [config.hosting]) {
+      if (isObject(site) && typeof site.public === 'string') site.public = fromStack(publicDir);
     }
+    // The production policy lets the page connect only to Google's endpoints; this stack's site talks to the
+    // emulators on loopback, so they join connect-src here and never in firebase.json.
+    const emulators = `http://${host}:${ports.firestore} http://${host}:${ports.functions}`;
+    mapPolicies(config, (policy) =>
+      policy
+        .split(';')
+        .map((directive) => directive.trim())
+        .map((directive) =>
+          directive.split(/\s+/)[0] === 'connect-src' ? `${directive} ${emulators}` : directive,
+        )
+        .join('; '),
+    );
   }
 
   const codebases = Array.isArray(config.functions) ? config.functions : [config.functions];
@@ -204,11 +172,6 @@ export function buildEmulatorConfig(base: JsonObject, options: EmulatorConfigOpt
   return config;
 }
 
-export interface StackFiles {
-  configPath: string;
-  functionsDir: string;
-}
-
 export interface WriteStackFilesOptions extends EmulatorConfigOptions {
   /** String params for the functions (functions/.env.local as the emulator sees it). */
   functionsEnv: Record<string, string>;
@@ -216,17 +179,17 @@ export interface WriteStackFilesOptions extends EmulatorConfigOptions {
   functionsSecrets: Record<string, string>;
 }
 
-/**
- * Empties the stack directory: nothing of an earlier run on the same port survives. Safe because the port check
- * has shown that no running stack uses this hosting port.
- */
+/** Empties the stack directory, once the port check has shown that no running stack uses its page's port. */
 export function prepareStackDir(stackDir: string): void {
   rmSync(stackDir, { recursive: true, force: true });
   mkdirSync(stackDir, { recursive: true });
 }
 
 /** Writes the firebase config and the functions directory the emulator sees (the stack directory must exist). */
-export function writeStackFiles(options: WriteStackFilesOptions): StackFiles {
+export function writeStackFiles(options: WriteStackFilesOptions): {
+  configPath: string;
+  functionsDir: string;
+} {
   const { repoRoot, stackDir } = options;
 
   const base = JSON.parse(readFileSync(path.join(repoRoot, 'firebase.json'), 'utf8')) as JsonObject;
@@ -242,7 +205,7 @@ export function writeStackFiles(options: WriteStackFilesOptions): StackFiles {
   // tsc --watch on every save). npm run dev runs functions/lib itself, and reloads when it changes.
   const compiledRoot = (options.compiledEntry ?? DEFAULT_COMPILED_ENTRY).split(/[\\/]/)[0];
   for (const entry of readdirSync(sourceDir)) {
-    if (GENERATED_FUNCTION_FILES.has(entry) || SOURCE_DIRS.has(entry)) continue;
+    if (NOT_LINKED.has(entry)) continue;
     if (entry === compiledRoot && !options.reloadFunctions) {
       cpSync(path.join(sourceDir, entry), path.join(functionsDir, entry), { recursive: true });
       continue;

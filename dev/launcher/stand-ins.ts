@@ -1,7 +1,6 @@
 // The two stand-ins (MailerLite and the SMTP outbox: no emulator exists for either) run inside the launcher's own
-// process: they start in milliseconds, report the ports they bound, and cannot outlive the launcher (no orphan can
-// hold their ports after a Ctrl-C). Their data lives in the data directory (GOODY_DATA_DIR), so a restart finds
-// the MailerLite account and the mail.
+// process, so no orphan can hold their ports after a Ctrl-C. Their data lives in the data directory
+// (GOODY_DATA_DIR), so a restart finds the MailerLite account and the mail.
 
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
@@ -10,18 +9,12 @@ import { startMailerLiteStandIn } from '../../stand-ins/mailerlite/index.ts';
 import { startSmtpOutbox } from '../../stand-ins/smtp/index.ts';
 import type { LauncherConfig } from './config.ts';
 
-export interface RunningStandIns {
-  mailerLite: { url: string; baseUrl: string };
-  smtp: { url: string; apiUrl: string; dir: string };
-}
+export type RunningStandIns = Awaited<ReturnType<typeof startStandIns>>;
 
 /** Where, inside the data directory, the Firestore emulator exports its documents on exit and imports them from. */
 export const FIRESTORE_EXPORT_DIR = 'firestore-export';
 
-export interface Stoppable {
-  name: string;
-  stop(): Promise<void>;
-}
+export type Stoppable = { name: string; stop(): Promise<void> };
 
 /** Stops one stand-in, waiting at most `ms`; a failure or a hang is reported, never thrown. */
 export async function stopWithin(item: Stoppable, ms: number, output: (line: string) => void): Promise<void> {
@@ -44,7 +37,7 @@ export async function startStandIns(
   config: LauncherConfig,
   output: (line: string) => void,
   started: (item: Stoppable) => void,
-): Promise<RunningStandIns> {
+) {
   const { host, ports } = config;
   const dataDir = (name: string) => path.join(config.dataDir, name);
   // --fresh: what the stack kept is removed before anything starts, so it starts empty (the Firestore

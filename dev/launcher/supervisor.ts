@@ -1,15 +1,18 @@
-// Starts the launcher's child processes and makes sure none outlives it.
-//
-// Each child gets a process group of its own (detached), so a Ctrl-C in the terminal reaches only the launcher,
-// which then stops the children in order: firebase-tools gets one SIGINT (its own clean shutdown stops its
-// functions workers and java), anything still alive after a grace period is killed with its whole group, and
-// every process that was ever seen below a child is killed too (firebase-tools starts java detached, in a group
-// of its own, so the group kill alone would miss it).
+// Starts the launcher's child processes and makes sure none outlives it. Each child leads a process group of its
+// own, so a Ctrl-C in the terminal reaches only the launcher, which then stops them: firebase-tools gets one
+// SIGINT (its clean shutdown stops its workers and java), what is alive after a grace period is killed with its
+// group, and so is every process ever seen below a child (firebase-tools starts java in a group of its own).
 
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { setTimeout as delay } from 'node:timers/promises';
-import { descendantsOf, isStillRunning, listProcesses, type ProcessEntry } from '../process-table.ts';
+import {
+  descendantsOf,
+  isStillRunning,
+  killProcesses,
+  listProcesses,
+  type ProcessEntry,
+} from '../process-table.ts';
 import { LauncherError } from './errors.ts';
 
 export interface ChildSpec {
@@ -37,15 +40,6 @@ export interface ChildExit {
   error?: Error;
 }
 
-export interface SupervisedChild {
-  readonly spec: ChildSpec;
-  readonly pid: number;
-  readonly exited: Promise<ChildExit>;
-  readonly exit: ChildExit | undefined;
-}
-
-export type Output = (line: string) => void;
-
 export function describeExit(exit: ChildExit): string {
   if (exit.error) return `could not start (${exit.error.message})`;
   if (exit.signal) return `was killed by ${exit.signal}`;
@@ -62,7 +56,7 @@ function trySignal(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
-class Child implements SupervisedChild {
+export class SupervisedChild {
   exit: ChildExit | undefined;
   readonly exited: Promise<ChildExit>;
   readonly pid: number;
@@ -89,19 +83,15 @@ class Child implements SupervisedChild {
 }
 
 export class Supervisor {
-  private readonly children = new Set<Child>();
+  private readonly children = new Set<SupervisedChild>();
   /** Every process seen below a child, kept so that one that left its group or lost its parent is still ended. */
   private readonly seen = new Map<number, ProcessEntry>();
   private stopping = false;
 
   constructor(
-    private readonly output: Output,
+    private readonly output: (line: string) => void,
     private readonly onUnexpectedExit: (child: SupervisedChild, exit: ChildExit) => void,
   ) {}
-
-  get isStopping(): boolean {
-    return this.stopping;
-  }
 
   start(spec: ChildSpec): SupervisedChild {
     if (this.stopping) throw new LauncherError(`Not starting ${spec.name}: the launcher is stopping.`);
@@ -112,7 +102,7 @@ export class Supervisor {
       // No stdin: firebase-tools then knows it is not interactive and never waits on a prompt.
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    const child = new Child(spec, proc);
+    const child = new SupervisedChild(spec, proc);
     this.children.add(child);
     for (const stream of [proc.stdout, proc.stderr]) {
       if (!stream) continue;
@@ -130,11 +120,7 @@ export class Supervisor {
 
   /** Runs a task to its end; a failure is a LauncherError naming it. */
   async runTask(spec: Omit<ChildSpec, 'kind'>): Promise<void> {
-    const child = this.start({
-      ...spec,
-      kind: 'task',
-      stop: spec.stop ?? { signal: 'SIGTERM', target: 'group' },
-    });
+    const child = this.start({ ...spec, kind: 'task' });
     const exit = await child.exited;
     if (this.stopping) return;
     if (exit.code !== 0)
@@ -153,7 +139,7 @@ export class Supervisor {
     this.stopping = true;
     this.rememberDescendants();
     await Promise.all([...this.children].map((child) => this.stopChild(child)));
-    this.killLeftovers();
+    killProcesses(this.leftovers());
     // Give the kernel a moment to reap what was just killed, so "every port is free" holds when this returns.
     for (let i = 0; i < 50 && this.leftovers().length > 0; i++) await delay(20);
   }
@@ -163,10 +149,10 @@ export class Supervisor {
     this.stopping = true;
     this.rememberDescendants();
     for (const child of this.children) trySignal(-child.pid, 'SIGKILL');
-    this.killLeftovers();
+    killProcesses(this.leftovers());
   }
 
-  private async stopChild(child: Child): Promise<void> {
+  private async stopChild(child: SupervisedChild): Promise<void> {
     if (child.exit) {
       trySignal(-child.pid, 'SIGKILL');
       return;
@@ -186,13 +172,5 @@ export class Supervisor {
 
   private leftovers(): ProcessEntry[] {
     return [...this.seen.values()].filter(isStillRunning);
-  }
-
-  private killLeftovers(): void {
-    for (const entry of this.leftovers()) {
-      // A process that leads its own group (java, started detached) may have started others in it.
-      if (entry.pgid === entry.pid) trySignal(-entry.pid, 'SIGKILL');
-      trySignal(entry.pid, 'SIGKILL');
-    }
   }
 }

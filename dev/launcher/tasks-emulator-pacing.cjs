@@ -1,46 +1,36 @@
 // Preloaded into firebase-tools by the launcher (node --require), beside parent-watch.cjs: makes the Cloud Tasks
 // emulator (firebase-tools lib/emulator/taskQueue.js, class TaskQueue) pace, hold and schedule its queues as Cloud
-// Tasks does.
+// Tasks does. Rates, concurrency, retries, backoff lengths and deduplication stay the emulator's own.
 //
-// Pacing. The emulator keeps a token bucket per queue, adds `rate` tokens once a second and caps the bucket at
-// `rate` tokens. A dispatch takes a whole token, so the fraction left after a second's dispatches is cut off by
-// the next refill: a queue of 115 a minute (1.92 a second, deliver-contact's MailerLite pace) dispatches 1 a
-// second, 60 a minute, and 7.67 a second dispatches 7. A bucket of `rate + 1` never cuts a leftover below one
-// token, so the dispatches average out to the rate (`correctPacing`).
+// Pacing. The emulator adds `rate` tokens to a queue's bucket once a second and caps it at `rate`; a dispatch
+// takes a whole token, so the fraction left is cut off by the next refill: deliver-contact's 115 a minute (1.92
+// a second) dispatches 60 a minute. A bucket of `rate + 1` keeps the leftover, so dispatches average the rate.
 //
-// Backoff. The emulator runs a queue's tasks in `dispatches`, maxConcurrentDispatches slots. A failed attempt
-// leaves its task in its slot as RETRY; `processDispatch` hands it to `handleRetry`, which sets its backoff and
-// marks it NOT_STARTED in the same slot, and `runTask` then skips it on every pass until the backoff is over.
-// So a task waiting out its backoff holds a slot (it is never back in `openDispatches`), and six tasks in
-// backoff stop deliver-contact (6 at once) from dispatching anything else for minutes. Cloud Tasks frees the
-// slot while a task waits. `freeBackoffSlots` takes such a task out of its slot into a list of its own and
-// puts it back into the first free slot once its backoff is over (before fresh tasks, and without a token, as
-// the emulator runs a retry), with its attempt count, its backoff and its start time as the emulator set them.
+// Backoff. A task waiting out its retry backoff stays in its dispatch slot (NOT_STARTED, skipped by runTask
+// until the backoff ends), so six tasks in backoff stop deliver-contact (6 at once) for minutes; Cloud Tasks
+// frees the slot. `freeBackoffSlots` sets such a task aside and puts it back into the first free slot once its
+// backoff is over (before fresh tasks, without a token, as the emulator runs a retry), its attempt count, backoff
+// and start time as the emulator set them.
 //
-// Schedule. A task may carry a `scheduleTime` (firebase-admin's `TaskQueue.enqueue(data, { scheduleTime })` and
-// `scheduleDelaySeconds` send it as an RFC 3339 string; a Timestamp may also come as `{ seconds, nanos }`).
-// Cloud Tasks never dispatches a task before it; the emulator only copies it into the X-CloudTasks-TaskETA
-// header and dispatches the task at once. `holdScheduledTasks` lets the emulator's `enqueue` take the task
-// (its id check, its id kept for deduplication), then takes a task due later out of the queue into a list of
-// its own, so the tasks behind it are not held back, and appends it to the queue once it is due; the emulator
-// then dispatches it as any fresh task (a token, a free slot, a first attempt). The queue counts as active
-// once such a task is due, so the emulator's loop, which looks at an idle queue once a second, dispatches it
-// within about a second of its time. A task deleted while held is dropped from the list.
+// Schedule. Cloud Tasks never dispatches a task before its `scheduleTime` (an RFC 3339 string from
+// firebase-admin, or a Timestamp's `{ seconds, nanos }`); the emulator dispatches it at once. `holdScheduledTasks`
+// lets the emulator's `enqueue` take the task (its id kept for deduplication), then holds one due later aside, so
+// the tasks behind it are not held back, and appends it to the queue once due; a held task deleted is dropped.
 //
-// Enqueue faults, for tests only (GOODY_TASKS_EMULATOR_FAULTS=on; `npm start` never turns them on). Cloud Tasks
-// can refuse an enqueue (an outage, the Enqueuer grant missing on a first deploy): `controlEnqueueFaults` puts a
-// control in front of the emulator's own HTTP server, on its own port, `GET|PUT /__control/faults` with
-// `{"refuseEnqueue": true|false}` as the stand-ins' control surface reads. While on, every enqueue is answered
-// 503 UNAVAILABLE, as Google's API answers one it cannot take, and counted (`refused`); the rest of the
-// emulator's routes are its own.
+// Enqueue faults, for tests only (GOODY_TASKS_EMULATOR_FAULTS=on). Cloud Tasks can refuse an enqueue (an
+// outage, the Enqueuer grant missing): `controlEnqueueFaults` serves `GET|PUT /__control/faults` with
+// `{"refuseEnqueue": true|false}` on the emulator's port; while on, every enqueue is answered 503 UNAVAILABLE,
+// as Google's API answers one it cannot take, and counted (`refused`).
 //
-// Everything else about the queue (rates, concurrency of tasks in flight, retries, backoff lengths,
-// deduplication) stays the emulator's own. If a firebase-tools upgrade changes the class, this says so on
-// stderr and changes nothing. Plain CommonJS because it runs before any loader; tested in
-// tasks-emulator-pacing.test.ts against firebase-tools' own TaskQueue.
+// If a firebase-tools upgrade changes the classes, this says so on stderr and changes nothing. Plain CommonJS
+// because it runs before any loader; tested in tasks-emulator-pacing.test.ts against firebase-tools' own classes.
 'use strict';
 
-const path = require('node:path');
+/** The prototype's methods of these names, or undefined when one is missing (a firebase-tools that changed). */
+function methodsOf(proto, names) {
+  const methods = names.map((name) => proto?.[name]);
+  return methods.every((method) => typeof method === 'function') ? methods : undefined;
+}
 
 /** The bucket size that lets a queue dispatch `rate` tasks a second on average under once-a-second refills. */
 function pacedBucket(rate, emulatorBucket) {
@@ -72,24 +62,22 @@ function backoffEnds(task) {
 }
 
 /**
- * Frees a task's dispatch slot while it waits out its backoff. Wraps TaskQueue.prototype.handleRetry,
- * dispatchTasks and isActive; `TaskStatus` is the enum taskQueue.js exports beside the class. Returns false
- * (and changes nothing) if the class is not the one this was written for.
+ * Frees a task's dispatch slot while it waits out its backoff: wraps handleRetry, dispatchTasks and isActive
+ * (`TaskStatus` is taskQueue.js's enum). False, and nothing changed, if the class is not the one expected.
  */
 function freeBackoffSlots(TaskQueue, TaskStatus) {
   const proto = TaskQueue?.prototype;
-  const { handleRetry: shippedRetry, dispatchTasks: shippedDispatch, isActive: shippedActive } = proto ?? {};
-  const { processDispatch, runTask } = proto ?? {};
-  if (
-    ![shippedRetry, shippedDispatch, shippedActive, processDispatch, runTask].every(
-      (f) => typeof f === 'function',
-    ) ||
-    typeof TaskStatus?.NOT_STARTED !== 'number' ||
-    typeof TaskStatus?.RETRY !== 'number' ||
-    shippedRetry.goodyFreesSlot
-  ) {
+  const shipped = methodsOf(proto, [
+    'handleRetry',
+    'dispatchTasks',
+    'isActive',
+    'processDispatch',
+    'runTask',
+  ]);
+  if (!shipped || typeof TaskStatus?.NOT_STARTED !== 'number' || typeof TaskStatus?.RETRY !== 'number')
     return false;
-  }
+  const [shippedRetry, shippedDispatch, shippedActive] = shipped;
+  if (shippedRetry.goodyFreesSlot) return false;
   const retry = function handleRetry(dispatchIndex) {
     const result = shippedRetry.call(this, dispatchIndex);
     const task = this.dispatches?.[dispatchIndex];
@@ -154,24 +142,14 @@ function scheduledAt(scheduleTime) {
 }
 
 /**
- * Keeps a task whose scheduleTime is ahead out of the queue until then, without holding back the tasks behind
- * it. Wraps TaskQueue.prototype.enqueue, dispatchTasks, isActive and delete. Returns false (and changes
- * nothing) if the class is not the one this was written for.
+ * Keeps a task whose scheduleTime is ahead out of the queue until then: wraps enqueue, dispatchTasks, isActive
+ * and delete. False, and nothing changed, if the class is not the one expected.
  */
 function holdScheduledTasks(TaskQueue) {
   const proto = TaskQueue?.prototype;
-  const {
-    enqueue: shippedEnqueue,
-    dispatchTasks: shippedDispatch,
-    isActive: shippedActive,
-    delete: shippedDelete,
-  } = proto ?? {};
-  if (
-    ![shippedEnqueue, shippedDispatch, shippedActive, shippedDelete].every((f) => typeof f === 'function') ||
-    shippedEnqueue.goodyHoldsScheduled
-  ) {
-    return false;
-  }
+  const shipped = methodsOf(proto, ['enqueue', 'dispatchTasks', 'isActive', 'delete']);
+  if (!shipped || shipped[0].goodyHoldsScheduled) return false;
+  const [shippedEnqueue, shippedDispatch, shippedActive, shippedDelete] = shipped;
   const enqueue = function enqueue(task) {
     // The emulator's own enqueue first: it refuses an id it has seen and keeps this one, held or not.
     const result = shippedEnqueue.call(this, task);
@@ -232,9 +210,8 @@ function holdScheduledTasks(TaskQueue) {
 const ENQUEUE_ROUTE = '/projects/:project_id/locations/:location_id/queues/:queue_name/tasks';
 
 /**
- * Puts the enqueue fault's control in front of the Cloud Tasks emulator's server: wraps
- * TasksEmulator.prototype.createHubServer, whose express app the emulator listens with. `express` is
- * firebase-tools' own. Returns false (and changes nothing) if the class is not the one this was written for.
+ * Puts the enqueue fault's control in front of the emulator's express app (TasksEmulator's createHubServer;
+ * `express` is firebase-tools' own). False, and nothing changed, if the class is not the one expected.
  */
 function controlEnqueueFaults(TasksEmulator, express) {
   const proto = TasksEmulator?.prototype;
@@ -279,52 +256,47 @@ module.exports = {
   controlEnqueueFaults,
 };
 
-// Only as a preload (the launcher passes this file to --require), where GOODY_TASKS_EMULATOR_PACING=off
-// leaves the emulator as it ships (to measure it): all three corrections off. A test that imports the
-// functions changes nothing.
-if (process.execArgv.includes(__filename) && process.env.GOODY_TASKS_EMULATOR_PACING !== 'off') {
-  let taskQueue;
-  try {
-    const root = path.dirname(require.resolve('firebase-tools/package.json'));
-    taskQueue = require(path.join(root, 'lib', 'emulator', 'taskQueue.js'));
-  } catch {
-    taskQueue = undefined;
-  }
-  if (!correctPacing(taskQueue?.TaskQueue)) {
-    process.stderr.write(
-      '[tasks-emulator-pacing] firebase-tools has no TaskQueue.refillTokens where expected: the Cloud Tasks ' +
-        'emulator keeps its own pacing (a fractional rate dispatches at its whole part).\n',
-    );
-  }
-  if (!freeBackoffSlots(taskQueue?.TaskQueue, taskQueue?.TaskStatus)) {
-    process.stderr.write(
-      '[tasks-emulator-pacing] firebase-tools has no TaskQueue.handleRetry, dispatchTasks, isActive, ' +
-        'processDispatch, runTask or TaskStatus where expected: the Cloud Tasks emulator keeps a task waiting out ' +
-        'its retry backoff in its dispatch slot (tasks in backoff hold back fresh ones).\n',
-    );
-  }
-  if (!holdScheduledTasks(taskQueue?.TaskQueue)) {
-    process.stderr.write(
-      '[tasks-emulator-pacing] firebase-tools has no TaskQueue.enqueue, dispatchTasks, isActive or delete where ' +
-        'expected: the Cloud Tasks emulator dispatches a task at once, whatever its scheduleTime.\n',
-    );
+/** Applies each correction (`[apply, what the emulator does without it]`) and warns of any that cannot be. */
+function preload(corrections) {
+  for (const [apply, without] of corrections) {
+    let applied = false;
+    try {
+      applied = apply();
+    } catch {
+      applied = false;
+    }
+    if (!applied) {
+      process.stderr.write(
+        `[tasks-emulator-pacing] firebase-tools' Cloud Tasks emulator is not the one expected: ${without}.\n`,
+      );
+    }
   }
 }
 
-// Only as a preload, and only when a test asks for it: `npm start` has no enqueue fault to turn on.
-if (process.execArgv.includes(__filename) && process.env.GOODY_TASKS_EMULATOR_FAULTS === 'on') {
-  let controlled = false;
-  try {
-    const root = path.dirname(require.resolve('firebase-tools/package.json'));
-    const { TasksEmulator } = require(path.join(root, 'lib', 'emulator', 'tasksEmulator.js'));
-    controlled = controlEnqueueFaults(TasksEmulator, require(require.resolve('express', { paths: [root] })));
-  } catch {
-    controlled = false;
-  }
-  if (!controlled) {
-    process.stderr.write(
-      '[tasks-emulator-pacing] firebase-tools has no TasksEmulator.createHubServer where expected: ' +
-        'GOODY_TASKS_EMULATOR_FAULTS=on has no enqueue fault to control.\n',
-    );
-  }
+// Only as a preload (the launcher passes this file to --require): a test that imports the functions changes nothing.
+if (process.execArgv.includes(__filename)) {
+  const taskQueue = () => require('firebase-tools/lib/emulator/taskQueue.js');
+  preload([
+    [() => correctPacing(taskQueue().TaskQueue), 'a fractional rate dispatches at its whole part'],
+    [
+      () => freeBackoffSlots(taskQueue().TaskQueue, taskQueue().TaskStatus),
+      'a task waiting out its retry backoff holds its dispatch slot',
+    ],
+    [
+      () => holdScheduledTasks(taskQueue().TaskQueue),
+      'a task is dispatched at once, whatever its scheduleTime',
+    ],
+    ...(process.env.GOODY_TASKS_EMULATOR_FAULTS === 'on'
+      ? [
+          [
+            () =>
+              controlEnqueueFaults(
+                require('firebase-tools/lib/emulator/tasksEmulator.js').TasksEmulator,
+                require(require.resolve('express', { paths: [require.resolve('firebase-tools')] })),
+              ),
+            'GOODY_TASKS_EMULATOR_FAULTS=on has no enqueue fault to control',
+          ],
+        ]
+      : []),
+  ]);
 }

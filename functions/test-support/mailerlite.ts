@@ -26,7 +26,6 @@ export const GROUPS = { updates: 'GOODY launch updates', club: 'GOODY Club' };
 export const MAILERLITE_LIMITS = {
   windowMs: 60_000,
   requestsPerWindow: 120,
-  fractionalRetryAfter: false,
 };
 
 /** Clears the stand-in's data, faults and windows, and restores its documented limits. */

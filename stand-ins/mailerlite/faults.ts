@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import { z } from 'zod';
-import { parseWith } from '../http.ts';
+import { parseWith, take } from '../http.ts';
 
 const count = z.number().int().min(1).default(1);
 
@@ -17,22 +17,11 @@ const failRule = z.strictObject({
 
 const dropRule = z.strictObject({ count, pathPrefix: z.string().optional() });
 
-/**
- * The body of PUT /__control/faults: rules are added, latencyMs, down and refuseKey replace the current
- * values.
- */
+/** The body of PUT /__control/faults: rules are added, latencyMs, down and refuseKey replace the current values. */
 const faultsBody = z.strictObject({
   failNext: z.union([failRule, z.array(failRule)]).optional(),
-  dropNext: z
-    .union([
-      z
-        .number()
-        .int()
-        .min(1)
-        .transform((n) => ({ count: n })),
-      dropRule,
-    ])
-    .optional(),
+  /** A number N is `{ count: N }`. */
+  dropNext: z.preprocess((n) => (typeof n === 'number' ? { count: n } : n), dropRule).optional(),
   latencyMs: z.number().min(0).optional(),
   down: z.boolean().optional(),
   refuseKey: z.boolean().optional(),
@@ -43,26 +32,10 @@ export type FailRule = z.infer<typeof failRule>;
 /** Close the connection of the next `count` matching requests without answering. */
 export type DropRule = z.infer<typeof dropRule>;
 
-export type FaultsSnapshot = ReturnType<MailerLiteFaults['state']>;
-
-const DEFAULT_MESSAGES: Record<number, string> = {
-  408: 'Request Timeout.',
-  429: 'Too Many Attempts.',
-  500: 'Server Error.',
-  502: 'Bad Gateway.',
-  503: 'Service Unavailable.',
-  504: 'Gateway Timeout.',
-};
-
+/** Laravel's message for the status: its own for 429 and 500, else the status's reason phrase. */
 export function defaultFaultBody(status: number): { message: string } {
-  return { message: DEFAULT_MESSAGES[status] ?? `${STATUS_CODES[status] ?? 'Error'}.` };
-}
-
-/** Consumes one use of the first rule matching, if any. */
-function take<T extends { count: number }>(rules: T[], matches: (rule: T) => boolean): T | undefined {
-  const rule = rules.find(matches);
-  if (rule && --rule.count === 0) rules.splice(rules.indexOf(rule), 1);
-  return rule;
+  const laravel: Record<number, string> = { 429: 'Too Many Attempts', 500: 'Server Error' };
+  return { message: `${laravel[status] ?? STATUS_CODES[status] ?? 'Error'}.` };
 }
 
 export class MailerLiteFaults {
@@ -72,14 +45,11 @@ export class MailerLiteFaults {
   latencyMs = 0;
   /** While true every API request has its connection closed unanswered, as when the service is unreachable. */
   down = false;
-  /**
-   * While true every API request is answered as one without a valid key (401 `Unauthenticated.`), the right
-   * key included: a token revoked, or one the account never had, until an operator puts the right one in.
-   */
+  /** While true every API request, the right key's included, is answered 401 as a revoked token is. */
   refuseKey = false;
 
   failNext(count: number, status: number, body?: unknown, options: Partial<FailRule> = {}): void {
-    this.apply({ failNext: { ...options, count, status, ...(body === undefined ? {} : { body }) } });
+    this.apply({ failNext: { ...options, count, status, body } });
   }
 
   dropNext(count: number, options: Partial<DropRule> = {}): void {

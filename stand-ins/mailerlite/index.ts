@@ -1,7 +1,6 @@
 // MailerLite API stand-in: an HTTP server that answers the endpoints the functions use the way
-// connect.mailerlite.com/api does (auth, validation, status codes, ids, rate limits), with its
-// state readable and faults injectable by tests, over the stand-ins' control surface (stand-ins/http.ts) or through
-// the returned object.
+// connect.mailerlite.com/api does (auth, validation, status codes, ids, rate limits), its state readable and
+// faults injectable over the stand-ins' control surface (stand-ins/http.ts) or through the returned object.
 
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
@@ -12,23 +11,15 @@ import { z } from 'zod';
 import { CONTROL_PREFIX, close, listen, parseWith, readBody, sendJson, serveControl } from '../http.ts';
 import { defaultFaultBody, MailerLiteFaults } from './faults.ts';
 import { FixedWindowLimiter } from './rate-limit.ts';
-import { type ApiContext, type ApiResult, matchRoute, unmatchedResult } from './routes.ts';
-import { formatTimestamp, type Group, Store, type Subscriber } from './store.ts';
+import { type ApiResult, decodeSafely, matchRoute } from './routes.ts';
+import { type Group, Store, type Subscriber } from './store.ts';
 import { isPlainObject } from './validation.ts';
-
-export type { DropRule, FailRule, FaultsSnapshot } from './faults.ts';
-export { MailerLiteFaults } from './faults.ts';
 
 const limitsSchema = z.strictObject({
   /** Length of a rate-limit window in ms (MailerLite: one minute). */
   windowMs: z.number().int().min(1).default(60_000),
   /** Requests per window across all endpoints (MailerLite: 120). */
   requestsPerWindow: z.number().int().min(1).default(120),
-  /**
-   * Retry-After with millisecond precision (e.g. "0.734") instead of MailerLite's whole seconds: for
-   * benchmarks that compress the window to a second or so, where whole seconds would distort the waits.
-   */
-  fractionalRetryAfter: z.boolean().default(false),
 });
 
 export type MailerLiteLimits = z.infer<typeof limitsSchema>;
@@ -37,13 +28,12 @@ export interface MailerLiteStandInOptions extends Partial<MailerLiteLimits> {
   host?: string;
   port?: number;
   apiKey?: string;
-  /** Custom field keys the account has, on top of MailerLite's default fields (name, last_name, ...). */
+  /** Custom field keys the account has, beside MailerLite's default fields (name, last_name, ...). */
   customFields?: string[];
   /** Keep the account's subscribers and groups here: loaded at start, written when stopped. */
   dataDir?: string;
-  /** No request lines on stdout. */
+  /** No request lines; else they go to `log` (default console.log). */
   quiet?: boolean;
-  /** Where request lines go when not quiet (default console.log). */
   log?: (line: string) => void;
   /** Clock for rate-limit windows and timestamps (default Date.now). */
   now?: () => number;
@@ -58,12 +48,12 @@ export interface RequestLogEntry {
   /** Status answered, or 0 when the connection was closed unanswered (a dropped request, or "down"). */
   status: number;
   durationMs: number;
-  /** Set when the answer came from an injected fault rather than the API. */
+  /** Set when the answer was an injected fault's. */
   fault?: 'status' | 'drop' | 'down';
 }
 
 /** What GET /__control/state answers (and `state` returns). */
-export type MailerLiteState = ReturnType<typeof stateOf>;
+export type MailerLiteState = MailerLiteStandIn['state'];
 
 /** The running stand-in; `state` is a fresh snapshot on every read, `baseUrl` the value for MAILERLITE_BASE_URL. */
 export type MailerLiteStandIn = Awaited<ReturnType<typeof startMailerLiteStandIn>>;
@@ -77,17 +67,9 @@ const EMAIL_IN_PATH = /[^/?&=]+(?:@|%40)[^/?&=]+/gi;
 
 export function maskEmailsInPath(path: string): string {
   return path.replace(EMAIL_IN_PATH, (match) => {
-    const [local = '', domain = ''] = decodeURIComponentSafe(match).split('@');
+    const [local = '', domain = ''] = decodeSafely(match).split('@');
     return `${local.slice(0, 1)}***@${domain.slice(0, 1)}***`;
   });
-}
-
-function decodeURIComponentSafe(value: string): string {
-  try {
-    return decodeURIComponent(value);
-  } catch {
-    return value;
-  }
 }
 
 export async function startMailerLiteStandIn(options: MailerLiteStandInOptions = {}) {
@@ -95,12 +77,8 @@ export async function startMailerLiteStandIn(options: MailerLiteStandInOptions =
   const apiKey = options.apiKey ?? 'dev-mailerlite-key';
   const now = options.now ?? Date.now;
   const log = options.quiet ? () => {} : (options.log ?? ((line: string) => console.log(line)));
-  const limits = parseWith(
-    limitsSchema,
-    Object.fromEntries(
-      Object.keys(limitsSchema.shape).map((key) => [key, options[key as keyof MailerLiteLimits]]),
-    ),
-  );
+  const { windowMs, requestsPerWindow } = options;
+  const limits = parseWith(limitsSchema, { windowMs, requestsPerWindow });
 
   const store = new Store(options.customFields ?? []);
   const dataFile = options.dataDir && path.join(options.dataDir, 'mailerlite-stand-in.json');
@@ -111,15 +89,6 @@ export async function startMailerLiteStandIn(options: MailerLiteStandInOptions =
   const requestLog: RequestLogEntry[] = [];
   let baseUrl = '';
 
-  function record(entry: RequestLogEntry): void {
-    requestLog.push(entry);
-    if (requestLog.length > REQUEST_LOG_LIMIT) requestLog.splice(0, requestLog.length - REQUEST_LOG_LIMIT);
-    const extra = entry.fault ? ` (fault: ${entry.fault})` : '';
-    log(
-      `[mailerlite] ${entry.method} ${entry.path} ${entry.status || 'closed'} ${entry.durationMs}ms${extra}`,
-    );
-  }
-
   function rateHeaders(): Record<string, string> {
     return {
       'X-RateLimit-Limit': String(globalLimiter.limit),
@@ -127,104 +96,97 @@ export async function startMailerLiteStandIn(options: MailerLiteStandInOptions =
     };
   }
 
-  async function handleApi(
-    req: IncomingMessage,
-    res: ServerResponse,
-    url: URL,
-    started: number,
-  ): Promise<void> {
+  async function handleApi(req: IncomingMessage, res: ServerResponse, url: URL, started: number) {
     const method = (req.method ?? 'GET').toUpperCase();
-    const loggedPath = maskEmailsInPath(url.pathname + url.search);
-    const entry = (status: number, extra: Partial<RequestLogEntry> = {}): RequestLogEntry => ({
-      time: new Date(started).toISOString(),
-      method,
-      path: loggedPath,
-      status,
-      durationMs: Date.now() - started,
-      ...extra,
-    });
+    const done = (status: number, fault?: RequestLogEntry['fault']) => {
+      const path = maskEmailsInPath(url.pathname + url.search);
+      const durationMs = Date.now() - started;
+      const time = new Date(started).toISOString();
+      requestLog.push({ time, method, path, status, durationMs, ...(fault && { fault }) });
+      if (requestLog.length > REQUEST_LOG_LIMIT) requestLog.shift();
+      log(
+        `[mailerlite] ${method} ${path} ${status || 'closed'} ${durationMs}ms${fault ? ` (fault: ${fault})` : ''}`,
+      );
+    };
+    const answer = (result: ApiResult, fault?: 'status') => {
+      send(res, result);
+      done(result.status, fault);
+    };
 
-    if (faults.down) {
+    const dropped = faults.down ? 'down' : faults.takeDrop(url.pathname) ? 'drop' : undefined;
+    if (dropped) {
       req.socket.destroy();
-      record(entry(0, { fault: 'down' }));
-      return;
+      return done(0, dropped);
     }
-    if (faults.takeDrop(url.pathname)) {
-      req.socket.destroy();
-      record(entry(0, { fault: 'drop' }));
-      return;
-    }
-
     let rawBody: Buffer;
     try {
       rawBody = await readBody(req, BODY_LIMIT_BYTES);
     } catch {
-      send(res, { status: 413, body: { message: 'Payload Too Large' } });
-      record(entry(413));
-      return;
+      return answer({ status: 413, body: { message: 'Payload Too Large' } });
     }
     if (faults.latencyMs > 0) await sleep(faults.latencyMs);
 
     const fault = faults.takeFailure(method, url.pathname);
     if (fault) {
-      const headers: Record<string, string> = { ...fault.headers };
-      if (fault.status === 429) {
-        headers['Retry-After'] ??= '1';
-        headers['X-RateLimit-Limit'] ??= String(globalLimiter.limit);
-        headers['X-RateLimit-Remaining'] ??= '0';
-      }
-      send(res, { status: fault.status, body: fault.body ?? defaultFaultBody(fault.status), headers });
-      record(entry(fault.status, { fault: 'status' }));
-      return;
+      const limited = {
+        'Retry-After': '1',
+        'X-RateLimit-Limit': String(globalLimiter.limit),
+        'X-RateLimit-Remaining': '0',
+      };
+      const headers = fault.status === 429 ? { ...limited, ...fault.headers } : fault.headers;
+      return answer(
+        { status: fault.status, body: fault.body ?? defaultFaultBody(fault.status), headers },
+        'status',
+      );
     }
 
     const match = matchRoute(method, url.pathname);
-    if (match.kind !== 'found') {
-      const result = unmatchedResult(match, method, url.pathname);
-      send(res, result);
-      record(entry(result.status));
-      return;
-    }
-
+    if ('status' in match) return answer(match);
     // The recorded 401 from the real API carries no X-RateLimit headers: unauthenticated requests are not
     // counted against the account. A refused key (faults.refuseKey) is answered the same.
     if (faults.refuseKey || req.headers.authorization !== `Bearer ${apiKey}`) {
-      send(res, { status: 401, body: { message: 'Unauthenticated.' } });
-      record(entry(401));
-      return;
+      return answer({ status: 401, body: { message: 'Unauthenticated.' } });
     }
-
     const at = now();
     if (!globalLimiter.tryHit(at)) {
-      send(res, {
-        status: 429,
-        body: { message: 'Too Many Attempts.' },
-        headers: {
-          ...rateHeaders(),
-          'Retry-After': globalLimiter.retryAfter(at, limits.fractionalRetryAfter),
-        },
-      });
-      record(entry(429));
-      return;
+      const headers = { ...rateHeaders(), 'Retry-After': String(globalLimiter.retryAfterSeconds(at)) };
+      return answer({ status: 429, body: { message: 'Too Many Attempts.' }, headers });
     }
 
-    const body = parseJsonObject(rawBody);
-    const ctx: ApiContext = { store, now: at, baseUrl };
     let result: ApiResult;
     try {
-      result = match.handler(ctx, match.params, url.searchParams, body);
+      const body = parseJsonObject(rawBody);
+      result = match.handler({ store, now: at, baseUrl }, match.params, url.searchParams, body);
     } catch (error) {
       console.error('[mailerlite] handler failed:', error);
       result = { status: 500, body: { message: 'Server Error' } };
     }
-    send(res, { ...result, headers: { ...rateHeaders(), ...result.headers } });
-    record(entry(result.status));
+    answer({ ...result, headers: { ...rateHeaders(), ...result.headers } });
   }
 
-  function snapshot(): MailerLiteState {
-    const at = now();
-    return stateOf(store, requestLog, limits, { globalLimiter, at }, faults);
-  }
+  const snapshot = () => {
+    const subscribers = [...store.subscribers.values()];
+    return {
+      subscribers: subscribers.map((s) => ({
+        id: s.id,
+        email: s.email,
+        status: s.status,
+        fields: { ...s.fields },
+        groups: [...s.groupIds],
+        /** `opted_in_at` as the client sent it ("YYYY-MM-DD HH:MM:SS"), or null. */
+        optedInAt: s.optedInAt,
+      })),
+      groups: [...store.groups.values()].map((g) => ({
+        id: g.id,
+        name: g.name,
+        subscriberCount: subscribers.filter((s) => s.groupIds.includes(g.id)).length,
+      })),
+      /** Most recent last; bounded to the last 10,000 requests. */
+      requests: requestLog.map((e) => ({ ...e })),
+      rateLimit: { remaining: globalLimiter.remaining(now()) },
+      faults: faults.state(),
+    };
+  };
 
   function setLimits(next: unknown): void {
     Object.assign(limits, parseWith(limitsSchema, { ...limits, ...(next as object) }));
@@ -245,7 +207,6 @@ export async function startMailerLiteStandIn(options: MailerLiteStandInOptions =
     reset,
     faults,
     more: {
-      'GET limits': () => limits,
       'PUT limits': (body: unknown) => {
         setLimits(body);
         return limits;
@@ -257,7 +218,7 @@ export async function startMailerLiteStandIn(options: MailerLiteStandInOptions =
     const started = Date.now();
     const url = new URL(req.url ?? '/', 'http://stand-in');
     const handler = url.pathname.startsWith(CONTROL_PREFIX)
-      ? serveControl(req, res, url.pathname, url.searchParams, control)
+      ? serveControl(req, res, url.pathname, control)
       : handleApi(req, res, url, started);
     handler.catch((error: unknown) => {
       console.error('[mailerlite] request failed:', error);
@@ -270,8 +231,6 @@ export async function startMailerLiteStandIn(options: MailerLiteStandInOptions =
   baseUrl = `${url}/api`;
 
   return {
-    host,
-    port,
     url,
     baseUrl,
     apiKey,
@@ -294,77 +253,27 @@ export async function startMailerLiteStandIn(options: MailerLiteStandInOptions =
   };
 }
 
-function stateOf(
-  store: Store,
-  requests: RequestLogEntry[],
-  limits: MailerLiteLimits,
-  rate: { globalLimiter: FixedWindowLimiter; at: number },
-  faults: MailerLiteFaults,
-) {
-  const subscribers = [...store.subscribers.values()];
-  return {
-    subscribers: subscribers.map((s) => ({
-      id: s.id,
-      email: s.email,
-      status: s.status,
-      source: s.source,
-      fields: { ...s.fields },
-      groups: [...s.groupIds],
-      createdAt: formatTimestamp(s.createdAt) ?? '',
-      updatedAt: formatTimestamp(s.updatedAt) ?? '',
-      /** `opted_in_at` as the client sent it ("YYYY-MM-DD HH:MM:SS"), or null. */
-      optedInAt: s.optedInAt,
-    })),
-    groups: [...store.groups.values()].map((g) => ({
-      id: g.id,
-      name: g.name,
-      subscriberCount: subscribers.filter((s) => s.groupIds.includes(g.id)).length,
-      createdAt: formatTimestamp(g.createdAt) ?? '',
-    })),
-    /** Most recent last; bounded to the last 10,000 requests. */
-    requests: requests.map((e) => ({ ...e })),
-    limits: { ...limits },
-    rateLimit: {
-      remaining: rate.globalLimiter.remaining(rate.at),
-      resetInMs: rate.globalLimiter.msUntilReset(rate.at),
-    },
-    faults: faults.state(),
-  };
-}
-
-interface SavedAccount {
-  subscribers: Subscriber[];
-  groups: Group[];
-}
-
 async function loadAccount(store: Store, file: string): Promise<void> {
   await mkdir(path.dirname(file), { recursive: true });
   if (!existsSync(file)) return;
-  const saved = JSON.parse(await readFile(file, 'utf8')) as SavedAccount;
+  const saved = JSON.parse(await readFile(file, 'utf8')) as { subscribers: Subscriber[]; groups: Group[] };
   for (const group of saved.groups) store.groups.set(group.id, group);
-  for (const subscriber of saved.subscribers) {
-    store.subscribers.set(subscriber.id, subscriber);
-    store.subscriberIdByEmail.set(subscriber.email, subscriber.id);
-  }
+  for (const subscriber of saved.subscribers) store.subscribers.set(subscriber.id, subscriber);
 }
 
 /** Subscribers and groups only: rate-limit windows do not outlive a restart. */
 async function saveAccount(store: Store, file: string): Promise<void> {
-  const saved: SavedAccount = {
-    subscribers: [...store.subscribers.values()],
-    groups: [...store.groups.values()],
-  };
+  const saved = { subscribers: [...store.subscribers.values()], groups: [...store.groups.values()] };
   await writeFile(`${file}.tmp`, `${JSON.stringify(saved, null, 1)}\n`);
   await rename(`${file}.tmp`, file);
 }
 
-function send(res: ServerResponse, result: ApiResult): void {
-  const headers = {
+function send(res: ServerResponse, { status, body, headers }: ApiResult): void {
+  sendJson(res, status, body, {
     'content-type': 'application/json',
     'Cache-Control': 'no-cache, private',
-    ...result.headers,
-  };
-  sendJson(res, result.status, result.body, headers);
+    ...headers,
+  });
 }
 
 /** Laravel reads a body that is not a JSON object as no input at all, so validation reports what is missing. */

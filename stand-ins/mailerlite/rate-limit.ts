@@ -1,7 +1,6 @@
 /**
- * A fixed window that starts at the first hit and lasts `windowMs`, the way Laravel's throttle middleware
- * (which MailerLite's API runs on) counts: the counter resets when the window that the first request opened
- * expires, and `Retry-After` is the number of whole seconds until then.
+ * A fixed window that starts at the first hit and lasts `windowMs`, as Laravel's throttle middleware (which
+ * MailerLite's API runs on) counts; `Retry-After` is the whole seconds until it ends.
  */
 export class FixedWindowLimiter {
   private windowStart = 0;
@@ -40,23 +39,5 @@ export class FixedWindowLimiter {
     this.roll(now);
     if (this.hits === 0) return 0;
     return Math.max(1, Math.ceil((this.windowStart + this.windowMs - now) / 1000));
-  }
-
-  /**
-   * The Retry-After value: whole seconds, as MailerLite sends it; or, when `fractional`, seconds with
-   * millisecond precision. Whole seconds lose nothing against a 60 s window, but with a window compressed to
-   * a second or two they would make a client that obeys them wait up to a window too long, and a benchmark
-   * would measure the rounding rather than the client.
-   */
-  retryAfter(now: number, fractional: boolean): string {
-    if (!fractional) return String(this.retryAfterSeconds(now));
-    return String(Math.max(0.001, this.msUntilReset(now) / 1000));
-  }
-
-  /** Milliseconds until the current window ends; 0 when no window is open. */
-  msUntilReset(now: number): number {
-    this.roll(now);
-    if (this.hits === 0) return 0;
-    return Math.max(0, this.windowStart + this.windowMs - now);
   }
 }

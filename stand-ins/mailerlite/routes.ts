@@ -2,8 +2,14 @@
 // Groups, Fields) and as recorded in mailerlite/mailerlite-python's VCR cassettes. Handlers are plain
 // functions of (context, params, query, body).
 
-import { isValidEmail, type Store, SUBSCRIBER_STATUSES, type SubscriberStatus } from './store.ts';
-import { isPlainObject, Validator, validationBody } from './validation.ts';
+import {
+  formatTimestamp,
+  isValidEmail,
+  type Store,
+  SUBSCRIBER_STATUSES,
+  type SubscriberStatus,
+} from './store.ts';
+import { isPlainObject, Validator } from './validation.ts';
 
 export interface ApiResult {
   status: number;
@@ -25,32 +31,9 @@ type Handler = (
   body: Record<string, unknown>,
 ) => ApiResult;
 
-interface Route {
-  method: string;
-  pattern: RegExp;
-  names: string[];
-  handler: Handler;
-}
-
-export type RouteMatch =
-  | { kind: 'found'; handler: Handler; params: Record<string, string> }
-  | { kind: 'not-found' }
-  | { kind: 'method-not-allowed'; allowed: string[] }
-  | { kind: 'not-implemented' };
-
-function compile(path: string): { pattern: RegExp; names: string[] } {
-  const names: string[] = [];
-  const pattern = new RegExp(
-    `^${path.replace(/\{(\w+)\}/g, (_, name: string) => {
-      names.push(name);
-      return '([^/]+)';
-    })}$`,
-  );
-  return { pattern, names };
-}
-
-function route(method: string, path: string, handler: Handler): Route {
-  return { method, handler, ...compile(path) };
+/** A route of `path`, whose `{name}` segments become the handler's params. */
+function route(method: string, path: string, handler: Handler) {
+  return { method, handler, pattern: new RegExp(`^${path.replace(/\{(\w+)\}/g, '(?<$1>[^/]+)')}$`) };
 }
 
 function notFound(model: string): ApiResult {
@@ -58,7 +41,7 @@ function notFound(model: string): ApiResult {
 }
 
 function invalid(v: Validator): ApiResult {
-  return { status: 422, body: validationBody(v.errors) };
+  return { status: 422, body: { message: 'The given data was invalid.', errors: v.errors } };
 }
 
 function groupIdOf(value: unknown): string | undefined {
@@ -73,7 +56,7 @@ function groupIdOf(value: unknown): string | undefined {
 // non-destructive, so fields and groups left out are kept and the groups given are added to the existing ones.
 const upsertSubscriber: Handler = (ctx, _params, _query, body) => {
   const v = new Validator();
-  const { email, fields, groups, status, ip_address: ipAddress } = body;
+  const { email, fields, groups, status } = body;
   if (email === undefined || email === null || email === '') v.required('email');
   else if (typeof email !== 'string' || !isValidEmail(email)) v.invalidEmail('email');
   if (fields !== undefined && fields !== null && !isPlainObject(fields)) v.notArray('fields');
@@ -87,11 +70,9 @@ const upsertSubscriber: Handler = (ctx, _params, _query, body) => {
         else groupIds.push(id);
       });
   }
-  if (status !== undefined && !SUBSCRIBER_STATUSES.includes(status as SubscriberStatus)) {
+  if (status !== undefined && !(SUBSCRIBER_STATUSES as readonly unknown[]).includes(status)) {
     v.invalidSelection('status');
   }
-  if (ipAddress !== undefined && ipAddress !== null && typeof ipAddress !== 'string')
-    v.notString('ip_address');
   // Laravel's date_format:Y-m-d H:i:s, as the docs give opted_in_at ("2021-08-31 14:22:08").
   const optedInAt = body.opted_in_at;
   if (optedInAt !== undefined && optedInAt !== null && !isMailerLiteTime(optedInAt)) {
@@ -102,7 +83,7 @@ const upsertSubscriber: Handler = (ctx, _params, _query, body) => {
   const existing = ctx.store.findSubscriber(email as string);
   const subscriber = existing ?? ctx.store.createSubscriber(email as string, ctx.now, 'api');
   if (isPlainObject(fields)) ctx.store.mergeFields(subscriber, fields);
-  for (const id of groupIds) ctx.store.addToGroup(subscriber, id);
+  subscriber.groupIds = [...new Set([...subscriber.groupIds, ...groupIds])];
   if (typeof status === 'string' && status !== subscriber.status) {
     subscriber.status = status as SubscriberStatus;
     if (status === 'unsubscribed') subscriber.unsubscribedAt = ctx.now;
@@ -111,9 +92,7 @@ const upsertSubscriber: Handler = (ctx, _params, _query, body) => {
       subscriber.subscribedAt = ctx.now;
     }
   }
-  if (typeof ipAddress === 'string') subscriber.ipAddress = ipAddress;
   if (typeof body.opted_in_at === 'string') subscriber.optedInAt = body.opted_in_at;
-  if (typeof body.optin_ip === 'string') subscriber.optinIp = body.optin_ip;
   subscriber.updatedAt = ctx.now;
   return { status: existing ? 200 : 201, body: { data: ctx.store.subscriberJson(subscriber) } };
 };
@@ -131,7 +110,7 @@ const forgetSubscriber: Handler = (ctx, params) => {
   const subscriber = ctx.store.subscribers.get(params.subscriber ?? '');
   if (!subscriber) return notFound('Subscriber\\Subscriber');
   const data = ctx.store.subscriberJson(subscriber);
-  ctx.store.deleteSubscriber(subscriber);
+  ctx.store.subscribers.delete(subscriber.id);
   return {
     status: 200,
     body: { data, message: 'Subscriber data will be completely deleted and forgotten within 30 days.' },
@@ -139,22 +118,20 @@ const forgetSubscriber: Handler = (ctx, params) => {
 };
 
 function isMailerLiteTime(value: unknown): boolean {
-  if (typeof value !== 'string') return false;
-  const match = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})$/.exec(value);
-  if (!match) return false;
-  const date = new Date(`${value.replace(' ', 'T')}Z`);
-  return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 19).replace('T', ' ') === value;
+  const ms = typeof value === 'string' ? Date.parse(`${value.replace(' ', 'T')}Z`) : Number.NaN;
+  return Number.isFinite(ms) && formatTimestamp(ms) === value;
 }
 
 /** A listing's `limit` (default 100) and `page` (from 1), or the 422 MailerLite answers to either not a whole number. */
 function pagingOf(query: URLSearchParams) {
   const v = new Validator();
-  const limit = positiveInt(query.get('limit'), 100);
-  const page = positiveInt(query.get('page'), 1);
-  if (limit === undefined) v.add('limit', 'The limit must be an integer.');
-  if (page === undefined) v.add('page', 'The page must be an integer.');
-  if (v.failed || limit === undefined || page === undefined) return invalid(v);
-  return { limit, page };
+  const [limit = 100, page = 1] = (['limit', 'page'] as const).map((name, index) => {
+    const raw = query.get(name) || String(index === 0 ? 100 : 1);
+    if (/^\d+$/.test(raw) && Number(raw) >= 1) return Number(raw);
+    v.add(name, `The ${name} must be an integer.`);
+    return undefined;
+  });
+  return v.failed ? invalid(v) : { limit, page };
 }
 
 /**
@@ -197,24 +174,14 @@ const listGroups: Handler = (ctx, _params, query) => {
   return { status: 200, body: { ...listed, data: listed.data.map((g) => ctx.store.groupJson(g)) } };
 };
 
-function positiveInt(raw: string | null, fallback: number): number | undefined {
-  if (raw === null || raw === '') return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) < 1) return undefined;
-  return Number(raw);
-}
-
-function validateGroupName(v: Validator, name: unknown): void {
+// POST /api/groups: {name} (at most 255 characters) -> 201 with the group.
+const createGroup: Handler = (ctx, _params, _query, { name }) => {
+  const v = new Validator();
   if (name === undefined || name === null || name === '') v.required('name');
   else if (typeof name !== 'string') v.notString('name');
   else if (name.length > 255) v.tooLong('name', 255);
-}
-
-// POST /api/groups: {name} (at most 255 characters) -> 201 with the group.
-const createGroup: Handler = (ctx, _params, _query, body) => {
-  const v = new Validator();
-  validateGroupName(v, body.name);
   if (v.failed) return invalid(v);
-  const group = ctx.store.createGroup(body.name as string, ctx.now);
+  const group = ctx.store.createGroup(name as string, ctx.now);
   return { status: 201, body: { data: ctx.store.groupJson(group) } };
 };
 
@@ -227,25 +194,21 @@ const deleteGroup: Handler = (ctx, params) => {
 };
 
 // GET /api/fields: the account's fields, MailerLite's defaults and its custom ones, each {id, name, key, type},
-// in MailerLite's paging envelope; limit, page and filter[keyword] (partial match on name or key). Read by the
-// operator's launch check (ops/doctor/), which looks for the `source` field.
+// in MailerLite's paging envelope. Read by the operator's launch check (ops/doctor/), which looks for `source`.
 const listFields: Handler = (ctx, _params, query) => {
   const paging = pagingOf(query);
   if ('status' in paging) return paging;
   const { limit, page } = paging;
-  const keyword = query.get('filter[keyword]')?.toLowerCase();
-  const fields = ctx.store.fieldKeys
-    .map((key, index) => ({
-      id: String(100_000 + index),
-      name: key === 'z_i_p' ? 'ZIP' : key.replace(/_/g, ' ').replace(/^./, (c) => c.toUpperCase()),
-      key,
-      type: 'text',
-    }))
-    .filter((field) => !keyword || field.key.includes(keyword) || field.name.toLowerCase().includes(keyword));
+  const fields = ctx.store.fieldKeys.map((key, index) => ({
+    id: String(100_000 + index),
+    name: key === 'z_i_p' ? 'ZIP' : key.replace(/_/g, ' ').replace(/^./, (c) => c.toUpperCase()),
+    key,
+    type: 'text',
+  }));
   return { status: 200, body: pageOf(fields, page, limit, `${ctx.baseUrl}/fields`) };
 };
 
-const ROUTES: Route[] = [
+const ROUTES = [
   route('POST', '/api/subscribers', upsertSubscriber),
   route('GET', '/api/subscribers/{subscriber}', getSubscriber),
   route('POST', '/api/subscribers/{subscriber}/forget', forgetSubscriber),
@@ -255,92 +218,37 @@ const ROUTES: Route[] = [
   route('GET', '/api/fields', listFields),
 ];
 
-// Real endpoints the functions do not use. They are refused with 501 and a message naming them, rather than
-// a 404 that would claim MailerLite has no such endpoint.
-const NOT_IMPLEMENTED: Array<{ method: string; pattern: RegExp }> = [
-  ['GET', '/api/subscribers'],
-  ['PUT', '/api/subscribers/{subscriber}'],
-  ['DELETE', '/api/subscribers/{subscriber}'],
-  ['POST', '/api/subscribers/{subscriber}/groups/{group}'],
-  ['DELETE', '/api/subscribers/{subscriber}/groups/{group}'],
-  ['PUT', '/api/groups/{group}'],
-  ['GET', '/api/groups/{group}/subscribers'],
-  ['POST', '/api/groups/{group}/import-subscribers'],
-  ['GET', '/api/subscribers/import/{import}'],
-  ['POST', '/api/fields'],
-  ['GET', '/api/fields/{id}'],
-  ...['/api/segments', '/api/campaigns', '/api/automations', '/api/forms', '/api/webhooks'].flatMap(
-    (base) => [
-      ['GET', base],
-      ['POST', base],
-      ['GET', `${base}/{id}`],
-    ],
-  ),
-].map(([method = '', path = '']) => ({ method, pattern: compile(path).pattern }));
-
-export function matchRoute(method: string, pathname: string): RouteMatch {
-  const allowed: string[] = [];
-  for (const r of ROUTES) {
-    const m = r.pattern.exec(pathname);
-    if (!m) continue;
-    if (r.method !== method) {
-      allowed.push(r.method);
-      continue;
-    }
-    const params: Record<string, string> = {};
-    r.names.forEach((name, i) => {
-      params[name] = safeDecode(m[i + 1] ?? '');
-    });
-    return { kind: 'found', handler: r.handler, params };
+/** The route's handler and its params, or Laravel's answer to a request no route takes (404, 405). */
+export function matchRoute(
+  method: string,
+  pathname: string,
+): { handler: Handler; params: Record<string, string> } | ApiResult {
+  const matching = ROUTES.filter((r) => r.pattern.test(pathname));
+  const found = matching.find((r) => r.method === method);
+  const routePath = pathname.slice(1);
+  if (found) {
+    const groups = Object.entries(found.pattern.exec(pathname)?.groups ?? {});
+    return {
+      handler: found.handler,
+      params: Object.fromEntries(groups.map(([k, v]) => [k, decodeSafely(v)])),
+    };
   }
-  if (NOT_IMPLEMENTED.some((r) => r.method === method && r.pattern.test(pathname))) {
-    return { kind: 'not-implemented' };
+  if (matching.length === 0) {
+    return { status: 404, body: { message: `The route ${routePath} could not be found.` } };
   }
-  if (allowed.length > 0) return { kind: 'method-not-allowed', allowed };
-  return { kind: 'not-found' };
+  const allowed = matching.map((r) => r.method).join(', ');
+  return {
+    status: 405,
+    body: {
+      message: `The ${method} method is not supported for route ${routePath}. Supported methods: ${allowed}.`,
+    },
+  };
 }
 
-function safeDecode(segment: string): string {
+export function decodeSafely(segment: string): string {
   try {
     return decodeURIComponent(segment);
   } catch {
     return segment;
   }
-}
-
-/** The answer for a request that matched no handler (Laravel's messages for 404 and 405). */
-export function unmatchedResult(
-  match: Exclude<RouteMatch, { kind: 'found' }>,
-  method: string,
-  pathname: string,
-) {
-  const routePath = pathname.replace(/^\//, '');
-  switch (match.kind) {
-    case 'not-found':
-      return { status: 404, body: { message: `The route ${routePath} could not be found.` } };
-    case 'method-not-allowed':
-      return {
-        status: 405,
-        body: {
-          message: `The ${method} method is not supported for route ${routePath}. Supported methods: ${match.allowed.join(', ')}.`,
-        },
-      };
-    case 'not-implemented':
-      return {
-        status: 501,
-        body: { message: `The MailerLite stand-in does not implement ${method} ${routePath}.` },
-      };
-  }
-}
-
-export function dispatch(
-  ctx: ApiContext,
-  method: string,
-  pathname: string,
-  query: URLSearchParams,
-  body: Record<string, unknown>,
-): ApiResult {
-  const match = matchRoute(method, pathname);
-  if (match.kind !== 'found') return unmatchedResult(match, method, pathname);
-  return match.handler(ctx, match.params, query, body);
 }

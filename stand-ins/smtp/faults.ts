@@ -1,11 +1,10 @@
 import { z } from 'zod';
-import { parseWith } from '../http.ts';
+import { parseWith, take } from '../http.ts';
 
 /**
- * A refusal of `stage` with `code` and `message`. At 'data' (the default) a message is refused after its
- * content was received, as a provider refuses a message it will not relay; at 'mail' the sender is (a provider
- * refusing a sender whose domain is not verified yet); at 'rcpt' a recipient is, every one, or only
- * `recipient` (compared without regard to case) when it is given: one mailbox that does not exist.
+ * A refusal of `stage` with `code` and `message`: at 'data' (the default) the message, as a provider refuses one
+ * it will not relay; at 'mail' the sender (a domain not verified yet); at 'rcpt' every recipient, or only
+ * `recipient` (in any case) when it is given: one mailbox that does not exist.
  */
 const refusal = z.strictObject({
   code: z.number().int().min(400).max(599),
@@ -13,16 +12,13 @@ const refusal = z.strictObject({
   stage: z.enum(['mail', 'rcpt', 'data']).default('data'),
   recipient: z.string().min(1).optional(),
 });
-const refusalRule = refusal.refine((rule) => rule.recipient === undefined || rule.stage === 'rcpt', {
-  message: 'recipient applies at the rcpt stage only',
-});
-
+const rcptOnly = [
+  (rule: { stage: string; recipient?: string }) => rule.recipient === undefined || rule.stage === 'rcpt',
+  { message: 'recipient applies at the rcpt stage only' },
+] as const;
+const refusalRule = refusal.refine(...rcptOnly);
 /** Refuse the next `count` commands that match (at 'data' the next `count` messages), then accept again. */
-const rejectRule = refusal
-  .extend({ count: z.number().int().min(1).default(1) })
-  .refine((rule) => rule.recipient === undefined || rule.stage === 'rcpt', {
-    message: 'recipient applies at the rcpt stage only',
-  });
+const rejectRule = refusal.extend({ count: z.number().int().min(1).default(1) }).refine(...rcptOnly);
 
 /**
  * The body of PUT /__control/faults: `rejectNext` adds rules used up one command at a time; `refuse` replaces
@@ -41,8 +37,6 @@ export type RejectRule = Omit<Required<z.infer<typeof rejectRule>>, 'recipient'>
 /** A standing refusal (`refuse`): as a rule, without a count. */
 export type Refusal = Omit<RejectRule, 'count'>;
 
-export type SmtpFaultsSnapshot = ReturnType<SmtpFaults['state']>;
-
 const DEFAULT_MESSAGES: Record<number, string> = {
   421: '4.3.2 Service not available, closing transmission channel',
   450: '4.2.0 Mailbox unavailable, try again later',
@@ -53,6 +47,11 @@ const DEFAULT_MESSAGES: Record<number, string> = {
   553: '5.1.3 Mailbox name not allowed',
   554: '5.7.1 Message rejected',
 };
+
+const withMessage = <T extends { code: number; message?: string }>(rule: T) => ({
+  ...rule,
+  message: rule.message ?? DEFAULT_MESSAGES[rule.code] ?? 'Rejected',
+});
 
 export class SmtpFaults {
   private rules: RejectRule[] = [];
@@ -70,22 +69,12 @@ export class SmtpFaults {
     stage: SmtpStage = 'data',
     recipient?: string,
   ): void {
-    const rule = parseWith(rejectRule, {
-      count,
-      code,
-      stage,
-      ...(message === undefined ? {} : { message }),
-      ...(recipient === undefined ? {} : { recipient }),
-    });
-    this.rules.push({ ...rule, message: rule.message ?? DEFAULT_MESSAGES[rule.code] ?? 'Rejected' });
+    this.rules.push(withMessage(parseWith(rejectRule, { count, code, stage, message, recipient })));
   }
 
   /** Replaces the standing refusals: each refuses every matching command until the next call (`[]`: none). */
   refuse(refusals: readonly Partial<Refusal>[]): void {
-    this.standing = refusals.map((r) => {
-      const rule = parseWith(refusalRule, r);
-      return { ...rule, message: rule.message ?? DEFAULT_MESSAGES[rule.code] ?? 'Rejected' };
-    });
+    this.standing = refusals.map((r) => withMessage(parseWith(refusalRule, r)));
   }
 
   get down(): boolean {
@@ -113,11 +102,7 @@ export class SmtpFaults {
     const matches = (r: Refusal) =>
       r.stage === stage &&
       (r.recipient === undefined || r.recipient.toLowerCase() === recipient?.toLowerCase());
-    const rule = this.rules.find(matches);
-    if (!rule) return this.standing.find(matches);
-    rule.count -= 1;
-    if (rule.count === 0) this.rules.splice(this.rules.indexOf(rule), 1);
-    return rule;
+    return take(this.rules, matches) ?? this.standing.find(matches);
   }
 
   state() {
@@ -138,6 +123,6 @@ export class SmtpFaults {
   }
 }
 
-export function smtpError(rule: Refusal): Error & { responseCode: number } {
+export function smtpError(rule: { code: number; message: string }): Error & { responseCode: number } {
   return Object.assign(new Error(rule.message), { responseCode: rule.code });
 }

@@ -11,9 +11,7 @@ import { CONTROL_PREFIX, close, listen, sendJson, serveControl } from '../http.t
 import { SmtpFaults, smtpError } from './faults.ts';
 import { Mailbox } from './mailbox.ts';
 
-export type { Refusal, RejectRule, SmtpFaultsSnapshot, SmtpStage } from './faults.ts';
-export { SmtpFaults } from './faults.ts';
-export type { Envelope, OutboxMessage } from './mailbox.ts';
+export type { OutboxMessage } from './mailbox.ts';
 
 export interface SmtpOutboxOptions {
   host?: string;
@@ -23,8 +21,6 @@ export interface SmtpOutboxOptions {
   apiPort?: number;
   /** Directory for the .eml files, created if missing (default: a new temporary directory). */
   dir?: string;
-  /** Largest message accepted, in bytes (default 10 MB); larger ones get 552. */
-  maxMessageBytes?: number;
   quiet?: boolean;
   log?: (line: string) => void;
 }
@@ -32,13 +28,15 @@ export interface SmtpOutboxOptions {
 /** The running outbox: `url` works as an SMTP_URL (any credentials are accepted), `apiUrl` is its HTTP control. */
 export type SmtpOutbox = Awaited<ReturnType<typeof startSmtpOutbox>>;
 
+/** The largest message accepted, in bytes; larger ones get 552. */
+const MAX_MESSAGE_BYTES = 10 * 1024 * 1024;
+
 export async function startSmtpOutbox(options: SmtpOutboxOptions = {}) {
   const host = options.host ?? '127.0.0.1';
   const log = options.quiet ? () => {} : (options.log ?? ((line: string) => console.log(line)));
   const dir = resolve(options.dir ?? (await mkdtemp(join(tmpdir(), 'goody-outbox-'))));
   const mailbox = new Mailbox(dir);
   await mailbox.init();
-  const maxMessageBytes = options.maxMessageBytes ?? 10 * 1024 * 1024;
 
   const smtp = new SMTPServer({
     // Loopback only and no certificate to offer: plain SMTP, with AUTH allowed over it and never required,
@@ -47,7 +45,7 @@ export async function startSmtpOutbox(options: SmtpOutboxOptions = {}) {
     disabledCommands: ['STARTTLS'],
     authOptional: true,
     allowInsecureAuth: true,
-    size: maxMessageBytes,
+    size: MAX_MESSAGE_BYTES,
     banner: 'GOODY outbox (local SMTP stand-in)',
     logger: false,
     closeTimeout: 1_000,
@@ -70,9 +68,7 @@ export async function startSmtpOutbox(options: SmtpOutboxOptions = {}) {
         // The whole message has been read before answering, as smtp-server requires, whatever the answer.
         if (stream.sizeExceeded) {
           return callback(
-            Object.assign(new Error(`5.3.4 Message exceeds the ${maxMessageBytes} byte limit`), {
-              responseCode: 552,
-            }),
+            smtpError({ code: 552, message: `5.3.4 Message exceeds the ${MAX_MESSAGE_BYTES} byte limit` }),
           );
         }
         const rule = faults.take('data');
@@ -93,7 +89,7 @@ export async function startSmtpOutbox(options: SmtpOutboxOptions = {}) {
           },
           (error: unknown) => {
             console.error('[smtp] could not store a message:', error);
-            callback(Object.assign(new Error('4.3.0 Could not store the message'), { responseCode: 451 }));
+            callback(smtpError({ code: 451, message: '4.3.0 Could not store the message' }));
           },
         );
       });
@@ -132,7 +128,7 @@ export async function startSmtpOutbox(options: SmtpOutboxOptions = {}) {
   const api = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://outbox');
     if (url.pathname.startsWith(CONTROL_PREFIX)) {
-      void serveControl(req, res, url.pathname, url.searchParams, control);
+      void serveControl(req, res, url.pathname, control);
     } else {
       sendJson(res, 404, { message: `No route ${req.method} ${url.pathname}; see ${CONTROL_PREFIX}state.` });
     }
@@ -149,7 +145,6 @@ export async function startSmtpOutbox(options: SmtpOutboxOptions = {}) {
   return {
     host,
     port: smtpPort,
-    apiPort,
     url: `smtp://${host}:${smtpPort}`,
     apiUrl: `http://${host}:${apiPort}`,
     dir,

@@ -22,8 +22,10 @@ interface EnvelopeFile {
 
 const ID_PATTERN = /^[0-9]{13}-[0-9]{6}-[0-9a-f]{6}$/;
 
-export function isMessageId(id: string): boolean {
-  return ID_PATTERN.test(id);
+/** undefined for a file or directory that is not there; any other failure is thrown. */
+function missing(error: NodeJS.ErrnoException): undefined {
+  if (error.code === 'ENOENT') return undefined;
+  throw error;
 }
 
 export class Mailbox {
@@ -46,46 +48,27 @@ export class Mailbox {
     return id;
   }
 
-  async ids(): Promise<string[]> {
-    let names: string[];
-    try {
-      names = await readdir(this.dir);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-      throw error;
-    }
+  private async ids(): Promise<string[]> {
+    const names = (await readdir(this.dir).catch(missing)) ?? [];
     return names
       .filter((name) => name.endsWith('.eml'))
       .map((name) => name.slice(0, -4))
-      .filter(isMessageId)
+      .filter((id) => ID_PATTERN.test(id))
       .sort();
-  }
-
-  async raw(id: string): Promise<Buffer | undefined> {
-    if (!isMessageId(id)) return undefined;
-    try {
-      return await readFile(join(this.dir, `${id}.eml`));
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw error;
-    }
-  }
-
-  async message(id: string): Promise<OutboxMessage | undefined> {
-    const cached = this.parsed.get(id);
-    if (cached) return cached;
-    const raw = await this.raw(id);
-    if (!raw) return undefined;
-    const message = await parseMessage(id, join(this.dir, `${id}.eml`), raw, await this.readEnvelope(id));
-    this.parsed.set(id, message);
-    return message;
   }
 
   async messages(): Promise<OutboxMessage[]> {
     const list: OutboxMessage[] = [];
     for (const id of await this.ids()) {
-      const message = await this.message(id);
-      if (message) list.push(message);
+      const file = join(this.dir, `${id}.eml`);
+      let message = this.parsed.get(id);
+      if (!message) {
+        const raw = await readFile(file).catch(missing);
+        if (!raw) continue;
+        message = await parseMessage(id, file, raw, await this.readEnvelope(id));
+        this.parsed.set(id, message);
+      }
+      list.push(message);
     }
     return list;
   }
