@@ -126,9 +126,10 @@ describe("a person's own address always wins (npm run emulators)", () => {
     expect(await rowsAt(domain)).toEqual([]);
     expect(await contactsAt(domain)).toEqual([]);
     // No thank-you record names a row of the mailbox any more.
-    const named = (await documents(stack.ports, 'thank_you_mails')).map(
-      (record) => record.fields.signup?.stringValue,
-    );
+    const named = (await documents(stack.ports, 'thank_you_mails')).flatMap((record) => [
+      record.fields.signup?.stringValue,
+      record.fields.tagged_signup?.stringValue,
+    ]);
     expect(named.filter((id) => id !== undefined && ids.includes(id))).toEqual([]);
     // Nobody is mailed again: another spelling stored now is suppressed, both parts.
     await storeSignup(`kid+again@${domain}`);

@@ -210,6 +210,25 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
       expect(await thankYouRecords()).toBe(1);
     });
 
+    it("a +tag row whose 'done' was not saved is still its own row's thanks once the bare spelling was thanked after it", async () => {
+      await seedSignups(db, [{ email: 'kid+x@school-example.org', ...HERO }]);
+      expect(await outcomeOf({ email: 'kid+x@school-example.org' })).toEqual({ status: 'sent' });
+      // The part's save was lost (the database failed after the relay accepted): its round is run again later.
+      const tagged = await taskFor(db, 'kid+x@school-example.org');
+      await db
+        .collection('email_subscriptions')
+        .doc(tagged.signup)
+        .update({ 'delivery.thank_you.state': 'pending', 'delivery.thank_you.round': 0 });
+      await seedSignups(db, [{ email: 'kid@school-example.org', ...HERO }]);
+      expect(await outcomeOf({ email: 'kid@school-example.org' })).toEqual({ status: 'sent' });
+      expect(await outcomeOf({ email: 'kid+x@school-example.org' })).toEqual({
+        status: 'already_sent',
+        byThisRow: true,
+      });
+      expect(await thankYouPart('kid+x@school-example.org')).toMatchObject({ state: 'done' });
+      expect(await bed.outbox.messages()).toHaveLength(2);
+    });
+
     it('sends no +tag spelling anything once the bare one was thanked first', async () => {
       await seedSignups(db, [
         { email: 'kid@school-example.org', ...HERO },
@@ -302,7 +321,7 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
       return clockAhead(start + hours * HOUR - Date.now());
     };
     const hourOf = (clock: Clock) => Math.floor(clock.now() / HOUR);
-    const attempt = (email: string, budget: { mailPerHour: number; clock: Clock }) =>
+    const attempt = (email: string, budget: Partial<DeliverThankYouDeps>) =>
       outcomeNow(email, deps(budget)).then(
         (outcome) => outcome.status,
         (error: Error) => error.name,
@@ -386,6 +405,39 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
       expect(bNext?.payload).toMatchObject({ round: 2 });
       expect(await handleDeliverThankYou(bNext?.payload, deps(hour(3)))).toEqual({ status: 'sent' });
       expect(await bed.outbox.messages()).toHaveLength(2);
+    });
+
+    it("a send whose reply was lost keeps its slot and its Message-ID for its own resend; another spelling's mail books a slot of its own", async () => {
+      await seedSignups(
+        db,
+        ['kid@school-example.org', 'kid+x@school-example.org'].map((email) => ({ email, ...HERO })),
+      );
+      // The relay accepts the bare spelling's mail, and its reply never arrives: the worker cannot tell it left.
+      const replyLost: MailTransport = {
+        send: async (message) => {
+          await (await smtpTransport(bed.outbox.url)).send(message);
+          throw Object.assign(new Error('Timeout'), { code: 'ETIMEDOUT' });
+        },
+      };
+      const hour0 = { mailPerHour: 2, clock: at(0) };
+      expect(await attempt('kid@school-example.org', { ...hour0, transport: async () => replyLost })).toBe(
+        'RetryLater',
+      );
+      expect(await record('kid@school-example.org')).toMatchObject({ state: 'failed', slot: hourOf(at(0)) });
+      // The +tag spelling's task comes next: a message of its own, on the hour's other slot, not the bare one's.
+      expect(await attempt('kid+x@school-example.org', hour0)).toBe('sent');
+      // The budget is spent: the bare one's resend waits for the next hour, and carries its first Message-ID.
+      expect(await attempt('kid@school-example.org', hour0)).toBe('waiting');
+      expect(await attempt('kid@school-example.org', { mailPerHour: 2, clock: at(1) })).toBe('sent');
+      const messages = await bed.outbox.messages();
+      expect(messages.map((message) => message.to[0])).toEqual([
+        'kid@school-example.org',
+        'kid+x@school-example.org',
+        'kid@school-example.org',
+      ]);
+      const [first, tagged, resent] = messages.map((message) => message.messageId);
+      expect(resent).toBe(first);
+      expect(tagged).not.toBe(first);
     });
 
     it('a sign-up waits only behind those who booked before it: a task run before its hour books nothing more', async () => {

@@ -50,6 +50,8 @@ export interface ThankYouRecord {
   spelling: ThankedSpelling;
   /** A tagged spelling of the mailbox was thanked before the bare one's claim: no tagged one is again. */
   tagged_thanked?: boolean;
+  /** The row the tagged spelling's mail went out for, kept when the bare one claims: that row was thanked. */
+  tagged_signup?: string;
   /** The budget hour of the mailbox's booked, unspent slot; honoured in that hour only, null once spent. */
   slot?: number | null;
   claimed_at: Date | Timestamp;
@@ -228,8 +230,9 @@ async function sendOnce(
     to: input.emailAsSent,
     from: deps.from,
     subscriptionType,
-    // The bare spelling's mail after a tagged one is another message, with a Message-ID of its own.
-    recipientHash: thankYouMessageToken(claim.afterTagged ? `${id}${OWN_ADDRESS_SUFFIX}` : id),
+    // A +tag spelling's mail and the bare one's are two messages, each with a Message-ID of its own that a
+    // resend keeps, whichever went first and whatever a lost reply made of the record meanwhile.
+    recipientHash: thankYouMessageToken(hasPlusTag(input.email) ? `${id}${TAGGED_SUFFIX}` : id),
     unsubscribeUrl: (deps.unsubscribeLink as (email: string) => string)(input.emailAsSent),
   });
   let sent: SentMail;
@@ -368,12 +371,11 @@ type Claim =
       lease: Lease;
       attempts: number;
       attempt: string;
-      afterTagged: boolean;
       slot: number | null;
     };
 
-/** What the Message-ID's token of the bare spelling's mail after a tagged one is made from, after the key. */
-const OWN_ADDRESS_SUFFIX = '.own-address';
+/** What the Message-ID's token of a +tag spelling's mail is made from, after the mailbox key. */
+const TAGGED_SUFFIX = '.tagged';
 
 const THANK_YOU_LEASE: LeaseLayout = {
   expiresAt: (data) => {
@@ -409,7 +411,7 @@ async function claimRecord(
       (previous, now) => {
         const record = previous as Partial<ThankYouRecord> | undefined;
         const sent = record?.state === 'sent';
-        if (sent && record.signup === signup) {
+        if (sent && (record.signup === signup || record.tagged_signup === signup)) {
           return { refuse: { status: 'already_sent', byThisRow: true } };
         }
         const thanked = sent ? record.spelling : null;
@@ -428,6 +430,7 @@ async function claimRecord(
             signup,
             spelling,
             ...(taggedThanked ? { tagged_thanked: true } : {}),
+            ...(thanked === 'tagged' ? { tagged_signup: record?.signup } : {}),
             claimed_at: new Date(now),
             attempts: (record?.attempts ?? 0) + 1,
           },
@@ -440,16 +443,17 @@ async function claimRecord(
   if (claim.status === 'held') return { status: 'in_progress' };
   if (claim.status === 'refused') return claim.reason;
   const previous = claim.previous as Partial<ThankYouRecord> | undefined;
-  const afterTagged =
-    spelling === 'bare' &&
-    (previous?.tagged_thanked === true || (previous?.state === 'sent' && previous.spelling === 'tagged'));
   return {
     status: 'claimed',
     lease: claim.lease,
     attempts: (previous?.attempts ?? 0) + 1,
     attempt: owner,
-    afterTagged,
-    slot: typeof previous?.slot === 'number' ? previous.slot : null,
+    // A slot whose send may have left (a failed or crashed one) is that spelling's message's: another spelling's
+    // mail, a message of its own, books its own.
+    slot:
+      typeof previous?.slot === 'number' && (previous.state === 'waiting' || previous.spelling === spelling)
+        ? previous.slot
+        : null,
   };
 }
 

@@ -75,7 +75,17 @@ async function explore(seeds: number[], seconds: number): Promise<Exploration> {
     for (let seed = queue.shift(); seed !== undefined; seed = queue.shift()) {
       // The first seed runs to its end whatever the time: a lane that ran none would prove nothing.
       const deadline = seconds > 0 && seed !== seeds[0] ? started + seconds * 1000 : undefined;
-      const result = await simulate(scenarioOf(seed), firestore, deadline);
+      let result: Awaited<ReturnType<typeof simulate>>;
+      try {
+        result = await simulate(scenarioOf(seed), firestore, deadline);
+      } catch (error) {
+        // The run threw (an invocation stuck outside the scheduler, say): its seed fails, named like any
+        // other, and its project is used no more (what is left of the run may still write there).
+        const findings = `run: the run threw: ${(error as Error).message}`;
+        failed.push({ seed, replay: replay(seed), findings });
+        console.info(`seed ${seed} failed: ${findings}\n  replay: ${replay(seed)}`);
+        return;
+      }
       if (result === null) return;
       runs += 1;
       rows += result.rows;

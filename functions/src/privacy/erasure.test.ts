@@ -623,6 +623,7 @@ describe('one mailbox, many spellings', () => {
     ]);
     const [tagged] = (await db.collection(SIGNUPS).where('email', '==', 'kid+x@school-example.org').get())
       .docs;
+    const [bare] = (await db.collection(SIGNUPS).where('email', '==', 'kid@school-example.org').get()).docs;
     // The contact moved to the bare spelling (delivery/deliver-contact.ts); the record names it.
     for (const email of ['kid@school-example.org', 'friend@example.com']) {
       await mailerLiteClient(bed.ml).upsertSubscriber({ email });
@@ -636,7 +637,8 @@ describe('one mailbox, many spellings', () => {
       state: 'sent',
       spelling: 'bare',
       tagged_thanked: true,
-      signup: tagged?.id,
+      signup: bare?.id,
+      tagged_signup: tagged?.id,
       attempts: 2,
     });
     const link = { ...unsubscribeToken(UNSUBSCRIBE_SECRET, 'kid+x@school-example.org') };

@@ -144,14 +144,18 @@ export async function finishErasure(
 }
 
 /**
- * Drops the erased row's id from the thank-you record. One held `sending` (its task re-reads the list before
- * sending) or changed since the read is left as it is.
+ * Drops the erased rows' ids from the thank-you record (`signup`, `tagged_signup`). One held `sending` (its task
+ * re-reads the list before sending) or changed since the read is left as it is.
  */
 async function forgetThankedRow(record: DocumentReference): Promise<void> {
   const thanks = await record.get();
-  if (!thanks.exists || thanks.get('signup') === undefined || thanks.get('state') === 'sending') return;
+  const named = thanks.get('signup') !== undefined || thanks.get('tagged_signup') !== undefined;
+  if (!thanks.exists || !named || thanks.get('state') === 'sending') return;
   try {
-    await record.update({ signup: FieldValue.delete() }, { lastUpdateTime: thanks.updateTime });
+    await record.update(
+      { signup: FieldValue.delete(), tagged_signup: FieldValue.delete() },
+      { lastUpdateTime: thanks.updateTime },
+    );
   } catch (error) {
     // 9 FAILED_PRECONDITION: changed since the read; 5 NOT_FOUND: gone.
     const code = (error as { code?: unknown }).code;
