@@ -295,6 +295,9 @@ export async function simulate(
               enqueuePart: enqueueParts,
               index: (ref) => indexSignup(ref, triggerDeps),
               deadline: now + SYNC_TIMEOUT_SECONDS * 1000,
+              // One hand-over at a time: the scheduler's turns are an invocation's outside calls one after another,
+              // and ten side by side (the Sync's own setting) left it waiting on calls it does not schedule.
+              options: { concurrency: 1 },
             },
           ),
         );
