@@ -166,26 +166,42 @@ export class FirestoreControl {
     subscriptionType: SubscriptionType,
     source: SignupSource,
   ): Promise<void> {
-    const documents = this.documentsPath;
-    const response = await request(`${this.baseUrl}/v1/${documents}:commit`, {
+    await this.commit({
+      update: {
+        name: `${this.documentsPath}/${COLLECTIONS.signups}/${id}`,
+        fields: {
+          email: { stringValue: email },
+          subscription_type: { stringValue: subscriptionType },
+          source: { stringValue: source },
+        },
+      },
+      currentDocument: { exists: false },
+      updateTransforms: [{ fieldPath: 'created_at', setToServerValue: 'REQUEST_TIME' }],
+    });
+  }
+
+  /** Another operator's Sync holding its lease (`_sync/mailerlite`) for `ms`, as a run in flight holds it. */
+  async holdSyncLease(owner: string, ms: number): Promise<void> {
+    const expiresAt = new Date(Date.now() + ms).toISOString();
+    await this.commit({
+      update: {
+        name: `${this.documentsPath}/_sync/mailerlite`,
+        fields: {
+          lease: {
+            mapValue: {
+              fields: { owner: { stringValue: owner }, expires_at: { timestampValue: expiresAt } },
+            },
+          },
+        },
+      },
+    });
+  }
+
+  private async commit(write: unknown): Promise<void> {
+    const response = await request(`${this.baseUrl}/v1/${this.documentsPath}:commit`, {
       method: 'POST',
       headers: { ...OWNER, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        writes: [
-          {
-            update: {
-              name: `${documents}/${COLLECTIONS.signups}/${id}`,
-              fields: {
-                email: { stringValue: email },
-                subscription_type: { stringValue: subscriptionType },
-                source: { stringValue: source },
-              },
-            },
-            currentDocument: { exists: false },
-            updateTransforms: [{ fieldPath: 'created_at', setToServerValue: 'REQUEST_TIME' }],
-          },
-        ],
-      }),
+      body: JSON.stringify({ writes: [write] }),
     });
     await response.arrayBuffer();
   }
