@@ -24,16 +24,9 @@ export interface ThankYouMessageInput {
   unsubscribeUrl: string;
 }
 
-interface Copy {
-  subject: string;
-  preheader: string;
-  heading: string;
-  intro: string;
-}
-
 // The product's voice: warm, plain, and honest about what happens next, for a teen reading it and a
 // parent reading over their shoulder. Claims stay within what the landing page says.
-const COPY: Record<SubscriptionType, Copy> = {
+const COPY: Record<SubscriptionType, Record<'subject' | 'preheader' | 'heading' | 'intro', string>> = {
   updates: {
     subject: "You're on the GOODY list 🎉",
     preheader: "Thanks for signing up. We'll tell you the moment GOODY launches.",
@@ -75,11 +68,6 @@ export function senderAddress(from: string): string {
   return (match?.[1] ?? from).trim();
 }
 
-/** The List-Id of the thank-you (RFC 2919): a phrase and `<prelaunch.<MAIL_FROM's domain>>`. */
-export function listId(domain: string): string {
-  return `GOODY pre-launch list <prelaunch.${domain}>`;
-}
-
 export function escapeHtml(value: string): string {
   return value
     .replaceAll('&', '&amp;')
@@ -96,24 +84,8 @@ export function buildThankYouMessage(input: ThankYouMessageInput): MailMessage {
   const domain = contact.includes('@') ? contact.slice(contact.lastIndexOf('@') + 1) : 'goody.invalid';
   const footer = `You're getting this one-time e-mail because this address was signed up on the GOODY pre-launch page. Didn't sign up, or want off the list? Unsubscribe in one click, which deletes this address from our list:\n${input.unsubscribeUrl}\nOr reply to this e-mail or write to ${contact} and we'll remove you.`;
 
-  const text = [
-    'Hi there,',
-    '',
-    copy.intro,
-    '',
-    ABOUT,
-    '',
-    PROMISE,
-    '',
-    PARENTS,
-    '',
-    'See you soon,',
-    'The GOODY team',
-    '',
-    '--',
-    footer,
-    '',
-  ].join('\n');
+  const paragraphs = ['Hi there,', copy.intro, ABOUT, PROMISE, PARENTS];
+  const text = `${[...paragraphs, 'See you soon,\nThe GOODY team', `--\n${footer}`].join('\n\n')}\n`;
 
   const c = escapeHtml(contact);
   const paragraph = (content: string) =>
@@ -136,12 +108,7 @@ export function buildThankYouMessage(input: ThankYouMessageInput): MailMessage {
 <td style="padding:32px 32px 8px;">
 <p style="margin:0 0 24px;font-size:22px;font-weight:800;letter-spacing:0.5px;color:#6b2fd6;">GOODY</p>
 <h1 style="margin:0 0 16px;font-size:26px;line-height:1.25;color:#1f1d2b;">${escapeHtml(copy.heading)}</h1>
-${paragraph('Hi there,')}
-${paragraph(escapeHtml(copy.intro))}
-${paragraph(escapeHtml(ABOUT))}
-${paragraph(escapeHtml(PROMISE))}
-${paragraph(escapeHtml(PARENTS))}
-${paragraph('See you soon,<br>The GOODY team')}
+${[...paragraphs.map(escapeHtml), 'See you soon,<br>The GOODY team'].map(paragraph).join('\n')}
 </td>
 </tr>
 <tr>
@@ -170,7 +137,7 @@ ${paragraph('See you soon,<br>The GOODY team')}
       'List-Unsubscribe': `<${input.unsubscribeUrl}>`,
       'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
       // RFC 2919: names the list, so filters and providers' feedback loops group its mail.
-      'List-Id': listId(domain),
+      'List-Id': `GOODY pre-launch list <prelaunch.${domain}>`,
       'Auto-Submitted': 'auto-generated',
     },
   };

@@ -11,15 +11,8 @@ export interface MailTransport {
   send(message: MailMessage): Promise<SentMail>;
 }
 
-/** Bounded waits: a hanging relay fails the send inside the function's timeout and the thank-you lease. */
-export const SMTP_TIMEOUTS = {
-  connectionTimeout: 10_000,
-  greetingTimeout: 10_000,
-  socketTimeout: 20_000,
-} as const;
-
-/** The connection settings of an SMTP URL that the TLS policy reads (as smtpUrlOptions reads the URL). */
-export interface SmtpTlsSettings {
+/** nodemailer's SMTP options as an SMTP URL gives them. */
+export interface SmtpUrlOptions {
   host?: string;
   secure?: boolean;
   requireTLS?: boolean;
@@ -28,10 +21,6 @@ export interface SmtpTlsSettings {
   service?: string;
   /** Options for Node's TLS; the URL can set them as `tls.<name>=`. */
   tls?: { [key: string]: unknown };
-}
-
-/** nodemailer's SMTP options as an SMTP URL gives them. */
-export interface SmtpUrlOptions extends SmtpTlsSettings {
   port?: number;
   auth?: { user: string; pass: string };
   [option: string]: unknown;
@@ -125,18 +114,23 @@ export function isLoopbackHost(host: string | undefined): boolean {
  * The relay's TLS policy, over whatever the URL's query says: STARTTLS required (an attacker could strip the
  * offer and read the password) and the certificate verified. Only a loopback relay is taken as the URL says.
  */
-export function withTlsPolicy<T extends SmtpTlsSettings>(settings: T): T {
+export function withTlsPolicy(settings: SmtpUrlOptions): SmtpUrlOptions {
   if (isLoopbackHost(settings.host) && !settings.service) return settings;
   const tls = { ...settings.tls, rejectUnauthorized: true };
   if (settings.secure) return { ...settings, ignoreTLS: false, tls };
   return { ...settings, requireTLS: true, ignoreTLS: false, tls };
 }
 
-/** The TLS policy, bounded waits, no file or URL access; the launch check connects with the same. */
+/**
+ * The TLS policy, bounded waits (a hanging relay fails the send inside the function's timeout and the
+ * thank-you lease), no file or URL access; the launch check connects with the same.
+ */
 export function smtpOptions(smtpUrl: string) {
   return {
     ...withTlsPolicy(smtpUrlOptions(smtpUrl)),
-    ...SMTP_TIMEOUTS,
+    connectionTimeout: 10_000,
+    greetingTimeout: 10_000,
+    socketTimeout: 20_000,
     disableFileAccess: true,
     disableUrlAccess: true,
   };
