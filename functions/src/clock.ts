@@ -7,17 +7,11 @@ import { setTimeout as delay } from 'node:timers/promises';
 export interface Clock {
   /** Milliseconds since the epoch. */
   now(): number;
-  /** Resolves after `ms`, or rejects with the signal's reason when it aborts first. */
+  /** Resolves after `ms`, or rejects with an AbortError when the signal aborts first. */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
 
 export const systemClock: Clock = {
   now: () => Date.now(),
-  sleep: async (ms, signal) => {
-    if (ms <= 0) {
-      signal?.throwIfAborted();
-      return;
-    }
-    await delay(ms, undefined, signal ? { signal } : undefined);
-  },
+  sleep: (ms, signal) => delay(Math.max(0, ms), undefined, { signal }),
 };
