@@ -3,13 +3,8 @@ import { logKeySecret, mailboxKey } from './mailbox-key';
 
 // How an address appears in the logs: masked, and a keyed handle to match lines and records by.
 
-/** The mailbox key's first 12 characters: matches the records; no list of addresses confirms it. */
-export function emailHash(normalisedEmail: string): string {
-  return mailboxKey(logKeySecret(), normalisedEmail).slice(0, 12);
-}
-
 /** `j***@g***.com`: enough to tell a typo domain, too little to identify anyone. */
-export function maskEmail(email: string): string {
+function maskEmail(email: string): string {
   const at = email.lastIndexOf('@');
   if (at < 1) return '***';
   const local = email.slice(0, at);
@@ -20,7 +15,13 @@ export function maskEmail(email: string): string {
   return `${local[0]}***@${host[0] ?? ''}***${tld}`;
 }
 
-/** The two forms every event about an address carries. */
+/**
+ * The two forms every event about an address carries; the handle is the mailbox key's first 12 characters:
+ * it matches the records, and no list of addresses confirms it.
+ */
 export function emailFields(normalisedEmail: string): LogFields {
-  return { email_masked: maskEmail(normalisedEmail), email_hash: emailHash(normalisedEmail) };
+  return {
+    email_masked: maskEmail(normalisedEmail),
+    email_hash: mailboxKey(logKeySecret(), normalisedEmail).slice(0, 12),
+  };
 }

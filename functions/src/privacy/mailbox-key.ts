@@ -9,9 +9,8 @@ import { derivedKey } from '../derived-key';
  * addresses would confirm. MAILBOX_KEY_SECRET must never be rotated: it would forget every suppression.
  */
 
-/** The domain Gmail's other domain delivers to; there alone dots are not part of the mailbox's name. */
-const GMAIL = 'gmail.com';
-const GMAIL_DOMAINS: ReadonlySet<string> = new Set([GMAIL, 'googlemail.com']);
+/** Gmail's two domains, which deliver to one mailbox; there alone dots are not part of the mailbox's name. */
+const GMAIL_DOMAINS = new Set(['gmail.com', 'googlemail.com']);
 
 /** The mailbox an address delivers to, in one spelling (lower case, `+tag` dropped, Gmail's aliases folded). */
 export function canonicalMailbox(email: string): string {
@@ -24,7 +23,7 @@ export function canonicalMailbox(email: string): string {
   if (plus > 0) local = local.slice(0, plus);
   if (GMAIL_DOMAINS.has(domain)) {
     local = local.replaceAll('.', '');
-    domain = GMAIL;
+    domain = 'gmail.com';
   }
   return `${local}@${domain}`;
 }
@@ -39,25 +38,20 @@ const PURPOSE = 'goody-mailbox-key-v1';
 
 /** The mailbox's key: 43 base64url characters, a valid Firestore document id. */
 export function mailboxKey(secret: string, email: string): string {
-  const mailbox = canonicalMailbox(email);
-  return keyOf(secret, mailbox);
-}
-
-function keyOf(secret: string, mailbox: string): string {
   if (!secret) throw new Error('MAILBOX_KEY_SECRET is empty.');
   return createHmac('sha256', derivedKey(secret, PURPOSE, 'mailbox'))
-    .update(mailbox, 'utf8')
+    .update(canonicalMailbox(email), 'utf8')
     .digest('base64url');
 }
 
-/** The environment variable Cloud Functions fills with the secret for each function that declares it. */
-export const MAILBOX_KEY_SECRET_NAME = 'MAILBOX_KEY_SECRET';
-
 let processLogKey: string | undefined;
 
-/** The logs' handle key: MAILBOX_KEY_SECRET, else one made up per process: never a plain hash. */
+/**
+ * The logs' handle key: MAILBOX_KEY_SECRET (Cloud Functions fills the variable for each function that declares
+ * it), else one made up per process: never a plain hash.
+ */
 export function logKeySecret(): string {
-  const secret = process.env[MAILBOX_KEY_SECRET_NAME];
+  const secret = process.env.MAILBOX_KEY_SECRET;
   if (secret) return secret;
   processLogKey ??= randomBytes(32).toString('base64url');
   return processLogKey;
