@@ -6,8 +6,7 @@ import { deliverContact } from './delivery/deliver-contact';
 import { deliverThankYou } from './delivery/deliver-thank-you';
 import { indexSignupOnCreate } from './delivery/index-signup';
 import { reconcileDeliveriesJob } from './delivery/reconcile-deliveries';
-import { finishPendingErasure } from './privacy/finish-erasure';
-import { finishErasures } from './privacy/pending-erasures';
+import { finishErasures, finishPendingErasure } from './privacy/finish-erasure';
 
 export const add = { contact: { to: { mailerlite: addContactToMailerlite } } };
 export const send = { thank: { you: { email: sendThankYouEmail } } };

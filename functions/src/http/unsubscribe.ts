@@ -6,8 +6,7 @@ import { cloudLogger, type Logger } from '../logs';
 import { escapeHtml, senderAddress } from '../mail/thank-you-message';
 import { MAIL_FROM, MAILBOX_KEY_SECRET, MAILERLITE_API_KEY, UNSUBSCRIBE_SECRET } from '../params';
 import { type ErasureReport, eraseAddress } from '../privacy/erasure';
-import { erasureDepsFromParams } from '../privacy/erasure-from-params';
-import { finishErasureOnCloudTasks } from '../privacy/finish-erasure';
+import { erasureDepsFromParams } from '../privacy/finish-erasure';
 import { emailFields } from '../privacy/log-fields';
 import { openUnsubscribeToken } from '../privacy/unsubscribe-token';
 
@@ -288,8 +287,7 @@ export const unsubscribe = onRequest(
         logger: cloudLogger,
         limiter,
         now: () => systemClock.now(),
-        erase: async (email) =>
-          eraseAddress(email, await erasureDepsFromParams(40_000, finishErasureOnCloudTasks)),
+        erase: async (email) => eraseAddress(email, await erasureDepsFromParams(40_000)),
       },
     );
     res.status(response.status).set(response.headers).send(response.body);

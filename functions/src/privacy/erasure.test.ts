@@ -26,11 +26,15 @@ import {
   ONE_CLICK_BODY_LIMIT_BYTES,
 } from '../http/unsubscribe';
 import { type EraseDeps, type ErasureStep, eraseAddress } from './erasure';
-import { FINISH_TASK_DELAY_MS, finishErasureLater, handleFinishErasure } from './finish-erasure';
+import {
+  FINISH_TASK_DELAY_MS,
+  finishErasureLater,
+  finishPendingErasures,
+  handleFinishErasure,
+} from './finish-erasure';
 import { mailboxKey } from './mailbox-key';
 import type { Mailboxes } from './mailboxes';
 import { CONTACT_PUSH_LEASE_MS } from './mailerlite-contacts';
-import { finishPendingErasures } from './pending-erasures';
 import { unsubscribeToken } from './unsubscribe-token';
 
 const bed = testBed({ mailerLite: true });

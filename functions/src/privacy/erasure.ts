@@ -1,9 +1,4 @@
-import {
-  type DocumentReference,
-  type DocumentSnapshot,
-  FieldValue,
-  type Firestore,
-} from 'firebase-admin/firestore';
+import { type DocumentReference, FieldValue, type Firestore } from 'firebase-admin/firestore';
 import type { Clock } from '../clock';
 import { normaliseEmail, THANK_YOU_MAILS } from '../contract';
 import type { Logger } from '../logs';
@@ -13,7 +8,7 @@ import { mailboxSignups, ROWS_PER_QUERY, storedSignups } from '../signups/lookup
 import { emailFields } from './log-fields';
 import type { Mailboxes } from './mailboxes';
 import { pushInFlight } from './mailerlite-contacts';
-import { clearPending, isPending, PENDING_ID } from './suppression';
+import { clearPending } from './suppression';
 
 /**
  * Erasing a mailbox, written ahead so a crash or outage at any step leaves work to finish, never a person
@@ -27,7 +22,7 @@ import { clearPending, isPending, PENDING_ID } from './suppression';
  */
 
 /** Other spellings of one mailbox sealed for MailerLite's forget; a bot's further spellings are only deleted. */
-export const MAX_ALIASES = 50;
+const MAX_ALIASES = 50;
 
 export interface EraseDeps {
   db: Firestore;
@@ -35,7 +30,7 @@ export interface EraseDeps {
   clock: Clock;
   logger: Logger;
   request?: RequestOptions;
-  /** When the erasure must stop and leave the rest to its finish task (or privacy/pending-erasures.ts). */
+  /** When the erasure must stop and leave the rest to its finish task or job (finish-erasure.ts). */
   deadline?: number;
   mailboxes: Mailboxes;
   /** Tests stop the erasure here, as a crash would. */
@@ -56,36 +51,25 @@ export async function eraseAddress(emailAsTyped: string, deps: EraseDeps): Promi
   const { suppression } = deps.mailboxes;
   const ref = suppression.ref(email);
   const entry = await ref.get();
-  if (entry.exists && !isPending(entry)) {
+  const pending = entry.get('pending') === true;
+  if (entry.exists && !pending) {
     const signups = await deleteRows(ref.id, [], deps);
     deps.logger.info('unsubscribe.repeated', { ...emailFields(email), signups: signups.deleted });
     return { signups: signups.deleted, mailerLite: 'unchanged' };
   }
   // An earlier attempt that did not finish: its addresses are this one's too (the mark keeps their seals).
-  const earlier = entry.exists ? (suppression.sealedAddresses(entry) ?? []) : [];
+  const earlier = pending ? (suppression.sealedAddresses(entry) ?? []) : [];
   const others = [...new Set(earlier.map(normaliseEmail))].filter((address) => address !== email);
   const attempt = await suppression.markPending(emailAsTyped, deps.clock.now());
   await deps.afterStep?.('marked');
   const report = await finishErasure(ref, attempt, [emailAsTyped, ...others], deps);
   // A second click while an earlier mark waits names the earlier mark's task: one task per wait.
-  const mark = entry.exists && isPending(entry) ? String(entry.get(PENDING_ID)) : attempt;
+  const mark = pending ? String(entry.get('pending_id')) : attempt;
   // A failed enqueue does not fail the click (rows gone, mailbox suppressed): the half-hourly job ends it.
   if (report.mailerLite === 'pending' && (await suppression.handOff(ref.id, mark)) === 'enqueue_failed') {
     deps.logger.warn('unsubscribe.enqueue_failed', { finish_task: 'enqueue_failed' });
   }
   return report;
-}
-
-/** Finishes a marked erasure; `unopenable` (UNSUBSCRIBE_SECRET rotated) leaves the mark for an operator. */
-export async function finishPendingEntry(
-  entry: DocumentSnapshot,
-  deps: EraseDeps,
-): Promise<'finished' | 'pending' | 'unopenable' | 'not_pending'> {
-  if (!isPending(entry)) return 'not_pending';
-  const addresses = deps.mailboxes.suppression.sealedAddresses(entry);
-  if (!addresses) return 'unopenable';
-  const report = await finishErasure(entry.ref, String(entry.get(PENDING_ID)), addresses, deps);
-  return report.mailerLite === 'pending' ? 'pending' : 'finished';
 }
 
 /** Steps 2 to 4 for the mark `attempt` set, with the sealed addresses (the link's, then the aliases). */
@@ -110,37 +94,30 @@ export async function finishErasure(
   }
   await deps.afterStep?.('rows_deleted');
 
-  // The spelling MailerLite knows the mailbox by (privacy/mailerlite-contacts.ts), if no row names it any more.
-  const record = deps.mailboxes.contacts.ref(email);
-  const recorded = await record.get();
-  const known = recorded.get('email');
-  const forget = [...new Set([...rows.addresses, ...(typeof known === 'string' ? [known] : [])])];
-  let outcome: ErasureReport['mailerLite'] = 'absent';
-  for (const address of forget) {
-    try {
-      if (await deps.client.forgetSubscriber(address, deps.request)) outcome = 'forgotten';
-    } catch (error) {
-      if (!(error instanceof MailerLiteError)) throw error;
-      deps.logger.warn('unsubscribe.forget_pending', { ...emailFields(email), error: error.name });
-      return { signups: rows.deleted, mailerLite: 'pending' };
-    }
-  }
+  // With the spelling MailerLite knows the mailbox by (privacy/mailerlite-contacts.ts), if no row names it any more.
+  const { suppression } = deps.mailboxes;
+  const forgot = await suppression.forget(deps.client, rows.addresses, deps.request).catch((error) => {
+    if (!(error instanceof MailerLiteError)) throw error;
+    deps.logger.warn('unsubscribe.forget_pending', { ...emailFields(email), error: error.name });
+    return null;
+  });
+  if (!forgot) return { signups: rows.deleted, mailerLite: 'pending' };
   await deps.afterStep?.('forgotten');
-  if (pushInFlight(recorded, deps.clock.now())) {
+  if (pushInFlight(forgot.record, deps.clock.now())) {
     // A push in flight may land after these forgets: the mark stays, forgotten again once its lease ran out.
     deps.logger.warn('unsubscribe.erasure_pending', { ...emailFields(email), reason: 'push_in_flight' });
     return { signups: rows.deleted, mailerLite: 'pending' };
   }
-  await record.delete();
+  await forgot.record.ref.delete();
   await forgetThankedRow(deps.db.collection(THANK_YOU_MAILS).doc(ref.id));
   await clearPending(ref, attempt);
   deps.logger.info('unsubscribe.erased', {
     ...emailFields(email),
     signups: rows.deleted,
-    mailerlite: outcome,
+    mailerlite: forgot.kind,
     aliases: rows.addresses.length - 1,
   });
-  return { signups: rows.deleted, mailerLite: outcome };
+  return { signups: rows.deleted, mailerLite: forgot.kind };
 }
 
 /**

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { DocumentReference, DocumentSnapshot, Firestore } from 'firebase-admin/firestore';
+import type { DocumentReference, Firestore } from 'firebase-admin/firestore';
 import type { Clock } from '../clock';
 import { normaliseEmail, SUPPRESSIONS } from '../contract';
 import { firestoreSdk } from '../firestore';
@@ -11,57 +11,35 @@ import { openUnsubscribeToken, type UnsubscribeToken, unsubscribeToken } from '.
 
 /**
  * `suppressed_mailboxes/{mailbox key}`: one entry per mailbox that unsubscribed, kept for good, no address in
- * clear. No later sign-up of it, by anyone in any spelling, is mailed or pushed (the page shows the same
- * success). Until its erasure finishes it holds the write-ahead mark and the address sealed (erasure.ts).
+ * clear: `erased_at`, the latest click. No later sign-up of it, by anyone in any spelling, is mailed or pushed
+ * (the page shows the same success). Until its erasure finishes (erasure.ts) it holds the write-ahead mark
+ * (`pending`, and `pending_id`, the attempt that set it), the address sealed (`sealed`) and the mailbox's
+ * other spellings sealed (`aliases`, each under its seal's MAC: one name per address, none in clear).
  */
-export interface SuppressionEntry {
-  /** The latest unsubscribe click of this mailbox. */
-  erased_at: Date;
-  pending?: true;
-  pending_id?: string;
-  sealed?: UnsubscribeToken;
-  aliases?: Record<string, UnsubscribeToken>;
-}
-
-export const PENDING = 'pending';
-export const PENDING_ID = 'pending_id';
-export const SEALED = 'sealed';
-/** The mailbox's other spellings, sealed, each under its seal's MAC: one name per address, none in clear. */
-export const ALIASES = 'aliases';
 
 /** The aliases field of these seals, to merge into an entry. */
 function aliasesOf(seals: readonly UnsubscribeToken[]): Record<string, UnsubscribeToken> {
   return Object.fromEntries(seals.map((seal) => [seal.t, seal]));
 }
 
-/** Whether an entry still holds an erasure that has not finished. */
-export function isPending(entry: DocumentSnapshot): boolean {
-  return entry.get(PENDING) === true;
-}
-
 /** Clears the mark, unless another attempt has set it since: that one clears it. */
-export async function clearPending(ref: DocumentReference, attempt: string): Promise<boolean> {
+export async function clearPending(ref: DocumentReference, attempt: string): Promise<void> {
   const { FieldValue } = await firestoreSdk();
-  return ref.firestore.runTransaction(async (transaction) => {
+  await ref.firestore.runTransaction(async (transaction) => {
     const entry = await transaction.get(ref);
-    if (!entry.exists || entry.get(PENDING_ID) !== attempt) return false;
-    transaction.update(ref, {
-      [PENDING]: FieldValue.delete(),
-      [PENDING_ID]: FieldValue.delete(),
-      [SEALED]: FieldValue.delete(),
-      [ALIASES]: FieldValue.delete(),
-    });
-    return true;
+    if (entry.get('pending_id') !== attempt) return;
+    const gone = FieldValue.delete();
+    transaction.update(ref, { pending: gone, pending_id: gone, sealed: gone, aliases: gone });
   });
 }
 
 /** Hands a marked entry to its finish task, retried until MailerLite has forgotten the mailbox. */
 export type FinishErasureLater = (pending: { entry: string; mark: string }) => Promise<unknown>;
 
-/** Not enqueued: the half-hourly job (pending-erasures.ts) finishes the entry. */
-export type HandOff = 'enqueued' | 'enqueue_failed' | 'no_queue';
+/** Not enqueued (`enqueue_failed`, `no_queue`): the half-hourly job (finish-erasure.ts) finishes the entry. */
+type HandOff = 'enqueued' | 'enqueue_failed' | 'no_queue';
 
-export type ForgetOutcome =
+type ForgetOutcome =
   | { kind: 'forgotten' | 'absent' }
   | { kind: 'pending'; error: MailerLiteError; finishTask: HandOff };
 
@@ -113,19 +91,10 @@ export class SuppressionList {
     const seal = unsubscribeToken(this.secrets.unsubscribe, emailAsTyped);
     await this.db.runTransaction(async (transaction) => {
       const entry = await transaction.get(ref);
-      const earlier = entry.get(SEALED) as UnsubscribeToken | undefined;
-      const keep = isPending(entry) && earlier && earlier.t !== seal.t ? [earlier] : [];
-      transaction.set(
-        ref,
-        {
-          erased_at: new Date(now),
-          [PENDING]: true,
-          [PENDING_ID]: id,
-          [SEALED]: seal,
-          ...(keep.length > 0 ? { [ALIASES]: aliasesOf(keep) } : {}),
-        },
-        { merge: true },
-      );
+      const earlier = entry.get('sealed') as UnsubscribeToken | undefined;
+      const mark = { erased_at: new Date(now), pending: true, pending_id: id, sealed: seal };
+      const keep = entry.get('pending') === true && earlier && earlier.t !== seal.t;
+      transaction.set(ref, keep ? { ...mark, aliases: aliasesOf([earlier]) } : mark, { merge: true });
     });
     return id;
   }
@@ -133,17 +102,17 @@ export class SuppressionList {
   /** Adds addresses to a marked entry's aliases, sealed, before their rows are deleted (erasure.ts). */
   async sealAliases(ref: DocumentReference, aliases: readonly string[]): Promise<void> {
     const seals = aliases.map((alias) => unsubscribeToken(this.secrets.unsubscribe, alias));
-    await ref.set({ [ALIASES]: aliasesOf(seals) }, { merge: true });
+    await ref.set({ aliases: aliasesOf(seals) }, { merge: true });
   }
 
   /** The addresses an entry's mark holds sealed: the link's first, then the aliases. Null if they do not open. */
   sealedAddresses(entry: { get(field: string): unknown }): string[] | null {
     const secret = this.secrets.unsubscribe;
-    const sealed = entry.get(SEALED) as Partial<UnsubscribeToken> | undefined;
+    const sealed = entry.get('sealed') as Partial<UnsubscribeToken> | undefined;
     const opened = openUnsubscribeToken(secret, sealed?.a, sealed?.t);
     if (!opened) return null;
     const addresses = [opened.emailAsTyped];
-    const aliases = (entry.get(ALIASES) ?? {}) as Record<string, Partial<UnsubscribeToken>>;
+    const aliases = (entry.get('aliases') ?? {}) as Record<string, Partial<UnsubscribeToken>>;
     for (const token of Object.values(aliases)) {
       const alias = openUnsubscribeToken(secret, token?.a, token?.t);
       if (alias) addresses.push(alias.email);
@@ -178,20 +147,30 @@ export class SuppressionList {
     email: string,
     options: { now: number; request?: RequestOptions },
   ): Promise<ForgetOutcome> {
-    const record = this.contacts.ref(email);
-    const known = (await record.get()).get('email');
-    const addresses = [...new Set([normaliseEmail(email), ...(typeof known === 'string' ? [known] : [])])];
-    let kind: 'forgotten' | 'absent' = 'absent';
     try {
-      for (const address of addresses) {
-        if (await client.forgetSubscriber(address, options.request)) kind = 'forgotten';
-      }
+      const { kind, record } = await this.forget(client, [email], options.request);
+      await record.ref.delete();
+      return { kind };
     } catch (error) {
       if (!(error instanceof MailerLiteError)) throw error;
       const mark = await this.markPending(email, options.now);
       return { kind: 'pending', error, finishTask: await this.handOff(this.ref(email).id, mark) };
     }
-    await record.delete();
-    return { kind };
+  }
+
+  /**
+   * MailerLite forgets these addresses (one mailbox's, the first its own) and the spelling its contact record
+   * names, which may be no row's any more. Returns the record as read, for the caller to delete; throws
+   * MailerLite's errors.
+   */
+  async forget(client: MailerLiteClient, addresses: readonly string[], request?: RequestOptions) {
+    const record = await this.contacts.ref(addresses[0] ?? '').get();
+    const known = record.get('email');
+    const all = new Set([...addresses.map(normaliseEmail), ...(typeof known === 'string' ? [known] : [])]);
+    let kind: 'forgotten' | 'absent' = 'absent';
+    for (const address of all) {
+      if (await client.forgetSubscriber(address, request)) kind = 'forgotten';
+    }
+    return { kind, record };
   }
 }

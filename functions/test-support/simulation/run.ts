@@ -17,9 +17,12 @@ import { ERASURE_QUEUE, QUEUES } from '../../src/delivery/queue';
 import { RECONCILE_EVERY_MS, reconcileDeliveries } from '../../src/delivery/reconcile-deliveries';
 import { enqueuePart } from '../../src/delivery/row-delivery';
 import { eraseAddress } from '../../src/privacy/erasure';
-import { finishErasureLater, handleFinishErasure } from '../../src/privacy/finish-erasure';
+import {
+  finishErasureLater,
+  finishPendingErasures,
+  handleFinishErasure,
+} from '../../src/privacy/finish-erasure';
 import { hasPlusTag, mailboxKey } from '../../src/privacy/mailbox-key';
-import { finishPendingErasures } from '../../src/privacy/pending-erasures';
 import { faultyFirestore, unavailable } from '../faulty-firestore';
 import type { FirestoreHarness } from '../firestore';
 import { recordingLogger } from '../logs';
