@@ -63,7 +63,6 @@ export class LinkLimiter {
   constructor(
     private readonly limit = LINK_POSTS_PER_WINDOW,
     private readonly windowMs = LINK_WINDOW_MS,
-    private readonly maxLinks = 10_000,
   ) {}
 
   get size(): number {
@@ -73,18 +72,13 @@ export class LinkLimiter {
   /** Counts a POST of this link; false, uncounted, when over the limit. */
   allow(link: string, now: number, limit = this.limit): boolean {
     const recent = (this.posts.get(link) ?? []).filter((time) => now - time < this.windowMs);
+    const allowed = recent.length < limit;
+    if (allowed) recent.push(now);
     this.posts.delete(link);
-    if (recent.length >= limit) {
-      this.posts.set(link, recent);
-      return false;
-    }
-    recent.push(now);
     this.posts.set(link, recent);
-    if (this.posts.size > this.maxLinks) {
-      const oldest = this.posts.keys().next().value;
-      if (oldest !== undefined) this.posts.delete(oldest);
-    }
-    return true;
+    // At most 10,000 links kept: the one least recently posted is forgotten first.
+    if (this.posts.size > 10_000) this.posts.delete(this.posts.keys().next().value as string);
+    return allowed;
   }
 }
 
@@ -116,7 +110,12 @@ const HEADERS: Record<string, string> = {
   'X-Frame-Options': 'DENY',
 };
 
-function page(status: number, title: string, content: string): UnsubscribeHttpResponse {
+function page(
+  status: number,
+  title: string,
+  content: string,
+  headers: Record<string, string> = {},
+): UnsubscribeHttpResponse {
   const body = `<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -135,58 +134,13 @@ ${content}
 </body>
 </html>
 `;
-  return { status, headers: { ...HEADERS }, body };
+  return { status, headers: { ...HEADERS, ...headers }, body };
 }
 
 // No action: the form posts to this very URL, token included, with the body a mail provider sends.
 const FORM = `<form method="post"><input type="hidden" name="List-Unsubscribe" value="One-Click"><button type="submit">Unsubscribe</button></form>`;
 
-function confirmPage(): UnsubscribeHttpResponse {
-  return page(
-    200,
-    'Unsubscribe from GOODY',
-    `<p>Press the button to leave the GOODY list. We’ll delete this e-mail address from our sign-ups and from our mailing service, and won’t write to it again.</p>\n${FORM}`,
-  );
-}
-
-function donePage(mailerLite: ErasureReport['mailerLite'], contact: string): UnsubscribeHttpResponse {
-  const c = escapeHtml(contact);
-  const deleted =
-    mailerLite === 'pending'
-      ? 'We’ve deleted this e-mail address from the GOODY list. Our mailing service didn’t answer just now, so we’ll delete it there as soon as it does (we keep trying); you don’t need to do anything.'
-      : 'We’ve deleted this e-mail address from the GOODY list and from our mailing service.';
-  return page(
-    200,
-    'You’re unsubscribed',
-    `<p>${deleted} You won’t hear from us again, even if this address is signed up again.</p>\n<p>Changed your mind? Write to <a href="mailto:${c}">${c}</a> and we’ll put you back on the list.</p>`,
-  );
-}
-
-function tooManyPage(): UnsubscribeHttpResponse {
-  const response = page(
-    429,
-    'Unsubscribe from GOODY',
-    `<p>This link was used many times in the last minute. If you pressed the button before, you’re already unsubscribed; otherwise, please try again in a minute.</p>\n${FORM}`,
-  );
-  return { ...response, headers: { ...response.headers, 'Retry-After': String(LINK_WINDOW_MS / 1000) } };
-}
-
-function badLinkPage(contact: string): UnsubscribeHttpResponse {
-  const c = escapeHtml(contact);
-  return page(
-    400,
-    'This link doesn’t work',
-    `<p>This unsubscribe link is incomplete or was changed, so nothing was deleted. To leave the GOODY list, reply to the e-mail we sent you, or write to <a href="mailto:${c}">${c}</a>.</p>`,
-  );
-}
-
-function failedPage(): UnsubscribeHttpResponse {
-  return page(
-    503,
-    'We couldn’t finish',
-    `<p>Something went wrong on our side while deleting this address. Please try again in a few minutes.</p>\n${FORM}`,
-  );
-}
+const TITLE = 'Unsubscribe from GOODY';
 
 /** RFC 8058's body is 26 bytes as a form, a few hundred as multipart: larger is refused unread. */
 export const ONE_CLICK_BODY_LIMIT_BYTES = 4 * 1024;
@@ -194,9 +148,7 @@ export const ONE_CLICK_BODY_LIMIT_BYTES = 4 * 1024;
 /** The RFC 8058 body, form or multipart, in one pass, no backtracking: a crafted body costs its length. */
 export function isOneClick(request: Pick<UnsubscribeHttpRequest, 'body' | 'rawBody'>): boolean {
   const { body, rawBody } = request;
-  if (body && typeof body === 'object' && !Buffer.isBuffer(body)) {
-    if ((body as Record<string, unknown>)['List-Unsubscribe'] === 'One-Click') return true;
-  }
+  if ((body as Record<string, unknown> | null | undefined)?.['List-Unsubscribe'] === 'One-Click') return true;
   const text = rawBody?.toString('utf8') ?? (Buffer.isBuffer(body) ? body.toString('utf8') : body);
   if (typeof text !== 'string' || Buffer.byteLength(text) > ONE_CLICK_BODY_LIMIT_BYTES) return false;
   if (text.trim().split('&').includes('List-Unsubscribe=One-Click')) return true;
@@ -211,10 +163,6 @@ export function isOneClick(request: Pick<UnsubscribeHttpRequest, 'body' | 'rawBo
   return false;
 }
 
-export function bodyTooLarge(request: Pick<UnsubscribeHttpRequest, 'rawBody'>): boolean {
-  return (request.rawBody?.length ?? 0) > ONE_CLICK_BODY_LIMIT_BYTES;
-}
-
 /**
  * The thank-you's one-click unsubscribe. GET only shows the button (scanners prefetch links); POST (RFC 8058)
  * erases the address everywhere, MailerLite's part finished later if it fails. Only a failing database
@@ -226,29 +174,42 @@ export async function handleUnsubscribe(
 ): Promise<UnsubscribeHttpResponse> {
   const method = request.method.toUpperCase();
   if (method !== 'GET' && method !== 'HEAD' && method !== 'POST') {
-    const response = page(405, 'Unsubscribe from GOODY', '<p>Open the link from the e-mail.</p>');
-    return { ...response, headers: { ...response.headers, Allow: 'GET, HEAD, POST' } };
+    return page(405, TITLE, '<p>Open the link from the e-mail.</p>', { Allow: 'GET, HEAD, POST' });
   }
+  const c = escapeHtml(deps.contact);
   const token = openUnsubscribeToken(deps.secret, request.query.a, request.query.t);
   if (!token) {
     if (deps.limiter.allow(REFUSED_LINKS_KEY, deps.now(), REFUSED_LINKS_LOGGED_PER_WINDOW)) {
       deps.logger.warn('unsubscribe.refused_token', { method });
     }
-    return badLinkPage(deps.contact);
+    return page(
+      400,
+      'This link doesn’t work',
+      `<p>This unsubscribe link is incomplete or was changed, so nothing was deleted. To leave the GOODY list, reply to the e-mail we sent you, or write to <a href="mailto:${c}">${c}</a>.</p>`,
+    );
   }
-  if (method !== 'POST') return confirmPage();
-  if (bodyTooLarge(request)) {
-    deps.logger.warn('unsubscribe.refused_token', { method, reason: 'body_too_large' });
-    return page(413, 'Unsubscribe from GOODY', `<p>Press the button to leave the GOODY list.</p>\n${FORM}`);
+  if (method !== 'POST') {
+    return page(
+      200,
+      TITLE,
+      `<p>Press the button to leave the GOODY list. We’ll delete this e-mail address from our sign-ups and from our mailing service, and won’t write to it again.</p>\n${FORM}`,
+    );
   }
-  if (!isOneClick(request)) {
-    deps.logger.warn('unsubscribe.refused_token', { method, reason: 'no_one_click_body' });
-    return page(400, 'Unsubscribe from GOODY', `<p>Press the button to leave the GOODY list.</p>\n${FORM}`);
+  const tooLarge = (request.rawBody?.length ?? 0) > ONE_CLICK_BODY_LIMIT_BYTES;
+  if (tooLarge || !isOneClick(request)) {
+    const reason = tooLarge ? 'body_too_large' : 'no_one_click_body';
+    deps.logger.warn('unsubscribe.refused_token', { method, reason });
+    return page(tooLarge ? 413 : 400, TITLE, `<p>Press the button to leave the GOODY list.</p>\n${FORM}`);
   }
   // The token opened, so `t` is a 43-character base64url string: keyed by the MAC it decodes to.
   if (!deps.limiter.allow(linkKey(String(request.query.t)), deps.now())) {
     deps.logger.warn('unsubscribe.rate_limited', emailFields(token.email));
-    return tooManyPage();
+    return page(
+      429,
+      TITLE,
+      `<p>This link was used many times in the last minute. If you pressed the button before, you’re already unsubscribed; otherwise, please try again in a minute.</p>\n${FORM}`,
+      { 'Retry-After': String(LINK_WINDOW_MS / 1000) },
+    );
   }
   let erased: Pick<ErasureReport, 'mailerLite'>;
   try {
@@ -258,9 +219,21 @@ export async function handleUnsubscribe(
       ...emailFields(token.email),
       error: error instanceof Error ? error.name : 'unknown',
     });
-    return failedPage();
+    return page(
+      503,
+      'We couldn’t finish',
+      `<p>Something went wrong on our side while deleting this address. Please try again in a few minutes.</p>\n${FORM}`,
+    );
   }
-  return donePage(erased.mailerLite, deps.contact);
+  const deleted =
+    erased.mailerLite === 'pending'
+      ? 'We’ve deleted this e-mail address from the GOODY list. Our mailing service didn’t answer just now, so we’ll delete it there as soon as it does (we keep trying); you don’t need to do anything.'
+      : 'We’ve deleted this e-mail address from the GOODY list and from our mailing service.';
+  return page(
+    200,
+    'You’re unsubscribed',
+    `<p>${deleted} You won’t hear from us again, even if this address is signed up again.</p>\n<p>Changed your mind? Write to <a href="mailto:${c}">${c}</a> and we’ll put you back on the list.</p>`,
+  );
 }
 
 const limiter = new LinkLimiter();
