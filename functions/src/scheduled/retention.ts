@@ -11,30 +11,23 @@ import { MAILERLITE_CONTACTS } from '../privacy/mailerlite-contacts';
 import { mailboxSignups } from '../signups/lookup';
 
 const DAY_MS = 24 * 60 * 60_000;
-export const RETENTION_PAGE_SIZE = 400;
 
 export interface RetentionDeps {
   db: Firestore;
   clock: Clock;
   logger: Logger;
   retentionDays: number;
+  /** Documents read per page (400). */
   pageSize?: number;
 }
 
-export interface RetentionReport {
-  signups: number;
-  /** MailerLite contact records (privacy/mailerlite-contacts.ts) not pushed or claimed within the period. */
-  contacts: number;
-  /** The mail budget's counters of hours more than a day past. */
-  mailBudgets: number;
-}
-
 /**
- * Erases sign-ups past the retention period, page by page, and contact records (they name an address) unused
- * as long with no row of their mailbox left. Thank-you records and the suppression list hold no address and
- * are kept: they stop a second thank-you, or mail after an unsubscribe, however long after.
+ * Erases sign-ups past the retention period, page by page, contact records (privacy/mailerlite-contacts.ts:
+ * they name an address) not pushed or claimed as long with no row of their mailbox left, and the mail
+ * budget's counters of hours more than a day past. Thank-you records and the suppression list hold no address
+ * and are kept: they stop a second thank-you, or mail after an unsubscribe, however long after.
  */
-export async function handleRetention(deps: RetentionDeps): Promise<RetentionReport> {
+export async function handleRetention(deps: RetentionDeps) {
   if (!Number.isInteger(deps.retentionDays) || deps.retentionDays < 1) {
     throw new RangeError(
       `RETENTION_DAYS must be a whole number of days, at least 1 (is ${deps.retentionDays}).`,
@@ -42,11 +35,10 @@ export async function handleRetention(deps: RetentionDeps): Promise<RetentionRep
   }
   const now = deps.clock.now();
   const cutoff = new Date(now - deps.retentionDays * DAY_MS);
-  const pageSize = deps.pageSize ?? RETENTION_PAGE_SIZE;
-  const report: RetentionReport = {
-    signups: await deleteAll(deps.db, deps.db.collection(SIGNUPS).where('created_at', '<', cutoff), pageSize),
+  const pageSize = deps.pageSize ?? 400;
+  const report = {
+    signups: await deleteAll(deps.db.collection(SIGNUPS).where('created_at', '<', cutoff), pageSize),
     contacts: await deleteAll(
-      deps.db,
       deps.db.collection(MAILERLITE_CONTACTS).where('seen_at', '<', cutoff),
       pageSize,
       // Still used by a kept row: deleting it would make a later spelling a second subscriber.
@@ -58,7 +50,6 @@ export async function handleRetention(deps: RetentionDeps): Promise<RetentionRep
       },
     ),
     mailBudgets: await deleteAll(
-      deps.db,
       deps.db.collection(MAIL_BUDGETS).where('hour_start', '<', new Date(now - DAY_MS)),
       pageSize,
     ),
@@ -75,7 +66,6 @@ export async function handleRetention(deps: RetentionDeps): Promise<RetentionRep
 
 /** Deletes what the query finds (what `unused` agrees to, when given), page by page after the last document read. */
 async function deleteAll(
-  db: Firestore,
   query: Query,
   pageSize: number,
   unused?: (doc: QueryDocumentSnapshot) => Promise<boolean>,
@@ -87,7 +77,7 @@ async function deleteAll(
     const gone = [];
     for (const doc of page.docs) if (!unused || (await unused(doc))) gone.push(doc);
     if (gone.length > 0) {
-      const batch = db.batch();
+      const batch = query.firestore.batch();
       for (const doc of gone) batch.delete(doc.ref);
       await batch.commit();
       deleted += gone.length;
