@@ -41,7 +41,7 @@ export type ErasureStep = 'marked' | 'rows_deleted' | 'forgotten';
 
 export interface ErasureReport {
   signups: number;
-  /** `nothing`: the mailbox was erased before and has been on the list since. */
+  /** `unchanged`: the mailbox was erased before and has been on the list since. */
   mailerLite: 'forgotten' | 'absent' | 'pending' | 'unchanged';
 }
 
@@ -53,7 +53,7 @@ export async function eraseAddress(emailAsTyped: string, deps: EraseDeps): Promi
   const entry = await ref.get();
   const pending = entry.get('pending') === true;
   if (entry.exists && !pending) {
-    const signups = await deleteRows(ref.id, [], deps);
+    const signups = await deleteRows(ref, [], deps, false);
     deps.logger.info('unsubscribe.repeated', { ...emailFields(email), signups: signups.deleted });
     return { signups: signups.deleted, mailerLite: 'unchanged' };
   }
@@ -81,9 +81,7 @@ export async function finishErasure(
 ): Promise<ErasureReport> {
   const email = normaliseEmail(addresses[0] ?? '');
   // Other spellings are sealed before their rows go, so a crash cannot lose them.
-  const rows = await deleteRows(ref.id, addresses, deps, (aliases) =>
-    deps.mailboxes.suppression.sealAliases(ref, aliases),
-  );
+  const rows = await deleteRows(ref, addresses, deps, true);
   if (!rows.finished) {
     deps.logger.warn('unsubscribe.erasure_pending', {
       ...emailFields(email),
@@ -141,22 +139,23 @@ async function forgetThankedRow(record: DocumentReference): Promise<void> {
 }
 
 /**
- * Deletes the mailbox's rows, by key and by the known spellings (rows the trigger has not keyed yet), sealing
- * each other spelling before its rows go. Returns every distinct address, normalised.
+ * Deletes the mailbox's rows (`entry` names it), by key and by the known spellings (rows the trigger has not
+ * keyed yet), with `seal` sealing each other spelling into the entry before its rows go. Returns every
+ * distinct address, normalised.
  */
 async function deleteRows(
-  key: string,
+  entry: DocumentReference,
   addresses: readonly string[],
   deps: EraseDeps,
-  sealAliases?: (aliases: string[]) => Promise<void>,
-): Promise<{ deleted: number; finished: boolean; addresses: string[] }> {
+  seal: boolean,
+) {
   const known = new Set(addresses.map(normaliseEmail));
   let deleted = 0;
   for (;;) {
-    if (deps.deadline !== undefined && deps.clock.now() >= deps.deadline) {
+    if (deps.clock.now() >= (deps.deadline ?? Number.POSITIVE_INFINITY)) {
       return { deleted, finished: false, addresses: [...known] };
     }
-    const page = await mailboxSignups(deps.db, key, ROWS_PER_QUERY);
+    const page = await mailboxSignups(deps.db, entry.id, ROWS_PER_QUERY);
     for (const address of addresses) {
       if (page.length >= ROWS_PER_QUERY) break;
       for (const row of await storedSignups(deps.db, address, ROWS_PER_QUERY - page.length)) {
@@ -164,17 +163,12 @@ async function deleteRows(
       }
     }
     if (page.length === 0) return { deleted, finished: true, addresses: [...known] };
-    const found = new Set(
-      page
-        .map((row) => row.get('email'))
-        .filter((value): value is string => typeof value === 'string')
-        .map(normaliseEmail),
-    );
-    const aliases = [...found]
+    const found = page.map((row) => row.get('email')).filter((value) => typeof value === 'string');
+    const aliases = [...new Set(found.map(normaliseEmail))]
       .filter((address) => !known.has(address))
       .slice(0, Math.max(0, MAX_ALIASES + 1 - known.size));
-    if (aliases.length > 0 && sealAliases) {
-      await sealAliases(aliases);
+    if (aliases.length > 0 && seal) {
+      await deps.mailboxes.suppression.sealAliases(entry, aliases);
       for (const alias of aliases) known.add(alias);
     }
     const batch = deps.db.batch();
