@@ -1,16 +1,7 @@
 import { createHmac } from 'node:crypto';
 import type { SubscriptionType } from '../contract';
 
-export interface MailMessage {
-  from: string;
-  to: string;
-  replyTo: string;
-  subject: string;
-  text: string;
-  html: string;
-  messageId: string;
-  headers: Record<string, string>;
-}
+export type MailMessage = ReturnType<typeof buildThankYouMessage>;
 
 export interface ThankYouMessageInput {
   to: string;
@@ -78,7 +69,7 @@ export function escapeHtml(value: string): string {
 }
 
 /** HTML and a plain-text twin, no images or tracking, a one-click way off and a person to write to. */
-export function buildThankYouMessage(input: ThankYouMessageInput): MailMessage {
+export function buildThankYouMessage(input: ThankYouMessageInput) {
   const copy = COPY[input.subscriptionType];
   const contact = senderAddress(input.from);
   const domain = contact.includes('@') ? contact.slice(contact.lastIndexOf('@') + 1) : 'goody.invalid';

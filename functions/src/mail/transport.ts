@@ -142,25 +142,22 @@ const transports = new Map<string, Promise<MailTransport>>();
 export function smtpTransport(smtpUrl: string): Promise<MailTransport> {
   let transport = transports.get(smtpUrl);
   if (!transport) {
-    transport = createSmtpTransport(smtpUrl);
+    transport = import('nodemailer').then(({ createTransport }) => {
+      // An options object, never the URL string: nodemailer would read a string with Node's legacy url.parse.
+      const transporter = createTransport(smtpOptions(smtpUrl));
+      return {
+        async send(message: MailMessage) {
+          const info = await transporter.sendMail(message);
+          return {
+            messageId: String(info.messageId ?? message.messageId),
+            accepted: (info.accepted ?? []).map(String),
+            rejected: (info.rejected ?? []).map(String),
+          };
+        },
+      };
+    });
     transports.set(smtpUrl, transport);
     transport.catch(() => transports.delete(smtpUrl));
   }
   return transport;
-}
-
-async function createSmtpTransport(smtpUrl: string): Promise<MailTransport> {
-  const { createTransport } = await import('nodemailer');
-  // An options object, never the URL string: nodemailer would read a string with Node's legacy url.parse.
-  const transporter = createTransport(smtpOptions(smtpUrl));
-  return {
-    async send(message) {
-      const info = await transporter.sendMail(message);
-      return {
-        messageId: String(info.messageId ?? message.messageId),
-        accepted: (info.accepted ?? []).map(String),
-        rejected: (info.rejected ?? []).map(String),
-      };
-    },
-  };
 }

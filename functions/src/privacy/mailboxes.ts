@@ -6,14 +6,6 @@ import { ContactRecords } from './mailerlite-contacts';
 import { type FinishErasureLater, SuppressionList } from './suppression';
 import { unsubscribeLink } from './unsubscribe-token';
 
-/** The two secrets every function that handles an address declares (params.ts). */
-export interface MailboxSecrets {
-  /** MAILBOX_KEY_SECRET: names each mailbox's records (mailbox-key.ts). */
-  mailbox: string;
-  /** UNSUBSCRIBE_SECRET: seals an address an unfinished erasure must keep (unsubscribe-token.ts). */
-  unsubscribe: string;
-}
-
 /** What the server keeps per mailbox, with its keys, built once per call: the workers hold no secret. */
 export class Mailboxes {
   /** `mailerlite_contacts/{mailbox key}`: the one spelling MailerLite knows and its lists. */
@@ -23,7 +15,12 @@ export class Mailboxes {
 
   constructor(
     db: Firestore,
-    private readonly secrets: MailboxSecrets,
+    /**
+     * The two secrets every function that handles an address declares (params.ts): MAILBOX_KEY_SECRET names
+     * each mailbox's records (mailbox-key.ts); UNSUBSCRIBE_SECRET seals an address an unfinished erasure must
+     * keep (unsubscribe-token.ts).
+     */
+    private readonly secrets: { mailbox: string; unsubscribe: string },
     /** Where an erasure left pending goes to be finished, from every function that may leave one. */
     finishErasureLater?: FinishErasureLater,
   ) {

@@ -51,7 +51,7 @@ type ForgetOutcome =
 export class SuppressionList {
   constructor(
     private readonly db: Firestore,
-    /** MAILBOX_KEY_SECRET and UNSUBSCRIBE_SECRET (mailboxes.ts, MailboxSecrets). */
+    /** MAILBOX_KEY_SECRET and UNSUBSCRIBE_SECRET (mailboxes.ts). */
     private readonly secrets: { mailbox: string; unsubscribe: string },
     private readonly contacts: ContactRecords,
     /** Where a mark goes to be finished; absent, only the half-hourly job finishes it. */
@@ -61,12 +61,10 @@ export class SuppressionList {
   /** Hands a mark to its finish task. Never throws: the half-hourly job finishes what is not handed on. */
   async handOff(entry: string, mark: string): Promise<HandOff> {
     if (!this.finishErasureLater) return 'no_queue';
-    try {
-      await this.finishErasureLater({ entry, mark });
-      return 'enqueued';
-    } catch {
-      return 'enqueue_failed';
-    }
+    return this.finishErasureLater({ entry, mark }).then(
+      () => 'enqueued',
+      () => 'enqueue_failed',
+    );
   }
 
   ref(email: string): DocumentReference {
@@ -126,7 +124,6 @@ export class SuppressionList {
     pushed: readonly T[],
     options: { clock: Clock; request?: RequestOptions },
   ): AsyncGenerator<{ pushed: T; forget: ForgetOutcome }> {
-    if (pushed.length === 0) return;
     const suppressed = await this.among(pushed.map((item) => item.email));
     for (const item of pushed) {
       if (!suppressed.has(normaliseEmail(item.email))) continue;

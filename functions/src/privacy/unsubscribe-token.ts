@@ -27,19 +27,17 @@ export interface OpenedToken {
   email: string;
 }
 
-function key(secret: string, purpose: 'seal' | 'mac'): Buffer {
-  return derivedKey(secret, SALT, purpose);
-}
-
 function mac(secret: string, email: string): Buffer {
-  return createHmac('sha256', key(secret, 'mac')).update(normaliseEmail(email), 'utf8').digest();
+  return createHmac('sha256', derivedKey(secret, SALT, 'mac'))
+    .update(normaliseEmail(email), 'utf8')
+    .digest();
 }
 
 export function unsubscribeToken(secret: string, emailAsTyped: string): UnsubscribeToken {
   if (!secret) throw new Error('UNSUBSCRIBE_SECRET is empty.');
   const typed = emailAsTyped.trim();
   const iv = randomBytes(IV_BYTES);
-  const cipher = createCipheriv('aes-256-gcm', key(secret, 'seal'), iv);
+  const cipher = createCipheriv('aes-256-gcm', derivedKey(secret, SALT, 'seal'), iv);
   const sealed = Buffer.concat([iv, cipher.update(typed, 'utf8'), cipher.final(), cipher.getAuthTag()]);
   return { a: sealed.toString('base64url'), t: mac(secret, typed).toString('base64url') };
 }
@@ -47,9 +45,9 @@ export function unsubscribeToken(secret: string, emailAsTyped: string): Unsubscr
 /** The https link for the mail's header and footer: `<base>?a=…&t=…`. */
 export function unsubscribeLink(baseUrl: string, secret: string, emailAsTyped: string): string {
   const url = new URL(baseUrl);
-  const { a, t } = unsubscribeToken(secret, emailAsTyped);
-  url.searchParams.set('a', a);
-  url.searchParams.set('t', t);
+  for (const [name, value] of Object.entries(unsubscribeToken(secret, emailAsTyped))) {
+    url.searchParams.set(name, value);
+  }
   return url.toString();
 }
 
@@ -61,7 +59,8 @@ export function openUnsubscribeToken(secret: string, a: unknown, t: unknown): Op
   if (sealed.length <= IV_BYTES + TAG_BYTES) return null;
   let typed: string;
   try {
-    const decipher = createDecipheriv('aes-256-gcm', key(secret, 'seal'), sealed.subarray(0, IV_BYTES));
+    const seal = derivedKey(secret, SALT, 'seal');
+    const decipher = createDecipheriv('aes-256-gcm', seal, sealed.subarray(0, IV_BYTES));
     decipher.setAuthTag(sealed.subarray(sealed.length - TAG_BYTES));
     typed = Buffer.concat([
       decipher.update(sealed.subarray(IV_BYTES, sealed.length - TAG_BYTES)),
