@@ -19,11 +19,7 @@ export interface UnsubscribeHttpRequest {
   rawBody?: Buffer;
 }
 
-export interface UnsubscribeHttpResponse {
-  status: number;
-  headers: Record<string, string>;
-  body: string;
-}
+export type UnsubscribeHttpResponse = ReturnType<typeof page>;
 
 export interface UnsubscribeDeps {
   secret: string;
@@ -110,12 +106,7 @@ const HEADERS: Record<string, string> = {
   'X-Frame-Options': 'DENY',
 };
 
-function page(
-  status: number,
-  title: string,
-  content: string,
-  headers: Record<string, string> = {},
-): UnsubscribeHttpResponse {
+function page(status: number, title: string, content: string, headers: Record<string, string> = {}) {
   const body = `<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -247,22 +238,15 @@ export const unsubscribe = onRequest(
     invoker: 'public',
   },
   async (req, res) => {
-    const response = await handleUnsubscribe(
-      {
-        method: req.method,
-        query: req.query as Record<string, unknown>,
-        body: req.body,
-        rawBody: req.rawBody,
-      },
-      {
-        secret: UNSUBSCRIBE_SECRET.value(),
-        contact: senderAddress(MAIL_FROM.value() || 'hello@goody.invalid'),
-        logger: cloudLogger,
-        limiter,
-        now: () => systemClock.now(),
-        erase: async (email) => eraseAddress(email, await erasureDepsFromParams(40_000)),
-      },
-    );
+    // The request as Express parsed it, `rawBody` kept by Cloud Functions.
+    const response = await handleUnsubscribe(req, {
+      secret: UNSUBSCRIBE_SECRET.value(),
+      contact: senderAddress(MAIL_FROM.value() || 'hello@goody.invalid'),
+      logger: cloudLogger,
+      limiter,
+      now: () => systemClock.now(),
+      erase: async (email) => eraseAddress(email, await erasureDepsFromParams(40_000)),
+    });
     res.status(response.status).set(response.headers).send(response.body);
   },
 );

@@ -2,7 +2,7 @@ import { type DocumentReference, FieldValue, type Firestore } from 'firebase-adm
 import type { Clock } from '../clock';
 import { normaliseEmail, THANK_YOU_MAILS } from '../contract';
 import type { Logger } from '../logs';
-import type { MailerLiteClient, RequestOptions } from '../mailerlite/client';
+import type { MailerLiteClient } from '../mailerlite/client';
 import { MailerLiteError } from '../mailerlite/errors';
 import { mailboxSignups, ROWS_PER_QUERY, storedSignups } from '../signups/lookup';
 import { emailFields } from './log-fields';
@@ -29,8 +29,10 @@ export interface EraseDeps {
   client: MailerLiteClient;
   clock: Clock;
   logger: Logger;
-  request?: RequestOptions;
-  /** When the erasure must stop and leave the rest to its finish task or job (finish-erasure.ts). */
+  /**
+   * When the erasure must stop and leave the rest to its finish task or job (finish-erasure.ts); MailerLite's
+   * requests end by then too.
+   */
   deadline?: number;
   mailboxes: Mailboxes;
   /** Tests stop the erasure here, as a crash would. */
@@ -94,11 +96,13 @@ export async function finishErasure(
 
   // With the spelling MailerLite knows the mailbox by (privacy/mailerlite-contacts.ts), if no row names it any more.
   const { suppression } = deps.mailboxes;
-  const forgot = await suppression.forget(deps.client, rows.addresses, deps.request).catch((error) => {
-    if (!(error instanceof MailerLiteError)) throw error;
-    deps.logger.warn('unsubscribe.forget_pending', { ...emailFields(email), error: error.name });
-    return null;
-  });
+  const forgot = await suppression
+    .forget(deps.client, rows.addresses, { deadline: deps.deadline })
+    .catch((error) => {
+      if (!(error instanceof MailerLiteError)) throw error;
+      deps.logger.warn('unsubscribe.forget_pending', { ...emailFields(email), error: error.name });
+      return null;
+    });
   if (!forgot) return { signups: rows.deleted, mailerLite: 'pending' };
   await deps.afterStep?.('forgotten');
   if (pushInFlight(forgot.record, deps.clock.now())) {

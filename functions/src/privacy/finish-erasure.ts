@@ -49,7 +49,6 @@ export async function erasureDepsFromParams(budgetMs: number): Promise<EraseDeps
     clock: systemClock,
     logger: cloudLogger,
     mailboxes: mailboxesFromParams(db, finishErasureOnCloudTasks),
-    request: { deadline },
     deadline,
   };
 }

@@ -109,13 +109,9 @@ export class SuppressionList {
     const sealed = entry.get('sealed') as Partial<UnsubscribeToken> | undefined;
     const opened = openUnsubscribeToken(secret, sealed?.a, sealed?.t);
     if (!opened) return null;
-    const addresses = [opened.emailAsTyped];
-    const aliases = (entry.get('aliases') ?? {}) as Record<string, Partial<UnsubscribeToken>>;
-    for (const token of Object.values(aliases)) {
-      const alias = openUnsubscribeToken(secret, token?.a, token?.t);
-      if (alias) addresses.push(alias.email);
-    }
-    return addresses;
+    const aliases = Object.values((entry.get('aliases') ?? {}) as Record<string, Partial<UnsubscribeToken>>);
+    const others = aliases.map((token) => openUnsubscribeToken(secret, token?.a, token?.t)?.email);
+    return [opened.emailAsTyped, ...others.filter((email) => email !== undefined)];
   }
 
   /** After a push: each pushed mailbox now on the list forgotten, yielded one at a time. */
