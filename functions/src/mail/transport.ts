@@ -101,13 +101,7 @@ export function isLoopbackHost(host: string | undefined): boolean {
     .trim()
     .toLowerCase()
     .replace(/^\[|\]$/g, '');
-  return (
-    name === 'localhost' ||
-    name.endsWith('.localhost') ||
-    /^127(\.\d{1,3}){3}$/.test(name) ||
-    name === '::1' ||
-    name === '0:0:0:0:0:0:0:1'
-  );
+  return /^(localhost|.*\.localhost|127(\.\d{1,3}){3}|::1|0:0:0:0:0:0:0:1)$/s.test(name);
 }
 
 /**

@@ -16,22 +16,16 @@ const GMAIL_DOMAINS = new Set(['gmail.com', 'googlemail.com']);
 export function canonicalMailbox(email: string): string {
   const normalised = normaliseEmail(email);
   const at = normalised.lastIndexOf('@');
-  let local = normalised.slice(0, at);
-  let domain = normalised.slice(at + 1);
-  const plus = local.indexOf('+');
-  // `+tag` alone (an empty mailbox name) is not an alias of anything: keep it as it is.
-  if (plus > 0) local = local.slice(0, plus);
-  if (GMAIL_DOMAINS.has(domain)) {
-    local = local.replaceAll('.', '');
-    domain = 'gmail.com';
-  }
-  return `${local}@${domain}`;
+  const domain = normalised.slice(at + 1);
+  // From the first `+` on, unless it comes first: `+tag` alone (an empty mailbox name) is no alias of anything.
+  const local = normalised.slice(0, at).replace(/^([^+]+)\+.*$/s, '$1');
+  return GMAIL_DOMAINS.has(domain) ? `${local.replaceAll('.', '')}@gmail.com` : `${local}@${domain}`;
 }
 
 /** A `+tag` spelling: anyone can make one, some providers do not deliver it; the bare one is its own. */
 export function hasPlusTag(email: string): boolean {
   const normalised = normaliseEmail(email);
-  return normalised.slice(0, normalised.lastIndexOf('@')).indexOf('+') > 0;
+  return /^[^+]+\+/.test(normalised.slice(0, normalised.lastIndexOf('@')));
 }
 
 const PURPOSE = 'goody-mailbox-key-v1';
