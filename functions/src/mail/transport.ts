@@ -47,13 +47,9 @@ export class SmtpUrlError extends Error {
  * `/ # ? @` would move throws SmtpUrlError.
  */
 export function smtpUrlOptions(smtpUrl: string): SmtpUrlOptions {
-  let url: URL;
-  try {
-    url = new URL(smtpUrl.trim());
-  } catch {
-    // Node's error carries the input (`error.input`): never passed on.
-    throw new SmtpUrlError();
-  }
+  // Checked first: the parser's error would carry the input (`error.input`).
+  if (!URL.canParse(smtpUrl.trim())) throw new SmtpUrlError();
+  const url = new URL(smtpUrl.trim());
   if (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') {
     throw new SmtpUrlError(
       `SMTP_URL must start with smtps:// (TLS, port 465) or smtp:// (STARTTLS, port 587), not ${url.protocol.slice(0, 10)}//`,

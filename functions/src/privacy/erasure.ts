@@ -129,17 +129,14 @@ export async function finishErasure(
 async function forgetThankedRow(record: DocumentReference): Promise<void> {
   const thanks = await record.get();
   const named = thanks.get('signup') !== undefined || thanks.get('tagged_signup') !== undefined;
-  if (!thanks.exists || !named || thanks.get('state') === 'sending') return;
-  try {
-    await record.update(
-      { signup: FieldValue.delete(), tagged_signup: FieldValue.delete() },
-      { lastUpdateTime: thanks.updateTime },
-    );
-  } catch (error) {
-    // 9 FAILED_PRECONDITION: changed since the read; 5 NOT_FOUND: gone.
-    const code = (error as { code?: unknown }).code;
-    if (code !== 9 && code !== 5) throw error;
-  }
+  if (!named || thanks.get('state') === 'sending') return;
+  const gone = FieldValue.delete();
+  await record
+    .update({ signup: gone, tagged_signup: gone }, { lastUpdateTime: thanks.updateTime })
+    .catch((error) => {
+      // 9 FAILED_PRECONDITION: changed since the read; 5 NOT_FOUND: gone.
+      if (error.code !== 9 && error.code !== 5) throw error;
+    });
 }
 
 /**
