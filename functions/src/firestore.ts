@@ -16,8 +16,7 @@ export function adminFirestore(): Promise<Firestore> {
       import('firebase-admin/app'),
       firestoreSdk(),
     ]);
-    const app = getApps()[0] ?? initializeApp();
-    return getFirestore(app);
+    return getFirestore(getApps()[0] ?? initializeApp());
   })();
   db.catch(() => {
     db = undefined;

@@ -20,13 +20,6 @@ export interface UnsubscribeToken {
   t: string;
 }
 
-export interface OpenedToken {
-  /** As typed when signing up, trimmed: the form the sign-up was most likely stored in. */
-  emailAsTyped: string;
-  /** Normalised: the form MailerLite and the hashes use. */
-  email: string;
-}
-
 function mac(secret: string, email: string): Buffer {
   return createHmac('sha256', derivedKey(secret, SALT, 'mac'))
     .update(normaliseEmail(email), 'utf8')
@@ -51,8 +44,12 @@ export function unsubscribeLink(baseUrl: string, secret: string, emailAsTyped: s
   return url.toString();
 }
 
-/** The address a link was made for, or null for a tampered, truncated or foreign link. */
-export function openUnsubscribeToken(secret: string, a: unknown, t: unknown): OpenedToken | null {
+/**
+ * The address a link was made for, or null for a tampered, truncated or foreign link: `emailAsTyped` as typed
+ * when signing up, trimmed (the form the sign-up was most likely stored in), and `email` normalised (the form
+ * MailerLite and the hashes use).
+ */
+export function openUnsubscribeToken(secret: string, a: unknown, t: unknown) {
   if (!secret || typeof a !== 'string' || typeof t !== 'string') return null;
   if (a.length > MAX_SEALED_CHARS || !BASE64URL.test(a) || t.length !== 43 || !BASE64URL.test(t)) return null;
   const sealed = Buffer.from(a, 'base64url');
