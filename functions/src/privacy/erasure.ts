@@ -1,7 +1,7 @@
 import { type DocumentReference, FieldValue, type Firestore } from 'firebase-admin/firestore';
 import type { Clock } from '../clock';
 import { normaliseEmail, THANK_YOU_MAILS } from '../contract';
-import type { Logger } from '../logs';
+import type { LogEvent, LogFields, Logger } from '../logs';
 import type { MailerLiteClient } from '../mailerlite/client';
 import { MailerLiteError } from '../mailerlite/errors';
 import { mailboxSignups, ROWS_PER_QUERY, storedSignups } from '../signups/lookup';
@@ -81,41 +81,34 @@ export async function finishErasure(
   addresses: readonly string[],
   deps: EraseDeps,
 ): Promise<ErasureReport> {
-  const email = normaliseEmail(addresses[0] ?? '');
   // Other spellings are sealed before their rows go, so a crash cannot lose them.
   const rows = await deleteRows(ref, addresses, deps, true);
-  if (!rows.finished) {
-    deps.logger.warn('unsubscribe.erasure_pending', {
-      ...emailFields(email),
-      reason: 'deadline',
-      signups: rows.deleted,
-    });
+  const log = { ...emailFields(normaliseEmail(addresses[0] ?? '')), signups: rows.deleted };
+  const pending = (event: LogEvent, fields: LogFields): ErasureReport => {
+    deps.logger.warn(event, { ...log, ...fields });
     return { signups: rows.deleted, mailerLite: 'pending' };
-  }
+  };
+  if (!rows.finished) return pending('unsubscribe.erasure_pending', { reason: 'deadline' });
   await deps.afterStep?.('rows_deleted');
 
   // With the spelling MailerLite knows the mailbox by (privacy/mailerlite-contacts.ts), if no row names it any more.
-  const { suppression } = deps.mailboxes;
-  const forgot = await suppression
+  const forgot = await deps.mailboxes.suppression
     .forget(deps.client, rows.addresses, { deadline: deps.deadline })
     .catch((error) => {
-      if (!(error instanceof MailerLiteError)) throw error;
-      deps.logger.warn('unsubscribe.forget_pending', { ...emailFields(email), error: error.name });
-      return null;
+      if (error instanceof MailerLiteError) return error;
+      throw error;
     });
-  if (!forgot) return { signups: rows.deleted, mailerLite: 'pending' };
+  if (forgot instanceof MailerLiteError) return pending('unsubscribe.forget_pending', { error: forgot.name });
   await deps.afterStep?.('forgotten');
+  // A push in flight may land after these forgets: the mark stays, forgotten again once its lease ran out.
   if (pushInFlight(forgot.record, deps.clock.now())) {
-    // A push in flight may land after these forgets: the mark stays, forgotten again once its lease ran out.
-    deps.logger.warn('unsubscribe.erasure_pending', { ...emailFields(email), reason: 'push_in_flight' });
-    return { signups: rows.deleted, mailerLite: 'pending' };
+    return pending('unsubscribe.erasure_pending', { reason: 'push_in_flight' });
   }
   await forgot.record.ref.delete();
   await forgetThankedRow(deps.db.collection(THANK_YOU_MAILS).doc(ref.id));
   await clearPending(ref, attempt);
   deps.logger.info('unsubscribe.erased', {
-    ...emailFields(email),
-    signups: rows.deleted,
+    ...log,
     mailerlite: forgot.kind,
     aliases: rows.addresses.length - 1,
   });
