@@ -45,24 +45,17 @@ interface Cursor {
 
 type Outcome = 'done' | 'deadline' | 'failed';
 
-export interface SyncOptions {
+const DEFAULT_SYNC_OPTIONS = {
   /** Sign-ups read per query; the cursor moves past a page once each of its rows is handed over. */
-  pageSize: number;
-  concurrency: number;
-  /** How long after a run ended the next may start, unless that run stopped at its deadline. */
-  minIntervalMs: number;
-  /** How long a run waits for the contacts on their way before it answers. */
-  settleMs: number;
-  pollMs: number;
-}
-
-const DEFAULT_SYNC_OPTIONS: SyncOptions = {
   pageSize: 300,
   concurrency: 10,
+  /** How long after a run ended the next may start, unless that run stopped at its deadline. */
   minIntervalMs: 60_000,
+  /** How long a run waits for the contacts on their way before it answers. */
   settleMs: 45_000,
   pollMs: 1_000,
 };
+type SyncOptions = typeof DEFAULT_SYNC_OPTIONS;
 
 export interface SyncDeps {
   db: Firestore;

@@ -1,5 +1,6 @@
+import { createHash } from 'node:crypto';
 import { type Clock, systemClock } from '../clock';
-import { type Logger, sha256Hex } from '../logs';
+import type { Logger } from '../logs';
 import {
   type FieldErrors,
   MailerLiteAuthError,
@@ -91,7 +92,7 @@ export class MailerLiteClient {
       ...options,
     };
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
-    this.accountKey = `${this.baseUrl} ${sha256Hex(options.apiKey).slice(0, 16)}`;
+    this.accountKey = `${this.baseUrl} ${createHash('sha256').update(options.apiKey).digest('hex').slice(0, 16)}`;
   }
 
   /** One call: a 429 waited out within the deadline, a 408, 5xx or lost answer backed off, else thrown. */
