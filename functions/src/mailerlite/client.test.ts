@@ -16,7 +16,7 @@ import {
   MailerLiteConfiguredGroupError,
   MailerLiteNetworkError,
   MailerLiteRateLimitError,
-  MailerLiteServerError,
+  MailerLiteRequestError,
   MailerLiteTimeoutError,
   MailerLiteValidationError,
 } from './errors';
@@ -160,8 +160,8 @@ describe('retries', () => {
     const error = await mailerLiteClient(ml, { maxAttempts: 3 })
       .upsertSubscriber({ email: 'kid@example.com' })
       .catch((caught: unknown) => caught);
-    expect(error).toBeInstanceOf(MailerLiteServerError);
-    expect((error as MailerLiteServerError).status).toBe(503);
+    expect(error).toBeInstanceOf(MailerLiteRequestError);
+    expect((error as MailerLiteRequestError).status).toBe(503);
     expect(apiRequests()).toHaveLength(3);
   });
 
@@ -174,7 +174,7 @@ describe('retries', () => {
   it('does not repeat a request that is not idempotent after a 500', async () => {
     ml.faults.failNext(1, 500, undefined, { pathPrefix: '/api/groups', method: 'POST' });
     await expect(mailerLiteClient(ml).createGroup('GOODY Club')).rejects.toBeInstanceOf(
-      MailerLiteServerError,
+      MailerLiteRequestError,
     );
     expect(ml.state.groups).toEqual([]);
     expect(apiRequests()).toHaveLength(1);
@@ -293,7 +293,7 @@ describe('groups', () => {
   it('does not cache a failed lookup', async () => {
     const client = mailerLiteClient(ml, { maxAttempts: 1 });
     ml.faults.failNext(1, 500);
-    await expect(holder(client).id('updates')).rejects.toBeInstanceOf(MailerLiteServerError);
+    await expect(holder(client).id('updates')).rejects.toBeInstanceOf(MailerLiteRequestError);
     const id = await holder(client).id('updates');
     expect(ml.state.groups.map((group) => group.id)).toEqual([id]);
   });

@@ -10,7 +10,6 @@ import {
   MailerLiteProtocolError,
   MailerLiteRateLimitError,
   MailerLiteRequestError,
-  MailerLiteServerError,
   MailerLiteTimeoutError,
   MailerLiteValidationError,
 } from './errors';
@@ -115,9 +114,10 @@ export class MailerLiteClient {
       let error: MailerLiteError;
       let retryAfter: number | null = null;
       try {
-        const response = await this.send(method, path, body, timeoutMs);
-        if (response.status < 300) return { status: response.status, body: parseJson(response, path) as T };
-        error = errorFor(response, path, clock.now());
+        const { response, text } = await this.send(method, path, body, timeoutMs);
+        const { status } = response;
+        if (status < 300) return { status, body: parseJson(text, status, path) as T };
+        error = errorFor(response, text, path, clock.now());
         retryAfter = retryAfterMs(response.headers, clock.now());
       } catch (caught) {
         if (!(caught instanceof MailerLiteError)) throw caught;
@@ -212,7 +212,12 @@ export class MailerLiteClient {
   }
 
   /** One attempt, body included, under one timeout: a server that stalls mid-body is a timeout too. */
-  private async send(method: string, path: string, body: unknown, timeoutMs: number): Promise<RawResponse> {
+  private async send(
+    method: string,
+    path: string,
+    body: unknown,
+    timeoutMs: number,
+  ): Promise<{ response: Response; text: string }> {
     const signal = AbortSignal.timeout(timeoutMs);
     try {
       const response = await fetch(`${this.baseUrl}${path}`, {
@@ -228,8 +233,7 @@ export class MailerLiteClient {
       const limit = headerNumber(response.headers, 'x-ratelimit-limit');
       const remaining = headerNumber(response.headers, 'x-ratelimit-remaining');
       if (limit !== null || remaining !== null) this.rateLimit = { limit, remaining };
-      const text = await response.text();
-      return { status: response.status, statusText: response.statusText, headers: response.headers, text };
+      return { response, text: await response.text() };
     } catch (error) {
       if (signal.aborted) throw new MailerLiteTimeoutError(timeoutMs);
       throw new MailerLiteNetworkError(error);
@@ -260,29 +264,19 @@ export function retryAfterMs(headers: Headers, now: number): number | null {
   return Number.isNaN(date) ? null : Math.max(0, date - now);
 }
 
-interface RawResponse {
-  status: number;
-  statusText: string;
-  headers: Headers;
-  text: string;
-}
-
-function parseJson(response: RawResponse, path: string): unknown {
-  if (response.text.trim() === '') return null;
+function parseJson(text: string, status: number, path: string): unknown {
+  if (text.trim() === '') return null;
   try {
-    return JSON.parse(response.text);
+    return JSON.parse(text);
   } catch {
-    throw new MailerLiteProtocolError(
-      `MailerLite answered ${path} with a body that is not JSON.`,
-      response.status,
-    );
+    throw new MailerLiteProtocolError(`MailerLite answered ${path} with a body that is not JSON.`, status);
   }
 }
 
-function errorFor(response: RawResponse, path: string, now: number): MailerLiteError {
+function errorFor(response: Response, text: string, path: string, now: number): MailerLiteError {
   let body: { message?: unknown; errors?: unknown } | null;
   try {
-    body = parseJson(response, path) as typeof body;
+    body = parseJson(text, response.status, path) as typeof body;
   } catch {
     body = null; // An HTML error page from a proxy: the status says enough.
   }
@@ -292,7 +286,6 @@ function errorFor(response: RawResponse, path: string, now: number): MailerLiteE
   if (status === 404) return new MailerLiteNotFoundError(path.split('?')[0] ?? path);
   if (status === 422) return new MailerLiteValidationError(message, fieldErrors(body?.errors));
   if (status === 429) return new MailerLiteRateLimitError(retryAfterMs(response.headers, now));
-  if (status === 408 || status >= 500) return new MailerLiteServerError(status);
   return new MailerLiteRequestError(status, message);
 }
 

@@ -52,10 +52,10 @@ export class MailerLiteNotFoundError extends MailerLiteError {
   }
 }
 
-/** Any other 4xx: a request MailerLite will never accept as sent. */
+/** Any other status: a 408 or 5xx may pass later; another 4xx is a request MailerLite never accepts as sent. */
 export class MailerLiteRequestError extends MailerLiteError {
   constructor(status: number, apiMessage: string) {
-    super(`MailerLite answered ${status}: ${apiMessage}`, status);
+    super(`MailerLite answered ${status}: ${apiMessage}`, status, status === 408 || status >= 500);
   }
 }
 
@@ -69,12 +69,6 @@ export class MailerLiteRateLimitError extends MailerLiteError {
       429,
       true,
     );
-  }
-}
-
-export class MailerLiteServerError extends MailerLiteError {
-  constructor(status: number) {
-    super(`MailerLite answered ${status}.`, status, true);
   }
 }
 
