@@ -187,13 +187,13 @@ async function handOver(row: DocumentSnapshot, deps: SyncDeps, tally: Tally): Pr
   if (part === null) {
     // A bot's junk costs its read, not a transaction; so does a `delivery` the life cannot read.
     if (!isSignup(row) || row.get(DELIVERY) !== undefined) {
-      tally.notASignup();
+      tally.totals.skipped += 1;
       return;
     }
     // The trigger never reached it (or has not yet): its work, which is idempotent, now.
     const indexed = await deps.index(row.ref);
     if (indexed === 'delivery_enqueued') tally.watch(row.ref, 0);
-    else if (indexed === 'not_an_address') tally.notASignup();
+    else if (indexed === 'not_an_address') tally.totals.skipped += 1;
     return;
   }
   const now = deps.clock.now();
@@ -233,7 +233,7 @@ interface Counts {
 
 /** Where the contacts a run read stand: each settled one counted as read, each pending one once watched. */
 class Tally {
-  private readonly totals: Counts = { synced: 0, onTheirWay: 0, setup: 0, rejected: 0, skipped: 0 };
+  readonly totals: Counts = { synced: 0, onTheirWay: 0, setup: 0, rejected: 0, skipped: 0 };
   /** Pending parts by row id, with their attempts when handed over and the part as last read (absent: not read). */
   private readonly watched = new Map<
     string,
@@ -250,10 +250,6 @@ class Tally {
       else this.totals.synced += 1;
     } else if (life.state === 'waiting' && life.reason === 'configuration') this.totals.setup += 1;
     else this.totals.onTheirWay += 1;
-  }
-
-  notASignup(): void {
-    this.totals.skipped += 1;
   }
 
   /** A pending part and its attempts when handed over: a later attempt is the outcome of the round handed. */
@@ -314,21 +310,18 @@ function replyOf(outcome: Outcome, resumed: boolean, counts: Counts, remaining: 
         ? 'Some sign-ups remain: run the sync again to continue.'
         : `${plural(remaining, 'sign-up remains', 'sign-ups remain')}: run the sync again to continue.`,
   ].filter(Boolean);
-  const numbers = { synced, remaining, rejected, skipped };
-  if (outcome === 'failed') {
-    const error = ['The database or the task queue is unavailable right now.', where, ...notes].join(' ');
-    return { success: false, message: error, error, ...numbers };
-  }
-  if (setup > 0) {
-    const error = [
-      `MailerLite refused the server's setup (its API key, a group or a field): ${plural(setup, 'sign-up waits', 'sign-ups wait')} until it is fixed.`,
-      "The functions' logs (add_contact.failed) say what to fix.",
-      where,
-      ...notes,
-    ].join(' ');
-    return { success: false, message: error, error, ...numbers };
-  }
-  return { success: true, message: [where, ...notes].join(' '), error: null, ...numbers };
+  const failure =
+    outcome === 'failed'
+      ? ['The database or the task queue is unavailable right now.']
+      : setup > 0
+        ? [
+            `MailerLite refused the server's setup (its API key, a group or a field): ${plural(setup, 'sign-up waits', 'sign-ups wait')} until it is fixed.`,
+            "The functions' logs (add_contact.failed) say what to fix.",
+          ]
+        : [];
+  const message = [...failure, where, ...notes].join(' ');
+  const success = failure.length === 0;
+  return { success, message, error: success ? null : message, synced, remaining, rejected, skipped };
 }
 
 function refusal(message: string): SyncReply {

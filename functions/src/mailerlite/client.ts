@@ -74,7 +74,6 @@ export interface UpsertResult {
 const RETRY_AFTER_SLACK_MS = 50;
 
 export class MailerLiteClient {
-  private readonly baseUrl: string;
   private readonly options: Required<Omit<MailerLiteClientOptions, 'logger'>> & { logger?: Logger };
   /** The rate-limit headers of the most recent answer that had them (the launch check prints them). */
   rateLimit: { limit: number | null; remaining: number | null } = { limit: null, remaining: null };
@@ -89,9 +88,9 @@ export class MailerLiteClient {
       backoffBaseMs: 500,
       backoffMaxMs: 10_000,
       ...options,
+      baseUrl: options.baseUrl.replace(/\/+$/, ''),
     };
-    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
-    this.accountKey = `${this.baseUrl} ${createHash('sha256').update(options.apiKey).digest('hex').slice(0, 16)}`;
+    this.accountKey = `${this.options.baseUrl} ${createHash('sha256').update(options.apiKey).digest('hex').slice(0, 16)}`;
   }
 
   /** One call: a 429 waited out within the deadline, a 408, 5xx or lost answer backed off, else thrown. */
@@ -220,7 +219,7 @@ export class MailerLiteClient {
   ): Promise<{ response: Response; text: string }> {
     const signal = AbortSignal.timeout(timeoutMs);
     try {
-      const response = await fetch(`${this.baseUrl}${path}`, {
+      const response = await fetch(`${this.options.baseUrl}${path}`, {
         method,
         headers: {
           Authorization: `Bearer ${this.options.apiKey}`,

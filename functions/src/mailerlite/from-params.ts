@@ -1,4 +1,3 @@
-import { systemClock } from '../clock';
 import { cloudLogger } from '../logs';
 import {
   DEFAULTS,
@@ -18,7 +17,6 @@ export function mailerLiteFromParams(options: Partial<MailerLiteClientOptions> =
   const client = new MailerLiteClient({
     apiKey: MAILERLITE_API_KEY.value(),
     baseUrl: MAILERLITE_BASE_URL.value() || DEFAULTS.MAILERLITE_BASE_URL,
-    clock: systemClock,
     logger: cloudLogger,
     ...options,
   });
