@@ -34,8 +34,6 @@ export interface MailerLiteClientOptions {
 export interface RequestOptions {
   /** Epoch ms. No attempt starts and no wait is made past it; the last error is thrown instead. */
   deadline?: number;
-  /** Whether a lost answer may be sent again: not creating a group (retried only after a 429). */
-  idempotent?: boolean;
   timeoutMs?: number;
   maxAttempts?: number;
   /** How many 429s are waited out: by default 5, or with a deadline as many as fit. */
@@ -101,7 +99,7 @@ export class MailerLiteClient {
     options: RequestOptions = {},
   ): Promise<{ status: number; body: T }> {
     const { clock, logger } = this.options;
-    const { deadline = Number.POSITIVE_INFINITY, idempotent = true } = options;
+    const { deadline = Number.POSITIVE_INFINITY } = options;
     const maxAttempts = options.maxAttempts ?? this.options.maxAttempts;
     const maxRateLimitWaits =
       options.maxRateLimitWaits ?? (options.deadline === undefined ? 5 : Number.POSITIVE_INFINITY);
@@ -128,8 +126,7 @@ export class MailerLiteClient {
         waits = ++rateLimitWaits;
         if (waits > maxRateLimitWaits) throw error;
       } else {
-        // Only a transient failure of a request that may be sent again is tried again.
-        if (!error.transient || !idempotent) throw error;
+        if (!error.transient) throw error;
         waits = ++failures;
         if (waits >= maxAttempts) throw error;
       }
@@ -201,11 +198,12 @@ export class MailerLiteClient {
   }
 
   async createGroup(name: string, options?: RequestOptions): Promise<Group> {
+    // One attempt: a lost answer sent again could make a second group (a 429 is still waited out).
     const response = await this.request<{ data: unknown }>(
       'POST',
       '/groups',
       { name },
-      { ...options, idempotent: false },
+      { ...options, maxAttempts: 1 },
     );
     return toGroup(response.body?.data, '/groups');
   }

@@ -86,10 +86,9 @@ export class MailerLiteNetworkError extends MailerLiteError {
 
 export class MailerLiteProtocolError extends MailerLiteError {}
 
+/** The system's code (ECONNREFUSED) of fetch's error or its cause, else its message. */
 function describeCause(cause: unknown): string {
-  if (cause instanceof Error) {
-    const code = (cause.cause as { code?: unknown } | undefined)?.code ?? (cause as { code?: unknown }).code;
-    return typeof code === 'string' ? code : cause.message;
-  }
-  return String(cause);
+  const error = cause as { code?: unknown; message?: unknown; cause?: { code?: unknown } } | null;
+  const code = error?.cause?.code ?? error?.code;
+  return typeof code === 'string' ? code : String(error?.message ?? cause);
 }
