@@ -22,7 +22,7 @@ import {
   rowOfTasks,
 } from '../delivery/row-delivery';
 import { adminFirestore, millisOf } from '../firestore';
-import { type Claim, claimLease, type Lease, type LeaseLayout } from '../lease';
+import { claimLease, type Lease, type LeaseLayout } from '../lease';
 import { cloudLogger, type Logger } from '../logs';
 import { DEFAULTS, intParam, MAILBOX_KEY_SECRET, SYNC_MIN_INTERVAL_SECONDS } from '../params';
 import { parseAddContactInput, parseSyncInput, validated } from '../schemas';
@@ -141,23 +141,19 @@ async function startRun(
   options: SyncOptions,
 ): Promise<{ lease: Lease; cursor: Cursor | null } | SyncReply> {
   const { clock, logger } = deps;
-  const ref = deps.db.collection(SYNC_STATE.collection).doc(SYNC_STATE.id);
-  let claim: Claim<number>;
-  try {
-    claim = await claimLease<number>(
-      ref,
-      { owner: crypto.randomUUID(), clock, leaseMs: LEASE_MS, layout: LEASE },
-      (previous, now) => {
-        const last = previous?.last_run;
-        const endedAt = last?.finished_at ? millisOf(last.finished_at) : null;
-        if (endedAt !== null && last.outcome !== 'deadline' && now < endedAt + options.minIntervalMs)
-          return { refuse: endedAt + options.minIntervalMs };
-        return { write: { updated_at: new Date(now) } };
-      },
-    );
-  } catch {
+  const claim = await claimLease<number>(
+    deps.db.collection(SYNC_STATE.collection).doc(SYNC_STATE.id),
+    { owner: crypto.randomUUID(), clock, leaseMs: LEASE_MS, layout: LEASE },
+    (previous, now) => {
+      const last = previous?.last_run;
+      const endedAt = last?.finished_at ? millisOf(last.finished_at) : null;
+      if (endedAt !== null && last.outcome !== 'deadline' && now < endedAt + options.minIntervalMs)
+        return { refuse: endedAt + options.minIntervalMs };
+      return { write: { updated_at: new Date(now) } };
+    },
+  ).catch(() => {
     throw new HttpsError('unavailable', 'The database is unavailable right now. Please try again later.');
-  }
+  });
   if (claim.status === 'held') {
     logger.info('sync.refused_running', { lease_expires_in_ms: claim.expiresAt - clock.now() });
     return refusal('A sync is already running. Try again when it has finished.');
