@@ -28,10 +28,7 @@ interface ContactRecord {
 export const CONTACT_PUSH_LEASE_MS = 2 * 60_000;
 
 const PUSH_LEASE: LeaseLayout = {
-  expiresAt: (data) => {
-    const record = data as Partial<ContactRecord>;
-    return record.push_owner && record.push_expires_at ? millisOf(record.push_expires_at) : null;
-  },
+  expiresAt: (data) => (data.push_owner && data.push_expires_at ? millisOf(data.push_expires_at) : null),
   fields: (owner, expiresAt) => ({ push_owner: expiresAt ? owner : null, push_expires_at: expiresAt }),
 };
 
