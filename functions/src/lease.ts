@@ -22,9 +22,6 @@ export interface LeaseOptions {
   layout: LeaseLayout;
 }
 
-/** What a claim writes besides the lease, or why the document is not to be claimed at all. */
-export type ClaimDecision<R> = { write: DocumentData } | { refuse: R };
-
 export type Claim<R> =
   /** `previous`: the document before the claim (undefined: it did not exist). */
   | { status: 'claimed'; lease: Lease; previous: DocumentData | undefined; tookOverExpired: boolean }
@@ -43,11 +40,11 @@ export class LeaseLostError extends Error {
 // A claim that loses a race reads again; a third loss is reported as unavailable.
 const CLAIM_ATTEMPTS = 3;
 
-/** Claims `ref` unless a live lease holds it; `decide` says what else to write, or refuses. */
+/** Claims `ref` unless a live lease holds it; `decide` says what else to write, or why it is not claimed. */
 export async function claimLease<R = never>(
   ref: DocumentReference,
   options: LeaseOptions,
-  decide: (previous: DocumentData | undefined, now: number) => ClaimDecision<R> = () => ({ write: {} }),
+  decide: (previous: DocumentData | undefined, now: number) => { write: DocumentData } | { refuse: R },
 ): Promise<Claim<R>> {
   const { owner, clock, leaseMs, layout } = options;
   for (let attempt = 1; ; attempt += 1) {
@@ -78,13 +75,9 @@ export class Lease {
     private readonly ref: DocumentReference,
     private readonly options: LeaseOptions,
     private lastWriteTime: Timestamp,
-    private lastWriteAt: number,
+    /** When the lease was last written (clock ms): it must be renewed well before `leaseMs` passes. */
+    public renewedAt: number,
   ) {}
-
-  /** When the lease was last written (clock ms): it must be renewed well before `leaseMs` passes. */
-  get renewedAt(): number {
-    return this.lastWriteAt;
-  }
 
   /** Writes `fields` and extends the lease; LeaseLostError if another caller holds it now. */
   renew(fields: DocumentData = {}): Promise<void> {
@@ -105,7 +98,7 @@ export class Lease {
         { lastUpdateTime: this.lastWriteTime },
       );
       this.lastWriteTime = result.writeTime;
-      this.lastWriteAt = now;
+      this.renewedAt = now;
     } catch (error) {
       if (isPreconditionFailure(error)) throw new LeaseLostError();
       throw error;

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import * as functionsLogger from 'firebase-functions/logger';
 
 /** Every log line is a named event, so a query counts them without parsing prose. */
@@ -61,7 +60,3 @@ export const cloudLogger: Logger = {
   warn: (event, fields) => functionsLogger.write({ severity: 'WARNING', message: event, event, ...fields }),
   error: (event, fields) => functionsLogger.write({ severity: 'ERROR', message: event, event, ...fields }),
 };
-
-export function sha256Hex(value: string): string {
-  return createHash('sha256').update(value, 'utf8').digest('hex');
-}

@@ -35,9 +35,9 @@ function quoteField(name: string): string {
 }
 
 function requireObject(data: unknown, expected: string): Record<string, unknown> {
-  if (data === null || data === undefined) throw invalid(`The request must be an object with ${expected}.`);
   if (Array.isArray(data)) throw invalid(`The request must be an object with ${expected}, not an array.`);
-  if (typeof data !== 'object') throw invalid(`The request must be an object with ${expected}.`);
+  if (typeof data !== 'object' || data === null)
+    throw invalid(`The request must be an object with ${expected}.`);
   return data as Record<string, unknown>;
 }
 
@@ -83,8 +83,6 @@ export function validated<T>(
 export interface AddContactInput {
   /** Normalised. */
   email: string;
-  /** As sent, trimmed: the form in which the sign-up was most likely stored. */
-  emailAsSent: string;
   source: SignupSource;
   subscriptionType: SubscriptionType;
 }
@@ -107,7 +105,7 @@ export function parseAddContactInput(data: unknown): AddContactInput {
         : `subscription_type ${subscriptionType} does not go with source ${source}.`,
     );
   }
-  return { email, emailAsSent: (body.email as string).trim(), source, subscriptionType };
+  return { email, source, subscriptionType };
 }
 
 export interface ThankYouInput {

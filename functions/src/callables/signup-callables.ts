@@ -9,15 +9,12 @@ import { parseAddContactInput, parseThankYouInput, validated } from '../schemas'
  * The page's two callables check the body and answer `accepted`, reading nothing: the row's trigger makes
  * the work, so no caller can take, delay or steer a delivery, and neither reply nor timing tells anything.
  */
-export interface SignupCallableDeps {
-  logger: Logger;
-}
 
 /** The one reply to every well-formed call (contract/src/index.ts, AcceptedReply). */
 const ACCEPTED: AcceptedReply = Object.freeze({ status: 'accepted' });
 
 function signupCallable(name: CallableName, parse: (data: unknown) => unknown) {
-  const handle = async (data: unknown, deps: SignupCallableDeps): Promise<AcceptedReply> => {
+  const handle = async (data: unknown, deps: { logger: Logger }): Promise<AcceptedReply> => {
     validated(name, deps.logger, parse, data);
     return ACCEPTED;
   };
@@ -25,13 +22,14 @@ function signupCallable(name: CallableName, parse: (data: unknown) => unknown) {
     { timeoutSeconds: 30 },
     withAppCheck(name, (request) => handle(request.data, { logger: cloudLogger })),
   );
-  return { handle, deployed };
+  return [handle, deployed] as const;
 }
 
-const addContact = signupCallable(CALLABLES.addContact, parseAddContactInput);
-const sendThankYou = signupCallable(CALLABLES.sendThankYou, parseThankYouInput);
-
-export const handleAddContactToMailerlite = addContact.handle;
-export const addContactToMailerlite = addContact.deployed;
-export const handleSendThankYouEmail = sendThankYou.handle;
-export const sendThankYouEmail = sendThankYou.deployed;
+export const [handleAddContactToMailerlite, addContactToMailerlite] = signupCallable(
+  CALLABLES.addContact,
+  parseAddContactInput,
+);
+export const [handleSendThankYouEmail, sendThankYouEmail] = signupCallable(
+  CALLABLES.sendThankYou,
+  parseThankYouInput,
+);

@@ -1,5 +1,11 @@
 import '../global-options';
-import type { DocumentReference, DocumentSnapshot, Firestore, Timestamp } from 'firebase-admin/firestore';
+import type {
+  DocumentReference,
+  DocumentSnapshot,
+  Firestore,
+  Query,
+  Timestamp,
+} from 'firebase-admin/firestore';
 import { HttpsError, onCall } from 'firebase-functions/v2/https';
 import { withAppCheck } from '../app-check';
 import { type Clock, systemClock } from '../clock';
@@ -15,15 +21,19 @@ import {
   RowDelivery,
   rowOfTasks,
 } from '../delivery/row-delivery';
-import { adminFirestore, firestoreSdk, millisOf } from '../firestore';
-import { type Claim, claimLease, type Lease, type LeaseLayout } from '../lease';
+import { adminFirestore, millisOf } from '../firestore';
+import { claimLease, type Lease, type LeaseLayout } from '../lease';
 import { cloudLogger, type Logger } from '../logs';
 import { DEFAULTS, intParam, MAILBOX_KEY_SECRET, SYNC_MIN_INTERVAL_SECONDS } from '../params';
 import { parseAddContactInput, parseSyncInput, validated } from '../schemas';
 
 export const SYNC_TIMEOUT_SECONDS = 540;
 /** The run stops starting work this long before the timeout, to write its cursor and answer. */
-export const SYNC_STOP_MARGIN_MS = 15_000;
+const SYNC_STOP_MARGIN_MS = 15_000;
+/** How long the lease lasts unrenewed: a crashed run holds the next one back at most this long. */
+const LEASE_MS = 3 * 60_000;
+/** The most contacts on their way a run waits for: with more (a rush in the queue), it answers at once. */
+const WATCH_MAX = 100;
 
 /** `_sync/mailerlite`: the Sync's lease and cursor, in one document. Server-only (the rules deny clients). */
 export const SYNC_STATE = { collection: '_sync', id: 'mailerlite' } as const;
@@ -35,30 +45,17 @@ interface Cursor {
 
 type Outcome = 'done' | 'deadline' | 'failed';
 
-export interface SyncOptions {
+const DEFAULT_SYNC_OPTIONS = {
   /** Sign-ups read per query; the cursor moves past a page once each of its rows is handed over. */
-  pageSize: number;
-  concurrency: number;
-  /** How long the lease lasts unrenewed: a crashed run holds the next one back at most this long. */
-  leaseMs: number;
-  /** How long after a run ended the next may start, unless that run stopped at its deadline. */
-  minIntervalMs: number;
-  /** How long a run waits for the contacts on their way before it answers. */
-  settleMs: number;
-  pollMs: number;
-  /** The most contacts on their way it waits for: with more (a rush in the queue), it answers at once. */
-  watchMax: number;
-}
-
-export const DEFAULT_SYNC_OPTIONS: SyncOptions = {
   pageSize: 300,
   concurrency: 10,
-  leaseMs: 3 * 60_000,
+  /** How long after a run ended the next may start, unless that run stopped at its deadline. */
   minIntervalMs: 60_000,
+  /** How long a run waits for the contacts on their way before it answers. */
   settleMs: 45_000,
   pollMs: 1_000,
-  watchMax: 100,
 };
+type SyncOptions = typeof DEFAULT_SYNC_OPTIONS;
 
 export interface SyncDeps {
   db: Firestore;
@@ -67,15 +64,8 @@ export interface SyncDeps {
   enqueuePart: EnqueuePart;
   index: (ref: DocumentReference) => Promise<IndexOutcome>;
   deadline: number;
-  stopMarginMs?: number;
   options?: Partial<SyncOptions>;
 }
-
-const RUNNING_MESSAGE = 'A sync is already running. Try again when it has finished.';
-const tooSoonMessage = (waitMs: number) => {
-  const seconds = Math.max(1, Math.ceil(waitMs / 1000));
-  return `A sync finished moments ago. Try again in ${seconds} ${seconds === 1 ? 'second' : 'seconds'}.`;
-};
 
 /**
  * The operator's Sync: hands each stored sign-up's contact part, oldest first, what its life says (syncRound)
@@ -86,13 +76,12 @@ const tooSoonMessage = (waitMs: number) => {
 export async function handleSyncEmailsToMailerlite(data: unknown, deps: SyncDeps): Promise<SyncReply> {
   validated(CALLABLES.syncEmails, deps.logger, parseSyncInput, data);
   const options = { ...DEFAULT_SYNC_OPTIONS, ...deps.options };
-  const stopAt = deps.deadline - (deps.stopMarginMs ?? SYNC_STOP_MARGIN_MS);
+  const stopAt = deps.deadline - SYNC_STOP_MARGIN_MS;
   const start = await startRun(deps, options);
-  if (start.kind === 'running') return refusal(RUNNING_MESSAGE);
-  if (start.kind === 'too_soon') return refusal(tooSoonMessage(start.waitMs));
+  if ('success' in start) return start;
 
   const { lease } = start;
-  let cursor = start.cursor;
+  let { cursor } = start;
   const tally = new Tally();
   let outcome: Outcome = 'done';
   try {
@@ -101,7 +90,7 @@ export async function handleSyncEmailsToMailerlite(data: unknown, deps: SyncDeps
         outcome = 'deadline';
         break;
       }
-      const page = await pageAfter(deps.db, cursor, options.pageSize);
+      const page = (await after(deps.db, cursor).limit(options.pageSize).get()).docs;
       for (let at = 0; at < page.length; at += options.concurrency) {
         await Promise.all(page.slice(at, at + options.concurrency).map((row) => handOver(row, deps, tally)));
       }
@@ -112,14 +101,21 @@ export async function handleSyncEmailsToMailerlite(data: unknown, deps: SyncDeps
       }
       if (page.length < options.pageSize) break;
     }
-    await tally.settle(deps, lease, Math.min(stopAt, deps.clock.now() + options.settleMs), options);
+    await tally.settle(deps, lease, Math.min(stopAt, deps.clock.now() + options.settleMs), options.pollMs);
   } catch (error) {
     // The cursor stays at the last finished page: the next run hands the rest again (a round more, no more).
     outcome = 'failed';
     deps.logger.error('sync.failed', { reason: (error as Error).name ?? 'unknown' });
   }
 
-  const remaining = outcome === 'done' ? 0 : await countAfter(deps.db, cursor).catch(() => null);
+  const remaining =
+    outcome === 'done'
+      ? 0
+      : await after(deps.db, cursor)
+          .count()
+          .get()
+          .then((count) => count.data().count)
+          .catch(() => null);
   await lease
     .release({
       cursor: outcome === 'done' ? null : cursor,
@@ -128,7 +124,7 @@ export async function handleSyncEmailsToMailerlite(data: unknown, deps: SyncDeps
     .catch(() => undefined); // lost: the run that took it over writes its own
   const counts = tally.counts();
   deps.logger.info('sync.finished', { outcome, ...counts, remaining: remaining ?? undefined });
-  return replyOf(outcome, start.resumed, counts, remaining);
+  return replyOf(outcome, start.cursor !== null, counts, remaining);
 }
 
 const LEASE: LeaseLayout = {
@@ -136,60 +132,50 @@ const LEASE: LeaseLayout = {
   fields: (owner, expiresAt) => ({ lease: expiresAt ? { owner, expires_at: expiresAt } : null }),
 };
 
-/** Claims the lease; refused within `minIntervalMs` of the last run, unless it stopped at its deadline. */
+/**
+ * Claims the lease and reads the cursor; the refusal to answer while another run holds it, or within
+ * `minIntervalMs` of the last run unless that one stopped at its deadline.
+ */
 async function startRun(
   deps: SyncDeps,
   options: SyncOptions,
-): Promise<
-  | { kind: 'started'; lease: Lease; cursor: Cursor | null; resumed: boolean }
-  | { kind: 'running' }
-  | { kind: 'too_soon'; waitMs: number }
-> {
+): Promise<{ lease: Lease; cursor: Cursor | null } | SyncReply> {
   const { clock, logger } = deps;
-  const ref = deps.db.collection(SYNC_STATE.collection).doc(SYNC_STATE.id);
-  let claim: Claim<number>;
-  try {
-    claim = await claimLease<number>(
-      ref,
-      { owner: crypto.randomUUID(), clock, leaseMs: options.leaseMs, layout: LEASE },
-      (previous, now) => {
-        const last = previous?.last_run;
-        const endedAt = last?.finished_at ? millisOf(last.finished_at) : null;
-        if (endedAt !== null && last.outcome !== 'deadline' && now < endedAt + options.minIntervalMs)
-          return { refuse: endedAt + options.minIntervalMs };
-        return { write: { updated_at: new Date(now) } };
-      },
-    );
-  } catch {
+  const claim = await claimLease<number>(
+    deps.db.collection(SYNC_STATE.collection).doc(SYNC_STATE.id),
+    { owner: crypto.randomUUID(), clock, leaseMs: LEASE_MS, layout: LEASE },
+    (previous, now) => {
+      const last = previous?.last_run;
+      const endedAt = last?.finished_at ? millisOf(last.finished_at) : null;
+      if (endedAt !== null && last.outcome !== 'deadline' && now < endedAt + options.minIntervalMs)
+        return { refuse: endedAt + options.minIntervalMs };
+      return { write: { updated_at: new Date(now) } };
+    },
+  ).catch(() => {
     throw new HttpsError('unavailable', 'The database is unavailable right now. Please try again later.');
-  }
+  });
   if (claim.status === 'held') {
     logger.info('sync.refused_running', { lease_expires_in_ms: claim.expiresAt - clock.now() });
-    return { kind: 'running' };
+    return refusal('A sync is already running. Try again when it has finished.');
   }
   if (claim.status === 'refused') {
     const waitMs = claim.reason - clock.now();
     logger.info('sync.refused_too_soon', { wait_ms: waitMs });
-    return { kind: 'too_soon', waitMs };
+    const seconds = Math.max(1, Math.ceil(waitMs / 1000));
+    return refusal(
+      `A sync finished moments ago. Try again in ${seconds} ${seconds === 1 ? 'second' : 'seconds'}.`,
+    );
   }
   if (claim.tookOverExpired) logger.warn('sync.lease_taken_over');
   const cursor = (claim.previous?.cursor as Cursor | null | undefined) ?? null;
   logger.info('sync.started', { resumed: cursor !== null });
-  return { kind: 'started', lease: claim.lease, cursor, resumed: cursor !== null };
+  return { lease: claim.lease, cursor };
 }
 
-async function pageAfter(db: Firestore, cursor: Cursor | null, size: number): Promise<DocumentSnapshot[]> {
-  const { FieldPath } = await firestoreSdk();
-  let query = db.collection(SIGNUPS).orderBy('created_at').orderBy(FieldPath.documentId());
-  if (cursor) query = query.startAfter(cursor.created_at, cursor.id);
-  return (await query.limit(size).get()).docs;
-}
-
-async function countAfter(db: Firestore, cursor: Cursor | null): Promise<number> {
-  const { FieldPath } = await firestoreSdk();
-  let query = db.collection(SIGNUPS).orderBy('created_at').orderBy(FieldPath.documentId());
-  if (cursor) query = query.startAfter(cursor.created_at, cursor.id);
-  return (await query.count().get()).data().count;
+/** The sign-ups after the cursor, oldest first (`__name__`: the document id, for ties). */
+function after(db: Firestore, cursor: Cursor | null): Query {
+  const query = db.collection(SIGNUPS).orderBy('created_at').orderBy('__name__');
+  return cursor ? query.startAfter(cursor.created_at, cursor.id) : query;
 }
 
 async function handOver(row: DocumentSnapshot, deps: SyncDeps, tally: Tally): Promise<void> {
@@ -197,13 +183,13 @@ async function handOver(row: DocumentSnapshot, deps: SyncDeps, tally: Tally): Pr
   if (part === null) {
     // A bot's junk costs its read, not a transaction; so does a `delivery` the life cannot read.
     if (!isSignup(row) || row.get(DELIVERY) !== undefined) {
-      tally.notASignup();
+      tally.totals.skipped += 1;
       return;
     }
     // The trigger never reached it (or has not yet): its work, which is idempotent, now.
     const indexed = await deps.index(row.ref);
     if (indexed === 'delivery_enqueued') tally.watch(row.ref, 0);
-    else if (indexed === 'not_an_address') tally.notASignup();
+    else if (indexed === 'not_an_address') tally.totals.skipped += 1;
     return;
   }
   const now = deps.clock.now();
@@ -243,7 +229,7 @@ interface Counts {
 
 /** Where the contacts a run read stand: each settled one counted as read, each pending one once watched. */
 class Tally {
-  private readonly totals: Counts = { synced: 0, onTheirWay: 0, setup: 0, rejected: 0, skipped: 0 };
+  readonly totals: Counts = { synced: 0, onTheirWay: 0, setup: 0, rejected: 0, skipped: 0 };
   /** Pending parts by row id, with their attempts when handed over and the part as last read (absent: not read). */
   private readonly watched = new Map<
     string,
@@ -262,29 +248,25 @@ class Tally {
     else this.totals.onTheirWay += 1;
   }
 
-  notASignup(): void {
-    this.totals.skipped += 1;
-  }
-
   /** A pending part and its attempts when handed over: a later attempt is the outcome of the round handed. */
   watch(ref: DocumentReference, attempts: number, part?: PartRecord): void {
     this.watched.set(ref.id, { ref, attempts, ...(part ? { part } : {}) });
   }
 
-  /** Polls the watched rows until each settled or failed an attempt, or `until`; over `watchMax`: none. */
-  async settle(deps: SyncDeps, lease: Lease, until: number, options: SyncOptions): Promise<void> {
-    if (this.watched.size > options.watchMax) return;
-    const open = new Map([...this.watched].map(([id, entry]) => [id, entry.ref]));
-    while (open.size > 0 && deps.clock.now() + options.pollMs <= until) {
-      await deps.clock.sleep(options.pollMs);
-      for (const row of await deps.db.getAll(...open.values())) {
+  /** Polls the watched rows until each settled or failed an attempt, or `until`; over WATCH_MAX: none. */
+  async settle(deps: SyncDeps, lease: Lease, until: number, pollMs: number): Promise<void> {
+    if (this.watched.size > WATCH_MAX) return;
+    let open = [...this.watched.values()];
+    while (open.length > 0 && deps.clock.now() + pollMs <= until) {
+      await deps.clock.sleep(pollMs);
+      for (const row of await deps.db.getAll(...open.map((entry) => entry.ref))) {
         const entry = this.watched.get(row.id);
-        if (!entry) continue;
-        entry.part = (row.exists ? partOf(row.data(), 'contact') : null) ?? 'gone';
-        if (entry.part === 'gone' || entry.part.state !== 'pending' || entry.part.attempts > entry.attempts)
-          open.delete(row.id);
+        if (entry) entry.part = (row.exists ? partOf(row.data(), 'contact') : null) ?? 'gone';
       }
-      if (deps.clock.now() - lease.renewedAt > options.leaseMs / 3) await lease.renew();
+      open = open.filter(
+        ({ part, attempts }) => part !== 'gone' && part?.state === 'pending' && part.attempts <= attempts,
+      );
+      if (deps.clock.now() - lease.renewedAt > LEASE_MS / 3) await lease.renew();
     }
   }
 
@@ -324,21 +306,18 @@ function replyOf(outcome: Outcome, resumed: boolean, counts: Counts, remaining: 
         ? 'Some sign-ups remain: run the sync again to continue.'
         : `${plural(remaining, 'sign-up remains', 'sign-ups remain')}: run the sync again to continue.`,
   ].filter(Boolean);
-  const numbers = { synced, remaining, rejected, skipped };
-  if (outcome === 'failed') {
-    const error = ['The database or the task queue is unavailable right now.', where, ...notes].join(' ');
-    return { success: false, message: error, error, ...numbers };
-  }
-  if (setup > 0) {
-    const error = [
-      `MailerLite refused the server's setup (its API key, a group or a field): ${plural(setup, 'sign-up waits', 'sign-ups wait')} until it is fixed.`,
-      "The functions' logs (add_contact.failed) say what to fix.",
-      where,
-      ...notes,
-    ].join(' ');
-    return { success: false, message: error, error, ...numbers };
-  }
-  return { success: true, message: [where, ...notes].join(' '), error: null, ...numbers };
+  const failure =
+    outcome === 'failed'
+      ? ['The database or the task queue is unavailable right now.']
+      : setup > 0
+        ? [
+            `MailerLite refused the server's setup (its API key, a group or a field): ${plural(setup, 'sign-up waits', 'sign-ups wait')} until it is fixed.`,
+            "The functions' logs (add_contact.failed) say what to fix.",
+          ]
+        : [];
+  const message = [...failure, where, ...notes].join(' ');
+  const success = failure.length === 0;
+  return { success, message, error: success ? null : message, synced, remaining, rejected, skipped };
 }
 
 function refusal(message: string): SyncReply {
@@ -352,18 +331,11 @@ export const syncEmailsToMailerlite = onCall(
     const deadline = Date.now() + SYNC_TIMEOUT_SECONDS * 1000;
     const db = await adminFirestore();
     const enqueue = enqueuePart(cloudTasksEnqueue, MAILBOX_KEY_SECRET.value());
-    const indexDeps = {
-      mailboxSecret: MAILBOX_KEY_SECRET.value(),
-      enqueuePart: enqueue,
-      clock: systemClock,
-      logger: cloudLogger,
-    };
+    const base = { enqueuePart: enqueue, clock: systemClock, logger: cloudLogger };
     return handleSyncEmailsToMailerlite(request.data, {
+      ...base,
       db,
-      clock: systemClock,
-      logger: cloudLogger,
-      enqueuePart: enqueue,
-      index: (ref) => indexSignup(ref, indexDeps),
+      index: (ref) => indexSignup(ref, { ...base, mailboxSecret: MAILBOX_KEY_SECRET.value() }),
       deadline,
       options: {
         minIntervalMs: intParam(SYNC_MIN_INTERVAL_SECONDS, DEFAULTS.SYNC_MIN_INTERVAL_SECONDS) * 1000,

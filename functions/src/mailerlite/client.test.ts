@@ -2,7 +2,13 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { MailerLiteStandIn } from '../../../stand-ins/mailerlite/index.ts';
-import { mailerLiteClient, resetMailerLite, startMailerLite } from '../../test-support/mailerlite';
+import { recordingLogger } from '../../test-support/logs';
+import {
+  deleteGroupInMailerLite,
+  mailerLiteClient,
+  resetMailerLite,
+  startMailerLite,
+} from '../../test-support/mailerlite';
 import { type Clock, systemClock } from '../clock';
 import { MailerLiteClient, retryAfterMs } from './client';
 import {
@@ -10,11 +16,11 @@ import {
   MailerLiteConfiguredGroupError,
   MailerLiteNetworkError,
   MailerLiteRateLimitError,
-  MailerLiteServerError,
+  MailerLiteRequestError,
   MailerLiteTimeoutError,
   MailerLiteValidationError,
 } from './errors';
-import { clearGroupCache, groupIdsRefusedBy, reResolveGroupId, resolveGroupId } from './groups';
+import { clearGroupCache, GroupHolder, groupIdsRefusedBy } from './groups';
 
 let ml: MailerLiteStandIn;
 
@@ -84,7 +90,8 @@ describe('subscribers', () => {
     // Above 2^53: a JSON number would have lost digits.
     expect(BigInt(first.subscriber.id) > 2n ** 53n).toBe(true);
     expect(first.subscriber.id).toBe(stored?.id);
-    expect(second.subscriber.fields.source).toBe('hero_form');
+    expect(second.subscriber.id).toBe(stored?.id);
+    expect(stored?.fields.source).toBe('hero_form');
   });
 
   it('finds a subscriber by address, and says null for an unknown one', async () => {
@@ -153,8 +160,8 @@ describe('retries', () => {
     const error = await mailerLiteClient(ml, { maxAttempts: 3 })
       .upsertSubscriber({ email: 'kid@example.com' })
       .catch((caught: unknown) => caught);
-    expect(error).toBeInstanceOf(MailerLiteServerError);
-    expect((error as MailerLiteServerError).status).toBe(503);
+    expect(error).toBeInstanceOf(MailerLiteRequestError);
+    expect((error as MailerLiteRequestError).status).toBe(503);
     expect(apiRequests()).toHaveLength(3);
   });
 
@@ -167,7 +174,7 @@ describe('retries', () => {
   it('does not repeat a request that is not idempotent after a 500', async () => {
     ml.faults.failNext(1, 500, undefined, { pathPrefix: '/api/groups', method: 'POST' });
     await expect(mailerLiteClient(ml).createGroup('GOODY Club')).rejects.toBeInstanceOf(
-      MailerLiteServerError,
+      MailerLiteRequestError,
     );
     expect(ml.state.groups).toEqual([]);
     expect(apiRequests()).toHaveLength(1);
@@ -210,29 +217,28 @@ describe('retries', () => {
 
 describe('groups', () => {
   const config = { updates: 'GOODY launch updates', club: '139790465506477360' };
+  const holder = (client = mailerLiteClient(ml)) => new GroupHolder(client, config, recordingLogger());
+  const methods = () => apiRequests().map((request) => request.method);
 
   it('uses a configured id as is, without a request', async () => {
-    expect(await resolveGroupId(mailerLiteClient(ml), config, 'club')).toBe('139790465506477360');
+    expect(await holder().id('club')).toBe('139790465506477360');
     expect(apiRequests()).toEqual([]);
   });
 
   it('finds a group by its exact name, whatever the case, among partial matches', async () => {
     ml.addGroup('GOODY launch updates (old)');
     const id = ml.addGroup('goody LAUNCH updates');
-    expect(await resolveGroupId(mailerLiteClient(ml), config, 'updates')).toBe(id);
+    expect(await holder().id('updates')).toBe(id);
     expect(ml.state.groups).toHaveLength(2);
   });
 
   it('creates a missing group once, then answers from the cache', async () => {
     const client = mailerLiteClient(ml);
-    const [first, second] = await Promise.all([
-      resolveGroupId(client, config, 'updates'),
-      resolveGroupId(client, config, 'updates'),
-    ]);
-    const third = await resolveGroupId(client, config, 'updates');
+    const [first, second] = await Promise.all([holder(client).id('updates'), holder(client).id('updates')]);
+    const third = await holder(client).id('updates');
     expect(new Set([first, second, third]).size).toBe(1);
     expect(ml.state.groups.map((group) => group.name)).toEqual(['GOODY launch updates']);
-    expect(apiRequests().map((request) => request.method)).toEqual(['GET', 'POST']);
+    expect(methods()).toEqual(['GET', 'POST']);
   });
 
   it('reads the ids MailerLite refused from its 422, by index into the groups sent', async () => {
@@ -256,10 +262,9 @@ describe('groups', () => {
   });
 
   it('never resolves a configured id again: the error names the param to fix, and nothing is sent', async () => {
-    const error = await reResolveGroupId(mailerLiteClient(ml), config, {
-      type: 'club',
-      id: config.club,
-    }).catch((caught: unknown) => caught);
+    const club = holder();
+    await club.id('club');
+    const error = await club.reResolve('club').catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(MailerLiteConfiguredGroupError);
     expect((error as MailerLiteConfiguredGroupError).param).toBe('MAILERLITE_GROUP_CLUB');
     expect(apiRequests()).toEqual([]);
@@ -267,22 +272,29 @@ describe('groups', () => {
 
   it('drops a cached name only while it still holds the refused id', async () => {
     const client = mailerLiteClient(ml);
-    const id = await resolveGroupId(client, config, 'updates');
-    // Another call already replaced the refused id: its result is used, nothing is looked up.
-    expect(await reResolveGroupId(client, config, { type: 'updates', id: 'an-id-already-replaced' })).toBe(
-      id,
-    );
-    expect(apiRequests().map((request) => request.method)).toEqual(['GET', 'POST']);
-    // The cached id itself refused: looked up again (found, so no group is created).
-    expect(await reResolveGroupId(client, config, { type: 'updates', id })).toBe(id);
-    expect(apiRequests().map((request) => request.method)).toEqual(['GET', 'POST', 'GET']);
+    const [first, second] = [holder(client), holder(client)];
+    const id = await first.id('updates');
+    expect(await second.id('updates')).toBe(id);
+    await deleteGroupInMailerLite(ml, id);
+    // The first to hear the id is gone looks the name up again, and creates the group anew.
+    const fresh = await first.reResolve('updates');
+    expect(fresh).not.toBe(id);
+    expect(methods()).toEqual(['GET', 'POST', 'DELETE', 'GET', 'POST']);
+    // The second finds the cache already replaced: its result is used, nothing is looked up.
+    expect(await second.reResolve('updates')).toBe(fresh);
+    expect(methods()).toHaveLength(5);
+    // The cached id itself refused: looked up again, found, so nothing to resend and no group created.
+    const third = holder(client);
+    await third.id('updates');
+    expect(await third.reResolve('updates')).toBeNull();
+    expect(methods()).toEqual(['GET', 'POST', 'DELETE', 'GET', 'POST', 'GET']);
   });
 
   it('does not cache a failed lookup', async () => {
     const client = mailerLiteClient(ml, { maxAttempts: 1 });
     ml.faults.failNext(1, 500);
-    await expect(resolveGroupId(client, config, 'updates')).rejects.toBeInstanceOf(MailerLiteServerError);
-    const id = await resolveGroupId(client, config, 'updates');
+    await expect(holder(client).id('updates')).rejects.toBeInstanceOf(MailerLiteRequestError);
+    const id = await holder(client).id('updates');
     expect(ml.state.groups.map((group) => group.id)).toEqual([id]);
   });
 });

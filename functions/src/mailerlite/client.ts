@@ -1,5 +1,6 @@
+import { createHash } from 'node:crypto';
 import { type Clock, systemClock } from '../clock';
-import { type Logger, sha256Hex } from '../logs';
+import type { Logger } from '../logs';
 import {
   type FieldErrors,
   MailerLiteAuthError,
@@ -9,11 +10,9 @@ import {
   MailerLiteProtocolError,
   MailerLiteRateLimitError,
   MailerLiteRequestError,
-  MailerLiteServerError,
   MailerLiteTimeoutError,
   MailerLiteValidationError,
 } from './errors';
-import { classify } from './meaning';
 
 /** MailerLite's API over fetch: the official SDK brings axios and has no retry, 429 handling or timeouts. */
 
@@ -30,42 +29,21 @@ export interface MailerLiteClientOptions {
   /** First backoff when the server gives no Retry-After; doubles per attempt, full jitter. Default 500 ms. */
   backoffBaseMs?: number;
   backoffMaxMs?: number;
-  /** Added to every Retry-After wait so the retry lands after the window, not on its edge. Default 50 ms. */
-  retryAfterSlackMs?: number;
-  /** How many 429s one call waits out when it has no deadline. Default 5. */
-  maxRateLimitWaits?: number;
 }
 
 export interface RequestOptions {
   /** Epoch ms. No attempt starts and no wait is made past it; the last error is thrown instead. */
   deadline?: number;
-  signal?: AbortSignal;
-  /** Whether a lost answer may be sent again: not creating a group (retried only after a 429). */
-  idempotent?: boolean;
   timeoutMs?: number;
   maxAttempts?: number;
-  /** Override of how many 429s are waited out; with a deadline the default is "as many as fit". */
+  /** How many 429s are waited out: by default 5, or with a deadline as many as fit. */
   maxRateLimitWaits?: number;
 }
-
-export interface RateLimitSnapshot {
-  limit: number | null;
-  remaining: number | null;
-  observedAt: number;
-}
-
-export interface MailerLiteResponse<T> {
-  status: number;
-  body: T;
-}
-
-export type MailerLiteMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
 export interface Subscriber {
   id: string;
   email: string;
   status: string;
-  fields: Record<string, string | number | null>;
   groups: Group[];
 }
 
@@ -90,98 +68,78 @@ export interface UpsertResult {
   subscriber: Subscriber;
 }
 
+/** Added to every Retry-After wait so the retry lands after the window, not on its edge. */
+const RETRY_AFTER_SLACK_MS = 50;
+
 export class MailerLiteClient {
-  private readonly baseUrl: string;
-  private readonly clock: Clock;
-  private readonly timeoutMs: number;
-  private readonly maxAttempts: number;
-  private readonly backoffBaseMs: number;
-  private readonly backoffMaxMs: number;
-  private readonly retryAfterSlackMs: number;
-  private readonly maxRateLimitWaits: number;
-  private lastRateLimit: RateLimitSnapshot = { limit: null, remaining: null, observedAt: 0 };
+  private readonly options: Required<Omit<MailerLiteClientOptions, 'logger'>> & { logger?: Logger };
+  /** The rate-limit headers of the most recent answer that had them (the launch check prints them). */
+  rateLimit: { limit: number | null; remaining: number | null } = { limit: null, remaining: null };
   /** Names the MailerLite account (URL and a hash of the key) for caches shared across calls. */
   readonly accountKey: string;
 
-  constructor(private readonly options: MailerLiteClientOptions) {
-    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
-    this.accountKey = `${this.baseUrl} ${sha256Hex(options.apiKey).slice(0, 16)}`;
-    this.clock = options.clock ?? systemClock;
-    this.timeoutMs = options.timeoutMs ?? 10_000;
-    this.maxAttempts = options.maxAttempts ?? 4;
-    this.backoffBaseMs = options.backoffBaseMs ?? 500;
-    this.backoffMaxMs = options.backoffMaxMs ?? 10_000;
-    this.retryAfterSlackMs = options.retryAfterSlackMs ?? 50;
-    this.maxRateLimitWaits = options.maxRateLimitWaits ?? 5;
+  constructor(options: MailerLiteClientOptions) {
+    this.options = {
+      clock: systemClock,
+      timeoutMs: 10_000,
+      maxAttempts: 4,
+      backoffBaseMs: 500,
+      backoffMaxMs: 10_000,
+      ...options,
+      baseUrl: options.baseUrl.replace(/\/+$/, ''),
+    };
+    this.accountKey = `${this.options.baseUrl} ${createHash('sha256').update(options.apiKey).digest('hex').slice(0, 16)}`;
   }
 
-  /** The rate-limit headers of the most recent answer (the launch check prints them). */
-  get rateLimit(): RateLimitSnapshot {
-    return this.lastRateLimit;
-  }
-
-  /** One call: a 429 waited out within the deadline, `retry` backed off (idempotent only), else thrown. */
+  /** One call: a 429 waited out within the deadline, a 408, 5xx or lost answer backed off, else thrown. */
   async request<T>(
-    method: MailerLiteMethod,
+    method: 'GET' | 'POST',
     path: string,
     body?: unknown,
     options: RequestOptions = {},
-  ): Promise<MailerLiteResponse<T>> {
-    const idempotent = options.idempotent ?? true;
-    const maxAttempts = options.maxAttempts ?? this.maxAttempts;
+  ): Promise<{ status: number; body: T }> {
+    const { clock, logger } = this.options;
+    const { deadline = Number.POSITIVE_INFINITY } = options;
+    const maxAttempts = options.maxAttempts ?? this.options.maxAttempts;
     const maxRateLimitWaits =
-      options.maxRateLimitWaits ??
-      (options.deadline === undefined ? this.maxRateLimitWaits : Number.POSITIVE_INFINITY);
+      options.maxRateLimitWaits ?? (options.deadline === undefined ? 5 : Number.POSITIVE_INFINITY);
     let failures = 0;
     let rateLimitWaits = 0;
     for (;;) {
-      options.signal?.throwIfAborted();
-      const remainingMs =
-        options.deadline === undefined ? Number.POSITIVE_INFINITY : options.deadline - this.clock.now();
-      const timeoutMs = Math.min(options.timeoutMs ?? this.timeoutMs, remainingMs);
+      const timeoutMs = Math.min(options.timeoutMs ?? this.options.timeoutMs, deadline - clock.now());
       if (timeoutMs <= 0) throw new MailerLiteTimeoutError(0);
-
       let error: MailerLiteError;
       let retryAfter: number | null = null;
       try {
-        const response = await this.send(method, path, body, { timeoutMs, signal: options.signal });
-        if (classify(response.status) === 'ok') {
-          return { status: response.status, body: parseJson(response, path) as T };
-        }
-        const now = this.clock.now();
-        error = errorFor(response, path, now);
-        retryAfter = retryAfterMs(response.headers, now);
+        const { response, text } = await this.send(method, path, body, timeoutMs);
+        const { status } = response;
+        if (status < 300) return { status, body: parseJson(text, status, path) as T };
+        error = errorFor(response, text, path, clock.now());
+        retryAfter = retryAfterMs(response.headers, clock.now());
       } catch (caught) {
-        // send() throws its own timeout or lost connection, or the caller's abort as it is.
         if (!(caught instanceof MailerLiteError)) throw caught;
-        options.signal?.throwIfAborted();
         error = caught;
       }
 
-      let waitMs: number;
-      const meaning = classify(error);
-      if (meaning === 'rate_limited') {
-        rateLimitWaits += 1;
-        if (rateLimitWaits > maxRateLimitWaits) throw error;
-        waitMs = retryAfter === null ? this.backoff(rateLimitWaits) : retryAfter + this.retryAfterSlackMs;
-      } else if (meaning === 'retry') {
-        if (!idempotent) throw error;
-        failures += 1;
-        waitMs = retryAfter === null ? this.backoff(failures) : retryAfter + this.retryAfterSlackMs;
+      let waits: number;
+      if (error instanceof MailerLiteRateLimitError) {
+        waits = ++rateLimitWaits;
+        if (waits > maxRateLimitWaits) throw error;
       } else {
-        throw error;
+        if (!error.transient) throw error;
+        waits = ++failures;
+        if (waits >= maxAttempts) throw error;
       }
-
-      if (failures >= maxAttempts) throw error;
-      if (options.deadline !== undefined && this.clock.now() + waitMs >= options.deadline) throw error;
-      this.options.logger?.warn('mailerlite.retry', {
+      const waitMs = retryAfter === null ? this.backoff(waits) : retryAfter + RETRY_AFTER_SLACK_MS;
+      if (clock.now() + waitMs >= deadline) throw error;
+      logger?.warn('mailerlite.retry', {
         status: error.status,
         error: error.name,
         wait_ms: Math.round(waitMs),
         failures,
         rate_limit_waits: rateLimitWaits,
       });
-      await this.clock.sleep(waitMs, options.signal);
+      await clock.sleep(waitMs);
     }
   }
 
@@ -209,12 +167,8 @@ export class MailerLiteClient {
     const subscriber = await this.getSubscriber(email, options);
     if (!subscriber) return false;
     try {
-      await this.request(
-        'POST',
-        `/subscribers/${encodeURIComponent(subscriber.id)}/forget`,
-        undefined,
-        options,
-      );
+      const path = `/subscribers/${encodeURIComponent(subscriber.id)}/forget`;
+      await this.request('POST', path, undefined, options);
       return true;
     } catch (error) {
       // Forgotten between the look-up and the erasure, by a second click or a contact task's clean-up.
@@ -227,45 +181,43 @@ export class MailerLiteClient {
   async findGroups(name: string, options?: RequestOptions): Promise<Group[]> {
     const groups: Group[] = [];
     for (let page = 1; page <= 100; page += 1) {
-      const query = new URLSearchParams({ 'filter[name]': name, limit: '100', page: String(page) });
-      const path = `/groups?${query}`;
-      const response = await this.request<{ data: unknown; meta?: { last_page?: unknown } }>(
+      const path = `/groups?${new URLSearchParams({ 'filter[name]': name, limit: '100', page: String(page) })}`;
+      const { body } = await this.request<{ data: unknown; meta?: { last_page?: unknown } }>(
         'GET',
         path,
         undefined,
         options,
       );
-      const data = response.body?.data;
-      if (!Array.isArray(data))
+      if (!Array.isArray(body?.data))
         throw new MailerLiteProtocolError(`GET ${path} answered without a data array.`, 200);
-      groups.push(...data.map((group) => toGroup(group, path)));
-      const lastPage = Number(response.body?.meta?.last_page ?? page);
-      if (!Number.isFinite(lastPage) || page >= lastPage || data.length === 0) break;
+      groups.push(...body.data.map((group) => toGroup(group, path)));
+      const lastPage = Number(body.meta?.last_page ?? page);
+      if (!Number.isFinite(lastPage) || page >= lastPage || body.data.length === 0) break;
     }
     return groups;
   }
 
   async createGroup(name: string, options?: RequestOptions): Promise<Group> {
+    // One attempt: a lost answer sent again could make a second group (a 429 is still waited out).
     const response = await this.request<{ data: unknown }>(
       'POST',
       '/groups',
       { name },
-      { ...options, idempotent: false },
+      { ...options, maxAttempts: 1 },
     );
     return toGroup(response.body?.data, '/groups');
   }
 
   /** One attempt, body included, under one timeout: a server that stalls mid-body is a timeout too. */
   private async send(
-    method: MailerLiteMethod,
+    method: string,
     path: string,
     body: unknown,
-    { timeoutMs, signal }: { timeoutMs: number; signal: AbortSignal | undefined },
-  ): Promise<RawResponse> {
-    const timeout = AbortSignal.timeout(timeoutMs);
-    const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
+    timeoutMs: number,
+  ): Promise<{ response: Response; text: string }> {
+    const signal = AbortSignal.timeout(timeoutMs);
     try {
-      const response = await fetch(`${this.baseUrl}${path}`, {
+      const response = await fetch(`${this.options.baseUrl}${path}`, {
         method,
         headers: {
           Authorization: `Bearer ${this.options.apiKey}`,
@@ -273,27 +225,21 @@ export class MailerLiteClient {
           Accept: 'application/json',
         },
         body: body === undefined ? undefined : JSON.stringify(body),
-        signal: combined,
+        signal,
       });
-      this.observeRateLimit(response.headers);
-      const text = await response.text();
-      return { status: response.status, statusText: response.statusText, headers: response.headers, text };
+      const limit = headerNumber(response.headers, 'x-ratelimit-limit');
+      const remaining = headerNumber(response.headers, 'x-ratelimit-remaining');
+      if (limit !== null || remaining !== null) this.rateLimit = { limit, remaining };
+      return { response, text: await response.text() };
     } catch (error) {
-      if (signal?.aborted) throw signal.reason;
-      if (timeout.aborted) throw new MailerLiteTimeoutError(timeoutMs);
+      if (signal.aborted) throw new MailerLiteTimeoutError(timeoutMs);
       throw new MailerLiteNetworkError(error);
     }
   }
 
-  private observeRateLimit(headers: Headers): void {
-    const limit = headerNumber(headers, 'x-ratelimit-limit');
-    const remaining = headerNumber(headers, 'x-ratelimit-remaining');
-    if (limit === null && remaining === null) return;
-    this.lastRateLimit = { limit, remaining, observedAt: this.clock.now() };
-  }
-
   private backoff(failures: number): number {
-    const ceiling = Math.min(this.backoffMaxMs, this.backoffBaseMs * 2 ** Math.max(0, failures - 1));
+    const { backoffBaseMs, backoffMaxMs } = this.options;
+    const ceiling = Math.min(backoffMaxMs, backoffBaseMs * 2 ** Math.max(0, failures - 1));
     // Full jitter: spreads the retries of several instances hit by the same outage.
     return ceiling / 2 + Math.random() * (ceiling / 2);
   }
@@ -315,58 +261,40 @@ export function retryAfterMs(headers: Headers, now: number): number | null {
   return Number.isNaN(date) ? null : Math.max(0, date - now);
 }
 
-interface RawResponse {
-  status: number;
-  statusText: string;
-  headers: Headers;
-  text: string;
-}
-
-function parseJson(response: RawResponse, path: string): unknown {
-  if (response.text.trim() === '') return null;
+function parseJson(text: string, status: number, path: string): unknown {
+  if (text.trim() === '') return null;
   try {
-    return JSON.parse(response.text);
+    return JSON.parse(text);
   } catch {
-    throw new MailerLiteProtocolError(
-      `MailerLite answered ${path} with a body that is not JSON.`,
-      response.status,
-    );
+    throw new MailerLiteProtocolError(`MailerLite answered ${path} with a body that is not JSON.`, status);
   }
 }
 
-function errorFor(response: RawResponse, path: string, now: number): MailerLiteError {
-  let body: unknown = null;
+function errorFor(response: Response, text: string, path: string, now: number): MailerLiteError {
+  let body: { message?: unknown; errors?: unknown } | null;
   try {
-    body = parseJson(response, path);
+    body = parseJson(text, response.status, path) as typeof body;
   } catch {
-    // An HTML error page from a proxy: the status says enough.
+    body = null; // An HTML error page from a proxy: the status says enough.
   }
-  const apiMessage = (body as { message?: unknown } | null)?.message;
-  const message = typeof apiMessage === 'string' ? apiMessage : response.statusText || 'no message';
-  const status = response.status;
+  const message = typeof body?.message === 'string' ? body.message : response.statusText || 'no message';
+  const { status } = response;
   if (status === 401) return new MailerLiteAuthError(message);
   if (status === 404) return new MailerLiteNotFoundError(path.split('?')[0] ?? path);
-  if (status === 422) return new MailerLiteValidationError(message, fieldErrors(body));
-  if (status === 429) {
-    return new MailerLiteRateLimitError(retryAfterMs(response.headers, now));
-  }
-  if (status === 408 || status >= 500) return new MailerLiteServerError(status);
+  if (status === 422) return new MailerLiteValidationError(message, fieldErrors(body?.errors));
+  if (status === 429) return new MailerLiteRateLimitError(retryAfterMs(response.headers, now));
   return new MailerLiteRequestError(status, message);
 }
 
-function fieldErrors(body: unknown): FieldErrors {
-  const errors = (body as { errors?: unknown } | null)?.errors;
-  const result: FieldErrors = {};
-  if (errors && typeof errors === 'object' && !Array.isArray(errors)) {
-    for (const [field, messages] of Object.entries(errors)) {
-      result[field] = Array.isArray(messages) ? messages.map(String) : [String(messages)];
-    }
-  }
-  return result;
+function fieldErrors(errors: unknown): FieldErrors {
+  if (!errors || typeof errors !== 'object' || Array.isArray(errors)) return {};
+  return Object.fromEntries(
+    Object.entries(errors).map(([field, messages]) => [field, [messages].flat().map(String)]),
+  );
 }
 
 /** Ids exceed 2^53: a number has lost digits, and is refused rather than address the wrong group. */
-export function toId(value: unknown, what: string): string {
+function toId(value: unknown, what: string): string {
   if (typeof value === 'string' && value !== '') return value;
   if (typeof value === 'number' && Number.isSafeInteger(value)) return String(value);
   throw new MailerLiteProtocolError(`MailerLite answered ${what} without a usable string id.`, null);
@@ -389,7 +317,6 @@ function toSubscriber(value: unknown, path: string): Subscriber {
     id: toId(subscriber.id, path),
     email: subscriber.email,
     status: typeof subscriber.status === 'string' ? subscriber.status : 'unknown',
-    fields: (subscriber.fields ?? {}) as Subscriber['fields'],
     groups: Array.isArray(subscriber.groups) ? subscriber.groups.map((group) => toGroup(group, path)) : [],
   };
 }

@@ -4,20 +4,20 @@
 export type FieldErrors = Record<string, string[]>;
 
 export abstract class MailerLiteError extends Error {
-  /** Whether the same request might succeed later (the client has already retried it as allowed). */
-  abstract readonly transient: boolean;
-  readonly status: number | null;
-
-  constructor(message: string, status: number | null, options?: ErrorOptions) {
+  constructor(
+    message: string,
+    readonly status: number | null,
+    /** Whether the same request might succeed later (the client has already retried it as allowed). */
+    readonly transient = false,
+    options?: ErrorOptions,
+  ) {
     super(message, options);
     this.name = new.target.name;
-    this.status = status;
   }
 }
 
 /** 401: the API key is missing, wrong or revoked. MailerLite answers `{"message":"Unauthenticated."}`. */
 export class MailerLiteAuthError extends MailerLiteError {
-  readonly transient = false;
   constructor(message = 'Unauthenticated.') {
     super(`MailerLite refused the API key: ${message}`, 401);
   }
@@ -25,7 +25,6 @@ export class MailerLiteAuthError extends MailerLiteError {
 
 /** 422: MailerLite's Laravel envelope `{message, errors: {field: [messages]}}`. */
 export class MailerLiteValidationError extends MailerLiteError {
-  readonly transient = false;
   constructor(
     readonly apiMessage: string,
     readonly errors: FieldErrors,
@@ -36,7 +35,6 @@ export class MailerLiteValidationError extends MailerLiteError {
 
 /** A configured group id MailerLite refused as gone: never re-resolved; the message says what to change. */
 export class MailerLiteConfiguredGroupError extends MailerLiteError {
-  readonly transient = false;
   constructor(
     readonly param: string,
     readonly groupId: string,
@@ -49,62 +47,48 @@ export class MailerLiteConfiguredGroupError extends MailerLiteError {
 }
 
 export class MailerLiteNotFoundError extends MailerLiteError {
-  readonly transient = false;
   constructor(path: string) {
     super(`MailerLite has no resource at ${path}.`, 404);
   }
 }
 
-/** Any other 4xx: a request MailerLite will never accept as sent. */
+/** Any other status: a 408 or 5xx may pass later; another 4xx is a request MailerLite never accepts as sent. */
 export class MailerLiteRequestError extends MailerLiteError {
-  readonly transient = false;
   constructor(status: number, apiMessage: string) {
-    super(`MailerLite answered ${status}: ${apiMessage}`, status);
+    super(`MailerLite answered ${status}: ${apiMessage}`, status, status === 408 || status >= 500);
   }
 }
 
 /** 429, still refused after the waits the caller allowed: 120 requests a minute per account. */
 export class MailerLiteRateLimitError extends MailerLiteError {
-  readonly transient = true;
   constructor(readonly retryAfterMs: number | null) {
     super(
       retryAfterMs === null
         ? 'MailerLite is rate limiting the requests.'
         : `MailerLite is rate limiting the requests; it asks to wait ${Math.ceil(retryAfterMs / 1000)} s.`,
       429,
+      true,
     );
   }
 }
 
-export class MailerLiteServerError extends MailerLiteError {
-  readonly transient = true;
-  constructor(status: number) {
-    super(`MailerLite answered ${status}.`, status);
-  }
-}
-
 export class MailerLiteTimeoutError extends MailerLiteError {
-  readonly transient = true;
   constructor(timeoutMs: number) {
-    super(`MailerLite did not answer within ${timeoutMs} ms.`, null);
+    super(`MailerLite did not answer within ${timeoutMs} ms.`, null, true);
   }
 }
 
 export class MailerLiteNetworkError extends MailerLiteError {
-  readonly transient = true;
   constructor(cause: unknown) {
-    super(`MailerLite could not be reached: ${describeCause(cause)}`, null, { cause });
+    super(`MailerLite could not be reached: ${describeCause(cause)}`, null, true, { cause });
   }
 }
 
-export class MailerLiteProtocolError extends MailerLiteError {
-  readonly transient = false;
-}
+export class MailerLiteProtocolError extends MailerLiteError {}
 
+/** The system's code (ECONNREFUSED) of fetch's error or its cause, else its message. */
 function describeCause(cause: unknown): string {
-  if (cause instanceof Error) {
-    const code = (cause.cause as { code?: unknown } | undefined)?.code ?? (cause as { code?: unknown }).code;
-    return typeof code === 'string' ? code : cause.message;
-  }
-  return String(cause);
+  const error = cause as { code?: unknown; message?: unknown; cause?: { code?: unknown } } | null;
+  const code = error?.cause?.code ?? error?.code;
+  return typeof code === 'string' ? code : String(error?.message ?? cause);
 }

@@ -1,4 +1,3 @@
-import { systemClock } from '../clock';
 import { cloudLogger } from '../logs';
 import {
   DEFAULTS,
@@ -8,22 +7,13 @@ import {
   MAILERLITE_GROUP_UPDATES,
 } from '../params';
 import { MailerLiteClient, type MailerLiteClientOptions } from './client';
-import type { GroupConfig } from './groups';
 
 /** The client and group configuration the params describe; read at call time, never at load time. */
-export function mailerLiteFromParams(options: Partial<MailerLiteClientOptions> = {}): {
-  client: MailerLiteClient;
-  groups: GroupConfig;
-} {
-  const client = new MailerLiteClient({
-    apiKey: MAILERLITE_API_KEY.value(),
-    baseUrl: MAILERLITE_BASE_URL.value() || DEFAULTS.MAILERLITE_BASE_URL,
-    clock: systemClock,
-    logger: cloudLogger,
-    ...options,
-  });
+export function mailerLiteFromParams(options: Partial<MailerLiteClientOptions> = {}) {
+  const apiKey = MAILERLITE_API_KEY.value();
+  const baseUrl = MAILERLITE_BASE_URL.value() || DEFAULTS.MAILERLITE_BASE_URL;
   return {
-    client,
+    client: new MailerLiteClient({ apiKey, baseUrl, logger: cloudLogger, ...options }),
     groups: { updates: MAILERLITE_GROUP_UPDATES.value(), club: MAILERLITE_GROUP_CLUB.value() },
   };
 }

@@ -13,7 +13,7 @@ import { hasPlusTag, mailboxKey } from './mailbox-key';
  */
 export const MAILERLITE_CONTACTS = 'mailerlite_contacts';
 
-export interface ContactRecord {
+interface ContactRecord {
   /** The spelling MailerLite knows, normalised. */
   email: string;
   /** When each list's group was confirmed by MailerLite. */
@@ -28,22 +28,13 @@ export interface ContactRecord {
 export const CONTACT_PUSH_LEASE_MS = 2 * 60_000;
 
 const PUSH_LEASE: LeaseLayout = {
-  expiresAt: (data) => {
-    const record = data as Partial<ContactRecord>;
-    return record.push_owner && record.push_expires_at ? millisOf(record.push_expires_at) : null;
-  },
+  expiresAt: (data) => (data.push_owner && data.push_expires_at ? millisOf(data.push_expires_at) : null),
   fields: (owner, expiresAt) => ({ push_owner: expiresAt ? owner : null, push_expires_at: expiresAt }),
 };
 
 /** Whether a contact task holds the record's push lease at `now`: its upsert may still land. */
 export function pushInFlight(record: DocumentSnapshot, now: number): boolean {
-  const expiresAt = PUSH_LEASE.expiresAt(record.data() ?? {});
-  return expiresAt !== null && expiresAt > now;
-}
-
-/** Whether the record says MailerLite has the mailbox in this list's group. */
-export function hasList(record: DocumentData | undefined, list: SubscriptionType): boolean {
-  return Boolean((record as Partial<ContactRecord> | undefined)?.lists?.[list]);
+  return (PUSH_LEASE.expiresAt(record.data() ?? {}) ?? 0) > now;
 }
 
 export type ContactClaim =
@@ -92,10 +83,10 @@ export class ContactRecords {
         leaseMs: CONTACT_PUSH_LEASE_MS,
         layout: PUSH_LEASE,
       },
-      (previous, now) => {
-        const known = (previous as Partial<ContactRecord> | undefined)?.email;
-        if (hasList(previous, options.list) && !movesTo(known, email)) return { refuse: 'already' };
-        return { write: { seen_at: new Date(now), ...(known ? {} : { email }) } };
+      (previous: Partial<ContactRecord> | undefined, now) => {
+        // MailerLite has the mailbox in this list's group: nothing to push, unless to move it to bare.
+        if (previous?.lists?.[options.list] && !movesTo(previous.email, email)) return { refuse: 'already' };
+        return { write: { seen_at: new Date(now), ...(previous?.email ? {} : { email }) } };
       },
     );
     if (claim.status === 'held') return { status: 'in_progress' };

@@ -19,7 +19,6 @@ import {
   MailerLiteProtocolError,
   MailerLiteRateLimitError,
   MailerLiteRequestError,
-  MailerLiteServerError,
   MailerLiteTimeoutError,
   MailerLiteValidationError,
 } from '../../src/mailerlite/errors';
@@ -238,7 +237,7 @@ function mailerLiteFailure(kind: MailerLiteOutage): Error | null {
     case '429':
       return new MailerLiteRateLimitError(60_000);
     case '5xx':
-      return new MailerLiteServerError(503);
+      return new MailerLiteRequestError(503, 'Service Unavailable');
     case 'not_its_shape':
       return new MailerLiteProtocolError('MailerLite answered 200 with a body it does not document.', 200);
     case 'timeout_after':
