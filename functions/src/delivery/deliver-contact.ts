@@ -16,7 +16,7 @@ import { type Mailboxes, mailboxesFromParams } from '../privacy/mailboxes';
 import { type AddContactInput, parseAddContactInput } from '../schemas';
 import { MAILBOX_KEY_FIELD, mailboxSignups } from '../signups/lookup';
 import { positiveNumber, RETRY, RetryLater } from './queue';
-import { openTask } from './row-delivery';
+import { runTask, type Unopened } from './row-delivery';
 
 /** Two tries of a request (a short Retry-After between) fit the budget; longer is Cloud Tasks' retry. */
 export const CONTACT_TASK_BUDGET_MS = 30_000;
@@ -37,15 +37,7 @@ export interface DeliverContactDeps {
 export const CONTACT_ROWS_READ = 20;
 
 /** What a task came to; a failure Cloud Tasks should retry is thrown (RetryLater) instead. */
-export type ContactOutcome =
-  | 'delivered'
-  | 'already_delivered'
-  | 'settled'
-  | 'gone'
-  | 'suppressed'
-  | 'refused'
-  | 'stale'
-  | 'dropped';
+export type ContactOutcome = 'delivered' | 'already_delivered' | 'suppressed' | 'refused' | Unopened;
 
 /**
  * Upserts a stored row into its list's group, with the mailbox's first sign-up of that list as the consent
@@ -54,54 +46,47 @@ export type ContactOutcome =
  * address ends the part; every other failure, our setup's included, is RetryLater.
  */
 export async function handleDeliverContact(task: unknown, deps: DeliverContactDeps): Promise<ContactOutcome> {
-  const open = await openTask(task, 'contact', deps, (row) =>
-    parseAddContactInput({
-      email: row.get('email'),
-      subscription_type: row.get('subscription_type'),
-      source: row.get('source'),
-    }),
-  );
-  if (open === 'malformed' || open === 'not_an_address') return 'dropped';
-  if (typeof open === 'string') return open;
-  const { row, round, stored, delivery, apply } = open;
-  const log = {
-    ...emailFields(stored.email),
-    subscription_type: stored.subscriptionType,
-    source: stored.source,
-  };
-  let retry: RetryLater;
-  try {
-    const outcome = await addStoredContact(row, stored, deps, log);
-    if (outcome === 'suppressed') await apply({ kind: 'skipped', round, reason: 'suppressed' });
-    else await apply({ kind: 'done', round });
-    return outcome;
-  } catch (error) {
-    if (error instanceof RetryLater) retry = error;
-    else if (!(error instanceof MailerLiteError)) {
-      deps.logger.warn('add_contact.failed', { ...log, error: 'database', code: 'unavailable' });
-      retry = new RetryLater('The database is unavailable.', 'database');
-    } else {
-      const { code, message, retry: transient } = failureOf(error);
-      deps.logger.warn('add_contact.failed', {
-        ...log,
-        error: error.name,
-        status: error.status ?? undefined,
-        code,
-        // Only our setup's message: others may quote the contact.
-        message: code === 'failed-precondition' ? message : undefined,
-      });
-      const lastError = `mailerlite ${error.status ?? error.name}`;
-      if (code === 'invalid-argument') {
-        await apply({ kind: 'skipped', round, reason: 'refused' });
-        return 'refused';
+  const outcome = await runTask(
+    task,
+    'contact',
+    deps,
+    (row) =>
+      parseAddContactInput({
+        email: row.get('email'),
+        subscription_type: row.get('subscription_type'),
+        source: row.get('source'),
+      }),
+    async ({ row, stored }) => {
+      const log = {
+        ...emailFields(stored.email),
+        subscription_type: stored.subscriptionType,
+        source: stored.source,
+      };
+      try {
+        return { status: await addStoredContact(row, stored, deps, log) };
+      } catch (error) {
+        if (error instanceof RetryLater) throw error;
+        if (!(error instanceof MailerLiteError)) {
+          deps.logger.warn('add_contact.failed', { ...log, error: 'database', code: 'unavailable' });
+          throw new RetryLater('The database is unavailable.', 'database');
+        }
+        const { code, message, retry } = failureOf(error);
+        deps.logger.warn('add_contact.failed', {
+          ...log,
+          error: error.name,
+          status: error.status ?? undefined,
+          code,
+          // Only our setup's message: others may quote the contact.
+          message: code === 'failed-precondition' ? message : undefined,
+        });
+        if (code === 'invalid-argument') return { status: 'refused' };
+        const lastError = `mailerlite ${error.status ?? error.name}`;
+        if (retry) throw new RetryLater('MailerLite is unavailable.', lastError);
+        throw new RetryLater('MailerLite refused our setup.', lastError, 'configuration');
       }
-      retry = transient
-        ? new RetryLater('MailerLite is unavailable.', lastError)
-        : new RetryLater('MailerLite refused our setup.', lastError, 'configuration');
-    }
-  }
-  await delivery.recordRetry(round, retry, deps.clock.now());
-  throw retry;
+    },
+  );
+  return typeof outcome === 'string' ? outcome : (outcome.status as ContactOutcome);
 }
 
 /** Throws what MailerLite or Firestore throw, and RetryLater while another task pushes the mailbox. */

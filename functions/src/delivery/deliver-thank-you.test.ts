@@ -580,7 +580,7 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
         { email: 'kid@example.com', ...HERO },
       ]);
       bed.outbox.faults.rejectNext(1, 550, '5.1.1 Mailbox unavailable', 'rcpt');
-      expect(await outcomeOf({ email: 'gone@example.com' })).toEqual({ status: 'failed' });
+      expect(await outcomeOf({ email: 'gone@example.com' })).toEqual({ status: 'refused' });
       expect(await record('gone@example.com')).toMatchObject({
         state: 'failed',
         last_error: 'EENVELOPE 550',
@@ -673,7 +673,7 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
         bed.outbox.faults.refuse([
           { stage: 'rcpt', recipient: 'gone@example.com', code: Number(reply), message },
         ]);
-        expect(await outcomeOf({ email: 'gone@example.com' })).toEqual({ status: 'failed' });
+        expect(await outcomeOf({ email: 'gone@example.com' })).toEqual({ status: 'refused' });
         expect(await thankYouPart('gone@example.com')).toMatchObject({ state: 'skipped', reason: 'refused' });
       },
     );
@@ -913,7 +913,7 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
     });
 
     it('a malformed task is dropped with one log line', async () => {
-      expect(await handleDeliverThankYou({ email: 'not an address' }, deps())).toEqual({ status: 'failed' });
+      expect(await handleDeliverThankYou({ email: 'not an address' }, deps())).toEqual({ status: 'dropped' });
       expect(bed.logger.events()).toEqual(['thank_you.task_malformed']);
     });
   });

@@ -23,8 +23,9 @@ import { emailFields } from '../privacy/log-fields';
 import { hasPlusTag } from '../privacy/mailbox-key';
 import { type Mailboxes, mailboxesFromParams } from '../privacy/mailboxes';
 import { parseThankYouInput, type ThankYouInput } from '../schemas';
+import type { Outcome } from './part-life';
 import { cloudTasksEnqueue, positiveNumber, RETRY, RetryLater, withDatabase } from './queue';
-import { type EnqueuePart, enqueuePart, openTask, rowOfTasks } from './row-delivery';
+import { type EnqueuePart, enqueuePart, rowOfTasks, runTask, type Unopened } from './row-delivery';
 
 export const THANK_YOU_TIMEOUT_SECONDS = 60;
 
@@ -37,11 +38,9 @@ export const THANK_YOU_LEASE_MS = 5 * 60_000;
 /** Whether a thanked spelling has a `+tag`: a stranger can make one of any mailbox, the bare one is its own. */
 export type ThankedSpelling = 'tagged' | 'bare';
 
-/** `waiting`: claimed once, then given back until the hour of its slot of the mail budget (`slot`). */
-export type ThankYouState = 'sending' | 'sent' | 'failed' | 'waiting';
-
 export interface ThankYouRecord {
-  state: ThankYouState;
+  /** `waiting`: claimed once, then given back until the hour of its slot of the mail budget (`slot`). */
+  state: 'sending' | 'sent' | 'failed' | 'waiting';
   attempts: number;
   attempt_id: string;
   subscription_type: SubscriptionType;
@@ -63,21 +62,14 @@ export interface ThankYouRecord {
 }
 
 /** What a task came to; a failure Cloud Tasks should retry is thrown (RetryLater) instead. */
-export type ThankYouOutcome =
-  | { status: 'sent' }
-  | { status: 'already_sent'; byThisRow?: boolean }
-  | { status: 'gone' }
-  | { status: 'settled' }
-  | { status: 'stale' }
-  /** The relay accepted, the database did not save it: the next round saves it, never sending again. */
-  | { status: 'sent_unsaved' }
-  | { status: 'suppressed' }
-  /** Over the mail budget: a slot booked in a later hour, the part's next round enqueued to run then. */
-  | { status: 'waiting'; hour: number }
-  /** The relay refused the person's own mailbox for good (smtpRefusal, `recipient`): the part is skipped. */
-  | { status: 'failed' };
-/** `byThisRow`: the mail went out for this very row (a duplicate task of it, a later round). */
-type ThankYouResult = { status: 'already_sent'; byThisRow: boolean } | { status: 'in_progress' };
+export type ThankYouOutcome = Outcome | { status: Unopened };
+
+/** The stored spelling and its mailbox, worked out once per task: its key, its domain's budget key, its spelling. */
+interface Mailbox extends ThankYouInput {
+  key: string;
+  domain: string | null;
+  spelling: ThankedSpelling;
+}
 
 export interface DeliverThankYouDeps {
   db: Firestore;
@@ -89,12 +81,12 @@ export interface DeliverThankYouDeps {
   unsubscribeLink: ((emailAsTyped: string) => string) | null;
   clock: Clock;
   logger: Logger;
-  leaseMs?: number;
   mailboxes: Mailboxes;
   mailPerHour: number;
   /** Draws the budget's first shard to try (mail/budget.ts); Math.random unless the simulation draws from its seed. */
   random?: () => number;
   enqueuePart: EnqueuePart;
+  /** The waits between tries of saving `sent` (SAVE_SENT_RETRY_MS). */
   saveRetryMs?: readonly number[];
 }
 
@@ -110,130 +102,124 @@ export async function handleDeliverThankYou(
   task: unknown,
   deps: DeliverThankYouDeps,
 ): Promise<ThankYouOutcome> {
-  const open = await openTask(
+  const outcome = await runTask(
     task,
     'thank_you',
     deps,
-    (row) => parseThankYouInput({ email: row.get('email') }),
-    async (input, row) => {
-      if (!input.sent) return;
-      // A mail the relay accepted, whose save a database failure stopped: saved now, never sent again.
-      const email = (() => {
-        try {
-          return parseThankYouInput({ email: row.get('email') }).email;
-        } catch {
-          return null;
-        }
-      })();
-      if (email) {
-        const record = deps.db.collection(THANK_YOU_MAILS).doc(deps.mailboxes.key(email));
-        await withDatabase(() => settleUnsaved(record, input.sent as string, deps.clock.now()));
-      }
+    (row): Mailbox => {
+      const input = parseThankYouInput({ email: row.get('email') });
+      const spelling = hasPlusTag(input.email) ? 'tagged' : 'bare';
+      return {
+        ...input,
+        key: deps.mailboxes.key(input.email),
+        domain: deps.mailboxes.domainKey(input.email),
+        spelling,
+      };
     },
-  );
-  if (open === 'malformed' || open === 'not_an_address') return { status: 'failed' };
-  if (typeof open === 'string') return { status: open };
-  const { row, round, stored, delivery, apply } = open;
-  const type = row.get('subscription_type');
-  const subscriptionType = (SUBSCRIPTION_TYPES as readonly unknown[]).includes(type)
-    ? (type as SubscriptionType)
-    : 'updates';
-  try {
-    const missing = !deps.from ? 'MAIL_FROM' : !deps.unsubscribeLink ? 'UNSUBSCRIBE_URL' : null;
-    if (missing) {
-      deps.logger.error('thank_you.not_configured', { missing });
-      throw new RetryLater('A setting of the thank-you is missing.', `setting ${missing}`, 'configuration');
-    }
-    const outcome = await sendOnce(stored, subscriptionType, row.id, deps);
-    if (outcome.status === 'waiting') {
-      const runsAt = hourStart(outcome.hour);
-      await withDatabase(() => deps.enqueuePart('thank_you', rowOfTasks(row), round + 1, runsAt));
-      await apply({ kind: 'waits', round: round + 1, runsAt });
-    } else if (outcome.status === 'sent') await apply({ kind: 'done', round });
-    else if (outcome.status === 'already_sent' && outcome.byThisRow) await apply({ kind: 'done', round });
-    else if (outcome.status === 'already_sent')
-      await apply({ kind: 'skipped', round, reason: 'already_thanked' });
-    else if (outcome.status === 'suppressed') await apply({ kind: 'skipped', round, reason: 'suppressed' });
-    else if (outcome.status === 'failed') await apply({ kind: 'skipped', round, reason: 'refused' });
-    return outcome;
-  } catch (error) {
-    if (error instanceof UnsavedSend) {
-      // Cloud Tasks keeps what the database could not; acknowledged, so no retry of this task claims again.
-      const handed = await deps
-        .enqueuePart('thank_you', rowOfTasks(row), round + 1, undefined, { sent: error.attempt })
-        .catch(() => null);
-      if (handed === 'enqueued') {
-        deps.logger.warn('thank_you.sent_unsaved', { ...emailFields(stored.email), round: round + 1 });
+    async ({ row, round, stored: mailbox }) => {
+      const missing = !deps.from ? 'MAIL_FROM' : !deps.unsubscribeLink ? 'UNSUBSCRIBE_URL' : null;
+      if (missing) {
+        deps.logger.error('thank_you.not_configured', { missing });
+        throw new RetryLater('A setting of the thank-you is missing.', `setting ${missing}`, 'configuration');
+      }
+      const type = row.get('subscription_type');
+      const subscriptionType = SUBSCRIPTION_TYPES.includes(type) ? (type as SubscriptionType) : 'updates';
+      try {
+        const sent = await sendOnce(mailbox, subscriptionType, row.id, deps);
+        if (sent.status === 'waiting') {
+          const runsAt = hourStart(sent.hour);
+          await withDatabase(() => deps.enqueuePart('thank_you', rowOfTasks(row), round + 1, runsAt));
+        }
+        return sent;
+      } catch (error) {
+        if (!(error instanceof UnsavedSend)) throw error;
+        // Cloud Tasks keeps what the database could not; acknowledged, so no retry of this task claims again.
+        const handed = await deps
+          .enqueuePart('thank_you', rowOfTasks(row), round + 1, undefined, { sent: error.attempt })
+          .catch(() => null);
+        if (handed !== 'enqueued') throw error;
+        deps.logger.warn('thank_you.sent_unsaved', { ...emailFields(mailbox.email), round: round + 1 });
         return { status: 'sent_unsaved' };
       }
-    }
-    const retry =
-      error instanceof RetryLater
-        ? error
-        : new RetryLater('The database or Cloud Tasks is unavailable.', 'database');
-    await delivery.recordRetry(round, retry, deps.clock.now());
-    throw retry;
-  }
+    },
+    async (input, mailbox) => {
+      // A mail the relay accepted, whose save a database failure stopped: saved now, never sent again.
+      const { sent } = input;
+      if (!sent) return;
+      const record = deps.db.collection(THANK_YOU_MAILS).doc(mailbox.key);
+      await withDatabase(() => settleUnsaved(record, sent, deps.clock.now()));
+    },
+  );
+  return typeof outcome === 'string' ? { status: outcome } : outcome;
 }
 
 async function sendOnce(
-  input: ThankYouInput,
+  mailbox: Mailbox,
   subscriptionType: SubscriptionType,
   signup: string,
   deps: DeliverThankYouDeps,
-): Promise<ThankYouOutcome> {
-  const log = emailFields(input.email);
-  const id = deps.mailboxes.key(input.email);
-
-  if (await suppression(deps, input.email)) {
-    deps.logger.info('thank_you.skipped', { ...log, reason: 'suppressed' });
+): Promise<Outcome> {
+  const log = emailFields(mailbox.email);
+  const skipped = (reason: string) => deps.logger.info('thank_you.skipped', { ...log, reason });
+  if (await suppression(deps, mailbox.email)) {
+    skipped('suppressed');
     return { status: 'suppressed' };
   }
-  const record = deps.db.collection(THANK_YOU_MAILS).doc(id);
-  const claim = await claimRecord(deps, record, input.email, subscriptionType, signup);
+  const claim = await claimRecord(deps, mailbox, subscriptionType, signup);
   if (claim.status === 'in_progress') {
     // Another task holds the claim: it sends, or its lease runs out and this one does, later.
-    deps.logger.info('thank_you.skipped', { ...log, reason: claim.status });
+    skipped(claim.status);
     throw new RetryLater('Another task is sending this thank-you.', 'in_progress');
   }
   if (claim.status !== 'claimed') {
-    deps.logger.info('thank_you.skipped', { ...log, reason: claim.status });
+    skipped(claim.status);
     return claim;
   }
+  /** Gives the claim back (best effort: the lease expires anyway). */
+  const giveBack = (fields: Partial<ThankYouRecord>) => finish(claim.lease, fields).catch(() => undefined);
   // Asked only by the claim's holder: a task that finds the mailbox thanked or in progress spends none.
   const now = budgetHour(deps.clock.now());
   let slot: number;
   try {
-    slot = claim.slot !== null && claim.slot >= now ? claim.slot : await bookSlot(deps, input.email);
+    slot =
+      claim.slot !== null && claim.slot >= now
+        ? claim.slot
+        : await bookMailSlot(deps.db, {
+            now: deps.clock.now(),
+            perHour: deps.mailPerHour,
+            domain: mailbox.domain,
+            logger: deps.logger,
+            random: deps.random,
+          });
   } catch {
-    await finish(claim.lease, { state: 'waiting' }).catch(() => undefined);
+    await giveBack({ state: 'waiting' });
     throw new RetryLater('The database is unavailable.', 'database');
   }
   if (slot > now) {
     // Given back, so the mailbox is not held "in progress" while it waits for its slot's hour.
-    await finish(claim.lease, { state: 'waiting', slot }).catch(() => undefined);
-    deps.logger.info('thank_you.skipped', { ...log, reason: 'mail_budget' });
+    await giveBack({ state: 'waiting', slot });
+    skipped('mail_budget');
     return { status: 'waiting', hour: slot };
   }
   // Read again last before the relay: an unsubscribe during the claim and the booking wins.
-  const left = await suppression(deps, input.email).catch(async (error: unknown) => {
-    await finish(claim.lease, { state: 'waiting', slot }).catch(() => undefined);
-    throw error;
-  });
-  if (left) {
-    await finish(claim.lease, { state: 'waiting', slot }).catch(() => undefined);
-    deps.logger.info('thank_you.skipped', { ...log, reason: 'suppressed' });
+  const left = await suppression(deps, mailbox.email).catch(() => null);
+  if (left !== false) {
+    await giveBack({ state: 'waiting', slot });
+    if (left === null) throw new RetryLater('The database is unavailable.', 'database');
+    skipped('suppressed');
     return { status: 'suppressed' };
   }
 
   const message = buildThankYouMessage({
-    to: input.emailAsSent,
+    to: mailbox.emailAsSent,
     from: deps.from,
     subscriptionType,
     // A +tag spelling's mail and the bare one's are two messages, each with a Message-ID of its own that a
     // resend keeps, whichever went first and whatever a lost reply made of the record meanwhile.
-    recipientHash: thankYouMessageToken(hasPlusTag(input.email) ? `${id}${TAGGED_SUFFIX}` : id),
-    unsubscribeUrl: (deps.unsubscribeLink as (email: string) => string)(input.emailAsSent),
+    recipientHash: thankYouMessageToken(
+      mailbox.spelling === 'tagged' ? `${mailbox.key}${TAGGED_SUFFIX}` : mailbox.key,
+    ),
+    unsubscribeUrl: (deps.unsubscribeLink as (email: string) => string)(mailbox.emailAsSent),
   });
   let sent: SentMail;
   try {
@@ -251,14 +237,9 @@ async function sendOnce(
       retry: refusal !== 'recipient',
       ...(refusal === 'setup' ? { reason: 'configuration' } : {}),
     });
-    // Nothing sent: claimable again (best effort: the lease expires anyway); the slot stays the mailbox's.
-    await finish(claim.lease, {
-      state: 'failed',
-      failed_at: new Date(deps.clock.now()),
-      last_error: code,
-      slot,
-    }).catch(() => undefined);
-    if (refusal === 'recipient') return { status: 'failed' };
+    // Nothing sent: claimable again; the slot stays the mailbox's.
+    await giveBack({ state: 'failed', failed_at: new Date(deps.clock.now()), last_error: code, slot });
+    if (refusal === 'recipient') return { status: 'refused' };
     throw new RetryLater(
       refusal === 'setup' ? 'The mail relay refused our setup.' : 'The mail relay is unavailable.',
       `smtp ${code}`,
@@ -271,16 +252,6 @@ async function sendOnce(
   return { status: 'sent' };
 }
 
-function bookSlot(deps: DeliverThankYouDeps, email: string): Promise<number> {
-  return bookMailSlot(deps.db, {
-    now: deps.clock.now(),
-    perHour: deps.mailPerHour,
-    domain: deps.mailboxes.domainKey(email),
-    logger: deps.logger,
-    random: deps.random,
-  });
-}
-
 async function suppression(deps: DeliverThankYouDeps, email: string): Promise<boolean> {
   return (await withDatabase(() => deps.mailboxes.suppression.among([email]))).size > 0;
 }
@@ -289,7 +260,7 @@ async function suppression(deps: DeliverThankYouDeps, email: string): Promise<bo
  * The waits between tries of saving `sent`, within the call's minute. A write whose answer was lost is found
  * saved by the next try (LeaseLostError, which `finish` takes as done).
  */
-export const SAVE_SENT_RETRY_MS: readonly number[] = [250, 1_000, 3_000, 8_000];
+const SAVE_SENT_RETRY_MS = [250, 1_000, 3_000, 8_000];
 
 /**
  * Saves `sent`, retried. Should it still fail, the record stays `sending` (not `failed`, which a retry would
@@ -301,7 +272,6 @@ async function saveSent(
   sent: { sentAt: number; messageId: string },
   deps: DeliverThankYouDeps,
 ): Promise<void> {
-  const waits = deps.saveRetryMs ?? SAVE_SENT_RETRY_MS;
   for (let attempt = 0; ; attempt += 1) {
     try {
       await finish(lease, {
@@ -312,7 +282,7 @@ async function saveSent(
       });
       return;
     } catch {
-      const wait = waits[attempt];
+      const wait = (deps.saveRetryMs ?? SAVE_SENT_RETRY_MS)[attempt];
       if (wait === undefined) throw new UnsavedSend(claimId);
       await deps.clock.sleep(wait);
     }
@@ -364,15 +334,10 @@ export function smtpRefusal(error: unknown): SmtpRefusal {
   return 'transient';
 }
 
+type Refusal = Extract<Outcome, { status: 'already_sent' }> | { status: 'in_progress' };
 type Claim =
-  | ThankYouResult
-  | {
-      status: 'claimed';
-      lease: Lease;
-      attempts: number;
-      attempt: string;
-      slot: number | null;
-    };
+  | Refusal
+  | { status: 'claimed'; lease: Lease; attempts: number; attempt: string; slot: number | null };
 
 /** What the Message-ID's token of a +tag spelling's mail is made from, after the mailbox key. */
 const TAGGED_SUFFIX = '.tagged';
@@ -391,21 +356,19 @@ const THANK_YOU_LEASE: LeaseLayout = {
  */
 async function claimRecord(
   deps: DeliverThankYouDeps,
-  ref: DocumentReference,
-  email: string,
+  { key, spelling }: Mailbox,
   subscriptionType: SubscriptionType,
   signup: string,
 ): Promise<Claim> {
-  let claim: LeaseClaim<ThankYouResult>;
+  let claim: LeaseClaim<Refusal>;
   const owner = crypto.randomUUID();
-  const spelling: ThankedSpelling = hasPlusTag(email) ? 'tagged' : 'bare';
   try {
-    claim = await claimLease<ThankYouResult>(
-      ref,
+    claim = await claimLease<Refusal>(
+      deps.db.collection(THANK_YOU_MAILS).doc(key),
       {
         owner,
         clock: deps.clock,
-        leaseMs: deps.leaseMs ?? THANK_YOU_LEASE_MS,
+        leaseMs: THANK_YOU_LEASE_MS,
         layout: THANK_YOU_LEASE,
       },
       (previous, now) => {
@@ -415,12 +378,9 @@ async function claimRecord(
           return { refuse: { status: 'already_sent', byThisRow: true } };
         }
         const thanked = sent ? record.spelling : null;
-        // The bare spelling is thanked once whatever came before; a tagged one only if none was.
-        if (thanked === 'bare' || (thanked === 'tagged' && spelling === 'tagged')) {
-          return { refuse: { status: 'already_sent', byThisRow: false } };
-        }
         const taggedThanked = thanked === 'tagged' || record?.tagged_thanked === true;
-        if (spelling === 'tagged' && taggedThanked) {
+        // The bare spelling is thanked once whatever came before; a tagged one only if none was.
+        if (thanked === 'bare' || (spelling === 'tagged' && taggedThanked)) {
           return { refuse: { status: 'already_sent', byThisRow: false } };
         }
         return {
@@ -468,11 +428,8 @@ async function finish(lease: Lease, fields: Partial<ThankYouRecord>): Promise<vo
 /** A code for the record and the logs: nodemailer's error code and the SMTP reply code, never the text. */
 function smtpErrorCode(error: unknown): string {
   const { code, responseCode } = (error ?? {}) as { code?: unknown; responseCode?: unknown };
-  const parts = [
-    typeof code === 'string' ? code : 'ERROR',
-    typeof responseCode === 'number' ? responseCode : null,
-  ];
-  return parts.filter((part) => part !== null).join(' ');
+  const name = typeof code === 'string' ? code : 'ERROR';
+  return typeof responseCode === 'number' ? `${name} ${responseCode}` : name;
 }
 
 /** At most 20 mails a second, so a rush is no burst at the relay; MAIL_TASKS_PER_SECOND overrides it. */

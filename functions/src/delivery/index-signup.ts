@@ -9,6 +9,7 @@ import { emailFields } from '../privacy/log-fields';
 import { mailboxKey } from '../privacy/mailbox-key';
 import { parseAddContactInput } from '../schemas';
 import { MAILBOX_KEY_FIELD } from '../signups/lookup';
+import { firstPart, type PartRecord } from './part-life';
 import { cloudTasksEnqueue } from './queue';
 import {
   applyToParts,
@@ -17,8 +18,6 @@ import {
   type DeliveryPart,
   type EnqueuePart,
   enqueuePart,
-  firstPart,
-  type PartRecord,
   partOf,
   rowOfTasks,
 } from './row-delivery';

@@ -1,3 +1,6 @@
+import type { Timestamp } from 'firebase-admin/firestore';
+import { millisOf } from '../firestore';
+import { hourStart } from '../mail/budget';
 import { positiveNumber, RETRY, retryWindowMs } from './queue';
 
 /**
@@ -28,24 +31,20 @@ export type SkipReason = 'suppressed' | 'already_thanked' | 'refused' | 'not_an_
 /** Why a pending part waits: our setup or a service refusing us (retried until fixed), or the budget. */
 export type WaitReason = 'mail_budget' | 'configuration';
 
-/** A stored time: a Date as written, a Timestamp as read back. */
-export type StoredTime = Date | { toMillis(): number };
-
 export interface PartRecord {
   state: PartState;
   reason?: SkipReason | WaitReason;
   attempts: number;
   last_error?: string;
   round: number;
-  due_at?: StoredTime;
-  updated_at: StoredTime;
+  /** Written as a Date, read back as a Timestamp. */
+  due_at?: Date | Timestamp;
+  updated_at: Date | Timestamp;
 }
 
 export type PartEvent =
-  | { kind: 'enqueued'; round: number; runsAt: number }
-  | { kind: 'redriven'; round: number; runsAt: number }
+  | { kind: 'enqueued' | 'redriven' | 'waits'; round: number; runsAt: number }
   | { kind: 'retry'; round: number; code: string; reason?: 'configuration' }
-  | { kind: 'waits'; round: number; runsAt: number }
   | { kind: 'done'; round: number }
   | { kind: 'skipped'; round: number; reason: SkipReason };
 
@@ -60,10 +59,6 @@ export const CONFIRM_WAIT_MS = positiveNumber(process.env.DELIVERY_CONFIRM_SECON
 
 /** With the reconciler every 10 minutes, a part whose task gave up is re-driven within 15 minutes. */
 export const GIVE_UP_SLACK_MS = 5 * 60_000;
-
-function millis(time: StoredTime): number {
-  return time instanceof Date ? time.getTime() : time.toMillis();
-}
 
 /** When the reconciler looks again at a part whose task is enqueued (confirmed) to run at `runsAt`. */
 export function dueAt(runsAt: number): Date {
@@ -116,6 +111,38 @@ export function lifeOf(part: PartRecord): PartLife {
   return { state: 'pending', round: part.round };
 }
 
+/** What either worker's delivery step came to (deliver-contact.ts, deliver-thank-you.ts). */
+export type Outcome =
+  | { status: 'delivered' | 'already_delivered' | 'sent' | 'suppressed' | 'refused' | 'sent_unsaved' }
+  /** `byThisRow`: the mail went out for this very row (a duplicate task of it, a later round). */
+  | { status: 'already_sent'; byThisRow: boolean }
+  /** Over the mail budget: the part's next round is enqueued to run at the start of budget hour `hour`. */
+  | { status: 'waiting'; hour: number };
+
+/**
+ * The event an outcome of round `round` is: delivered is done, the person's own reasons skip, over the
+ * budget waits for the next round; `sent_unsaved` changes nothing (its next round, already enqueued, saves it).
+ */
+export function eventOf(outcome: Outcome, round: number): PartEvent | null {
+  switch (outcome.status) {
+    case 'delivered':
+    case 'already_delivered':
+    case 'sent':
+      return { kind: 'done', round };
+    case 'already_sent':
+      return outcome.byThisRow
+        ? { kind: 'done', round }
+        : { kind: 'skipped', round, reason: 'already_thanked' };
+    case 'suppressed':
+    case 'refused':
+      return { kind: 'skipped', round, reason: outcome.status };
+    case 'waiting':
+      return { kind: 'waits', round: round + 1, runsAt: hourStart(outcome.hour) };
+    case 'sent_unsaved':
+      return null;
+  }
+}
+
 /**
  * The round the operator's Sync hands a contact part, or null: none to a settled part, nor to one whose first
  * task has not run yet (it would only queue behind it). A part that failed gets its next round now: a fixed
@@ -123,7 +150,7 @@ export function lifeOf(part: PartRecord): PartLife {
  */
 export function syncRound(part: PartRecord, now: number): number | null {
   if (part.state !== 'pending') return null;
-  const due = part.due_at ? millis(part.due_at) : Number.POSITIVE_INFINITY;
+  const due = part.due_at ? millisOf(part.due_at) : Number.POSITIVE_INFINITY;
   if (part.attempts === 0 && due > now) return null;
   return part.round + 1;
 }
@@ -131,47 +158,38 @@ export function syncRound(part: PartRecord, now: number): number | null {
 /** The part after `event`, or null when it changes nothing (final part, past round). Pure. */
 export function next(part: PartRecord, event: PartEvent, now: number): PartRecord | null {
   if (isSettled(part)) return null;
+  const { due_at: due, reason: _reason, ...rest } = part;
   const updated_at = new Date(now);
   switch (event.kind) {
     case 'done':
-      return settled({
-        ...part,
-        state: 'done',
-        round: Math.max(part.round, event.round),
-        attempts: part.attempts + 1,
-        updated_at,
-      });
     case 'skipped':
-      return settled({
-        ...part,
-        state: 'skipped',
-        reason: event.reason,
+      // What the person did is true whatever the round: a late task's end still ends the part.
+      return {
+        ...rest,
+        state: event.kind,
+        ...(event.kind === 'skipped' ? { reason: event.reason } : {}),
         round: Math.max(part.round, event.round),
         attempts: part.attempts + 1,
         updated_at,
-      });
+      };
     case 'enqueued':
       if (event.round < part.round) return null;
       return { ...part, round: event.round, due_at: dueAt(event.runsAt), updated_at };
-    case 'redriven': {
+    case 'redriven':
       // Only forward: a round somebody else moved the part to is theirs.
       if (event.round <= part.round) return null;
-      const { reason: _reason, ...rest } = part;
       return { ...rest, round: event.round, due_at: dueAt(event.runsAt), updated_at };
-    }
     case 'retry': {
       if (event.round < part.round) return null;
-      const { reason: _reason, ...rest } = part;
       // The task has run, so no queue wait: due when its retries from now would end.
       const givesUp = now + retryWindowMs(RETRY) + GIVE_UP_SLACK_MS;
-      const due = part.due_at ? millis(part.due_at) : givesUp;
       return {
         ...rest,
         ...(event.reason ? { reason: event.reason } : {}),
         round: event.round,
         attempts: part.attempts + 1,
         last_error: event.code,
-        due_at: new Date(Math.min(due, givesUp)),
+        due_at: new Date(Math.min(due ? millisOf(due) : givesUp, givesUp)),
         updated_at,
       };
     }
@@ -179,7 +197,7 @@ export function next(part: PartRecord, event: PartEvent, now: number): PartRecor
       // Only forward: a second delivery of the task that waited too names the same round, and changes nothing.
       if (event.round <= part.round) return null;
       return {
-        ...part,
+        ...rest,
         reason: 'mail_budget',
         round: event.round,
         attempts: part.attempts + 1,
@@ -187,10 +205,4 @@ export function next(part: PartRecord, event: PartEvent, now: number): PartRecor
         updated_at,
       };
   }
-}
-
-/** A final part: no due time, and a skip's reason or none. */
-function settled(part: PartRecord): PartRecord {
-  const { due_at: _due, reason, ...rest } = part;
-  return part.state === 'skipped' && reason ? { ...rest, reason } : rest;
 }

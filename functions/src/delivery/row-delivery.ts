@@ -2,7 +2,15 @@ import type { DocumentReference, DocumentSnapshot, Firestore } from 'firebase-ad
 import type { Clock } from '../clock';
 import { SIGNUPS } from '../contract';
 import type { Logger } from '../logs';
-import { isSettled, next, type PartEvent, type PartRecord, parsePart } from './part-life';
+import {
+  eventOf,
+  isSettled,
+  next,
+  type Outcome,
+  type PartEvent,
+  type PartRecord,
+  parsePart,
+} from './part-life';
 import {
   deliveryTaskId,
   type Enqueue,
@@ -10,7 +18,7 @@ import {
   parseTask,
   QUEUES,
   type QueueName,
-  type RetryLater,
+  RetryLater,
   type RowOfTasks,
   type SignupTask,
   withDatabase,
@@ -28,19 +36,6 @@ export const PART_QUEUE: Record<DeliveryPart, QueueName> = {
   contact: QUEUES.contact,
   thank_you: QUEUES.thankYou,
 };
-
-export {
-  CONFIRM_WAIT_MS,
-  dueAt,
-  firstPart,
-  isSettled,
-  type PartEvent,
-  type PartRecord,
-  type PartState,
-  QUEUE_WAIT_MS,
-  type SkipReason,
-  type WaitReason,
-} from './part-life';
 
 /** The part as stored, or null for a row the trigger has not reached (or a junk row). */
 export function partOf(data: Record<string, unknown> | undefined, part: DeliveryPart): PartRecord | null {
@@ -60,8 +55,7 @@ export function enqueuePart(enqueue: Enqueue, mailboxSecret: string): EnqueuePar
   return (part, row, round, notBefore, carry) => {
     const queue = PART_QUEUE[part];
     const id = deliveryTaskId(mailboxSecret, queue, row, round);
-    const payload: SignupTask = { signup: row.id, round, ...carry };
-    return enqueue(queue, payload, notBefore === undefined ? { id } : { id, notBefore });
+    return enqueue(queue, { signup: row.id, round, ...carry }, { id, notBefore });
   };
 }
 
@@ -82,31 +76,25 @@ export class RowDelivery {
   ) {}
 
   /** The part after `event` (null: the row is gone or not indexed, or the event changed nothing). */
-  async apply(event: PartEvent, now: number): Promise<PartRecord | null> {
-    const [moved] = await applyToParts(this.ref, [[this.part, event]], now);
+  async apply(event: PartEvent, now: number, read?: DocumentSnapshot): Promise<PartRecord | null> {
+    const [moved] = await applyToParts(this.ref, [[this.part, event]], now, read);
     return moved ?? null;
-  }
-
-  /** Records a failed attempt, as far as the database lets it: the worker throws `retry` next either way. */
-  async recordRetry(round: number, retry: RetryLater, now: number): Promise<void> {
-    await this.apply(
-      { kind: 'retry', round, code: retry.code, ...(retry.wait ? { reason: retry.wait } : {}) },
-      now,
-    ).catch(() => undefined);
   }
 }
 
 /**
  * Several parts' events on one row in one write, compare-and-swap on its update time: a transaction's lock
- * would make two workers finishing one row wait on each other.
+ * would make two workers finishing one row wait on each other. `read`, a snapshot the caller holds, saves the
+ * first read; a row written since is read again.
  */
 export async function applyToParts(
   ref: DocumentReference,
   events: ReadonlyArray<readonly [DeliveryPart, PartEvent]>,
   now: number,
+  read?: DocumentSnapshot,
 ): Promise<Array<PartRecord | null>> {
   for (let attempt = 1; ; attempt += 1) {
-    const row = await ref.get();
+    const row = attempt === 1 && read ? read : await ref.get();
     if (!row.exists || !row.updateTime) return events.map(() => null);
     const update: Record<string, PartRecord> = {};
     const moved = events.map(([part, event]) => {
@@ -133,53 +121,63 @@ const APPLY_ATTEMPTS = 5;
 
 /** A worker's task, opened: its row, the round it is on, and the address stored there. */
 export interface OpenedTask<T> {
-  input: SignupTask;
   row: DocumentSnapshot;
   round: number;
   stored: T;
-  delivery: RowDelivery;
-  apply: (event: PartEvent) => Promise<PartRecord | null>;
 }
 
-/** Why a task has nothing to deliver: `not_an_address` has skipped its part. */
-export type Unopened = 'malformed' | 'gone' | 'settled' | 'stale' | 'not_an_address';
+/** Why a task had nothing to deliver: `dropped`, a malformed task or a row without an address (skipped). */
+export type Unopened = 'dropped' | 'gone' | 'settled' | 'stale';
 
-const OPEN_EVENTS = {
-  contact: { malformed: 'add_contact.task_malformed', gone: 'add_contact.signup_gone' },
-  thank_you: { malformed: 'thank_you.task_malformed', gone: 'thank_you.signup_gone' },
-} as const;
+const LOG_PREFIX = { contact: 'add_contact', thank_you: 'thank_you' } as const;
 
 /**
- * Both workers' first steps: the task, its row, its part (settled or of a past round: nothing to do), the
- * stored address. `beforePart` runs once the row is read, before the part is looked at.
+ * Both workers' skeleton: the task, its row, the stored address (`beforePart` runs once it is read), its part
+ * (settled or of a past round: nothing to do); then the worker's own delivery step, whose outcome becomes the
+ * part's event (eventOf). A failure to retry is recorded on the part and thrown (RetryLater) for Cloud Tasks.
  */
-export async function openTask<T>(
+export async function runTask<T>(
   task: unknown,
   part: DeliveryPart,
   deps: { db: Firestore; logger: Logger; clock: Clock },
   parseStored: (row: DocumentSnapshot) => T,
-  beforePart?: (input: SignupTask, row: DocumentSnapshot) => Promise<void>,
-): Promise<OpenedTask<T> | Unopened> {
-  const input = parseTask(task, parseSignupTask, deps.logger, OPEN_EVENTS[part].malformed);
-  if (!input) return 'malformed';
+  deliver: (opened: OpenedTask<T>) => Promise<Outcome>,
+  beforePart?: (input: SignupTask, stored: T) => Promise<void>,
+): Promise<Outcome | Unopened> {
+  const input = parseTask(task, parseSignupTask, deps.logger, `${LOG_PREFIX[part]}.task_malformed`);
+  if (!input) return 'dropped';
   const row = await withDatabase(() => deps.db.collection(SIGNUPS).doc(input.signup).get());
   if (!row.exists) {
-    deps.logger.info(OPEN_EVENTS[part].gone, {});
+    deps.logger.info(`${LOG_PREFIX[part]}.signup_gone`, {});
     return 'gone';
   }
-  await beforePart?.(input, row);
-  const current = partOf(row.data(), part);
-  if (isSettled(current)) return 'settled';
-  if (current && input.round < current.round) return 'stale';
-  const round = input.round;
-  const delivery = new RowDelivery(row.ref, part);
-  const apply = (event: PartEvent) => withDatabase(() => delivery.apply(event, deps.clock.now()));
-  let stored: T;
+  let stored: T | null = null;
   try {
     stored = parseStored(row);
-  } catch {
-    await apply({ kind: 'skipped', round, reason: 'not_an_address' });
-    return 'not_an_address';
+  } catch {}
+  if (stored !== null) await beforePart?.(input, stored);
+  const current = partOf(row.data(), part);
+  if (isSettled(current)) return 'settled';
+  const round = input.round;
+  if (current && round < current.round) return 'stale';
+  const delivery = new RowDelivery(row.ref, part);
+  const apply = (event: PartEvent) => withDatabase(() => delivery.apply(event, deps.clock.now(), row));
+  try {
+    if (stored === null) {
+      await apply({ kind: 'skipped', round, reason: 'not_an_address' });
+      return 'dropped';
+    }
+    const outcome = await deliver({ row, round, stored });
+    const event = eventOf(outcome, round);
+    if (event) await apply(event);
+    return outcome;
+  } catch (error) {
+    const retry =
+      error instanceof RetryLater ? error : new RetryLater('The database is unavailable.', 'database');
+    const { code, wait } = retry;
+    const failed: PartEvent = { kind: 'retry', round, code, ...(wait ? { reason: wait } : {}) };
+    // As far as the database lets it: the task is retried either way.
+    await delivery.apply(failed, deps.clock.now(), row).catch(() => undefined);
+    throw retry;
   }
-  return { input, row, round, stored, delivery, apply };
 }
