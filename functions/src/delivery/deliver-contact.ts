@@ -13,10 +13,10 @@ import { MAILBOX_KEY_SECRET, MAILERLITE_API_KEY, UNSUBSCRIBE_SECRET } from '../p
 import { finishErasureOnCloudTasks } from '../privacy/finish-erasure';
 import { emailFields } from '../privacy/log-fields';
 import { type Mailboxes, mailboxesFromParams } from '../privacy/mailboxes';
-import { type AddContactInput, parseAddContactInput } from '../schemas';
+import type { AddContactInput } from '../schemas';
 import { MAILBOX_KEY_FIELD, mailboxSignups } from '../signups/lookup';
 import { positiveNumber, RETRY, RetryLater } from './queue';
-import { runTask, type Unopened } from './row-delivery';
+import { runTask, storedAddress, type Unopened } from './row-delivery';
 
 /** Two tries of a request (a short Retry-After between) fit the budget; longer is Cloud Tasks' retry. */
 export const CONTACT_TASK_BUDGET_MS = 30_000;
@@ -46,46 +46,35 @@ export type ContactOutcome = 'delivered' | 'already_delivered' | 'suppressed' | 
  * address ends the part; every other failure, our setup's included, is RetryLater.
  */
 export async function handleDeliverContact(task: unknown, deps: DeliverContactDeps): Promise<ContactOutcome> {
-  const outcome = await runTask(
-    task,
-    'contact',
-    deps,
-    (row) =>
-      parseAddContactInput({
-        email: row.get('email'),
-        subscription_type: row.get('subscription_type'),
-        source: row.get('source'),
-      }),
-    async ({ row, stored }) => {
-      const log = {
-        ...emailFields(stored.email),
-        subscription_type: stored.subscriptionType,
-        source: stored.source,
-      };
-      try {
-        return { status: await addStoredContact(row, stored, deps, log) };
-      } catch (error) {
-        if (error instanceof RetryLater) throw error;
-        if (!(error instanceof MailerLiteError)) {
-          deps.logger.warn('add_contact.failed', { ...log, error: 'database', code: 'unavailable' });
-          throw new RetryLater('The database is unavailable.', 'database');
-        }
-        const { code, message, retry } = failureOf(error);
-        deps.logger.warn('add_contact.failed', {
-          ...log,
-          error: error.name,
-          status: error.status ?? undefined,
-          code,
-          // Only our setup's message: others may quote the contact.
-          message: code === 'failed-precondition' ? message : undefined,
-        });
-        if (code === 'invalid-argument') return { status: 'refused' };
-        const lastError = `mailerlite ${error.status ?? error.name}`;
-        if (retry) throw new RetryLater('MailerLite is unavailable.', lastError);
-        throw new RetryLater('MailerLite refused our setup.', lastError, 'configuration');
+  const outcome = await runTask(task, 'contact', deps, storedAddress, async ({ row, stored }) => {
+    const log = {
+      ...emailFields(stored.email),
+      subscription_type: stored.subscriptionType,
+      source: stored.source,
+    };
+    try {
+      return { status: await addStoredContact(row, stored, deps, log) };
+    } catch (error) {
+      if (error instanceof RetryLater) throw error;
+      if (!(error instanceof MailerLiteError)) {
+        deps.logger.warn('add_contact.failed', { ...log, error: 'database', code: 'unavailable' });
+        throw new RetryLater('The database is unavailable.', 'database');
       }
-    },
-  );
+      const { code, message, retry } = failureOf(error);
+      deps.logger.warn('add_contact.failed', {
+        ...log,
+        error: error.name,
+        status: error.status ?? undefined,
+        code,
+        // Only our setup's message: others may quote the contact.
+        message: code === 'failed-precondition' ? message : undefined,
+      });
+      if (code === 'invalid-argument') return { status: 'refused' };
+      const lastError = `mailerlite ${error.status ?? error.name}`;
+      if (retry) throw new RetryLater('MailerLite is unavailable.', lastError);
+      throw new RetryLater('MailerLite refused our setup.', lastError, 'configuration');
+    }
+  });
   return typeof outcome === 'string' ? outcome : (outcome.status as ContactOutcome);
 }
 
@@ -171,24 +160,14 @@ async function addStoredContact(
   });
 
   // An unsubscribe during the push: undone here, or by the erasure once this claim's lease runs out.
-  await forgetIfErased({ email: input.email, address: claim.email }, deps, log);
-  return 'delivered';
-}
-
-/** The person's own refusals, kept by a move; a bounce is the tagged spelling's, the reason to move. */
-const KEPT_STATUSES: ReadonlySet<string> = new Set(['unsubscribed', 'junk']);
-
-/** Forgets the contact if the person unsubscribed, now or (MailerLite failing) later. */
-async function forgetIfErased(
-  pushed: { email: string; address?: string },
-  deps: DeliverContactDeps,
-  log: LogFields,
-): Promise<void> {
-  const request = { deadline: deps.clock.now() + (deps.budgetMs ?? CONTACT_TASK_BUDGET_MS) };
-  const undone = deps.mailboxes.suppression.forgetIfSuppressed(deps.client, [pushed], {
-    clock: deps.clock,
-    request,
-  });
+  const undone = deps.mailboxes.suppression.forgetIfSuppressed(
+    deps.client,
+    [{ email: input.email, address: claim.email }],
+    {
+      clock: deps.clock,
+      request: { deadline: deps.clock.now() + (deps.budgetMs ?? CONTACT_TASK_BUDGET_MS) },
+    },
+  );
   for await (const { forget } of undone) {
     deps.logger.warn('add_contact.erased_during_call', {
       ...log,
@@ -196,7 +175,11 @@ async function forgetIfErased(
       finish_task: forget.kind === 'pending' ? forget.finishTask : undefined,
     });
   }
+  return 'delivered';
 }
+
+/** The person's own refusals, kept by a move; a bounce is the tagged spelling's, the reason to move. */
+const KEPT_STATUSES: ReadonlySet<string> = new Set(['unsubscribed', 'junk']);
 
 /**
  * 115 of MailerLite's 120 requests a minute, leaving 5 to the unsubscribes' forgets. An env variable, not a

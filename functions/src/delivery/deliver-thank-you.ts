@@ -2,7 +2,7 @@ import '../global-options';
 import type { DocumentReference, Firestore, Timestamp } from 'firebase-admin/firestore';
 import { onTaskDispatched } from 'firebase-functions/v2/tasks';
 import { type Clock, systemClock } from '../clock';
-import { SUBSCRIPTION_TYPES, type SubscriptionType, THANK_YOU_MAILS } from '../contract';
+import { type SubscriptionType, THANK_YOU_MAILS } from '../contract';
 import { adminFirestore, millisOf } from '../firestore';
 import { claimLease, type Lease, type Claim as LeaseClaim, type LeaseLayout, LeaseLostError } from '../lease';
 import { cloudLogger, type Logger } from '../logs';
@@ -22,10 +22,17 @@ import {
 import { emailFields } from '../privacy/log-fields';
 import { hasPlusTag } from '../privacy/mailbox-key';
 import { type Mailboxes, mailboxesFromParams } from '../privacy/mailboxes';
-import { parseThankYouInput, type ThankYouInput } from '../schemas';
+import type { AddContactInput } from '../schemas';
 import type { Outcome } from './part-life';
 import { cloudTasksEnqueue, positiveNumber, RETRY, RetryLater, withDatabase } from './queue';
-import { type EnqueuePart, enqueuePart, rowOfTasks, runTask, type Unopened } from './row-delivery';
+import {
+  type EnqueuePart,
+  enqueuePart,
+  rowOfTasks,
+  runTask,
+  storedAddress,
+  type Unopened,
+} from './row-delivery';
 
 export const THANK_YOU_TIMEOUT_SECONDS = 60;
 
@@ -65,7 +72,7 @@ export interface ThankYouRecord {
 export type ThankYouOutcome = Outcome | { status: Unopened };
 
 /** The stored spelling and its mailbox, worked out once per task: its key, its domain's budget key, its spelling. */
-interface Mailbox extends ThankYouInput {
+interface Mailbox extends AddContactInput {
   key: string;
   domain: string | null;
   spelling: ThankedSpelling;
@@ -107,7 +114,7 @@ export async function handleDeliverThankYou(
     'thank_you',
     deps,
     (row): Mailbox => {
-      const input = parseThankYouInput({ email: row.get('email') });
+      const input = storedAddress(row);
       const spelling = hasPlusTag(input.email) ? 'tagged' : 'bare';
       return {
         ...input,
@@ -122,10 +129,8 @@ export async function handleDeliverThankYou(
         deps.logger.error('thank_you.not_configured', { missing });
         throw new RetryLater('A setting of the thank-you is missing.', `setting ${missing}`, 'configuration');
       }
-      const type = row.get('subscription_type');
-      const subscriptionType = SUBSCRIPTION_TYPES.includes(type) ? (type as SubscriptionType) : 'updates';
       try {
-        const sent = await sendOnce(mailbox, subscriptionType, row.id, deps);
+        const sent = await sendOnce(mailbox, row.id, deps);
         if (sent.status === 'waiting') {
           const runsAt = hourStart(sent.hour);
           await withDatabase(() => deps.enqueuePart('thank_you', rowOfTasks(row), round + 1, runsAt));
@@ -153,19 +158,14 @@ export async function handleDeliverThankYou(
   return typeof outcome === 'string' ? { status: outcome } : outcome;
 }
 
-async function sendOnce(
-  mailbox: Mailbox,
-  subscriptionType: SubscriptionType,
-  signup: string,
-  deps: DeliverThankYouDeps,
-): Promise<Outcome> {
+async function sendOnce(mailbox: Mailbox, signup: string, deps: DeliverThankYouDeps): Promise<Outcome> {
   const log = emailFields(mailbox.email);
   const skipped = (reason: string) => deps.logger.info('thank_you.skipped', { ...log, reason });
   if (await suppression(deps, mailbox.email)) {
     skipped('suppressed');
     return { status: 'suppressed' };
   }
-  const claim = await claimRecord(deps, mailbox, subscriptionType, signup);
+  const claim = await claimRecord(deps, mailbox, signup);
   if (claim.status === 'in_progress') {
     // Another task holds the claim: it sends, or its lease runs out and this one does, later.
     skipped(claim.status);
@@ -213,7 +213,7 @@ async function sendOnce(
   const message = buildThankYouMessage({
     to: mailbox.emailAsSent,
     from: deps.from,
-    subscriptionType,
+    subscriptionType: mailbox.subscriptionType,
     // A +tag spelling's mail and the bare one's are two messages, each with a Message-ID of its own that a
     // resend keeps, whichever went first and whatever a lost reply made of the record meanwhile.
     recipientHash: thankYouMessageToken(
@@ -356,8 +356,7 @@ const THANK_YOU_LEASE: LeaseLayout = {
  */
 async function claimRecord(
   deps: DeliverThankYouDeps,
-  { key, spelling }: Mailbox,
-  subscriptionType: SubscriptionType,
+  { key, spelling, subscriptionType }: Mailbox,
   signup: string,
 ): Promise<Claim> {
   let claim: LeaseClaim<Refusal>;

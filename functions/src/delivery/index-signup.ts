@@ -7,7 +7,6 @@ import { cloudLogger, type Logger } from '../logs';
 import { MAILBOX_KEY_SECRET } from '../params';
 import { emailFields } from '../privacy/log-fields';
 import { mailboxKey } from '../privacy/mailbox-key';
-import { parseAddContactInput } from '../schemas';
 import { MAILBOX_KEY_FIELD } from '../signups/lookup';
 import { firstPart, type PartRecord } from './part-life';
 import { cloudTasksEnqueue } from './queue';
@@ -20,6 +19,7 @@ import {
   enqueuePart,
   partOf,
   rowOfTasks,
+  storedAddress,
 } from './row-delivery';
 
 export type IndexOutcome = 'delivery_enqueued' | 'not_an_address' | 'gone';
@@ -41,14 +41,10 @@ export async function indexSignup(ref: DocumentReference, deps: IndexSignupDeps)
   const indexed = await ref.firestore.runTransaction(async (transaction) => {
     const row = await transaction.get(ref);
     if (!row.exists) return 'gone' as const;
-    const data = row.data() ?? {};
+    const data = row.data();
     let email: string;
     try {
-      ({ email } = parseAddContactInput({
-        email: data.email,
-        subscription_type: data.subscription_type,
-        source: data.source,
-      }));
+      ({ email } = storedAddress(row));
     } catch {
       return 'not_an_address' as const;
     }

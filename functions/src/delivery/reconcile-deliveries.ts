@@ -6,7 +6,7 @@ import { SIGNUPS } from '../contract';
 import { adminFirestore, firestoreSdk, millisOf } from '../firestore';
 import { cloudLogger, type Logger } from '../logs';
 import { MAILBOX_KEY_SECRET } from '../params';
-import { type IndexSignupDeps, indexSignup } from './index-signup';
+import { indexSignup } from './index-signup';
 import { cloudTasksEnqueue } from './queue';
 import {
   DELIVERY,
@@ -89,7 +89,7 @@ type Step = <T>(name: string, work: () => Promise<T>) => Promise<{ done: T } | n
 /** What a failed step logs: the error's code or name, never its message (which may hold a query's values). */
 function errorCode(error: unknown): string {
   const { code, name } = (error ?? {}) as { code?: unknown; name?: unknown };
-  return typeof code === 'string' || typeof code === 'number' ? String(code) : String(name ?? 'Error');
+  return String(code ?? name ?? 'Error');
 }
 
 async function redrive(row: DocumentSnapshot, part: DeliveryPart, now: number, deps: ReconcileDeps) {
@@ -99,7 +99,7 @@ async function redrive(row: DocumentSnapshot, part: DeliveryPart, now: number, d
   const round = record.round + 1;
   // Enqueued first: the other order could move the due time on with no task behind it.
   await deps.enqueuePart(part, rowOfTasks(row), round);
-  await new RowDelivery(row.ref, part).apply({ kind: 'redriven', round, runsAt: now }, now);
+  await new RowDelivery(row.ref, part).apply({ kind: 'redriven', round, runsAt: now }, now, row);
   return true;
 }
 
@@ -135,28 +135,9 @@ async function sweep(now: number, limit: number, deps: ReconcileDeps, step: Step
   return swept;
 }
 
-/** The reconciler's deps in a deployed function. */
-export function reconcileDepsFromParams(db: Firestore): ReconcileDeps {
-  const enqueue = enqueuePart(cloudTasksEnqueue, MAILBOX_KEY_SECRET.value());
-  const indexDeps: IndexSignupDeps = {
-    mailboxSecret: MAILBOX_KEY_SECRET.value(),
-    enqueuePart: enqueue,
-    clock: systemClock,
-    logger: cloudLogger,
-  };
-  return {
-    db,
-    clock: systemClock,
-    logger: cloudLogger,
-    enqueuePart: enqueue,
-    index: (ref) => indexSignup(ref, indexDeps),
-  };
-}
-
 /** Every 10 minutes: a re-drive is at most ten minutes late, and a quiet run costs three reads. */
-export const RECONCILE_SCHEDULE = 'every 10 minutes';
-/** RECONCILE_SCHEDULE in ms: with CONFIRM_WAIT_MS, how late at most a part whose enqueue failed is re-driven. */
 export const RECONCILE_EVERY_MS = 10 * 60_000;
+export const RECONCILE_SCHEDULE = `every ${RECONCILE_EVERY_MS / 60_000} minutes`;
 
 export const reconcileDeliveriesJob = onSchedule(
   {
@@ -168,6 +149,13 @@ export const reconcileDeliveriesJob = onSchedule(
     retryCount: 0,
   },
   async () => {
-    await reconcileDeliveries(reconcileDepsFromParams(await adminFirestore()));
+    const enqueue = enqueuePart(cloudTasksEnqueue, MAILBOX_KEY_SECRET.value());
+    const deps = { clock: systemClock, logger: cloudLogger, enqueuePart: enqueue };
+    const index = { ...deps, mailboxSecret: MAILBOX_KEY_SECRET.value() };
+    await reconcileDeliveries({
+      ...deps,
+      db: await adminFirestore(),
+      index: (ref) => indexSignup(ref, index),
+    });
   },
 );

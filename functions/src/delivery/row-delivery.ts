@@ -2,6 +2,7 @@ import type { DocumentReference, DocumentSnapshot, Firestore } from 'firebase-ad
 import type { Clock } from '../clock';
 import { SIGNUPS } from '../contract';
 import type { Logger } from '../logs';
+import { type AddContactInput, parseAddContactInput } from '../schemas';
 import {
   eventOf,
   isSettled,
@@ -57,6 +58,15 @@ export function enqueuePart(enqueue: Enqueue, mailboxSecret: string): EnqueuePar
     const id = deliveryTaskId(mailboxSecret, queue, row, round);
     return enqueue(queue, { signup: row.id, round, ...carry }, { id, notBefore });
   };
+}
+
+/** The address a row stores, its list and source: what is delivered, never what a task or caller says. */
+export function storedAddress(row: DocumentSnapshot): AddContactInput {
+  return parseAddContactInput({
+    email: row.get('email'),
+    subscription_type: row.get('subscription_type'),
+    source: row.get('source'),
+  });
 }
 
 /** A row as read, as its tasks are named. */
