@@ -28,6 +28,7 @@ import { cloudTasksEnqueue, positiveNumber, RETRY, RetryLater, withDatabase } fr
 import {
   type EnqueuePart,
   enqueuePart,
+  type OpenedTask,
   rowOfTasks,
   runTask,
   storedAddress,
@@ -123,30 +124,7 @@ export async function handleDeliverThankYou(
         spelling,
       };
     },
-    async ({ row, round, stored: mailbox }) => {
-      const missing = !deps.from ? 'MAIL_FROM' : !deps.unsubscribeLink ? 'UNSUBSCRIBE_URL' : null;
-      if (missing) {
-        deps.logger.error('thank_you.not_configured', { missing });
-        throw new RetryLater('A setting of the thank-you is missing.', `setting ${missing}`, 'configuration');
-      }
-      try {
-        const sent = await sendOnce(mailbox, row.id, deps);
-        if (sent.status === 'waiting') {
-          const runsAt = hourStart(sent.hour);
-          await withDatabase(() => deps.enqueuePart('thank_you', rowOfTasks(row), round + 1, runsAt));
-        }
-        return sent;
-      } catch (error) {
-        if (!(error instanceof UnsavedSend)) throw error;
-        // Cloud Tasks keeps what the database could not; acknowledged, so no retry of this task claims again.
-        const handed = await deps
-          .enqueuePart('thank_you', rowOfTasks(row), round + 1, undefined, { sent: error.attempt })
-          .catch(() => null);
-        if (handed !== 'enqueued') throw error;
-        deps.logger.warn('thank_you.sent_unsaved', { ...emailFields(mailbox.email), round: round + 1 });
-        return { status: 'sent_unsaved' };
-      }
-    },
+    (opened) => sendOnce(opened, deps),
     async (input, mailbox) => {
       // A mail the relay accepted, whose save a database failure stopped: saved now, never sent again.
       const { sent } = input;
@@ -158,14 +136,22 @@ export async function handleDeliverThankYou(
   return typeof outcome === 'string' ? { status: outcome } : outcome;
 }
 
-async function sendOnce(mailbox: Mailbox, signup: string, deps: DeliverThankYouDeps): Promise<Outcome> {
+async function sendOnce(
+  { row, round, stored: mailbox }: OpenedTask<Mailbox>,
+  deps: DeliverThankYouDeps,
+): Promise<Outcome> {
+  const missing = !deps.from ? 'MAIL_FROM' : !deps.unsubscribeLink ? 'UNSUBSCRIBE_URL' : null;
+  if (missing) {
+    deps.logger.error('thank_you.not_configured', { missing });
+    throw new RetryLater('A setting of the thank-you is missing.', `setting ${missing}`, 'configuration');
+  }
   const log = emailFields(mailbox.email);
   const skipped = (reason: string) => deps.logger.info('thank_you.skipped', { ...log, reason });
   if (await suppression(deps, mailbox.email)) {
     skipped('suppressed');
     return { status: 'suppressed' };
   }
-  const claim = await claimRecord(deps, mailbox, signup);
+  const claim = await claimRecord(deps, mailbox, row.id);
   if (claim.status === 'in_progress') {
     // Another task holds the claim: it sends, or its lease runs out and this one does, later.
     skipped(claim.status);
@@ -199,6 +185,7 @@ async function sendOnce(mailbox: Mailbox, signup: string, deps: DeliverThankYouD
     // Given back, so the mailbox is not held "in progress" while it waits for its slot's hour.
     await giveBack({ state: 'waiting', slot });
     skipped('mail_budget');
+    await withDatabase(() => deps.enqueuePart('thank_you', rowOfTasks(row), round + 1, hourStart(slot)));
     return { status: 'waiting', hour: slot };
   }
   // Read again last before the relay: an unsubscribe during the claim and the booking wins.
@@ -240,14 +227,22 @@ async function sendOnce(mailbox: Mailbox, signup: string, deps: DeliverThankYouD
     // Nothing sent: claimable again; the slot stays the mailbox's.
     await giveBack({ state: 'failed', failed_at: new Date(deps.clock.now()), last_error: code, slot });
     if (refusal === 'recipient') return { status: 'refused' };
-    throw new RetryLater(
-      refusal === 'setup' ? 'The mail relay refused our setup.' : 'The mail relay is unavailable.',
-      `smtp ${code}`,
-      refusal === 'setup' ? 'configuration' : undefined,
-    );
+    const setup = refusal === 'setup';
+    const why = setup ? 'The mail relay refused our setup.' : 'The mail relay is unavailable.';
+    throw new RetryLater(why, `smtp ${code}`, setup ? 'configuration' : undefined);
   }
   // The relay accepted the mail: from here a failure is the database's, and never a reason to send again.
-  await saveSent(claim.lease, claim.attempt, { sentAt: deps.clock.now(), messageId: sent.messageId }, deps);
+  if (!(await saveSent(claim.lease, sent.messageId, deps))) {
+    // The record stays `sending` (not `failed`, which a retry would send again at once): Cloud Tasks keeps
+    // what the database could not, the claim's id in the next round (settleUnsaved); this task is acknowledged,
+    // so no retry of it claims again.
+    const handed = await deps
+      .enqueuePart('thank_you', rowOfTasks(row), round + 1, undefined, { sent: claim.attempt })
+      .catch(() => null);
+    if (handed !== 'enqueued') throw new RetryLater('The database did not save a sent mail.', 'database');
+    deps.logger.warn('thank_you.sent_unsaved', { ...log, round: round + 1 });
+    return { status: 'sent_unsaved' };
+  }
   deps.logger.info('thank_you.sent', { ...log, attempts: claim.attempts });
   return { status: 'sent' };
 }
@@ -262,37 +257,19 @@ async function suppression(deps: DeliverThankYouDeps, email: string): Promise<bo
  */
 const SAVE_SENT_RETRY_MS = [250, 1_000, 3_000, 8_000];
 
-/**
- * Saves `sent`, retried. Should it still fail, the record stays `sending` (not `failed`, which a retry would
- * send again at once) and UnsavedSend hands the claim's id to the next round (settleUnsaved).
- */
-async function saveSent(
-  lease: Lease,
-  claimId: string,
-  sent: { sentAt: number; messageId: string },
-  deps: DeliverThankYouDeps,
-): Promise<void> {
-  for (let attempt = 0; ; attempt += 1) {
+/** Saves `sent`, retried; false when every try failed. */
+async function saveSent(lease: Lease, messageId: string, deps: DeliverThankYouDeps): Promise<boolean> {
+  const sentAt = new Date(deps.clock.now());
+  for (const wait of [...(deps.saveRetryMs ?? SAVE_SENT_RETRY_MS), null]) {
     try {
-      await finish(lease, {
-        state: 'sent',
-        sent_at: new Date(sent.sentAt),
-        message_id: sent.messageId,
-        slot: null,
-      });
-      return;
+      await finish(lease, { state: 'sent', sent_at: sentAt, message_id: messageId, slot: null });
+      return true;
     } catch {
-      const wait = (deps.saveRetryMs ?? SAVE_SENT_RETRY_MS)[attempt];
-      if (wait === undefined) throw new UnsavedSend(claimId);
+      if (wait === null) return false;
       await deps.clock.sleep(wait);
     }
   }
-}
-
-class UnsavedSend extends RetryLater {
-  constructor(readonly attempt: string) {
-    super('The database did not save a mail the relay accepted.', 'database');
-  }
+  return false;
 }
 
 /** Saves `sent` for the claim `attempt` whose mail went out, unless the record was claimed since. */
