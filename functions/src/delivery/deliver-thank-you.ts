@@ -4,7 +4,7 @@ import { onTaskDispatched } from 'firebase-functions/v2/tasks';
 import { type Clock, systemClock } from '../clock';
 import { type SubscriptionType, THANK_YOU_MAILS } from '../contract';
 import { adminFirestore, millisOf } from '../firestore';
-import { claimLease, type Lease, type Claim as LeaseClaim, type LeaseLayout, LeaseLostError } from '../lease';
+import { claimLease, type Lease, type LeaseLayout, LeaseLostError } from '../lease';
 import { cloudLogger, type Logger } from '../logs';
 import { bookMailSlot, budgetHour, hourStart } from '../mail/budget';
 import { buildThankYouMessage, thankYouMessageToken } from '../mail/thank-you-message';
@@ -292,23 +292,13 @@ export type SmtpRefusal = 'recipient' | 'setup' | 'transient';
 const RECIPIENT_STATUSES: ReadonlySet<string> = new Set(['5.1.1', '5.1.2', '5.1.3', '5.1.6', '5.2.1']);
 
 export function smtpRefusal(error: unknown): SmtpRefusal {
-  const { code, responseCode, command, response } = (error ?? {}) as {
-    code?: unknown;
-    responseCode?: unknown;
-    command?: unknown;
-    response?: unknown;
-  };
-  if (typeof responseCode === 'number' && responseCode >= 400 && responseCode < 500) return 'transient';
-  if (typeof responseCode === 'number' && responseCode >= 500) {
-    const status = /^\d{3}[ -](\d\.\d{1,3}\.\d{1,3})\b/.exec(
-      typeof response === 'string' ? response : '',
-    )?.[1];
-    return command === 'RCPT TO' && status !== undefined && RECIPIENT_STATUSES.has(status)
-      ? 'recipient'
-      : 'setup';
+  const { code, responseCode, command, response } = (error ?? {}) as Record<string, unknown>;
+  if (typeof responseCode === 'number' && responseCode >= 400) {
+    if (responseCode < 500) return 'transient';
+    const status = /^\d{3}[ -](\d\.\d{1,3}\.\d{1,3})\b/.exec(String(response))?.[1] ?? '';
+    return command === 'RCPT TO' && RECIPIENT_STATUSES.has(status) ? 'recipient' : 'setup';
   }
-  if (code === 'EAUTH' || code === 'ETLS' || code === 'EREQUIRETLS' || code === 'ESMTPURL') return 'setup';
-  return 'transient';
+  return ['EAUTH', 'ETLS', 'EREQUIRETLS', 'ESMTPURL'].includes(String(code)) ? 'setup' : 'transient';
 }
 
 type Refusal = Extract<Outcome, { status: 'already_sent' }> | { status: 'in_progress' };
@@ -336,10 +326,9 @@ async function claimRecord(
   { key, spelling, subscriptionType }: Mailbox,
   signup: string,
 ): Promise<Claim> {
-  let claim: LeaseClaim<Refusal>;
   const owner = crypto.randomUUID();
-  try {
-    claim = await claimLease<Refusal>(
+  const claim = await withDatabase(() =>
+    claimLease<Refusal>(
       deps.db.collection(THANK_YOU_MAILS).doc(key),
       {
         owner,
@@ -372,10 +361,8 @@ async function claimRecord(
           },
         };
       },
-    );
-  } catch {
-    throw new RetryLater('The database is unavailable.');
-  }
+    ),
+  );
   if (claim.status === 'held') return { status: 'in_progress' };
   if (claim.status === 'refused') return claim.reason;
   const previous = claim.previous as Partial<ThankYouRecord> | undefined;
@@ -403,7 +390,7 @@ async function finish(lease: Lease, fields: Partial<ThankYouRecord>): Promise<vo
 
 /** A code for the record and the logs: nodemailer's error code and the SMTP reply code, never the text. */
 function smtpErrorCode(error: unknown): string {
-  const { code, responseCode } = (error ?? {}) as { code?: unknown; responseCode?: unknown };
+  const { code, responseCode } = (error ?? {}) as Record<string, unknown>;
   const name = typeof code === 'string' ? code : 'ERROR';
   return typeof responseCode === 'number' ? `${name} ${responseCode}` : name;
 }

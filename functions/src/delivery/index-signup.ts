@@ -8,13 +8,12 @@ import { MAILBOX_KEY_SECRET } from '../params';
 import { emailFields } from '../privacy/log-fields';
 import { mailboxKey } from '../privacy/mailbox-key';
 import { MAILBOX_KEY_FIELD } from '../signups/lookup';
-import { firstPart, type PartRecord } from './part-life';
+import { firstPart } from './part-life';
 import { cloudTasksEnqueue } from './queue';
 import {
   applyToParts,
   DELIVERY,
   DELIVERY_PARTS,
-  type DeliveryPart,
   type EnqueuePart,
   enqueuePart,
   partOf,
@@ -41,16 +40,15 @@ export async function indexSignup(ref: DocumentReference, deps: IndexSignupDeps)
   const indexed = await ref.firestore.runTransaction(async (transaction) => {
     const row = await transaction.get(ref);
     if (!row.exists) return 'gone' as const;
-    const data = row.data();
     let email: string;
     try {
       ({ email } = storedAddress(row));
     } catch {
       return 'not_an_address' as const;
     }
-    const parts = new Map<DeliveryPart, PartRecord>();
-    for (const part of DELIVERY_PARTS) parts.set(part, partOf(data, part) ?? firstPart(now));
-    if (DELIVERY_PARTS.some((part) => partOf(data, part) === null)) {
+    const stored = DELIVERY_PARTS.map((part) => [part, partOf(row.data(), part)] as const);
+    const parts = stored.map(([part, record]) => [part, record ?? firstPart(now)] as const);
+    if (stored.some(([, record]) => record === null)) {
       transaction.update(ref, {
         [MAILBOX_KEY_FIELD]: mailboxKey(deps.mailboxSecret, email),
         [DELIVERY]: Object.fromEntries(parts),
@@ -63,18 +61,13 @@ export async function indexSignup(ref: DocumentReference, deps: IndexSignupDeps)
     deps.logger.warn('signup.not_indexed', { reason: 'not_an_address' });
     return 'not_an_address';
   }
-  const pending = [...indexed.parts].filter(([, record]) => record.state === 'pending');
+  const pending = indexed.parts.filter(([, record]) => record.state === 'pending');
   // A duplicate is that round's own task (the id names row and round): it confirms the round too.
   await Promise.all(pending.map(([part, record]) => deps.enqueuePart(part, indexed.row, record.round)));
-  if (pending.length > 0) {
-    await applyToParts(
-      ref,
-      pending.map(
-        ([part, record]) => [part, { kind: 'enqueued', round: record.round, runsAt: now }] as const,
-      ),
-      deps.clock.now(),
-    );
-  }
+  const enqueued = pending.map(
+    ([part, { round }]) => [part, { kind: 'enqueued', round, runsAt: now }] as const,
+  );
+  await applyToParts(ref, enqueued, deps.clock.now());
   deps.logger.info('signup.enqueued', { ...emailFields(indexed.email), parts: pending.length });
   return 'delivery_enqueued';
 }
