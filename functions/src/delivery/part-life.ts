@@ -23,8 +23,6 @@ import { positiveNumber, RETRY, retryWindowMs } from './queue';
  * writing it) moves the part to it.
  */
 
-export type PartState = 'pending' | 'done' | 'skipped';
-
 /** Why a part was skipped, always about the person: our setup, a service or a stranger never skips one. */
 export type SkipReason = 'suppressed' | 'already_thanked' | 'refused' | 'not_an_address';
 
@@ -32,7 +30,7 @@ export type SkipReason = 'suppressed' | 'already_thanked' | 'refused' | 'not_an_
 export type WaitReason = 'mail_budget' | 'configuration';
 
 export interface PartRecord {
-  state: PartState;
+  state: 'pending' | 'done' | 'skipped';
   reason?: SkipReason | WaitReason;
   attempts: number;
   last_error?: string;
@@ -97,18 +95,13 @@ export type PartLife =
   | { state: 'done' }
   | { state: 'skipped'; reason: SkipReason };
 
-export function lifeOf(part: PartRecord): PartLife {
-  if (part.state === 'done') return { state: 'done' };
-  if (part.state === 'skipped') return { state: 'skipped', reason: part.reason as SkipReason };
-  if (part.reason === 'mail_budget' || part.reason === 'configuration') {
-    return {
-      state: 'waiting',
-      round: part.round,
-      reason: part.reason,
-      ...(part.last_error ? { code: part.last_error } : {}),
-    };
+export function lifeOf({ state, round, reason, last_error: code }: PartRecord): PartLife {
+  if (state === 'done') return { state };
+  if (state === 'skipped') return { state, reason: reason as SkipReason };
+  if (reason === 'mail_budget' || reason === 'configuration') {
+    return { state: 'waiting', round, reason, ...(code ? { code } : {}) };
   }
-  return { state: 'pending', round: part.round };
+  return { state, round };
 }
 
 /** What either worker's delivery step came to (deliver-contact.ts, deliver-thank-you.ts). */
@@ -173,12 +166,18 @@ export function next(part: PartRecord, event: PartEvent, now: number): PartRecor
         updated_at,
       };
     case 'enqueued':
-      if (event.round < part.round) return null;
-      return { ...part, round: event.round, due_at: dueAt(event.runsAt), updated_at };
     case 'redriven':
-      // Only forward: a round somebody else moved the part to is theirs.
-      if (event.round <= part.round) return null;
-      return { ...rest, round: event.round, due_at: dueAt(event.runsAt), updated_at };
+    case 'waits':
+      // Only forward, but for the round's own confirmation: a round somebody else moved the part to is theirs,
+      // and a second delivery of the task that waited names the same round.
+      if (event.round < part.round || (event.kind !== 'enqueued' && event.round === part.round)) return null;
+      return {
+        ...(event.kind === 'enqueued' ? part : rest),
+        ...(event.kind === 'waits' ? { reason: 'mail_budget', attempts: part.attempts + 1 } : {}),
+        round: event.round,
+        due_at: dueAt(event.runsAt),
+        updated_at,
+      };
     case 'retry': {
       if (event.round < part.round) return null;
       // The task has run, so no queue wait: due when its retries from now would end.
@@ -193,16 +192,5 @@ export function next(part: PartRecord, event: PartEvent, now: number): PartRecor
         updated_at,
       };
     }
-    case 'waits':
-      // Only forward: a second delivery of the task that waited too names the same round, and changes nothing.
-      if (event.round <= part.round) return null;
-      return {
-        ...rest,
-        reason: 'mail_budget',
-        round: event.round,
-        attempts: part.attempts + 1,
-        due_at: dueAt(event.runsAt),
-        updated_at,
-      };
   }
 }
