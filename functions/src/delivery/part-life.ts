@@ -89,17 +89,11 @@ export function isSettled(part: PartRecord | null): boolean {
 }
 
 /** The part as a newcomer reads it (the module's comment): pending, waiting, done or skipped. */
-export type PartLife =
-  | { state: 'pending'; round: number }
-  | { state: 'waiting'; round: number; reason: WaitReason; code?: string }
-  | { state: 'done' }
-  | { state: 'skipped'; reason: SkipReason };
-
-export function lifeOf({ state, round, reason, last_error: code }: PartRecord): PartLife {
+export function lifeOf({ state, round, reason, last_error: code }: PartRecord) {
   if (state === 'done') return { state };
   if (state === 'skipped') return { state, reason: reason as SkipReason };
   if (reason === 'mail_budget' || reason === 'configuration') {
-    return { state: 'waiting', round, reason, ...(code ? { code } : {}) };
+    return { state: 'waiting' as const, round, reason, ...(code ? { code } : {}) };
   }
   return { state, round };
 }
