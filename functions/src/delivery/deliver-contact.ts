@@ -138,15 +138,13 @@ async function addStoredContact(
         request,
       );
     const groupId = await groups.id(input.subscriptionType, request);
-    try {
-      result = await upsert(groupId);
-    } catch (error) {
+    result = await upsert(groupId).catch(async (error: unknown) => {
       // The cached group was deleted in MailerLite: resolved again and tried once more.
-      if (groupIdsRefusedBy(error, [groupId]).length === 0) throw error;
-      const fresh = await groups.reResolve(input.subscriptionType, request);
+      const deleted = groupIdsRefusedBy(error, [groupId]).length > 0;
+      const fresh = deleted ? await groups.reResolve(input.subscriptionType, request) : null;
       if (fresh === null) throw error;
-      result = await upsert(fresh);
-    }
+      return upsert(fresh);
+    });
     // Last: a failure before leaves the tagged one for the next claim to move again.
     if (claim.movesFrom) await deps.client.forgetSubscriber(claim.movesFrom, request);
   } catch (error) {

@@ -76,12 +76,13 @@ export const indexSignupOnCreate = onDocumentCreated(
   // Retried on failure (the database or Cloud Tasks briefly unavailable): every step is idempotent.
   { document: `${SIGNUPS}/{signupId}`, secrets: [MAILBOX_KEY_SECRET], retry: true },
   async (event) => {
-    if (!event.data) return;
-    await indexSignup(event.data.ref, {
-      mailboxSecret: MAILBOX_KEY_SECRET.value(),
-      enqueuePart: enqueuePart(cloudTasksEnqueue, MAILBOX_KEY_SECRET.value()),
-      clock: systemClock,
-      logger: cloudLogger,
-    });
+    if (event.data) await indexSignup(event.data.ref, indexDepsFromParams());
   },
 );
+
+/** The trigger's deps in a deployed function (the reconciler's sweep does the same work). */
+export function indexDepsFromParams(): IndexSignupDeps {
+  const mailboxSecret = MAILBOX_KEY_SECRET.value();
+  const enqueue = enqueuePart(cloudTasksEnqueue, mailboxSecret);
+  return { mailboxSecret, enqueuePart: enqueue, clock: systemClock, logger: cloudLogger };
+}

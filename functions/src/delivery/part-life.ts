@@ -26,12 +26,10 @@ import { positiveNumber, RETRY, retryWindowMs } from './queue';
 /** Why a part was skipped, always about the person: our setup, a service or a stranger never skips one. */
 export type SkipReason = 'suppressed' | 'already_thanked' | 'refused' | 'not_an_address';
 
-/** Why a pending part waits: our setup or a service refusing us (retried until fixed), or the budget. */
-export type WaitReason = 'mail_budget' | 'configuration';
-
 export interface PartRecord {
   state: 'pending' | 'done' | 'skipped';
-  reason?: SkipReason | WaitReason;
+  /** Skipped: why (SkipReason). Pending: why it waits, our setup or a service refusing us, or the budget. */
+  reason?: SkipReason | 'mail_budget' | 'configuration';
   attempts: number;
   last_error?: string;
   round: number;

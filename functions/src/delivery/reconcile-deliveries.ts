@@ -1,22 +1,13 @@
 import '../global-options';
 import type { DocumentReference, DocumentSnapshot, Firestore } from 'firebase-admin/firestore';
 import { onSchedule } from 'firebase-functions/v2/scheduler';
-import { type Clock, systemClock } from '../clock';
+import type { Clock } from '../clock';
 import { SIGNUPS } from '../contract';
 import { adminFirestore, firestoreSdk } from '../firestore';
-import { cloudLogger, type Logger } from '../logs';
+import type { Logger } from '../logs';
 import { MAILBOX_KEY_SECRET } from '../params';
-import { indexSignup } from './index-signup';
-import { cloudTasksEnqueue } from './queue';
-import {
-  DELIVERY,
-  DELIVERY_PARTS,
-  type EnqueuePart,
-  enqueuePart,
-  partOf,
-  RowDelivery,
-  rowOfTasks,
-} from './row-delivery';
+import { indexDepsFromParams, indexSignup } from './index-signup';
+import { DELIVERY, DELIVERY_PARTS, type EnqueuePart, partOf, RowDelivery, rowOfTasks } from './row-delivery';
 
 /** Rows re-driven per part and rows swept, at most, per run; a larger backlog is worked through run by run. */
 export const RECONCILE_PER_RUN = 200;
@@ -132,13 +123,8 @@ export const reconcileDeliveriesJob = onSchedule(
     retryCount: 0,
   },
   async () => {
-    const enqueue = enqueuePart(cloudTasksEnqueue, MAILBOX_KEY_SECRET.value());
-    const deps = { clock: systemClock, logger: cloudLogger, enqueuePart: enqueue };
-    const index = { ...deps, mailboxSecret: MAILBOX_KEY_SECRET.value() };
-    await reconcileDeliveries({
-      ...deps,
-      db: await adminFirestore(),
-      index: (ref) => indexSignup(ref, index),
-    });
+    const deps = indexDepsFromParams();
+    const db = await adminFirestore();
+    await reconcileDeliveries({ ...deps, db, index: (ref) => indexSignup(ref, deps) });
   },
 );
