@@ -14,7 +14,7 @@ import { withAppCheck } from './app-check';
 import { addContactToMailerlite, sendThankYouEmail } from './callables/signup-callables';
 import { syncEmailsToMailerlite } from './callables/sync-callable';
 import { SIGNUPS, THANK_YOU_MAILS } from './contract';
-import { RowDelivery } from './delivery/row-delivery';
+import { RowDelivery } from './delivery/part-life';
 
 type AppCheckData = NonNullable<CallableRequest['app']>;
 

@@ -8,8 +8,8 @@ import { type EnqueuedTask, handOverDeps, recordingEnqueue } from '../../test-su
 import { type Clock, systemClock } from '../clock';
 import { SIGNUPS } from '../contract';
 import { handleDeliverContact } from '../delivery/deliver-contact';
+import { partOf, RowDelivery } from '../delivery/part-life';
 import { type Enqueue, QUEUES } from '../delivery/queue';
-import { partOf, RowDelivery } from '../delivery/row-delivery';
 import { handleSyncEmailsToMailerlite, SYNC_STATE, type SyncDeps } from './sync-callable';
 
 const bed = testBed({ mailerLite: true });

@@ -5,16 +5,18 @@ import { withAppCheck } from '../app-check';
 import { type Clock, systemClock } from '../clock';
 import { CALLABLES, SIGNUPS, type SyncReply } from '../contract';
 import { type IndexOutcome, indexSignup } from '../delivery/index-signup';
-import { lifeOf, type PartRecord, syncRound } from '../delivery/part-life';
-import { cloudTasksEnqueue } from '../delivery/queue';
 import {
   DELIVERY,
   type EnqueuePart,
   enqueuePart,
+  lifeOf,
+  type PartRecord,
   partOf,
   RowDelivery,
   rowOfTasks,
-} from '../delivery/row-delivery';
+  syncRound,
+} from '../delivery/part-life';
+import { cloudTasksEnqueue } from '../delivery/queue';
 import { adminFirestore, firestoreSdk, millisOf } from '../firestore';
 import { type Claim, claimLease, type Lease, type LeaseLayout } from '../lease';
 import { cloudLogger, type Logger } from '../logs';

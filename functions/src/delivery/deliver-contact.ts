@@ -15,8 +15,8 @@ import { emailFields } from '../privacy/log-fields';
 import { type Mailboxes, mailboxesFromParams } from '../privacy/mailboxes';
 import type { AddContactInput } from '../schemas';
 import { MAILBOX_KEY_FIELD, mailboxSignups } from '../signups/lookup';
+import { runTask, storedAddress, type Unopened } from './part-life';
 import { positiveNumber, RETRY, RetryLater } from './queue';
-import { runTask, storedAddress, type Unopened } from './row-delivery';
 
 /** Two tries of a request (a short Retry-After between) fit the budget; longer is Cloud Tasks' retry. */
 export const CONTACT_TASK_BUDGET_MS = 30_000;

@@ -29,8 +29,8 @@ import {
   type ThankYouOutcome,
   type ThankYouRecord,
 } from './deliver-thank-you';
+import { enqueuePart } from './part-life';
 import { RetryLater } from './queue';
-import { enqueuePart } from './row-delivery';
 
 const bed = testBed({ outbox: true });
 const { db } = bed;

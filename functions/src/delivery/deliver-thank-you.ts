@@ -23,17 +23,17 @@ import { emailFields } from '../privacy/log-fields';
 import { hasPlusTag } from '../privacy/mailbox-key';
 import { type Mailboxes, mailboxesFromParams } from '../privacy/mailboxes';
 import type { AddContactInput } from '../schemas';
-import type { Outcome } from './part-life';
-import { cloudTasksEnqueue, positiveNumber, RETRY, RetryLater, withDatabase } from './queue';
 import {
   type EnqueuePart,
   enqueuePart,
   type OpenedTask,
+  type Outcome,
   rowOfTasks,
   runTask,
   storedAddress,
   type Unopened,
-} from './row-delivery';
+} from './part-life';
+import { cloudTasksEnqueue, positiveNumber, RETRY, RetryLater, withDatabase } from './queue';
 
 export const THANK_YOU_TIMEOUT_SECONDS = 60;
 

@@ -8,18 +8,18 @@ import { MAILBOX_KEY_SECRET } from '../params';
 import { emailFields } from '../privacy/log-fields';
 import { mailboxKey } from '../privacy/mailbox-key';
 import { MAILBOX_KEY_FIELD } from '../signups/lookup';
-import { firstPart } from './part-life';
-import { cloudTasksEnqueue } from './queue';
 import {
   applyToParts,
   DELIVERY,
   DELIVERY_PARTS,
   type EnqueuePart,
   enqueuePart,
+  firstPart,
   partOf,
   rowOfTasks,
   storedAddress,
-} from './row-delivery';
+} from './part-life';
+import { cloudTasksEnqueue } from './queue';
 
 export type IndexOutcome = 'delivery_enqueued' | 'not_an_address' | 'gone';
 

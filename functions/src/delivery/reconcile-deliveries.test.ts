@@ -6,7 +6,15 @@ import { handOverDeps, recordingEnqueue } from '../../test-support/tasks';
 import { type Clock, systemClock } from '../clock';
 import { SIGNUPS } from '../contract';
 import { indexSignup } from './index-signup';
-import { CONFIRM_WAIT_MS, dueAt, GIVE_UP_SLACK_MS, QUEUE_WAIT_MS } from './part-life';
+import {
+  CONFIRM_WAIT_MS,
+  dueAt,
+  enqueuePart,
+  GIVE_UP_SLACK_MS,
+  QUEUE_WAIT_MS,
+  RowDelivery,
+  rowOfTasks,
+} from './part-life';
 import { deliveryTaskId, type Enqueue, QUEUES, RETRY, retryWindowMs } from './queue';
 import {
   RECONCILE_EVERY_MS,
@@ -14,7 +22,6 @@ import {
   reconcileDeliveries,
   SWEEP_AFTER_MS,
 } from './reconcile-deliveries';
-import { enqueuePart, RowDelivery, rowOfTasks } from './row-delivery';
 
 const bed = testBed();
 const { db } = bed;

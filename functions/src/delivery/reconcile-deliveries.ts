@@ -7,7 +7,7 @@ import { adminFirestore, firestoreSdk } from '../firestore';
 import type { Logger } from '../logs';
 import { MAILBOX_KEY_SECRET } from '../params';
 import { indexDepsFromParams, indexSignup } from './index-signup';
-import { DELIVERY, DELIVERY_PARTS, type EnqueuePart, partOf, RowDelivery, rowOfTasks } from './row-delivery';
+import { DELIVERY, DELIVERY_PARTS, type EnqueuePart, partOf, RowDelivery, rowOfTasks } from './part-life';
 
 /** Rows re-driven per part and rows swept, at most, per run; a larger backlog is worked through run by run. */
 export const RECONCILE_PER_RUN = 200;
