@@ -380,12 +380,11 @@ async function claimRecord(
   };
 }
 
+/** Releases the claim with `fields`; a lease found lost was released by an earlier try whose answer was lost. */
 async function finish(lease: Lease, fields: Partial<ThankYouRecord>): Promise<void> {
-  try {
-    await lease.release(fields);
-  } catch (error) {
+  await lease.release(fields).catch((error: unknown) => {
     if (!(error instanceof LeaseLostError)) throw error;
-  }
+  });
 }
 
 /** A code for the record and the logs: nodemailer's error code and the SMTP reply code, never the text. */
@@ -406,7 +405,6 @@ export const deliverThankYou = onTaskDispatched(
     rateLimits: { maxDispatchesPerSecond: THANK_YOU_PER_SECOND, maxConcurrentDispatches: 10 },
   },
   async (request) => {
-    const from = MAIL_FROM.value();
     const unsubscribeUrl = UNSUBSCRIBE_URL.value();
     const db = await adminFirestore();
     const mailboxes = mailboxesFromParams(db);
@@ -414,7 +412,7 @@ export const deliverThankYou = onTaskDispatched(
       enqueuePart: enqueuePart(cloudTasksEnqueue, MAILBOX_KEY_SECRET.value()),
       db,
       transport: () => smtpTransport(SMTP_URL.value()),
-      from,
+      from: MAIL_FROM.value(),
       unsubscribeLink: unsubscribeUrl ? (email) => mailboxes.unsubscribeLink(unsubscribeUrl, email) : null,
       clock: systemClock,
       logger: cloudLogger,

@@ -210,7 +210,7 @@ export function next(part: PartRecord, event: PartEvent, now: number): PartRecor
 
 /**
  * The row is the outbox, as in firestore-send-email: `delivery.contact` and `delivery.thank_you`, each a
- * PartRecord (part-life.ts), written by the server alone and erased with the row.
+ * PartRecord, written by the server alone and erased with the row.
  */
 export const DELIVERY = 'delivery';
 
@@ -227,16 +227,16 @@ export function partOf(data: Record<string, unknown> | undefined, part: Delivery
 }
 
 /** Enqueues one round of a part under its own task id (deliveryTaskId). */
-export type EnqueuePart = (
-  part: DeliveryPart,
-  row: RowOfTasks,
-  round: number,
-  notBefore?: number,
-  carry?: Pick<SignupTask, 'sent'>,
-) => Promise<'enqueued' | 'duplicate'>;
+export type EnqueuePart = ReturnType<typeof enqueuePart>;
 
-export function enqueuePart(enqueue: Enqueue, mailboxSecret: string): EnqueuePart {
-  return (part, row, round, notBefore, carry) => {
+export function enqueuePart(enqueue: Enqueue, mailboxSecret: string) {
+  return (
+    part: DeliveryPart,
+    row: RowOfTasks,
+    round: number,
+    notBefore?: number,
+    carry?: { sent: string },
+  ) => {
     const queue = PART_QUEUE[part];
     const id = deliveryTaskId(mailboxSecret, queue, row, round);
     return enqueue(queue, { signup: row.id, round, ...carry }, { id, notBefore });
@@ -367,8 +367,7 @@ export async function runTask<T>(
   } catch (error) {
     const retry =
       error instanceof RetryLater ? error : new RetryLater('The database is unavailable.', 'database');
-    const { code, wait } = retry;
-    const failed: PartEvent = { kind: 'retry', round, code, ...(wait ? { reason: wait } : {}) };
+    const failed = { kind: 'retry', round, code: retry.code, reason: retry.wait } as const;
     // As far as the database lets it: the task is retried either way.
     await delivery.apply(failed, deps.clock.now(), row).catch(() => undefined);
     throw retry;
