@@ -204,12 +204,10 @@ export const deliverContact = onTaskDispatched(
     },
   },
   async (request) => {
-    const { client, groups } = mailerLiteFromParams();
     const db = await adminFirestore();
     await handleDeliverContact(request.data, {
+      ...mailerLiteFromParams(),
       db,
-      client,
-      groups,
       clock: systemClock,
       logger: cloudLogger,
       mailboxes: mailboxesFromParams(db, finishErasureOnCloudTasks),

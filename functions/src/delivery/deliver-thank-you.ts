@@ -116,12 +116,11 @@ export async function handleDeliverThankYou(
     deps,
     (row): Mailbox => {
       const input = storedAddress(row);
-      const spelling = hasPlusTag(input.email) ? 'tagged' : 'bare';
       return {
         ...input,
         key: deps.mailboxes.key(input.email),
         domain: deps.mailboxes.domainKey(input.email),
-        spelling,
+        spelling: hasPlusTag(input.email) ? 'tagged' : 'bare',
       };
     },
     (opened) => sendOnce(opened, deps),
@@ -165,36 +164,29 @@ async function sendOnce(
   const giveBack = (fields: Partial<ThankYouRecord>) => finish(claim.lease, fields).catch(() => undefined);
   // Asked only by the claim's holder: a task that finds the mailbox thanked or in progress spends none.
   const now = budgetHour(deps.clock.now());
-  let slot: number;
+  let slot = claim.slot !== null && claim.slot >= now ? claim.slot : null;
+  let left: boolean;
   try {
-    slot =
-      claim.slot !== null && claim.slot >= now
-        ? claim.slot
-        : await bookMailSlot(deps.db, {
-            now: deps.clock.now(),
-            perHour: deps.mailPerHour,
-            domain: mailbox.domain,
-            logger: deps.logger,
-            random: deps.random,
-          });
+    slot ??= await bookMailSlot(deps.db, {
+      now: deps.clock.now(),
+      perHour: deps.mailPerHour,
+      domain: mailbox.domain,
+      logger: deps.logger,
+      random: deps.random,
+    });
+    // Read again last before the relay: an unsubscribe during the claim and the booking wins.
+    left = slot === now && (await suppression(deps, mailbox.email));
   } catch {
-    await giveBack({ state: 'waiting' });
+    await giveBack({ state: 'waiting', ...(slot === null ? {} : { slot }) });
     throw new RetryLater('The database is unavailable.', 'database');
   }
-  if (slot > now) {
+  if (slot > now || left) {
     // Given back, so the mailbox is not held "in progress" while it waits for its slot's hour.
     await giveBack({ state: 'waiting', slot });
-    skipped('mail_budget');
+    skipped(left ? 'suppressed' : 'mail_budget');
+    if (left) return { status: 'suppressed' };
     await withDatabase(() => deps.enqueuePart('thank_you', rowOfTasks(row), round + 1, hourStart(slot)));
     return { status: 'waiting', hour: slot };
-  }
-  // Read again last before the relay: an unsubscribe during the claim and the booking wins.
-  const left = await suppression(deps, mailbox.email).catch(() => null);
-  if (left !== false) {
-    await giveBack({ state: 'waiting', slot });
-    if (left === null) throw new RetryLater('The database is unavailable.', 'database');
-    skipped('suppressed');
-    return { status: 'suppressed' };
   }
 
   const message = buildThankYouMessage({
