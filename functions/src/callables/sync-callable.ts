@@ -6,13 +6,13 @@ import { type Clock, systemClock } from '../clock';
 import { CALLABLES, SIGNUPS, type SyncReply } from '../contract';
 import { type IndexOutcome, indexSignup } from '../delivery/index-signup';
 import {
+  applyToParts,
   DELIVERY,
   type EnqueuePart,
   enqueuePart,
   lifeOf,
   type PartRecord,
   partOf,
-  RowDelivery,
   rowOfTasks,
   syncRound,
 } from '../delivery/part-life';
@@ -213,7 +213,7 @@ async function handOver(row: DocumentSnapshot, deps: SyncDeps, tally: Tally): Pr
   if (round !== null) {
     // Enqueued first: a failed write leaves the part with its due time, the net.
     await deps.enqueuePart('contact', rowOfTasks(row), round);
-    await new RowDelivery(row.ref, 'contact').apply({ kind: 'redriven', round, runsAt: now }, now);
+    await applyToParts(row.ref, [['contact', { kind: 'redriven', round, runsAt: now }]], now);
   }
   if (part.state === 'pending') tally.watch(row.ref, part.attempts, part);
   else tally.count(part);

@@ -259,51 +259,35 @@ export function rowOfTasks(row: DocumentSnapshot): RowOfTasks {
 }
 
 /**
- * One part of a row's delivery: `apply` writes what `next` answers on the row as it stands, touching only its
- * own part, so a stale read cannot put a part back and a row erased meanwhile stays erased.
- */
-export class RowDelivery {
-  constructor(
-    readonly ref: DocumentReference,
-    private readonly part: DeliveryPart,
-  ) {}
-
-  /** The part after `event` (null: the row is gone or not indexed, or the event changed nothing). */
-  async apply(event: PartEvent, now: number, read?: DocumentSnapshot): Promise<PartRecord | null> {
-    const [moved] = await applyToParts(this.ref, [[this.part, event]], now, read);
-    return moved ?? null;
-  }
-}
-
-/**
- * Several parts' events on one row in one write, compare-and-swap on its update time: a transaction's lock
- * would make two workers finishing one row wait on each other. `read`, a snapshot the caller holds, saves the
- * first read; a row written since is read again.
+ * Writes what `next` answers to each part's event on the row as it stands, in one write, touching only those
+ * parts: a stale read cannot put a part back, and a row erased meanwhile stays erased (no part of a row gone or
+ * not indexed is written). Compare-and-swap on the row's update time: a transaction's lock would make two
+ * workers finishing one row wait on each other. `read`, a snapshot the caller holds, saves the first read; a
+ * row written since is read again.
  */
 export async function applyToParts(
   ref: DocumentReference,
   events: ReadonlyArray<readonly [DeliveryPart, PartEvent]>,
   now: number,
   read?: DocumentSnapshot,
-): Promise<Array<PartRecord | null>> {
+): Promise<void> {
   for (let attempt = 1; ; attempt += 1) {
     const row = attempt === 1 && read ? read : await ref.get();
-    if (!row.exists || !row.updateTime) return events.map(() => null);
+    if (!row.exists || !row.updateTime) return;
     const update: Record<string, PartRecord> = {};
-    const moved = events.map(([part, event]) => {
+    for (const [part, event] of events) {
       const current = partOf(row.data(), part);
       const after = current ? next(current, event, now) : null;
       if (after) update[`${DELIVERY}.${part}`] = after;
-      return after;
-    });
-    if (Object.keys(update).length === 0) return moved;
+    }
+    if (Object.keys(update).length === 0) return;
     try {
       await ref.update(update, { lastUpdateTime: row.updateTime });
-      return moved;
+      return;
     } catch (error) {
       const code = (error as { code?: unknown }).code;
       // 5 NOT_FOUND: erased meanwhile, nothing to record. 9 FAILED_PRECONDITION: written since it was read.
-      if (code === 5) return events.map(() => null);
+      if (code === 5) return;
       if (code !== 9 || attempt >= APPLY_ATTEMPTS) throw error;
     }
   }
@@ -353,8 +337,8 @@ export async function runTask<T>(
   if (isSettled(current)) return 'settled';
   const round = input.round;
   if (current && round < current.round) return 'stale';
-  const delivery = new RowDelivery(row.ref, part);
-  const apply = (event: PartEvent) => withDatabase(() => delivery.apply(event, deps.clock.now(), row));
+  const apply = (event: PartEvent) =>
+    withDatabase(() => applyToParts(row.ref, [[part, event]], deps.clock.now(), row));
   try {
     if (stored === null) {
       await apply({ kind: 'skipped', round, reason: 'not_an_address' });
@@ -369,7 +353,7 @@ export async function runTask<T>(
       error instanceof RetryLater ? error : new RetryLater('The database is unavailable.', 'database');
     const failed = { kind: 'retry', round, code: retry.code, reason: retry.wait } as const;
     // As far as the database lets it: the task is retried either way.
-    await delivery.apply(failed, deps.clock.now(), row).catch(() => undefined);
+    await applyToParts(row.ref, [[part, failed]], deps.clock.now(), row).catch(() => undefined);
     throw retry;
   }
 }

@@ -7,12 +7,12 @@ import { type Clock, systemClock } from '../clock';
 import { SIGNUPS } from '../contract';
 import { indexSignup } from './index-signup';
 import {
+  applyToParts,
   CONFIRM_WAIT_MS,
   dueAt,
   enqueuePart,
   GIVE_UP_SLACK_MS,
   QUEUE_WAIT_MS,
-  RowDelivery,
   rowOfTasks,
 } from './part-life';
 import { deliveryTaskId, type Enqueue, QUEUES, RETRY, retryWindowMs } from './queue';
@@ -110,8 +110,9 @@ describe('the delivery reconciler', () => {
     const [row] = await rows();
     if (!row) throw new Error('not stored');
     // The contact task's first attempt failed now (MailerLite down); it is retried for its retry window.
-    await new RowDelivery(row.ref, 'contact').apply(
-      { kind: 'retry', round: 0, code: 'mailerlite 503' },
+    await applyToParts(
+      row.ref,
+      [['contact', { kind: 'retry', round: 0, code: 'mailerlite 503' }]],
       Date.now(),
     );
     const gaveUp = Date.now() + retryWindowMs(RETRY);

@@ -7,7 +7,7 @@ import { adminFirestore, firestoreSdk } from '../firestore';
 import type { Logger } from '../logs';
 import { MAILBOX_KEY_SECRET } from '../params';
 import { indexDepsFromParams, indexSignup } from './index-signup';
-import { DELIVERY, DELIVERY_PARTS, type EnqueuePart, partOf, RowDelivery, rowOfTasks } from './part-life';
+import { applyToParts, DELIVERY, DELIVERY_PARTS, type EnqueuePart, partOf, rowOfTasks } from './part-life';
 
 /** Rows re-driven per part and rows swept, at most, per run; a larger backlog is worked through run by run. */
 export const RECONCILE_PER_RUN = 200;
@@ -63,7 +63,7 @@ export async function reconcileDeliveries(deps: ReconcileDeps) {
       const redriven = await step(`redrive ${part}`, async () => {
         // Enqueued first: the other order could move the due time on with no task behind it.
         await deps.enqueuePart(part, rowOfTasks(row), round);
-        await new RowDelivery(row.ref, part).apply({ kind: 'redriven', round, runsAt: now }, now, row);
+        await applyToParts(row.ref, [[part, { kind: 'redriven', round, runsAt: now }]], now, row);
       });
       if (redriven) report.redriven += 1;
     }
