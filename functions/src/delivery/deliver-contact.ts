@@ -46,14 +46,14 @@ export type ContactOutcome = 'delivered' | 'already_delivered' | 'suppressed' | 
  * address ends the part; every other failure, our setup's included, is RetryLater.
  */
 export async function handleDeliverContact(task: unknown, deps: DeliverContactDeps): Promise<ContactOutcome> {
-  const outcome = await runTask(task, 'contact', deps, storedAddress, async ({ row, stored }) => {
+  return runTask(task, 'contact', deps, storedAddress, async ({ row, stored }) => {
     const log = {
       ...emailFields(stored.email),
       subscription_type: stored.subscriptionType,
       source: stored.source,
     };
     try {
-      return { status: await addStoredContact(row, stored, deps, log) };
+      return await addStoredContact(row, stored, deps, log);
     } catch (error) {
       if (error instanceof RetryLater) throw error;
       if (!(error instanceof MailerLiteError)) {
@@ -69,13 +69,12 @@ export async function handleDeliverContact(task: unknown, deps: DeliverContactDe
         // Only our setup's message: others may quote the contact.
         message: code === 'failed-precondition' ? message : undefined,
       });
-      if (code === 'invalid-argument') return { status: 'refused' };
+      if (code === 'invalid-argument') return 'refused';
       const lastError = `mailerlite ${error.status ?? error.name}`;
       if (retry) throw new RetryLater('MailerLite is unavailable.', lastError);
       throw new RetryLater('MailerLite refused our setup.', lastError, 'configuration');
     }
   });
-  return typeof outcome === 'string' ? outcome : (outcome.status as ContactOutcome);
 }
 
 /** Throws what MailerLite or Firestore throw, and RetryLater while another task pushes the mailbox. */

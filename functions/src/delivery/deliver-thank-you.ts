@@ -1,5 +1,5 @@
 import '../global-options';
-import type { DocumentReference, Firestore, Timestamp } from 'firebase-admin/firestore';
+import type { DocumentReference, DocumentSnapshot, Firestore, Timestamp } from 'firebase-admin/firestore';
 import { onTaskDispatched } from 'firebase-functions/v2/tasks';
 import { type Clock, systemClock } from '../clock';
 import { type SubscriptionType, THANK_YOU_MAILS } from '../contract';
@@ -22,7 +22,6 @@ import {
 import { emailFields } from '../privacy/log-fields';
 import { hasPlusTag } from '../privacy/mailbox-key';
 import { type Mailboxes, mailboxesFromParams } from '../privacy/mailboxes';
-import type { AddContactInput } from '../schemas';
 import {
   type EnqueuePart,
   enqueuePart,
@@ -43,9 +42,6 @@ export const THANK_YOU_TIMEOUT_SECONDS = 60;
  */
 export const THANK_YOU_LEASE_MS = 5 * 60_000;
 
-/** Whether a thanked spelling has a `+tag`: a stranger can make one of any mailbox, the bare one is its own. */
-export type ThankedSpelling = 'tagged' | 'bare';
-
 export interface ThankYouRecord {
   /** `waiting`: claimed once, then given back until the hour of its slot of the mail budget (`slot`). */
   state: 'sending' | 'sent' | 'failed' | 'waiting';
@@ -53,8 +49,11 @@ export interface ThankYouRecord {
   attempt_id: string;
   subscription_type: SubscriptionType;
   signup?: string;
-  /** The spelling claimed (thanked, once `sent`); one thanked only tagged is thanked once more, bare. */
-  spelling: ThankedSpelling;
+  /**
+   * The spelling claimed (thanked, once `sent`): `tagged` has a `+tag`, which a stranger can make of any
+   * mailbox; one thanked only tagged is thanked once more, bare.
+   */
+  spelling: 'tagged' | 'bare';
   /** A tagged spelling of the mailbox was thanked before the bare one's claim: no tagged one is again. */
   tagged_thanked?: boolean;
   /** The row the tagged spelling's mail went out for, kept when the bare one claims: that row was thanked. */
@@ -70,14 +69,15 @@ export interface ThankYouRecord {
 }
 
 /** What a task came to; a failure Cloud Tasks should retry is thrown (RetryLater) instead. */
-export type ThankYouOutcome = Outcome | { status: Unopened };
+export type ThankYouOutcome = Outcome | Unopened;
 
 /** The stored spelling and its mailbox, worked out once per task: its key, its domain's budget key, its spelling. */
-interface Mailbox extends AddContactInput {
-  key: string;
-  domain: string | null;
-  spelling: ThankedSpelling;
+function mailboxOf(row: DocumentSnapshot, mailboxes: Mailboxes) {
+  const input = storedAddress(row);
+  const spelling: 'tagged' | 'bare' = hasPlusTag(input.email) ? 'tagged' : 'bare';
+  return { ...input, key: mailboxes.key(input.email), domain: mailboxes.domainKey(input.email), spelling };
 }
+type Mailbox = ReturnType<typeof mailboxOf>;
 
 export interface DeliverThankYouDeps {
   db: Firestore;
@@ -110,19 +110,11 @@ export async function handleDeliverThankYou(
   task: unknown,
   deps: DeliverThankYouDeps,
 ): Promise<ThankYouOutcome> {
-  const outcome = await runTask(
+  return runTask(
     task,
     'thank_you',
     deps,
-    (row): Mailbox => {
-      const input = storedAddress(row);
-      return {
-        ...input,
-        key: deps.mailboxes.key(input.email),
-        domain: deps.mailboxes.domainKey(input.email),
-        spelling: hasPlusTag(input.email) ? 'tagged' : 'bare',
-      };
-    },
+    (row) => mailboxOf(row, deps.mailboxes),
     (opened) => sendOnce(opened, deps),
     async (input, mailbox) => {
       // A mail the relay accepted, whose save a database failure stopped: saved now, never sent again.
@@ -132,7 +124,6 @@ export async function handleDeliverThankYou(
       await withDatabase(() => settleUnsaved(record, sent, deps.clock.now()));
     },
   );
-  return typeof outcome === 'string' ? { status: outcome } : outcome;
 }
 
 async function sendOnce(
@@ -148,16 +139,14 @@ async function sendOnce(
   const skipped = (reason: string) => deps.logger.info('thank_you.skipped', { ...log, reason });
   if (await suppression(deps, mailbox.email)) {
     skipped('suppressed');
-    return { status: 'suppressed' };
+    return 'suppressed';
   }
   const claim = await claimRecord(deps, mailbox, row.id);
-  if (claim.status === 'in_progress') {
+  if (typeof claim === 'string') {
+    skipped(claim);
     // Another task holds the claim: it sends, or its lease runs out and this one does, later.
-    skipped(claim.status);
-    throw new RetryLater('Another task is sending this thank-you.', 'in_progress');
-  }
-  if (claim.status !== 'claimed') {
-    skipped(claim.status);
+    if (claim === 'in_progress')
+      throw new RetryLater('Another task is sending this thank-you.', 'in_progress');
     return claim;
   }
   /** Gives the claim back (best effort: the lease expires anyway). */
@@ -184,9 +173,9 @@ async function sendOnce(
     // Given back, so the mailbox is not held "in progress" while it waits for its slot's hour.
     await giveBack({ state: 'waiting', slot });
     skipped(left ? 'suppressed' : 'mail_budget');
-    if (left) return { status: 'suppressed' };
+    if (left) return 'suppressed';
     await withDatabase(() => deps.enqueuePart('thank_you', rowOfTasks(row), round + 1, hourStart(slot)));
-    return { status: 'waiting', hour: slot };
+    return { waiting: slot };
   }
 
   const message = buildThankYouMessage({
@@ -218,7 +207,7 @@ async function sendOnce(
     });
     // Nothing sent: claimable again; the slot stays the mailbox's.
     await giveBack({ state: 'failed', failed_at: new Date(deps.clock.now()), last_error: code, slot });
-    if (refusal === 'recipient') return { status: 'refused' };
+    if (refusal === 'recipient') return 'refused';
     const setup = refusal === 'setup';
     const why = setup ? 'The mail relay refused our setup.' : 'The mail relay is unavailable.';
     throw new RetryLater(why, `smtp ${code}`, setup ? 'configuration' : undefined);
@@ -233,10 +222,10 @@ async function sendOnce(
       .catch(() => null);
     if (handed !== 'enqueued') throw new RetryLater('The database did not save a sent mail.', 'database');
     deps.logger.warn('thank_you.sent_unsaved', { ...log, round: round + 1 });
-    return { status: 'sent_unsaved' };
+    return 'sent_unsaved';
   }
   deps.logger.info('thank_you.sent', { ...log, attempts: claim.attempts });
-  return { status: 'sent' };
+  return 'delivered';
 }
 
 async function suppression(deps: DeliverThankYouDeps, email: string): Promise<boolean> {
@@ -293,10 +282,8 @@ export function smtpRefusal(error: unknown): SmtpRefusal {
   return ['EAUTH', 'ETLS', 'EREQUIRETLS', 'ESMTPURL'].includes(String(code)) ? 'setup' : 'transient';
 }
 
-type Refusal = Extract<Outcome, { status: 'already_sent' }> | { status: 'in_progress' };
-type Claim =
-  | Refusal
-  | { status: 'claimed'; lease: Lease; attempts: number; attempt: string; slot: number | null };
+type Refusal = 'already_delivered' | 'already_thanked' | 'in_progress';
+type Claim = Refusal | { lease: Lease; attempts: number; attempt: string; slot: number | null };
 
 /** What the Message-ID's token of a +tag spelling's mail is made from, after the mailbox key. */
 const TAGGED_SUFFIX = '.tagged';
@@ -332,13 +319,13 @@ async function claimRecord(
         const record = previous as Partial<ThankYouRecord> | undefined;
         const sent = record?.state === 'sent';
         if (sent && (record.signup === signup || record.tagged_signup === signup)) {
-          return { refuse: { status: 'already_sent', byThisRow: true } };
+          return { refuse: 'already_delivered' };
         }
         const thanked = sent ? record.spelling : null;
         const taggedThanked = thanked === 'tagged' || record?.tagged_thanked === true;
         // The bare spelling is thanked once whatever came before; a tagged one only if none was.
         if (thanked === 'bare' || (spelling === 'tagged' && taggedThanked)) {
-          return { refuse: { status: 'already_sent', byThisRow: false } };
+          return { refuse: 'already_thanked' };
         }
         return {
           write: {
@@ -355,11 +342,10 @@ async function claimRecord(
       },
     ),
   );
-  if (claim.status === 'held') return { status: 'in_progress' };
+  if (claim.status === 'held') return 'in_progress';
   if (claim.status === 'refused') return claim.reason;
   const previous = claim.previous as Partial<ThankYouRecord> | undefined;
   return {
-    status: 'claimed',
     lease: claim.lease,
     attempts: (previous?.attempts ?? 0) + 1,
     attempt: owner,

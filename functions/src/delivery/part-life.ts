@@ -117,36 +117,28 @@ export function lifeOf({ state, round, reason, last_error: code }: PartRecord) {
   return { state, round };
 }
 
-/** What either worker's delivery step came to (deliver-contact.ts, deliver-thank-you.ts). */
-export type Outcome =
-  | { status: 'delivered' | 'already_delivered' | 'sent' | 'suppressed' | 'refused' | 'sent_unsaved' }
-  /** `byThisRow`: the mail went out for this very row (a duplicate task of it, a later round). */
-  | { status: 'already_sent'; byThisRow: boolean }
-  /** Over the mail budget: the part's next round is enqueued to run at the start of budget hour `hour`. */
-  | { status: 'waiting'; hour: number };
-
 /**
- * The event an outcome of round `round` is: delivered is done, the person's own reasons skip, over the
- * budget waits for the next round; `sent_unsaved` changes nothing (its next round, already enqueued, saves it).
+ * What either worker's delivery step came to, in one vocabulary (a failure to retry is thrown instead):
+ * `already_delivered`, this row's went out before (a duplicate task, a later round); `already_thanked`, another
+ * row's thank-you to the mailbox stands for it; `sent_unsaved`, a mail the relay accepted and the database did
+ * not save (its next round, enqueued, saves it); `{ waiting }`, over the mail budget, its next round enqueued to
+ * run at the start of that budget hour.
  */
+export type Outcome =
+  | 'delivered'
+  | 'already_delivered'
+  | 'already_thanked'
+  | 'suppressed'
+  | 'refused'
+  | 'sent_unsaved'
+  | { waiting: number };
+
+/** The event an outcome of round `round` is: delivered is done, the person's own reasons skip, a wait waits. */
 export function eventOf(outcome: Outcome, round: number): PartEvent | null {
-  switch (outcome.status) {
-    case 'delivered':
-    case 'already_delivered':
-    case 'sent':
-      return { kind: 'done', round };
-    case 'already_sent':
-      return outcome.byThisRow
-        ? { kind: 'done', round }
-        : { kind: 'skipped', round, reason: 'already_thanked' };
-    case 'suppressed':
-    case 'refused':
-      return { kind: 'skipped', round, reason: outcome.status };
-    case 'waiting':
-      return { kind: 'waits', round: round + 1, runsAt: hourStart(outcome.hour) };
-    case 'sent_unsaved':
-      return null;
-  }
+  if (typeof outcome === 'object')
+    return { kind: 'waits', round: round + 1, runsAt: hourStart(outcome.waiting) };
+  if (outcome === 'delivered' || outcome === 'already_delivered') return { kind: 'done', round };
+  return outcome === 'sent_unsaved' ? null : { kind: 'skipped', round, reason: outcome };
 }
 
 /**
@@ -313,14 +305,14 @@ const LOG_PREFIX = { contact: 'add_contact', thank_you: 'thank_you' } as const;
  * (settled or of a past round: nothing to do); then the worker's own delivery step, whose outcome becomes the
  * part's event (eventOf). A failure to retry is recorded on the part and thrown (RetryLater) for Cloud Tasks.
  */
-export async function runTask<T>(
+export async function runTask<T, O extends Outcome>(
   task: unknown,
   part: DeliveryPart,
   deps: { db: Firestore; logger: Logger; clock: Clock },
   parseStored: (row: DocumentSnapshot) => T,
-  deliver: (opened: OpenedTask<T>) => Promise<Outcome>,
+  deliver: (opened: OpenedTask<T>) => Promise<O>,
   beforePart?: (input: SignupTask, stored: T) => Promise<void>,
-): Promise<Outcome | Unopened> {
+): Promise<O | Unopened> {
   const input = parseTask(task, parseSignupTask, deps.logger, `${LOG_PREFIX[part]}.task_malformed`);
   if (!input) return 'dropped';
   const row = await withDatabase(() => deps.db.collection(SIGNUPS).doc(input.signup).get());
