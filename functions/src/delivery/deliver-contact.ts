@@ -15,7 +15,7 @@ import { emailFields } from '../privacy/log-fields';
 import { type Mailboxes, mailboxesFromParams } from '../privacy/mailboxes';
 import type { AddContactInput } from '../schemas';
 import { MAILBOX_KEY_FIELD, mailboxSignups } from '../signups/lookup';
-import { runTask, storedAddress, type Unopened } from './part-life';
+import { runTask, storedAddress } from './part-life';
 import { positiveNumber, RETRY, RetryLater } from './queue';
 
 /** Two tries of a request (a short Retry-After between) fit the budget; longer is Cloud Tasks' retry. */
@@ -36,25 +36,20 @@ export interface DeliverContactDeps {
 /** Sign-ups of one mailbox and list read for the consent time: bounded whatever a bot stored. */
 export const CONTACT_ROWS_READ = 20;
 
-/** What a task came to; a failure Cloud Tasks should retry is thrown (RetryLater) instead. */
-export type ContactOutcome = 'delivered' | 'already_delivered' | 'suppressed' | 'refused' | Unopened;
-
 /**
  * Upserts a stored row into its list's group, with the mailbox's first sign-up of that list as the consent
  * time. One contact per mailbox (privacy/mailerlite-contacts.ts): a list it already has costs no request, and
  * it moves once to a bare spelling stored after a `+tag` one. Of MailerLite's refusals only a 422 on the
  * address ends the part; every other failure, our setup's included, is RetryLater.
  */
-export async function handleDeliverContact(task: unknown, deps: DeliverContactDeps): Promise<ContactOutcome> {
-  return runTask(task, 'contact', deps, storedAddress, async ({ row, stored }) => {
+export async function handleDeliverContact(task: unknown, deps: DeliverContactDeps) {
+  return runTask(task, 'contact', deps, storedAddress, async (row, _round, stored) => {
     const log = {
       ...emailFields(stored.email),
       subscription_type: stored.subscriptionType,
       source: stored.source,
     };
-    try {
-      return await addStoredContact(row, stored, deps, log);
-    } catch (error) {
+    return addStoredContact(row, stored, deps, log).catch((error: unknown) => {
       if (error instanceof RetryLater) throw error;
       if (!(error instanceof MailerLiteError)) {
         deps.logger.warn('add_contact.failed', { ...log, error: 'database', code: 'unavailable' });
@@ -73,7 +68,7 @@ export async function handleDeliverContact(task: unknown, deps: DeliverContactDe
       const lastError = `mailerlite ${error.status ?? error.name}`;
       if (retry) throw new RetryLater('MailerLite is unavailable.', lastError);
       throw new RetryLater('MailerLite refused our setup.', lastError, 'configuration');
-    }
+    });
   });
 }
 

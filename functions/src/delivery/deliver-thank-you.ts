@@ -25,7 +25,6 @@ import { type Mailboxes, mailboxesFromParams } from '../privacy/mailboxes';
 import {
   type EnqueuePart,
   enqueuePart,
-  type OpenedTask,
   type Outcome,
   rowOfTasks,
   runTask,
@@ -115,7 +114,7 @@ export async function handleDeliverThankYou(
     'thank_you',
     deps,
     (row) => mailboxOf(row, deps.mailboxes),
-    (opened) => sendOnce(opened, deps),
+    (row, round, mailbox) => sendOnce(row, round, mailbox, deps),
     async (input, mailbox) => {
       // A mail the relay accepted, whose save a database failure stopped: saved now, never sent again.
       const { sent } = input;
@@ -127,7 +126,9 @@ export async function handleDeliverThankYou(
 }
 
 async function sendOnce(
-  { row, round, stored: mailbox }: OpenedTask<Mailbox>,
+  row: DocumentSnapshot,
+  round: number,
+  mailbox: Mailbox,
   deps: DeliverThankYouDeps,
 ): Promise<Outcome> {
   const missing = !deps.from ? 'MAIL_FROM' : !deps.unsubscribeLink ? 'UNSUBSCRIBE_URL' : null;

@@ -288,13 +288,6 @@ export async function applyToParts(
 /** Reads and writes of one event before a conflict on the row is reported as a failure (retried by the task). */
 const APPLY_ATTEMPTS = 5;
 
-/** A worker's task, opened: its row, the round it is on, and the address stored there. */
-export interface OpenedTask<T> {
-  row: DocumentSnapshot;
-  round: number;
-  stored: T;
-}
-
 /** Why a task had nothing to deliver: `dropped`, a malformed task or a row without an address (skipped). */
 export type Unopened = 'dropped' | 'gone' | 'settled' | 'stale';
 
@@ -310,7 +303,8 @@ export async function runTask<T, O extends Outcome>(
   part: DeliveryPart,
   deps: { db: Firestore; logger: Logger; clock: Clock },
   parseStored: (row: DocumentSnapshot) => T,
-  deliver: (opened: OpenedTask<T>) => Promise<O>,
+  /** The worker's delivery step: the row, the round it is on, the address stored there. */
+  deliver: (row: DocumentSnapshot, round: number, stored: T) => Promise<O>,
   beforePart?: (input: SignupTask, stored: T) => Promise<void>,
 ): Promise<O | Unopened> {
   const input = parseTask(task, parseSignupTask, deps.logger, `${LOG_PREFIX[part]}.task_malformed`);
@@ -336,7 +330,7 @@ export async function runTask<T, O extends Outcome>(
       await apply({ kind: 'skipped', round, reason: 'not_an_address' });
       return 'dropped';
     }
-    const outcome = await deliver({ row, round, stored });
+    const outcome = await deliver(row, round, stored);
     const event = eventOf(outcome, round);
     if (event) await apply(event);
     return outcome;
