@@ -290,10 +290,8 @@ type Claim = Refusal | { lease: Lease; attempts: number; attempt: string; slot: 
 const TAGGED_SUFFIX = '.tagged';
 
 const THANK_YOU_LEASE: LeaseLayout = {
-  expiresAt: (data) => {
-    const record = data as Partial<ThankYouRecord>;
-    return record.state === 'sending' && record.lease_expires_at ? millisOf(record.lease_expires_at) : null;
-  },
+  expiresAt: ({ state, lease_expires_at: expires }: Partial<ThankYouRecord>) =>
+    state === 'sending' && expires ? millisOf(expires) : null,
   fields: (owner, expiresAt) => ({ attempt_id: owner, lease_expires_at: expiresAt }),
 };
 
