@@ -56,11 +56,8 @@ export async function indexSignup(ref: DocumentReference, deps: IndexSignupDeps)
     }
     return { email, parts, row: rowOfTasks(row) };
   });
-  if (indexed === 'gone') return 'gone';
-  if (indexed === 'not_an_address') {
-    deps.logger.warn('signup.not_indexed', { reason: 'not_an_address' });
-    return 'not_an_address';
-  }
+  if (indexed === 'not_an_address') deps.logger.warn('signup.not_indexed', { reason: indexed });
+  if (typeof indexed === 'string') return indexed;
   const pending = indexed.parts.filter(([, record]) => record.state === 'pending');
   // A duplicate is that round's own task (the id names row and round): it confirms the round too.
   await Promise.all(pending.map(([part, record]) => deps.enqueuePart(part, indexed.row, record.round)));
