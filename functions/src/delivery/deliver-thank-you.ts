@@ -171,7 +171,7 @@ async function sendOnce(
     throw new RetryLater('The database is unavailable.', 'database');
   }
   if (slot > now || left) {
-    // Given back, so the mailbox is not held "in progress" while it waits for its slot's hour.
+    // Given back, so the mailbox is not held "in progress" while it waits for its slot's hour (or once it left).
     await giveBack({ state: 'waiting', slot });
     skipped(left ? 'suppressed' : 'mail_budget');
     if (left) return 'suppressed';
