@@ -14,7 +14,7 @@ import { withAppCheck } from './app-check';
 import { addContactToMailerlite, sendThankYouEmail } from './callables/signup-callables';
 import { syncEmailsToMailerlite } from './callables/sync-callable';
 import { SIGNUPS, THANK_YOU_MAILS } from './contract';
-import { RowDelivery } from './delivery/row-delivery';
+import { applyToParts } from './delivery/part-life';
 
 type AppCheckData = NonNullable<CallableRequest['app']>;
 
@@ -126,10 +126,7 @@ describe('the three callables, with ENFORCE_APP_CHECK', () => {
     expect(bed.tasks.tasks).toEqual([]);
     // The row's own task delivered its contact: the sync reads it there and hands nothing over.
     const [row] = (await bed.db.collection(SIGNUPS).get()).docs;
-    await new RowDelivery(row?.ref as DocumentReference, 'contact').apply(
-      { kind: 'done', round: 0 },
-      Date.now(),
-    );
+    await applyToParts(row?.ref as DocumentReference, [['contact', { kind: 'done', round: 0 }]], Date.now());
     expect(await call['sync-emails-to-mailerlite']()).toMatchObject({
       success: true,
       error: null,

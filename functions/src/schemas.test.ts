@@ -58,6 +58,7 @@ describe('add-contact-to-mailerlite input', () => {
   it('takes the hero form body (no type) as an "updates" sign-up', () => {
     expect(parseAddContactInput({ email: ' Kid@Example.com', source: 'hero_form' })).toEqual({
       email: 'kid@example.com',
+      emailAsSent: 'Kid@Example.com',
       source: 'hero_form',
       subscriptionType: 'updates',
     });
@@ -68,6 +69,7 @@ describe('add-contact-to-mailerlite input', () => {
       parseAddContactInput({ email: 'kid@example.com', source: 'final_cta', subscription_type: 'club' }),
     ).toEqual({
       email: 'kid@example.com',
+      emailAsSent: 'kid@example.com',
       source: 'final_cta',
       subscriptionType: 'club',
     });

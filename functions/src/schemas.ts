@@ -83,6 +83,8 @@ export function validated<T>(
 export interface AddContactInput {
   /** Normalised. */
   email: string;
+  /** As sent, trimmed: the form in which the sign-up was stored (the thank-you goes to it). */
+  emailAsSent: string;
   source: SignupSource;
   subscriptionType: SubscriptionType;
 }
@@ -105,7 +107,7 @@ export function parseAddContactInput(data: unknown): AddContactInput {
         : `subscription_type ${subscriptionType} does not go with source ${source}.`,
     );
   }
-  return { email, source, subscriptionType };
+  return { email, emailAsSent: (body.email as string).trim(), source, subscriptionType };
 }
 
 export interface ThankYouInput {

@@ -10,8 +10,7 @@ import {
   type SubscriptionType,
   subscriptionTypeOf,
 } from '../src/contract';
-import { firstPart, next, type PartRecord } from '../src/delivery/part-life';
-import { DELIVERY } from '../src/delivery/row-delivery';
+import { DELIVERY, firstPart, next, type PartRecord } from '../src/delivery/part-life';
 import { mailboxKey } from '../src/privacy/mailbox-key';
 import { Mailboxes } from '../src/privacy/mailboxes';
 import type { FinishErasureLater } from '../src/privacy/suppression';

@@ -5,8 +5,8 @@ import { randomUUID } from 'node:crypto';
 import type { DocumentReference, Firestore } from 'firebase-admin/firestore';
 import type { Clock } from '../src/clock';
 import { indexSignup } from '../src/delivery/index-signup';
+import { enqueuePart } from '../src/delivery/part-life';
 import type { Enqueue } from '../src/delivery/queue';
-import { enqueuePart } from '../src/delivery/row-delivery';
 import type { Logger } from '../src/logs';
 import { MAILBOX_SECRET } from './signups';
 

@@ -8,8 +8,8 @@ import { type EnqueuedTask, handOverDeps, recordingEnqueue } from '../../test-su
 import { type Clock, systemClock } from '../clock';
 import { SIGNUPS } from '../contract';
 import { handleDeliverContact } from '../delivery/deliver-contact';
+import { applyToParts, partOf } from '../delivery/part-life';
 import { type Enqueue, QUEUES } from '../delivery/queue';
-import { partOf, RowDelivery } from '../delivery/row-delivery';
 import { handleSyncEmailsToMailerlite, SYNC_STATE, type SyncDeps } from './sync-callable';
 
 const bed = testBed({ mailerLite: true });
@@ -59,8 +59,9 @@ async function rowOf(email: string): Promise<DocumentReference> {
 
 /** The row's contact part after a failed attempt of round 0, as the worker records it. */
 async function failedOnce(email: string, code = 'mailerlite 401', reason?: 'configuration') {
-  await new RowDelivery(await rowOf(email), 'contact').apply(
-    { kind: 'retry', round: 0, code, ...(reason ? { reason } : {}) },
+  await applyToParts(
+    await rowOf(email),
+    [['contact', { kind: 'retry', round: 0, code, ...(reason ? { reason } : {}) }]],
     Date.now(),
   );
 }
@@ -124,8 +125,9 @@ describe('sync-emails-to-mailerlite', () => {
     const [first, second] = (await db.collection(SIGNUPS).orderBy('created_at').get()).docs;
     await handleDeliverContact({ signup: first?.id, round: 0 }, contactWorkerDeps(bed));
     // The second spelling's task failed on the database: it waits out Cloud Tasks' backoff.
-    await new RowDelivery(second?.ref as DocumentReference, 'contact').apply(
-      { kind: 'retry', round: 0, code: 'database' },
+    await applyToParts(
+      second?.ref as DocumentReference,
+      [['contact', { kind: 'retry', round: 0, code: 'database' }]],
       Date.now(),
     );
     const requestsBefore = bed.ml.state.requests.length;

@@ -11,16 +11,18 @@ import { withAppCheck } from '../app-check';
 import { type Clock, systemClock } from '../clock';
 import { CALLABLES, SIGNUPS, type SyncReply } from '../contract';
 import { type IndexOutcome, indexSignup } from '../delivery/index-signup';
-import { lifeOf, type PartRecord, syncRound } from '../delivery/part-life';
-import { cloudTasksEnqueue } from '../delivery/queue';
 import {
+  applyToParts,
   DELIVERY,
   type EnqueuePart,
   enqueuePart,
+  lifeOf,
+  type PartRecord,
   partOf,
-  RowDelivery,
   rowOfTasks,
-} from '../delivery/row-delivery';
+  syncRound,
+} from '../delivery/part-life';
+import { cloudTasksEnqueue } from '../delivery/queue';
 import { adminFirestore, millisOf } from '../firestore';
 import { claimLease, type Lease, type LeaseLayout } from '../lease';
 import { cloudLogger, type Logger } from '../logs';
@@ -197,7 +199,7 @@ async function handOver(row: DocumentSnapshot, deps: SyncDeps, tally: Tally): Pr
   if (round !== null) {
     // Enqueued first: a failed write leaves the part with its due time, the net.
     await deps.enqueuePart('contact', rowOfTasks(row), round);
-    await new RowDelivery(row.ref, 'contact').apply({ kind: 'redriven', round, runsAt: now }, now);
+    await applyToParts(row.ref, [['contact', { kind: 'redriven', round, runsAt: now }]], now);
   }
   if (part.state === 'pending') tally.watch(row.ref, part.attempts, part);
   else tally.count(part);

@@ -13,10 +13,10 @@ import { MAILBOX_KEY_SECRET, MAILERLITE_API_KEY, UNSUBSCRIBE_SECRET } from '../p
 import { finishErasureOnCloudTasks } from '../privacy/finish-erasure';
 import { emailFields } from '../privacy/log-fields';
 import { type Mailboxes, mailboxesFromParams } from '../privacy/mailboxes';
-import { type AddContactInput, parseAddContactInput } from '../schemas';
+import type { AddContactInput } from '../schemas';
 import { MAILBOX_KEY_FIELD, mailboxSignups } from '../signups/lookup';
+import { runTask, storedAddress } from './part-life';
 import { positiveNumber, RETRY, RetryLater } from './queue';
-import { openTask } from './row-delivery';
 
 /** Two tries of a request (a short Retry-After between) fit the budget; longer is Cloud Tasks' retry. */
 export const CONTACT_TASK_BUDGET_MS = 30_000;
@@ -36,52 +36,26 @@ export interface DeliverContactDeps {
 /** Sign-ups of one mailbox and list read for the consent time: bounded whatever a bot stored. */
 export const CONTACT_ROWS_READ = 20;
 
-/** What a task came to; a failure Cloud Tasks should retry is thrown (RetryLater) instead. */
-export type ContactOutcome =
-  | 'delivered'
-  | 'already_delivered'
-  | 'settled'
-  | 'gone'
-  | 'suppressed'
-  | 'refused'
-  | 'stale'
-  | 'dropped';
-
 /**
  * Upserts a stored row into its list's group, with the mailbox's first sign-up of that list as the consent
  * time. One contact per mailbox (privacy/mailerlite-contacts.ts): a list it already has costs no request, and
  * it moves once to a bare spelling stored after a `+tag` one. Of MailerLite's refusals only a 422 on the
  * address ends the part; every other failure, our setup's included, is RetryLater.
  */
-export async function handleDeliverContact(task: unknown, deps: DeliverContactDeps): Promise<ContactOutcome> {
-  const open = await openTask(task, 'contact', deps, (row) =>
-    parseAddContactInput({
-      email: row.get('email'),
-      subscription_type: row.get('subscription_type'),
-      source: row.get('source'),
-    }),
-  );
-  if (open === 'malformed' || open === 'not_an_address') return 'dropped';
-  if (typeof open === 'string') return open;
-  const { row, round, stored, delivery, apply } = open;
-  const log = {
-    ...emailFields(stored.email),
-    subscription_type: stored.subscriptionType,
-    source: stored.source,
-  };
-  let retry: RetryLater;
-  try {
-    const outcome = await addStoredContact(row, stored, deps, log);
-    if (outcome === 'suppressed') await apply({ kind: 'skipped', round, reason: 'suppressed' });
-    else await apply({ kind: 'done', round });
-    return outcome;
-  } catch (error) {
-    if (error instanceof RetryLater) retry = error;
-    else if (!(error instanceof MailerLiteError)) {
-      deps.logger.warn('add_contact.failed', { ...log, error: 'database', code: 'unavailable' });
-      retry = new RetryLater('The database is unavailable.', 'database');
-    } else {
-      const { code, message, retry: transient } = failureOf(error);
+export async function handleDeliverContact(task: unknown, deps: DeliverContactDeps) {
+  return runTask(task, 'contact', deps, storedAddress, async (row, _round, stored) => {
+    const log = {
+      ...emailFields(stored.email),
+      subscription_type: stored.subscriptionType,
+      source: stored.source,
+    };
+    return addStoredContact(row, stored, deps, log).catch((error: unknown) => {
+      if (error instanceof RetryLater) throw error;
+      if (!(error instanceof MailerLiteError)) {
+        deps.logger.warn('add_contact.failed', { ...log, error: 'database', code: 'unavailable' });
+        throw new RetryLater('The database is unavailable.', 'database');
+      }
+      const { code, message, retry } = failureOf(error);
       deps.logger.warn('add_contact.failed', {
         ...log,
         error: error.name,
@@ -90,18 +64,12 @@ export async function handleDeliverContact(task: unknown, deps: DeliverContactDe
         // Only our setup's message: others may quote the contact.
         message: code === 'failed-precondition' ? message : undefined,
       });
+      if (code === 'invalid-argument') return 'refused';
       const lastError = `mailerlite ${error.status ?? error.name}`;
-      if (code === 'invalid-argument') {
-        await apply({ kind: 'skipped', round, reason: 'refused' });
-        return 'refused';
-      }
-      retry = transient
-        ? new RetryLater('MailerLite is unavailable.', lastError)
-        : new RetryLater('MailerLite refused our setup.', lastError, 'configuration');
-    }
-  }
-  await delivery.recordRetry(round, retry, deps.clock.now());
-  throw retry;
+      if (retry) throw new RetryLater('MailerLite is unavailable.', lastError);
+      throw new RetryLater('MailerLite refused our setup.', lastError, 'configuration');
+    });
+  });
 }
 
 /** Throws what MailerLite or Firestore throw, and RetryLater while another task pushes the mailbox. */
@@ -164,15 +132,13 @@ async function addStoredContact(
         request,
       );
     const groupId = await groups.id(input.subscriptionType, request);
-    try {
-      result = await upsert(groupId);
-    } catch (error) {
+    result = await upsert(groupId).catch(async (error: unknown) => {
       // The cached group was deleted in MailerLite: resolved again and tried once more.
-      if (groupIdsRefusedBy(error, [groupId]).length === 0) throw error;
-      const fresh = await groups.reResolve(input.subscriptionType, request);
+      const deleted = groupIdsRefusedBy(error, [groupId]).length > 0;
+      const fresh = deleted ? await groups.reResolve(input.subscriptionType, request) : null;
       if (fresh === null) throw error;
-      result = await upsert(fresh);
-    }
+      return upsert(fresh);
+    });
     // Last: a failure before leaves the tagged one for the next claim to move again.
     if (claim.movesFrom) await deps.client.forgetSubscriber(claim.movesFrom, request);
   } catch (error) {
@@ -186,24 +152,14 @@ async function addStoredContact(
   });
 
   // An unsubscribe during the push: undone here, or by the erasure once this claim's lease runs out.
-  await forgetIfErased({ email: input.email, address: claim.email }, deps, log);
-  return 'delivered';
-}
-
-/** The person's own refusals, kept by a move; a bounce is the tagged spelling's, the reason to move. */
-const KEPT_STATUSES: ReadonlySet<string> = new Set(['unsubscribed', 'junk']);
-
-/** Forgets the contact if the person unsubscribed, now or (MailerLite failing) later. */
-async function forgetIfErased(
-  pushed: { email: string; address?: string },
-  deps: DeliverContactDeps,
-  log: LogFields,
-): Promise<void> {
-  const request = { deadline: deps.clock.now() + (deps.budgetMs ?? CONTACT_TASK_BUDGET_MS) };
-  const undone = deps.mailboxes.suppression.forgetIfSuppressed(deps.client, [pushed], {
-    clock: deps.clock,
-    request,
-  });
+  const undone = deps.mailboxes.suppression.forgetIfSuppressed(
+    deps.client,
+    [{ email: input.email, address: claim.email }],
+    {
+      clock: deps.clock,
+      request: { deadline: deps.clock.now() + (deps.budgetMs ?? CONTACT_TASK_BUDGET_MS) },
+    },
+  );
   for await (const { forget } of undone) {
     deps.logger.warn('add_contact.erased_during_call', {
       ...log,
@@ -211,7 +167,11 @@ async function forgetIfErased(
       finish_task: forget.kind === 'pending' ? forget.finishTask : undefined,
     });
   }
+  return 'delivered';
 }
+
+/** The person's own refusals, kept by a move; a bounce is the tagged spelling's, the reason to move. */
+const KEPT_STATUSES: ReadonlySet<string> = new Set(['unsubscribed', 'junk']);
 
 /**
  * 115 of MailerLite's 120 requests a minute, leaving 5 to the unsubscribes' forgets. An env variable, not a
@@ -238,12 +198,10 @@ export const deliverContact = onTaskDispatched(
     },
   },
   async (request) => {
-    const { client, groups } = mailerLiteFromParams();
     const db = await adminFirestore();
     await handleDeliverContact(request.data, {
+      ...mailerLiteFromParams(),
       db,
-      client,
-      groups,
       clock: systemClock,
       logger: cloudLogger,
       mailboxes: mailboxesFromParams(db, finishErasureOnCloudTasks),

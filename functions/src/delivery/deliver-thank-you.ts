@@ -1,10 +1,10 @@
 import '../global-options';
-import type { DocumentReference, Firestore, Timestamp } from 'firebase-admin/firestore';
+import type { DocumentReference, DocumentSnapshot, Firestore, Timestamp } from 'firebase-admin/firestore';
 import { onTaskDispatched } from 'firebase-functions/v2/tasks';
 import { type Clock, systemClock } from '../clock';
-import { SUBSCRIPTION_TYPES, type SubscriptionType, THANK_YOU_MAILS } from '../contract';
+import { type SubscriptionType, THANK_YOU_MAILS } from '../contract';
 import { adminFirestore, millisOf } from '../firestore';
-import { claimLease, type Lease, type Claim as LeaseClaim, type LeaseLayout, LeaseLostError } from '../lease';
+import { claimLease, type Lease, type LeaseLayout, LeaseLostError } from '../lease';
 import { cloudLogger, type Logger } from '../logs';
 import { bookMailSlot, budgetHour, hourStart } from '../mail/budget';
 import { buildThankYouMessage, thankYouMessageToken } from '../mail/thank-you-message';
@@ -22,9 +22,16 @@ import {
 import { emailFields } from '../privacy/log-fields';
 import { hasPlusTag } from '../privacy/mailbox-key';
 import { type Mailboxes, mailboxesFromParams } from '../privacy/mailboxes';
-import { parseThankYouInput, type ThankYouInput } from '../schemas';
+import {
+  type EnqueuePart,
+  enqueuePart,
+  type Outcome,
+  rowOfTasks,
+  runTask,
+  storedAddress,
+  type Unopened,
+} from './part-life';
 import { cloudTasksEnqueue, positiveNumber, RETRY, RetryLater, withDatabase } from './queue';
-import { type EnqueuePart, enqueuePart, openTask, rowOfTasks } from './row-delivery';
 
 export const THANK_YOU_TIMEOUT_SECONDS = 60;
 
@@ -34,20 +41,18 @@ export const THANK_YOU_TIMEOUT_SECONDS = 60;
  */
 export const THANK_YOU_LEASE_MS = 5 * 60_000;
 
-/** Whether a thanked spelling has a `+tag`: a stranger can make one of any mailbox, the bare one is its own. */
-export type ThankedSpelling = 'tagged' | 'bare';
-
-/** `waiting`: claimed once, then given back until the hour of its slot of the mail budget (`slot`). */
-export type ThankYouState = 'sending' | 'sent' | 'failed' | 'waiting';
-
 export interface ThankYouRecord {
-  state: ThankYouState;
+  /** `waiting`: claimed once, then given back until the hour of its slot of the mail budget (`slot`). */
+  state: 'sending' | 'sent' | 'failed' | 'waiting';
   attempts: number;
   attempt_id: string;
   subscription_type: SubscriptionType;
   signup?: string;
-  /** The spelling claimed (thanked, once `sent`); one thanked only tagged is thanked once more, bare. */
-  spelling: ThankedSpelling;
+  /**
+   * The spelling claimed (thanked, once `sent`): `tagged` has a `+tag`, which a stranger can make of any
+   * mailbox; one thanked only tagged is thanked once more, bare.
+   */
+  spelling: 'tagged' | 'bare';
   /** A tagged spelling of the mailbox was thanked before the bare one's claim: no tagged one is again. */
   tagged_thanked?: boolean;
   /** The row the tagged spelling's mail went out for, kept when the bare one claims: that row was thanked. */
@@ -63,21 +68,15 @@ export interface ThankYouRecord {
 }
 
 /** What a task came to; a failure Cloud Tasks should retry is thrown (RetryLater) instead. */
-export type ThankYouOutcome =
-  | { status: 'sent' }
-  | { status: 'already_sent'; byThisRow?: boolean }
-  | { status: 'gone' }
-  | { status: 'settled' }
-  | { status: 'stale' }
-  /** The relay accepted, the database did not save it: the next round saves it, never sending again. */
-  | { status: 'sent_unsaved' }
-  | { status: 'suppressed' }
-  /** Over the mail budget: a slot booked in a later hour, the part's next round enqueued to run then. */
-  | { status: 'waiting'; hour: number }
-  /** The relay refused the person's own mailbox for good (smtpRefusal, `recipient`): the part is skipped. */
-  | { status: 'failed' };
-/** `byThisRow`: the mail went out for this very row (a duplicate task of it, a later round). */
-type ThankYouResult = { status: 'already_sent'; byThisRow: boolean } | { status: 'in_progress' };
+export type ThankYouOutcome = Outcome | Unopened;
+
+/** The stored spelling and its mailbox, worked out once per task: its key, its domain's budget key, its spelling. */
+function mailboxOf(row: DocumentSnapshot, mailboxes: Mailboxes) {
+  const input = storedAddress(row);
+  const spelling: 'tagged' | 'bare' = hasPlusTag(input.email) ? 'tagged' : 'bare';
+  return { ...input, key: mailboxes.key(input.email), domain: mailboxes.domainKey(input.email), spelling };
+}
+type Mailbox = ReturnType<typeof mailboxOf>;
 
 export interface DeliverThankYouDeps {
   db: Firestore;
@@ -89,12 +88,12 @@ export interface DeliverThankYouDeps {
   unsubscribeLink: ((emailAsTyped: string) => string) | null;
   clock: Clock;
   logger: Logger;
-  leaseMs?: number;
   mailboxes: Mailboxes;
   mailPerHour: number;
   /** Draws the budget's first shard to try (mail/budget.ts); Math.random unless the simulation draws from its seed. */
   random?: () => number;
   enqueuePart: EnqueuePart;
+  /** The waits between tries of saving `sent` (SAVE_SENT_RETRY_MS). */
   saveRetryMs?: readonly number[];
 }
 
@@ -110,130 +109,86 @@ export async function handleDeliverThankYou(
   task: unknown,
   deps: DeliverThankYouDeps,
 ): Promise<ThankYouOutcome> {
-  const open = await openTask(
+  return runTask(
     task,
     'thank_you',
     deps,
-    (row) => parseThankYouInput({ email: row.get('email') }),
-    async (input, row) => {
-      if (!input.sent) return;
+    (row) => mailboxOf(row, deps.mailboxes),
+    (row, round, mailbox) => sendOnce(row, round, mailbox, deps),
+    async (input, mailbox) => {
       // A mail the relay accepted, whose save a database failure stopped: saved now, never sent again.
-      const email = (() => {
-        try {
-          return parseThankYouInput({ email: row.get('email') }).email;
-        } catch {
-          return null;
-        }
-      })();
-      if (email) {
-        const record = deps.db.collection(THANK_YOU_MAILS).doc(deps.mailboxes.key(email));
-        await withDatabase(() => settleUnsaved(record, input.sent as string, deps.clock.now()));
-      }
+      const { sent } = input;
+      if (!sent) return;
+      const record = deps.db.collection(THANK_YOU_MAILS).doc(mailbox.key);
+      await withDatabase(() => settleUnsaved(record, sent, deps.clock.now()));
     },
   );
-  if (open === 'malformed' || open === 'not_an_address') return { status: 'failed' };
-  if (typeof open === 'string') return { status: open };
-  const { row, round, stored, delivery, apply } = open;
-  const type = row.get('subscription_type');
-  const subscriptionType = (SUBSCRIPTION_TYPES as readonly unknown[]).includes(type)
-    ? (type as SubscriptionType)
-    : 'updates';
-  try {
-    const missing = !deps.from ? 'MAIL_FROM' : !deps.unsubscribeLink ? 'UNSUBSCRIBE_URL' : null;
-    if (missing) {
-      deps.logger.error('thank_you.not_configured', { missing });
-      throw new RetryLater('A setting of the thank-you is missing.', `setting ${missing}`, 'configuration');
-    }
-    const outcome = await sendOnce(stored, subscriptionType, row.id, deps);
-    if (outcome.status === 'waiting') {
-      const runsAt = hourStart(outcome.hour);
-      await withDatabase(() => deps.enqueuePart('thank_you', rowOfTasks(row), round + 1, runsAt));
-      await apply({ kind: 'waits', round: round + 1, runsAt });
-    } else if (outcome.status === 'sent') await apply({ kind: 'done', round });
-    else if (outcome.status === 'already_sent' && outcome.byThisRow) await apply({ kind: 'done', round });
-    else if (outcome.status === 'already_sent')
-      await apply({ kind: 'skipped', round, reason: 'already_thanked' });
-    else if (outcome.status === 'suppressed') await apply({ kind: 'skipped', round, reason: 'suppressed' });
-    else if (outcome.status === 'failed') await apply({ kind: 'skipped', round, reason: 'refused' });
-    return outcome;
-  } catch (error) {
-    if (error instanceof UnsavedSend) {
-      // Cloud Tasks keeps what the database could not; acknowledged, so no retry of this task claims again.
-      const handed = await deps
-        .enqueuePart('thank_you', rowOfTasks(row), round + 1, undefined, { sent: error.attempt })
-        .catch(() => null);
-      if (handed === 'enqueued') {
-        deps.logger.warn('thank_you.sent_unsaved', { ...emailFields(stored.email), round: round + 1 });
-        return { status: 'sent_unsaved' };
-      }
-    }
-    const retry =
-      error instanceof RetryLater
-        ? error
-        : new RetryLater('The database or Cloud Tasks is unavailable.', 'database');
-    await delivery.recordRetry(round, retry, deps.clock.now());
-    throw retry;
-  }
 }
 
 async function sendOnce(
-  input: ThankYouInput,
-  subscriptionType: SubscriptionType,
-  signup: string,
+  row: DocumentSnapshot,
+  round: number,
+  mailbox: Mailbox,
   deps: DeliverThankYouDeps,
-): Promise<ThankYouOutcome> {
-  const log = emailFields(input.email);
-  const id = deps.mailboxes.key(input.email);
-
-  if (await suppression(deps, input.email)) {
-    deps.logger.info('thank_you.skipped', { ...log, reason: 'suppressed' });
-    return { status: 'suppressed' };
+): Promise<Outcome> {
+  const missing = !deps.from ? 'MAIL_FROM' : !deps.unsubscribeLink ? 'UNSUBSCRIBE_URL' : null;
+  if (missing) {
+    deps.logger.error('thank_you.not_configured', { missing });
+    throw new RetryLater('A setting of the thank-you is missing.', `setting ${missing}`, 'configuration');
   }
-  const record = deps.db.collection(THANK_YOU_MAILS).doc(id);
-  const claim = await claimRecord(deps, record, input.email, subscriptionType, signup);
-  if (claim.status === 'in_progress') {
+  const log = emailFields(mailbox.email);
+  const skipped = (reason: string) => deps.logger.info('thank_you.skipped', { ...log, reason });
+  if (await suppression(deps, mailbox.email)) {
+    skipped('suppressed');
+    return 'suppressed';
+  }
+  const claim = await claimRecord(deps, mailbox, row.id);
+  if (typeof claim === 'string') {
+    skipped(claim);
     // Another task holds the claim: it sends, or its lease runs out and this one does, later.
-    deps.logger.info('thank_you.skipped', { ...log, reason: claim.status });
-    throw new RetryLater('Another task is sending this thank-you.', 'in_progress');
-  }
-  if (claim.status !== 'claimed') {
-    deps.logger.info('thank_you.skipped', { ...log, reason: claim.status });
+    if (claim === 'in_progress')
+      throw new RetryLater('Another task is sending this thank-you.', 'in_progress');
     return claim;
   }
+  /** Gives the claim back (best effort: the lease expires anyway). */
+  const giveBack = (fields: Partial<ThankYouRecord>) => finish(claim.lease, fields).catch(() => undefined);
   // Asked only by the claim's holder: a task that finds the mailbox thanked or in progress spends none.
   const now = budgetHour(deps.clock.now());
-  let slot: number;
+  let slot = claim.slot !== null && claim.slot >= now ? claim.slot : null;
+  let left: boolean;
   try {
-    slot = claim.slot !== null && claim.slot >= now ? claim.slot : await bookSlot(deps, input.email);
+    slot ??= await bookMailSlot(deps.db, {
+      now: deps.clock.now(),
+      perHour: deps.mailPerHour,
+      domain: mailbox.domain,
+      logger: deps.logger,
+      random: deps.random,
+    });
+    // Read again last before the relay: an unsubscribe during the claim and the booking wins.
+    left = slot === now && (await suppression(deps, mailbox.email));
   } catch {
-    await finish(claim.lease, { state: 'waiting' }).catch(() => undefined);
+    await giveBack({ state: 'waiting', ...(slot === null ? {} : { slot }) });
     throw new RetryLater('The database is unavailable.', 'database');
   }
-  if (slot > now) {
-    // Given back, so the mailbox is not held "in progress" while it waits for its slot's hour.
-    await finish(claim.lease, { state: 'waiting', slot }).catch(() => undefined);
-    deps.logger.info('thank_you.skipped', { ...log, reason: 'mail_budget' });
-    return { status: 'waiting', hour: slot };
-  }
-  // Read again last before the relay: an unsubscribe during the claim and the booking wins.
-  const left = await suppression(deps, input.email).catch(async (error: unknown) => {
-    await finish(claim.lease, { state: 'waiting', slot }).catch(() => undefined);
-    throw error;
-  });
-  if (left) {
-    await finish(claim.lease, { state: 'waiting', slot }).catch(() => undefined);
-    deps.logger.info('thank_you.skipped', { ...log, reason: 'suppressed' });
-    return { status: 'suppressed' };
+  if (slot > now || left) {
+    // Given back, so the mailbox is not held "in progress" while it waits for its slot's hour (or once it left).
+    await giveBack({ state: 'waiting', slot });
+    skipped(left ? 'suppressed' : 'mail_budget');
+    if (left) return 'suppressed';
+    await withDatabase(() => deps.enqueuePart('thank_you', rowOfTasks(row), round + 1, hourStart(slot)));
+    return { waiting: slot };
   }
 
   const message = buildThankYouMessage({
-    to: input.emailAsSent,
+    to: mailbox.emailAsSent,
     from: deps.from,
-    subscriptionType,
+    subscriptionType: mailbox.subscriptionType,
     // A +tag spelling's mail and the bare one's are two messages, each with a Message-ID of its own that a
     // resend keeps, whichever went first and whatever a lost reply made of the record meanwhile.
-    recipientHash: thankYouMessageToken(hasPlusTag(input.email) ? `${id}${TAGGED_SUFFIX}` : id),
-    unsubscribeUrl: (deps.unsubscribeLink as (email: string) => string)(input.emailAsSent),
+    recipientHash: thankYouMessageToken(
+      mailbox.spelling === 'tagged' ? `${mailbox.key}${TAGGED_SUFFIX}` : mailbox.key,
+    ),
+    unsubscribeUrl: (deps.unsubscribeLink as (email: string) => string)(mailbox.emailAsSent),
   });
   let sent: SentMail;
   try {
@@ -251,34 +206,27 @@ async function sendOnce(
       retry: refusal !== 'recipient',
       ...(refusal === 'setup' ? { reason: 'configuration' } : {}),
     });
-    // Nothing sent: claimable again (best effort: the lease expires anyway); the slot stays the mailbox's.
-    await finish(claim.lease, {
-      state: 'failed',
-      failed_at: new Date(deps.clock.now()),
-      last_error: code,
-      slot,
-    }).catch(() => undefined);
-    if (refusal === 'recipient') return { status: 'failed' };
-    throw new RetryLater(
-      refusal === 'setup' ? 'The mail relay refused our setup.' : 'The mail relay is unavailable.',
-      `smtp ${code}`,
-      refusal === 'setup' ? 'configuration' : undefined,
-    );
+    // Nothing sent: claimable again; the slot stays the mailbox's.
+    await giveBack({ state: 'failed', failed_at: new Date(deps.clock.now()), last_error: code, slot });
+    if (refusal === 'recipient') return 'refused';
+    const setup = refusal === 'setup';
+    const why = setup ? 'The mail relay refused our setup.' : 'The mail relay is unavailable.';
+    throw new RetryLater(why, `smtp ${code}`, setup ? 'configuration' : undefined);
   }
   // The relay accepted the mail: from here a failure is the database's, and never a reason to send again.
-  await saveSent(claim.lease, claim.attempt, { sentAt: deps.clock.now(), messageId: sent.messageId }, deps);
+  if (!(await saveSent(claim.lease, sent.messageId, deps))) {
+    // The record stays `sending` (not `failed`, which a retry would send again at once): Cloud Tasks keeps
+    // what the database could not, the claim's id in the next round (settleUnsaved); this task is acknowledged,
+    // so no retry of it claims again.
+    const handed = await deps
+      .enqueuePart('thank_you', rowOfTasks(row), round + 1, undefined, { sent: claim.attempt })
+      .catch(() => null);
+    if (handed !== 'enqueued') throw new RetryLater('The database did not save a sent mail.', 'database');
+    deps.logger.warn('thank_you.sent_unsaved', { ...log, round: round + 1 });
+    return 'sent_unsaved';
+  }
   deps.logger.info('thank_you.sent', { ...log, attempts: claim.attempts });
-  return { status: 'sent' };
-}
-
-function bookSlot(deps: DeliverThankYouDeps, email: string): Promise<number> {
-  return bookMailSlot(deps.db, {
-    now: deps.clock.now(),
-    perHour: deps.mailPerHour,
-    domain: deps.mailboxes.domainKey(email),
-    logger: deps.logger,
-    random: deps.random,
-  });
+  return 'delivered';
 }
 
 async function suppression(deps: DeliverThankYouDeps, email: string): Promise<boolean> {
@@ -289,40 +237,21 @@ async function suppression(deps: DeliverThankYouDeps, email: string): Promise<bo
  * The waits between tries of saving `sent`, within the call's minute. A write whose answer was lost is found
  * saved by the next try (LeaseLostError, which `finish` takes as done).
  */
-export const SAVE_SENT_RETRY_MS: readonly number[] = [250, 1_000, 3_000, 8_000];
+const SAVE_SENT_RETRY_MS = [250, 1_000, 3_000, 8_000];
 
-/**
- * Saves `sent`, retried. Should it still fail, the record stays `sending` (not `failed`, which a retry would
- * send again at once) and UnsavedSend hands the claim's id to the next round (settleUnsaved).
- */
-async function saveSent(
-  lease: Lease,
-  claimId: string,
-  sent: { sentAt: number; messageId: string },
-  deps: DeliverThankYouDeps,
-): Promise<void> {
-  const waits = deps.saveRetryMs ?? SAVE_SENT_RETRY_MS;
-  for (let attempt = 0; ; attempt += 1) {
+/** Saves `sent`, retried; false when every try failed. */
+async function saveSent(lease: Lease, messageId: string, deps: DeliverThankYouDeps): Promise<boolean> {
+  const sentAt = new Date(deps.clock.now());
+  for (const wait of [...(deps.saveRetryMs ?? SAVE_SENT_RETRY_MS), null]) {
     try {
-      await finish(lease, {
-        state: 'sent',
-        sent_at: new Date(sent.sentAt),
-        message_id: sent.messageId,
-        slot: null,
-      });
-      return;
+      await finish(lease, { state: 'sent', sent_at: sentAt, message_id: messageId, slot: null });
+      return true;
     } catch {
-      const wait = waits[attempt];
-      if (wait === undefined) throw new UnsavedSend(claimId);
+      if (wait === null) return false;
       await deps.clock.sleep(wait);
     }
   }
-}
-
-class UnsavedSend extends RetryLater {
-  constructor(readonly attempt: string) {
-    super('The database did not save a mail the relay accepted.', 'database');
-  }
+  return false;
 }
 
 /** Saves `sent` for the claim `attempt` whose mail went out, unless the record was claimed since. */
@@ -345,43 +274,24 @@ export type SmtpRefusal = 'recipient' | 'setup' | 'transient';
 const RECIPIENT_STATUSES: ReadonlySet<string> = new Set(['5.1.1', '5.1.2', '5.1.3', '5.1.6', '5.2.1']);
 
 export function smtpRefusal(error: unknown): SmtpRefusal {
-  const { code, responseCode, command, response } = (error ?? {}) as {
-    code?: unknown;
-    responseCode?: unknown;
-    command?: unknown;
-    response?: unknown;
-  };
-  if (typeof responseCode === 'number' && responseCode >= 400 && responseCode < 500) return 'transient';
-  if (typeof responseCode === 'number' && responseCode >= 500) {
-    const status = /^\d{3}[ -](\d\.\d{1,3}\.\d{1,3})\b/.exec(
-      typeof response === 'string' ? response : '',
-    )?.[1];
-    return command === 'RCPT TO' && status !== undefined && RECIPIENT_STATUSES.has(status)
-      ? 'recipient'
-      : 'setup';
+  const { code, responseCode, command, response } = (error ?? {}) as Record<string, unknown>;
+  if (typeof responseCode === 'number' && responseCode >= 400) {
+    if (responseCode < 500) return 'transient';
+    const status = /^\d{3}[ -](\d\.\d{1,3}\.\d{1,3})\b/.exec(String(response))?.[1] ?? '';
+    return command === 'RCPT TO' && RECIPIENT_STATUSES.has(status) ? 'recipient' : 'setup';
   }
-  if (code === 'EAUTH' || code === 'ETLS' || code === 'EREQUIRETLS' || code === 'ESMTPURL') return 'setup';
-  return 'transient';
+  return ['EAUTH', 'ETLS', 'EREQUIRETLS', 'ESMTPURL'].includes(String(code)) ? 'setup' : 'transient';
 }
 
-type Claim =
-  | ThankYouResult
-  | {
-      status: 'claimed';
-      lease: Lease;
-      attempts: number;
-      attempt: string;
-      slot: number | null;
-    };
+type Refusal = 'already_delivered' | 'already_thanked' | 'in_progress';
+type Claim = Refusal | { lease: Lease; attempts: number; attempt: string; slot: number | null };
 
 /** What the Message-ID's token of a +tag spelling's mail is made from, after the mailbox key. */
 const TAGGED_SUFFIX = '.tagged';
 
 const THANK_YOU_LEASE: LeaseLayout = {
-  expiresAt: (data) => {
-    const record = data as Partial<ThankYouRecord>;
-    return record.state === 'sending' && record.lease_expires_at ? millisOf(record.lease_expires_at) : null;
-  },
+  expiresAt: ({ state, lease_expires_at: expires }: Partial<ThankYouRecord>) =>
+    state === 'sending' && expires ? millisOf(expires) : null,
   fields: (owner, expiresAt) => ({ attempt_id: owner, lease_expires_at: expiresAt }),
 };
 
@@ -391,37 +301,30 @@ const THANK_YOU_LEASE: LeaseLayout = {
  */
 async function claimRecord(
   deps: DeliverThankYouDeps,
-  ref: DocumentReference,
-  email: string,
-  subscriptionType: SubscriptionType,
+  { key, spelling, subscriptionType }: Mailbox,
   signup: string,
 ): Promise<Claim> {
-  let claim: LeaseClaim<ThankYouResult>;
   const owner = crypto.randomUUID();
-  const spelling: ThankedSpelling = hasPlusTag(email) ? 'tagged' : 'bare';
-  try {
-    claim = await claimLease<ThankYouResult>(
-      ref,
+  const claim = await withDatabase(() =>
+    claimLease<Refusal>(
+      deps.db.collection(THANK_YOU_MAILS).doc(key),
       {
         owner,
         clock: deps.clock,
-        leaseMs: deps.leaseMs ?? THANK_YOU_LEASE_MS,
+        leaseMs: THANK_YOU_LEASE_MS,
         layout: THANK_YOU_LEASE,
       },
       (previous, now) => {
         const record = previous as Partial<ThankYouRecord> | undefined;
         const sent = record?.state === 'sent';
         if (sent && (record.signup === signup || record.tagged_signup === signup)) {
-          return { refuse: { status: 'already_sent', byThisRow: true } };
+          return { refuse: 'already_delivered' };
         }
         const thanked = sent ? record.spelling : null;
-        // The bare spelling is thanked once whatever came before; a tagged one only if none was.
-        if (thanked === 'bare' || (thanked === 'tagged' && spelling === 'tagged')) {
-          return { refuse: { status: 'already_sent', byThisRow: false } };
-        }
         const taggedThanked = thanked === 'tagged' || record?.tagged_thanked === true;
-        if (spelling === 'tagged' && taggedThanked) {
-          return { refuse: { status: 'already_sent', byThisRow: false } };
+        // The bare spelling is thanked once whatever came before; a tagged one only if none was.
+        if (thanked === 'bare' || (spelling === 'tagged' && taggedThanked)) {
+          return { refuse: 'already_thanked' };
         }
         return {
           write: {
@@ -436,15 +339,12 @@ async function claimRecord(
           },
         };
       },
-    );
-  } catch {
-    throw new RetryLater('The database is unavailable.');
-  }
-  if (claim.status === 'held') return { status: 'in_progress' };
+    ),
+  );
+  if (claim.status === 'held') return 'in_progress';
   if (claim.status === 'refused') return claim.reason;
   const previous = claim.previous as Partial<ThankYouRecord> | undefined;
   return {
-    status: 'claimed',
     lease: claim.lease,
     attempts: (previous?.attempts ?? 0) + 1,
     attempt: owner,
@@ -457,22 +357,18 @@ async function claimRecord(
   };
 }
 
+/** Releases the claim with `fields`; a lease found lost was released by an earlier try whose answer was lost. */
 async function finish(lease: Lease, fields: Partial<ThankYouRecord>): Promise<void> {
-  try {
-    await lease.release(fields);
-  } catch (error) {
+  await lease.release(fields).catch((error: unknown) => {
     if (!(error instanceof LeaseLostError)) throw error;
-  }
+  });
 }
 
 /** A code for the record and the logs: nodemailer's error code and the SMTP reply code, never the text. */
 function smtpErrorCode(error: unknown): string {
-  const { code, responseCode } = (error ?? {}) as { code?: unknown; responseCode?: unknown };
-  const parts = [
-    typeof code === 'string' ? code : 'ERROR',
-    typeof responseCode === 'number' ? responseCode : null,
-  ];
-  return parts.filter((part) => part !== null).join(' ');
+  const { code, responseCode } = (error ?? {}) as Record<string, unknown>;
+  const name = typeof code === 'string' ? code : 'ERROR';
+  return typeof responseCode === 'number' ? `${name} ${responseCode}` : name;
 }
 
 /** At most 20 mails a second, so a rush is no burst at the relay; MAIL_TASKS_PER_SECOND overrides it. */
@@ -486,7 +382,6 @@ export const deliverThankYou = onTaskDispatched(
     rateLimits: { maxDispatchesPerSecond: THANK_YOU_PER_SECOND, maxConcurrentDispatches: 10 },
   },
   async (request) => {
-    const from = MAIL_FROM.value();
     const unsubscribeUrl = UNSUBSCRIBE_URL.value();
     const db = await adminFirestore();
     const mailboxes = mailboxesFromParams(db);
@@ -494,7 +389,7 @@ export const deliverThankYou = onTaskDispatched(
       enqueuePart: enqueuePart(cloudTasksEnqueue, MAILBOX_KEY_SECRET.value()),
       db,
       transport: () => smtpTransport(SMTP_URL.value()),
-      from,
+      from: MAIL_FROM.value(),
       unsubscribeLink: unsubscribeUrl ? (email) => mailboxes.unsubscribeLink(unsubscribeUrl, email) : null,
       clock: systemClock,
       logger: cloudLogger,

@@ -7,9 +7,9 @@ import { SIGNUPS } from '../contract';
 import { mailboxKey } from '../privacy/mailbox-key';
 import { MAILBOX_KEY_FIELD, mailboxSignups, storedSignups } from '../signups/lookup';
 import { type IndexSignupDeps, indexSignup } from './index-signup';
+import { CONFIRM_WAIT_MS, enqueuePart, QUEUE_WAIT_MS, rowOfTasks } from './part-life';
 import { deliveryTaskId, type Enqueue, QUEUES, RETRY, retryWindowMs } from './queue';
 import { RECONCILE_EVERY_MS } from './reconcile-deliveries';
-import { CONFIRM_WAIT_MS, enqueuePart, QUEUE_WAIT_MS, rowOfTasks } from './row-delivery';
 
 const bed = testBed();
 const { db } = bed;

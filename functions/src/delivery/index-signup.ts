@@ -7,21 +7,19 @@ import { cloudLogger, type Logger } from '../logs';
 import { MAILBOX_KEY_SECRET } from '../params';
 import { emailFields } from '../privacy/log-fields';
 import { mailboxKey } from '../privacy/mailbox-key';
-import { parseAddContactInput } from '../schemas';
 import { MAILBOX_KEY_FIELD } from '../signups/lookup';
-import { cloudTasksEnqueue } from './queue';
 import {
   applyToParts,
   DELIVERY,
   DELIVERY_PARTS,
-  type DeliveryPart,
   type EnqueuePart,
   enqueuePart,
   firstPart,
-  type PartRecord,
   partOf,
   rowOfTasks,
-} from './row-delivery';
+  storedAddress,
+} from './part-life';
+import { cloudTasksEnqueue } from './queue';
 
 export type IndexOutcome = 'delivery_enqueued' | 'not_an_address' | 'gone';
 
@@ -42,20 +40,15 @@ export async function indexSignup(ref: DocumentReference, deps: IndexSignupDeps)
   const indexed = await ref.firestore.runTransaction(async (transaction) => {
     const row = await transaction.get(ref);
     if (!row.exists) return 'gone' as const;
-    const data = row.data() ?? {};
     let email: string;
     try {
-      ({ email } = parseAddContactInput({
-        email: data.email,
-        subscription_type: data.subscription_type,
-        source: data.source,
-      }));
+      ({ email } = storedAddress(row));
     } catch {
       return 'not_an_address' as const;
     }
-    const parts = new Map<DeliveryPart, PartRecord>();
-    for (const part of DELIVERY_PARTS) parts.set(part, partOf(data, part) ?? firstPart(now));
-    if (DELIVERY_PARTS.some((part) => partOf(data, part) === null)) {
+    const stored = DELIVERY_PARTS.map((part) => [part, partOf(row.data(), part)] as const);
+    const parts = stored.map(([part, record]) => [part, record ?? firstPart(now)] as const);
+    if (stored.some(([, record]) => record === null)) {
       transaction.update(ref, {
         [MAILBOX_KEY_FIELD]: mailboxKey(deps.mailboxSecret, email),
         [DELIVERY]: Object.fromEntries(parts),
@@ -63,23 +56,15 @@ export async function indexSignup(ref: DocumentReference, deps: IndexSignupDeps)
     }
     return { email, parts, row: rowOfTasks(row) };
   });
-  if (indexed === 'gone') return 'gone';
-  if (indexed === 'not_an_address') {
-    deps.logger.warn('signup.not_indexed', { reason: 'not_an_address' });
-    return 'not_an_address';
-  }
-  const pending = [...indexed.parts].filter(([, record]) => record.state === 'pending');
+  if (indexed === 'not_an_address') deps.logger.warn('signup.not_indexed', { reason: indexed });
+  if (typeof indexed === 'string') return indexed;
+  const pending = indexed.parts.filter(([, record]) => record.state === 'pending');
   // A duplicate is that round's own task (the id names row and round): it confirms the round too.
   await Promise.all(pending.map(([part, record]) => deps.enqueuePart(part, indexed.row, record.round)));
-  if (pending.length > 0) {
-    await applyToParts(
-      ref,
-      pending.map(
-        ([part, record]) => [part, { kind: 'enqueued', round: record.round, runsAt: now }] as const,
-      ),
-      deps.clock.now(),
-    );
-  }
+  const enqueued = pending.map(
+    ([part, { round }]) => [part, { kind: 'enqueued', round, runsAt: now }] as const,
+  );
+  await applyToParts(ref, enqueued, deps.clock.now());
   deps.logger.info('signup.enqueued', { ...emailFields(indexed.email), parts: pending.length });
   return 'delivery_enqueued';
 }
@@ -88,12 +73,13 @@ export const indexSignupOnCreate = onDocumentCreated(
   // Retried on failure (the database or Cloud Tasks briefly unavailable): every step is idempotent.
   { document: `${SIGNUPS}/{signupId}`, secrets: [MAILBOX_KEY_SECRET], retry: true },
   async (event) => {
-    if (!event.data) return;
-    await indexSignup(event.data.ref, {
-      mailboxSecret: MAILBOX_KEY_SECRET.value(),
-      enqueuePart: enqueuePart(cloudTasksEnqueue, MAILBOX_KEY_SECRET.value()),
-      clock: systemClock,
-      logger: cloudLogger,
-    });
+    if (event.data) await indexSignup(event.data.ref, indexDepsFromParams());
   },
 );
+
+/** The trigger's deps in a deployed function (the reconciler's sweep does the same work). */
+export function indexDepsFromParams(): IndexSignupDeps {
+  const mailboxSecret = MAILBOX_KEY_SECRET.value();
+  const enqueue = enqueuePart(cloudTasksEnqueue, mailboxSecret);
+  return { mailboxSecret, enqueuePart: enqueue, clock: systemClock, logger: cloudLogger };
+}

@@ -1,4 +1,25 @@
-import { positiveNumber, RETRY, retryWindowMs } from './queue';
+import type { DocumentReference, DocumentSnapshot, Firestore, Timestamp } from 'firebase-admin/firestore';
+import type { Clock } from '../clock';
+import { SIGNUPS } from '../contract';
+import { millisOf } from '../firestore';
+import type { Logger } from '../logs';
+import { hourStart } from '../mail/budget';
+import { type AddContactInput, parseAddContactInput } from '../schemas';
+import {
+  deliveryTaskId,
+  type Enqueue,
+  parseSignupTask,
+  parseTask,
+  positiveNumber,
+  QUEUES,
+  type QueueName,
+  RETRY,
+  RetryLater,
+  type RowOfTasks,
+  retryWindowMs,
+  type SignupTask,
+  withDatabase,
+} from './queue';
 
 /**
  * The life of one part of a sign-up's delivery (`delivery.contact`, `delivery.thank_you` on the row). Every
@@ -18,34 +39,29 @@ import { positiveNumber, RETRY, retryWindowMs } from './queue';
  *
  * An event of a round older than the part's changes nothing; a later round (its enqueuer died before
  * writing it) moves the part to it.
+ *
+ * Below the pure life: the row that stores both parts and the one writer of a part (applyToParts), then both
+ * workers' skeleton (runTask), whose outcome becomes the part's event (eventOf).
  */
-
-export type PartState = 'pending' | 'done' | 'skipped';
 
 /** Why a part was skipped, always about the person: our setup, a service or a stranger never skips one. */
 export type SkipReason = 'suppressed' | 'already_thanked' | 'refused' | 'not_an_address';
 
-/** Why a pending part waits: our setup or a service refusing us (retried until fixed), or the budget. */
-export type WaitReason = 'mail_budget' | 'configuration';
-
-/** A stored time: a Date as written, a Timestamp as read back. */
-export type StoredTime = Date | { toMillis(): number };
-
 export interface PartRecord {
-  state: PartState;
-  reason?: SkipReason | WaitReason;
+  state: 'pending' | 'done' | 'skipped';
+  /** Skipped: why (SkipReason). Pending: why it waits, our setup or a service refusing us, or the budget. */
+  reason?: SkipReason | 'mail_budget' | 'configuration';
   attempts: number;
   last_error?: string;
   round: number;
-  due_at?: StoredTime;
-  updated_at: StoredTime;
+  /** Written as a Date, read back as a Timestamp. */
+  due_at?: Date | Timestamp;
+  updated_at: Date | Timestamp;
 }
 
 export type PartEvent =
-  | { kind: 'enqueued'; round: number; runsAt: number }
-  | { kind: 'redriven'; round: number; runsAt: number }
+  | { kind: 'enqueued' | 'redriven' | 'waits'; round: number; runsAt: number }
   | { kind: 'retry'; round: number; code: string; reason?: 'configuration' }
-  | { kind: 'waits'; round: number; runsAt: number }
   | { kind: 'done'; round: number }
   | { kind: 'skipped'; round: number; reason: SkipReason };
 
@@ -60,10 +76,6 @@ export const CONFIRM_WAIT_MS = positiveNumber(process.env.DELIVERY_CONFIRM_SECON
 
 /** With the reconciler every 10 minutes, a part whose task gave up is re-driven within 15 minutes. */
 export const GIVE_UP_SLACK_MS = 5 * 60_000;
-
-function millis(time: StoredTime): number {
-  return time instanceof Date ? time.getTime() : time.toMillis();
-}
 
 /** When the reconciler looks again at a part whose task is enqueued (confirmed) to run at `runsAt`. */
 export function dueAt(runsAt: number): Date {
@@ -96,24 +108,37 @@ export function isSettled(part: PartRecord | null): boolean {
 }
 
 /** The part as a newcomer reads it (the module's comment): pending, waiting, done or skipped. */
-export type PartLife =
-  | { state: 'pending'; round: number }
-  | { state: 'waiting'; round: number; reason: WaitReason; code?: string }
-  | { state: 'done' }
-  | { state: 'skipped'; reason: SkipReason };
-
-export function lifeOf(part: PartRecord): PartLife {
-  if (part.state === 'done') return { state: 'done' };
-  if (part.state === 'skipped') return { state: 'skipped', reason: part.reason as SkipReason };
-  if (part.reason === 'mail_budget' || part.reason === 'configuration') {
-    return {
-      state: 'waiting',
-      round: part.round,
-      reason: part.reason,
-      ...(part.last_error ? { code: part.last_error } : {}),
-    };
+export function lifeOf({ state, round, reason, last_error: code }: PartRecord) {
+  if (state === 'done') return { state };
+  if (state === 'skipped') return { state, reason: reason as SkipReason };
+  if (reason === 'mail_budget' || reason === 'configuration') {
+    return { state: 'waiting' as const, round, reason, ...(code ? { code } : {}) };
   }
-  return { state: 'pending', round: part.round };
+  return { state, round };
+}
+
+/**
+ * What either worker's delivery step came to, in one vocabulary (a failure to retry is thrown instead):
+ * `already_delivered`, this row's went out before (a duplicate task, a later round); `already_thanked`, another
+ * row's thank-you to the mailbox stands for it; `sent_unsaved`, a mail the relay accepted and the database did
+ * not save (its next round, enqueued, saves it); `{ waiting }`, over the mail budget, its next round enqueued to
+ * run at the start of that budget hour.
+ */
+export type Outcome =
+  | 'delivered'
+  | 'already_delivered'
+  | 'already_thanked'
+  | 'suppressed'
+  | 'refused'
+  | 'sent_unsaved'
+  | { waiting: number };
+
+/** The event an outcome of round `round` is: delivered is done, the person's own reasons skip, a wait waits. */
+export function eventOf(outcome: Outcome, round: number): PartEvent | null {
+  if (typeof outcome === 'object')
+    return { kind: 'waits', round: round + 1, runsAt: hourStart(outcome.waiting) };
+  if (outcome === 'delivered' || outcome === 'already_delivered') return { kind: 'done', round };
+  return outcome === 'sent_unsaved' ? null : { kind: 'skipped', round, reason: outcome };
 }
 
 /**
@@ -123,7 +148,7 @@ export function lifeOf(part: PartRecord): PartLife {
  */
 export function syncRound(part: PartRecord, now: number): number | null {
   if (part.state !== 'pending') return null;
-  const due = part.due_at ? millis(part.due_at) : Number.POSITIVE_INFINITY;
+  const due = part.due_at ? millisOf(part.due_at) : Number.POSITIVE_INFINITY;
   if (part.attempts === 0 && due > now) return null;
   return part.round + 1;
 }
@@ -131,66 +156,190 @@ export function syncRound(part: PartRecord, now: number): number | null {
 /** The part after `event`, or null when it changes nothing (final part, past round). Pure. */
 export function next(part: PartRecord, event: PartEvent, now: number): PartRecord | null {
   if (isSettled(part)) return null;
+  const { due_at: due, reason: _reason, ...rest } = part;
   const updated_at = new Date(now);
   switch (event.kind) {
     case 'done':
-      return settled({
-        ...part,
-        state: 'done',
-        round: Math.max(part.round, event.round),
-        attempts: part.attempts + 1,
-        updated_at,
-      });
     case 'skipped':
-      return settled({
-        ...part,
-        state: 'skipped',
-        reason: event.reason,
+      // What the person did is true whatever the round: a late task's end still ends the part.
+      return {
+        ...rest,
+        state: event.kind,
+        ...(event.kind === 'skipped' ? { reason: event.reason } : {}),
         round: Math.max(part.round, event.round),
         attempts: part.attempts + 1,
         updated_at,
-      });
+      };
     case 'enqueued':
-      if (event.round < part.round) return null;
-      return { ...part, round: event.round, due_at: dueAt(event.runsAt), updated_at };
-    case 'redriven': {
-      // Only forward: a round somebody else moved the part to is theirs.
-      if (event.round <= part.round) return null;
-      const { reason: _reason, ...rest } = part;
-      return { ...rest, round: event.round, due_at: dueAt(event.runsAt), updated_at };
-    }
+    case 'redriven':
+    case 'waits':
+      // Only forward, but for the round's own confirmation: a round somebody else moved the part to is theirs,
+      // and a second delivery of the task that waited names the same round.
+      if (event.round < part.round || (event.kind !== 'enqueued' && event.round === part.round)) return null;
+      return {
+        ...(event.kind === 'enqueued' ? part : rest),
+        ...(event.kind === 'waits' ? { reason: 'mail_budget', attempts: part.attempts + 1 } : {}),
+        round: event.round,
+        due_at: dueAt(event.runsAt),
+        updated_at,
+      };
     case 'retry': {
       if (event.round < part.round) return null;
-      const { reason: _reason, ...rest } = part;
       // The task has run, so no queue wait: due when its retries from now would end.
       const givesUp = now + retryWindowMs(RETRY) + GIVE_UP_SLACK_MS;
-      const due = part.due_at ? millis(part.due_at) : givesUp;
       return {
         ...rest,
         ...(event.reason ? { reason: event.reason } : {}),
         round: event.round,
         attempts: part.attempts + 1,
         last_error: event.code,
-        due_at: new Date(Math.min(due, givesUp)),
+        due_at: new Date(Math.min(due ? millisOf(due) : givesUp, givesUp)),
         updated_at,
       };
     }
-    case 'waits':
-      // Only forward: a second delivery of the task that waited too names the same round, and changes nothing.
-      if (event.round <= part.round) return null;
-      return {
-        ...part,
-        reason: 'mail_budget',
-        round: event.round,
-        attempts: part.attempts + 1,
-        due_at: dueAt(event.runsAt),
-        updated_at,
-      };
   }
 }
 
-/** A final part: no due time, and a skip's reason or none. */
-function settled(part: PartRecord): PartRecord {
-  const { due_at: _due, reason, ...rest } = part;
-  return part.state === 'skipped' && reason ? { ...rest, reason } : rest;
+/**
+ * The row is the outbox, as in firestore-send-email: `delivery.contact` and `delivery.thank_you`, each a
+ * PartRecord, written by the server alone and erased with the row.
+ */
+export const DELIVERY = 'delivery';
+
+export type DeliveryPart = 'contact' | 'thank_you';
+export const DELIVERY_PARTS: readonly DeliveryPart[] = ['contact', 'thank_you'];
+export const PART_QUEUE: Record<DeliveryPart, QueueName> = {
+  contact: QUEUES.contact,
+  thank_you: QUEUES.thankYou,
+};
+
+/** The part as stored, or null for a row the trigger has not reached (or a junk row). */
+export function partOf(data: Record<string, unknown> | undefined, part: DeliveryPart): PartRecord | null {
+  return parsePart((data?.[DELIVERY] as Record<string, unknown> | undefined)?.[part]);
+}
+
+/** Enqueues one round of a part under its own task id (deliveryTaskId). */
+export type EnqueuePart = ReturnType<typeof enqueuePart>;
+
+export function enqueuePart(enqueue: Enqueue, mailboxSecret: string) {
+  return (
+    part: DeliveryPart,
+    row: RowOfTasks,
+    round: number,
+    notBefore?: number,
+    carry?: { sent: string },
+  ) => {
+    const queue = PART_QUEUE[part];
+    const id = deliveryTaskId(mailboxSecret, queue, row, round);
+    return enqueue(queue, { signup: row.id, round, ...carry }, { id, notBefore });
+  };
+}
+
+/** The address a row stores, its list and source: what is delivered, never what a task or caller says. */
+export function storedAddress(row: DocumentSnapshot): AddContactInput {
+  return parseAddContactInput({
+    email: row.get('email'),
+    subscription_type: row.get('subscription_type'),
+    source: row.get('source'),
+  });
+}
+
+/** A row as read, as its tasks are named. */
+export function rowOfTasks(row: DocumentSnapshot): RowOfTasks {
+  if (!row.createTime) throw new Error('A row read without its creation time.');
+  return { id: row.id, createTime: row.createTime };
+}
+
+/**
+ * Writes what `next` answers to each part's event on the row as it stands, in one write, touching only those
+ * parts: a stale read cannot put a part back, and a row erased meanwhile stays erased (no part of a row gone or
+ * not indexed is written). Compare-and-swap on the row's update time: a transaction's lock would make two
+ * workers finishing one row wait on each other. `read`, a snapshot the caller holds, saves the first read; a
+ * row written since is read again.
+ */
+export async function applyToParts(
+  ref: DocumentReference,
+  events: ReadonlyArray<readonly [DeliveryPart, PartEvent]>,
+  now: number,
+  read?: DocumentSnapshot,
+): Promise<void> {
+  for (let attempt = 1; ; attempt += 1) {
+    const row = attempt === 1 && read ? read : await ref.get();
+    if (!row.exists || !row.updateTime) return;
+    const update: Record<string, PartRecord> = {};
+    for (const [part, event] of events) {
+      const current = partOf(row.data(), part);
+      const after = current ? next(current, event, now) : null;
+      if (after) update[`${DELIVERY}.${part}`] = after;
+    }
+    if (Object.keys(update).length === 0) return;
+    try {
+      await ref.update(update, { lastUpdateTime: row.updateTime });
+      return;
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      // 5 NOT_FOUND: erased meanwhile, nothing to record. 9 FAILED_PRECONDITION: written since it was read.
+      if (code === 5) return;
+      if (code !== 9 || attempt >= APPLY_ATTEMPTS) throw error;
+    }
+  }
+}
+
+/** Reads and writes of one event before a conflict on the row is reported as a failure (retried by the task). */
+const APPLY_ATTEMPTS = 5;
+
+/** Why a task had nothing to deliver: `dropped`, a malformed task or a row without an address (skipped). */
+export type Unopened = 'dropped' | 'gone' | 'settled' | 'stale';
+
+const LOG_PREFIX = { contact: 'add_contact', thank_you: 'thank_you' } as const;
+
+/**
+ * Both workers' skeleton: the task, its row, the stored address (`beforePart` runs once it is read), its part
+ * (settled or of a past round: nothing to do); then the worker's own delivery step, whose outcome becomes the
+ * part's event (eventOf). A failure to retry is recorded on the part and thrown (RetryLater) for Cloud Tasks.
+ */
+export async function runTask<T, O extends Outcome>(
+  task: unknown,
+  part: DeliveryPart,
+  deps: { db: Firestore; logger: Logger; clock: Clock },
+  parseStored: (row: DocumentSnapshot) => T,
+  /** The worker's delivery step: the row, the round it is on, the address stored there. */
+  deliver: (row: DocumentSnapshot, round: number, stored: T) => Promise<O>,
+  beforePart?: (input: SignupTask, stored: T) => Promise<void>,
+): Promise<O | Unopened> {
+  const input = parseTask(task, parseSignupTask, deps.logger, `${LOG_PREFIX[part]}.task_malformed`);
+  if (!input) return 'dropped';
+  const row = await withDatabase(() => deps.db.collection(SIGNUPS).doc(input.signup).get());
+  if (!row.exists) {
+    deps.logger.info(`${LOG_PREFIX[part]}.signup_gone`, {});
+    return 'gone';
+  }
+  let stored: T | null = null;
+  try {
+    stored = parseStored(row);
+  } catch {}
+  if (stored !== null) await beforePart?.(input, stored);
+  const current = partOf(row.data(), part);
+  if (isSettled(current)) return 'settled';
+  const round = input.round;
+  if (current && round < current.round) return 'stale';
+  const apply = (event: PartEvent) =>
+    withDatabase(() => applyToParts(row.ref, [[part, event]], deps.clock.now(), row));
+  try {
+    if (stored === null) {
+      await apply({ kind: 'skipped', round, reason: 'not_an_address' });
+      return 'dropped';
+    }
+    const outcome = await deliver(row, round, stored);
+    const event = eventOf(outcome, round);
+    if (event) await apply(event);
+    return outcome;
+  } catch (error) {
+    const retry =
+      error instanceof RetryLater ? error : new RetryLater('The database is unavailable.', 'database');
+    const failed = { kind: 'retry', round, code: retry.code, reason: retry.wait } as const;
+    // As far as the database lets it: the task is retried either way.
+    await applyToParts(row.ref, [[part, failed]], deps.clock.now(), row).catch(() => undefined);
+    throw retry;
+  }
 }

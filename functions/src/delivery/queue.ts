@@ -24,43 +24,31 @@ export interface FinishErasureTask {
   entry: string;
 }
 
-/** Enqueues one task; a task with the same id already enqueued (or run) is not an error. */
+/**
+ * Enqueues one task under its id, to run at once or from `notBefore` (clock ms); a task with the same id
+ * already enqueued (or run) is not an error.
+ */
 export type Enqueue = <T extends SignupTask | FinishErasureTask>(
   queue: QueueName,
   payload: T,
-  task: DeliveryTask,
+  task: { id: string; notBefore?: number },
 ) => Promise<'enqueued' | 'duplicate'>;
-
-/** A task's id, and when it may run at the earliest (clock ms; absent: at once). */
-export interface DeliveryTask {
-  id: string;
-  notBefore?: number;
-}
 
 /** Firestore's document ids: not empty, at most 1,500 bytes, no slash, not `.`, `..` or `__…__`. */
 export function parseSignupTask(body: unknown): SignupTask {
-  const signup = (body as { signup?: unknown } | null)?.signup;
+  const { signup, round, sent } = (body ?? {}) as { signup?: unknown; round?: unknown; sent?: unknown };
   if (
     typeof signup !== 'string' ||
-    signup.length === 0 ||
     Buffer.byteLength(signup) > 1_500 ||
-    signup.includes('/') ||
-    signup === '.' ||
-    signup === '..' ||
-    /^__.*__$/.test(signup)
+    /^$|\/|^\.\.?$|^__.*__$/.test(signup)
   ) {
     throw new Error('Not a sign-up id.');
   }
-  const { round, sent } = body as { round?: unknown; sent?: unknown };
   if (typeof round !== 'number' || !Number.isSafeInteger(round) || round < 0) throw new Error('Not a round.');
   if (sent !== undefined && (typeof sent !== 'string' || !/^[A-Za-z0-9-]{1,64}$/.test(sent))) {
     throw new Error('Not an attempt id.');
   }
-  return {
-    signup,
-    round,
-    ...(sent === undefined ? {} : { sent: sent as string }),
-  };
+  return { signup, round, ...(sent === undefined ? {} : { sent }) };
 }
 
 const TASK_ID_PURPOSE = 'goody-task-id-v3';
@@ -132,17 +120,8 @@ export async function withDatabase<T>(operation: () => Promise<T>): Promise<T> {
   }
 }
 
-/** Cloud Tasks' retry settings of a queue (firebase-functions' `retryConfig`). */
-export interface RetrySettings {
-  maxAttempts: number;
-  maxRetrySeconds: number;
-  minBackoffSeconds: number;
-  maxBackoffSeconds: number;
-  maxDoublings: number;
-}
-
 /** Two days of retries (an outage may last a night), backoff 10 s doubling to 10 min; env overrides. */
-export const RETRY: RetrySettings = {
+export const RETRY = {
   maxAttempts: positiveNumber(process.env.DELIVERY_MAX_ATTEMPTS, 400),
   maxRetrySeconds: positiveNumber(process.env.DELIVERY_MAX_RETRY_SECONDS, 2 * 24 * 60 * 60),
   minBackoffSeconds: positiveNumber(process.env.DELIVERY_MIN_BACKOFF_SECONDS, 10),
@@ -150,13 +129,16 @@ export const RETRY: RetrySettings = {
   maxDoublings: 6,
 };
 
+/** Cloud Tasks' retry settings of a queue (firebase-functions' `retryConfig`). */
+export type RetrySettings = typeof RETRY;
+
 /** How long Cloud Tasks may retry a task: it stops once both the attempts and the duration are spent. */
 export function retryWindowMs(retry: RetrySettings): number {
   let attempts = 0;
   for (let attempt = 1; attempt < retry.maxAttempts; attempt += 1) {
-    const doublings = Math.min(attempt - 1, retry.maxDoublings);
+    // Doubled maxDoublings times, then grown by the last doubling's step each time.
     const multiplier =
-      2 ** doublings + Math.max(0, attempt - 1 - retry.maxDoublings) * 2 ** retry.maxDoublings;
+      2 ** Math.min(attempt - 1, retry.maxDoublings) * (1 + Math.max(0, attempt - 1 - retry.maxDoublings));
     attempts += Math.min(retry.maxBackoffSeconds, multiplier * retry.minBackoffSeconds);
   }
   return Math.max(attempts, retry.maxRetrySeconds) * 1000;

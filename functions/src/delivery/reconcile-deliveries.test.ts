@@ -6,7 +6,15 @@ import { handOverDeps, recordingEnqueue } from '../../test-support/tasks';
 import { type Clock, systemClock } from '../clock';
 import { SIGNUPS } from '../contract';
 import { indexSignup } from './index-signup';
-import { GIVE_UP_SLACK_MS } from './part-life';
+import {
+  applyToParts,
+  CONFIRM_WAIT_MS,
+  dueAt,
+  enqueuePart,
+  GIVE_UP_SLACK_MS,
+  QUEUE_WAIT_MS,
+  rowOfTasks,
+} from './part-life';
 import { deliveryTaskId, type Enqueue, QUEUES, RETRY, retryWindowMs } from './queue';
 import {
   RECONCILE_EVERY_MS,
@@ -14,7 +22,6 @@ import {
   reconcileDeliveries,
   SWEEP_AFTER_MS,
 } from './reconcile-deliveries';
-import { CONFIRM_WAIT_MS, dueAt, enqueuePart, QUEUE_WAIT_MS, RowDelivery, rowOfTasks } from './row-delivery';
 
 const bed = testBed();
 const { db } = bed;
@@ -103,8 +110,9 @@ describe('the delivery reconciler', () => {
     const [row] = await rows();
     if (!row) throw new Error('not stored');
     // The contact task's first attempt failed now (MailerLite down); it is retried for its retry window.
-    await new RowDelivery(row.ref, 'contact').apply(
-      { kind: 'retry', round: 0, code: 'mailerlite 503' },
+    await applyToParts(
+      row.ref,
+      [['contact', { kind: 'retry', round: 0, code: 'mailerlite 503' }]],
       Date.now(),
     );
     const gaveUp = Date.now() + retryWindowMs(RETRY);

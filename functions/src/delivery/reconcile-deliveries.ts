@@ -1,23 +1,13 @@
 import '../global-options';
 import type { DocumentReference, DocumentSnapshot, Firestore } from 'firebase-admin/firestore';
 import { onSchedule } from 'firebase-functions/v2/scheduler';
-import { type Clock, systemClock } from '../clock';
+import type { Clock } from '../clock';
 import { SIGNUPS } from '../contract';
-import { adminFirestore, firestoreSdk, millisOf } from '../firestore';
-import { cloudLogger, type Logger } from '../logs';
+import { adminFirestore, firestoreSdk } from '../firestore';
+import type { Logger } from '../logs';
 import { MAILBOX_KEY_SECRET } from '../params';
-import { type IndexSignupDeps, indexSignup } from './index-signup';
-import { cloudTasksEnqueue } from './queue';
-import {
-  DELIVERY,
-  DELIVERY_PARTS,
-  type DeliveryPart,
-  type EnqueuePart,
-  enqueuePart,
-  partOf,
-  RowDelivery,
-  rowOfTasks,
-} from './row-delivery';
+import { indexDepsFromParams, indexSignup } from './index-signup';
+import { applyToParts, DELIVERY, DELIVERY_PARTS, type EnqueuePart, partOf, rowOfTasks } from './part-life';
 
 /** Rows re-driven per part and rows swept, at most, per run; a larger backlog is worked through run by run. */
 export const RECONCILE_PER_RUN = 200;
@@ -38,32 +28,25 @@ export interface ReconcileDeps {
   perRun?: number;
 }
 
-export interface ReconcileReport {
-  /** Parts whose tasks gave up (or were never confirmed) enqueued again, under their next round. */
-  redriven: number;
-  /** Rows the trigger never reached, indexed and enqueued now. */
-  swept: number;
-  /** Steps that failed (a query, one row's re-drive or index, the cursor), each logged; the others went on. */
-  failed: number;
-}
-
 /**
  * The net under the rows' own tasks: each run re-drives (next round) every pending part whose `due_at` has
  * passed (its enqueue never confirmed, or its retries gave up), and does the trigger's work for rows it never
  * reached. At most RECONCILE_PER_RUN rows each; every step stands alone, so one failure (a missing index, an
  * enqueue refused) is logged, counted and retried next run without stopping the others.
  */
-export async function reconcileDeliveries(deps: ReconcileDeps): Promise<ReconcileReport> {
+export async function reconcileDeliveries(deps: ReconcileDeps) {
   const now = deps.clock.now();
   const limit = deps.perRun ?? RECONCILE_PER_RUN;
-  const report: ReconcileReport = { redriven: 0, swept: 0, failed: 0 };
-  /** One step, isolated: its failure is logged and counted, and the run goes on. */
+  /** Parts re-driven, rows the trigger never reached indexed now, steps that failed (each logged). */
+  const report = { redriven: 0, swept: 0, failed: 0 };
   const step: Step = async (name, work) => {
     try {
       return { done: await work() };
     } catch (error) {
       report.failed += 1;
-      deps.logger.error('reconcile.step_failed', { step: name, error: errorCode(error) });
+      // The error's code or name, never its message (which may hold a query's values).
+      const { code, name: kind } = (error ?? {}) as Record<string, unknown>;
+      deps.logger.error('reconcile.step_failed', { step: name, error: String(code ?? kind ?? 'Error') });
       return null;
     }
   };
@@ -73,7 +56,16 @@ export async function reconcileDeliveries(deps: ReconcileDeps): Promise<Reconcil
       deps.db.collection(SIGNUPS).where(field, '<=', new Date(now)).orderBy(field).limit(limit).get(),
     );
     for (const row of due?.done.docs ?? []) {
-      if ((await step(`redrive ${part}`, () => redrive(row, part, now, deps)))?.done) report.redriven += 1;
+      const record = partOf(row.data(), part);
+      // A settled part has no due time: only pending ones are found.
+      if (record?.state !== 'pending') continue;
+      const round = record.round + 1;
+      const redriven = await step(`redrive ${part}`, async () => {
+        // Enqueued first: the other order could move the due time on with no task behind it.
+        await deps.enqueuePart(part, rowOfTasks(row), round);
+        await applyToParts(row.ref, [[part, { kind: 'redriven', round, runsAt: now }]], now, row);
+      });
+      if (redriven) report.redriven += 1;
     }
   }
   report.swept = await sweep(now, limit, deps, step);
@@ -83,25 +75,8 @@ export async function reconcileDeliveries(deps: ReconcileDeps): Promise<Reconcil
   return report;
 }
 
-/** A step of a run: what `work` answered, or null when it threw (logged and counted). */
+/** One step of a run, isolated: what `work` answered, or null when it threw (logged and counted). */
 type Step = <T>(name: string, work: () => Promise<T>) => Promise<{ done: T } | null>;
-
-/** What a failed step logs: the error's code or name, never its message (which may hold a query's values). */
-function errorCode(error: unknown): string {
-  const { code, name } = (error ?? {}) as { code?: unknown; name?: unknown };
-  return typeof code === 'string' || typeof code === 'number' ? String(code) : String(name ?? 'Error');
-}
-
-async function redrive(row: DocumentSnapshot, part: DeliveryPart, now: number, deps: ReconcileDeps) {
-  const record = partOf(row.data(), part);
-  // A settled part has no due time: only pending ones are found.
-  if (record?.state !== 'pending') return false;
-  const round = record.round + 1;
-  // Enqueued first: the other order could move the due time on with no task behind it.
-  await deps.enqueuePart(part, rowOfTasks(row), round);
-  await new RowDelivery(row.ref, part).apply({ kind: 'redriven', round, runsAt: now }, now);
-  return true;
-}
 
 /** The rows after the cursor and at least SWEEP_AFTER_MS old: those without `delivery` get the trigger's work. */
 async function sweep(now: number, limit: number, deps: ReconcileDeps, step: Step): Promise<number> {
@@ -109,15 +84,14 @@ async function sweep(now: number, limit: number, deps: ReconcileDeps, step: Step
   const cursorRef = deps.db.collection(SWEEP_CURSOR.collection).doc(SWEEP_CURSOR.id);
   const read = await step('sweep cursor', () => cursorRef.get());
   if (!read) return 0;
-  const cursor = read.done.data() as { created_at?: unknown; id?: unknown } | undefined;
+  // Written only here, from a row the query read: its `created_at` and id.
+  const cursor = read.done.data() as { created_at: unknown; id: string } | undefined;
   let query = deps.db
     .collection(SIGNUPS)
     .where('created_at', '<=', new Date(now - SWEEP_AFTER_MS))
     .orderBy('created_at')
     .orderBy(FieldPath.documentId());
-  if (cursor && typeof cursor.id === 'string' && millisOf(cursor.created_at) > 0) {
-    query = query.startAfter(cursor.created_at, cursor.id);
-  }
+  if (cursor) query = query.startAfter(cursor.created_at, cursor.id);
   const page = await step('sweep', () => query.limit(limit).get());
   let swept = 0;
   let last: DocumentSnapshot | undefined;
@@ -135,28 +109,9 @@ async function sweep(now: number, limit: number, deps: ReconcileDeps, step: Step
   return swept;
 }
 
-/** The reconciler's deps in a deployed function. */
-export function reconcileDepsFromParams(db: Firestore): ReconcileDeps {
-  const enqueue = enqueuePart(cloudTasksEnqueue, MAILBOX_KEY_SECRET.value());
-  const indexDeps: IndexSignupDeps = {
-    mailboxSecret: MAILBOX_KEY_SECRET.value(),
-    enqueuePart: enqueue,
-    clock: systemClock,
-    logger: cloudLogger,
-  };
-  return {
-    db,
-    clock: systemClock,
-    logger: cloudLogger,
-    enqueuePart: enqueue,
-    index: (ref) => indexSignup(ref, indexDeps),
-  };
-}
-
 /** Every 10 minutes: a re-drive is at most ten minutes late, and a quiet run costs three reads. */
-export const RECONCILE_SCHEDULE = 'every 10 minutes';
-/** RECONCILE_SCHEDULE in ms: with CONFIRM_WAIT_MS, how late at most a part whose enqueue failed is re-driven. */
 export const RECONCILE_EVERY_MS = 10 * 60_000;
+export const RECONCILE_SCHEDULE = `every ${RECONCILE_EVERY_MS / 60_000} minutes`;
 
 export const reconcileDeliveriesJob = onSchedule(
   {
@@ -168,6 +123,8 @@ export const reconcileDeliveriesJob = onSchedule(
     retryCount: 0,
   },
   async () => {
-    await reconcileDeliveries(reconcileDepsFromParams(await adminFirestore()));
+    const deps = indexDepsFromParams();
+    const db = await adminFirestore();
+    await reconcileDeliveries({ ...deps, db, index: (ref) => indexSignup(ref, deps) });
   },
 );

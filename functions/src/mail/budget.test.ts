@@ -113,7 +113,7 @@ describe('the mail budget', () => {
   it('passes a full hour with one read, however many booked it', async () => {
     for (let i = 0; i < 3; i += 1) await book(3, { random: () => i / SHARDS });
     // The fourth finds every shard full and marks the hour.
-    expect((await book(3)).hour).toBe(1);
+    expect((await book(3, { random: () => 0 })).hour).toBe(1);
     const counter = countReads(db);
     let hour: number;
     try {

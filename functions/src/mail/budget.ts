@@ -18,8 +18,9 @@ import { MAILBOX_PROVIDERS } from './providers';
  */
 export const MAIL_BUDGETS = '_mail_budget';
 export const SHARDS = 32;
-/** A clock hour; MAIL_BUDGET_WINDOW_SECONDS shortens it for the stack tests and benchmarks. */
-const HOUR_MS = windowSeconds(process.env.MAIL_BUDGET_WINDOW_SECONDS) * 1000;
+/** A clock hour; MAIL_BUDGET_WINDOW_SECONDS (whole seconds) shortens it for the stack tests and benchmarks. */
+const WINDOW_SECONDS = Number(process.env.MAIL_BUDGET_WINDOW_SECONDS);
+const HOUR_MS = (Number.isInteger(WINDOW_SECONDS) && WINDOW_SECONDS > 0 ? WINDOW_SECONDS : 60 * 60) * 1000;
 
 /** The budget's window (its hour) `now` falls in, as a number. */
 export function budgetHour(now: number): number {
@@ -31,11 +32,6 @@ export function hourStart(hour: number): number {
   return hour * HOUR_MS;
 }
 
-function windowSeconds(raw: string | undefined): number {
-  const value = Number(raw);
-  return raw && Number.isInteger(value) && value > 0 ? value : 60 * 60;
-}
-
 /**
  * One domain's share of an hour: a catch-all domain is the cheap bot (every name is a mailbox), so its burst
  * books later hours and leaves the rest of the budget to everyone else.
@@ -44,29 +40,30 @@ export const DOMAIN_SHARE = 0.1;
 /** A share no smaller than this, so a small budget still lets a school's sign-ups through in an hour. */
 export const DOMAIN_SHARE_MIN = 10;
 
-/** Providers without catch-all count only against the whole budget: a burst costs a bot real accounts. */
-const SHARED_PROVIDERS = MAILBOX_PROVIDERS;
-
-/** The domain's share key, a keyed hash (the budget holds no domain); null for a shared provider. */
+/**
+ * The domain's share key, a keyed hash (the budget holds no domain); null for a provider without catch-all
+ * (MAILBOX_PROVIDERS), which counts only against the whole budget: a burst there costs a bot real accounts.
+ */
 export function domainKey(mailboxSecret: string, email: string): string | null {
   const domain = normaliseEmail(email).split('@').pop() ?? '';
-  if (SHARED_PROVIDERS.has(domain)) return null;
+  if (MAILBOX_PROVIDERS.has(domain)) return null;
   return createHmac('sha256', mailboxSecret)
     .update(`mail-budget-domain\n${domain}`)
     .digest('base64url')
     .slice(0, 22);
 }
 
+interface BookingOptions {
+  perHour: number;
+  domain: string | null;
+  logger: Logger;
+  random?: () => number;
+}
+
 /** Books a slot in the first hour from now with room for the budget and the domain's share: that hour. */
 export async function bookMailSlot(
   db: Firestore,
-  options: {
-    now: number;
-    perHour: number;
-    domain: string | null;
-    logger: Logger;
-    random?: () => number;
-  },
+  options: BookingOptions & { now: number },
 ): Promise<number> {
   // A budget of none would book no hour, ever.
   if (!(options.perHour >= 1)) throw new Error('MAIL_PER_HOUR must be at least 1.');
@@ -76,36 +73,27 @@ export async function bookMailSlot(
 }
 
 /** A slot of `hour`, for the whole budget and the domain's share, or false (nothing taken) when either is full. */
-async function takeSlotIn(
-  db: Firestore,
-  hour: number,
-  options: { perHour: number; domain: string | null; logger: Logger; random?: () => number },
-): Promise<boolean> {
+async function takeSlotIn(db: Firestore, hour: number, options: BookingOptions): Promise<boolean> {
   const reached = db.collection(MAIL_BUDGETS).doc(`${hour}-reached`);
   if ((await reached.get()).exists) return false;
   const domain = options.domain ? db.collection(MAIL_BUDGETS).doc(`${hour}-domain-${options.domain}`) : null;
   const share = Math.max(DOMAIN_SHARE_MIN, Math.ceil(options.perHour * DOMAIN_SHARE));
   if (domain && !(await takeFrom(domain, share, hour))) return false;
-  // The shards' shares add up to perHour: the first ones take one more when it does not divide.
-  const shareOf = (shard: number) =>
-    Math.floor(options.perHour / SHARDS) + (shard < options.perHour % SHARDS ? 1 : 0);
   const first = Math.floor((options.random ?? Math.random)() * SHARDS);
   for (let step = 0; step < SHARDS; step += 1) {
     const shard = (first + step) % SHARDS;
-    const limit = shareOf(shard);
+    // The shards' shares add up to perHour: the first ones take one more when it does not divide.
+    const limit = Math.floor(options.perHour / SHARDS) + (shard < options.perHour % SHARDS ? 1 : 0);
     if (limit === 0) continue;
     if (await takeFrom(db.collection(MAIL_BUDGETS).doc(`${hour}-${shard}`), limit, hour)) return true;
   }
   // The whole hour is full: the domain's slot goes back, and the hour is marked, once.
   if (domain) await giveBack(domain);
-  const marked = await reached.create({ hour_start: new Date(hour * HOUR_MS) }).then(
-    () => true,
-    () => false,
-  );
+  const marked = await reached.create({ hour_start: new Date(hourStart(hour)) }).catch(() => null);
   if (marked) {
     options.logger.warn('thank_you.budget_reached', {
       per_hour: options.perHour,
-      hour: new Date(hour * HOUR_MS).toISOString(),
+      hour: new Date(hourStart(hour)).toISOString(),
     });
   }
   return false;
@@ -116,7 +104,7 @@ async function takeFrom(ref: DocumentReference, limit: number, hour: number): Pr
   const sentOf = async () => Number((await ref.get()).get('sent') ?? 0);
   if ((await sentOf()) >= limit) return false;
   const { FieldValue } = await firestoreSdk();
-  await ref.set({ sent: FieldValue.increment(1), hour_start: new Date(hour * HOUR_MS) }, { merge: true });
+  await ref.set({ sent: FieldValue.increment(1), hour_start: new Date(hourStart(hour)) }, { merge: true });
   if ((await sentOf()) <= limit) return true;
   await giveBack(ref);
   return false;

@@ -19,8 +19,7 @@
 
 import type { Firestore } from 'firebase-admin/firestore';
 import { SIGNUPS } from '../../src/contract';
-import type { PartRecord } from '../../src/delivery/part-life';
-import { DELIVERY_PARTS, PART_QUEUE } from '../../src/delivery/row-delivery';
+import { DELIVERY_PARTS, PART_QUEUE, type PartRecord } from '../../src/delivery/part-life';
 import { hasPlusTag } from '../../src/privacy/mailbox-key';
 import { addressOf, MINUTE, type Scenario } from './scenario';
 import type { CloudTasks, Mail } from './world';

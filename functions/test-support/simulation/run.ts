@@ -13,9 +13,9 @@ import { SIGNUPS } from '../../src/contract';
 import { handleDeliverContact } from '../../src/delivery/deliver-contact';
 import { handleDeliverThankYou } from '../../src/delivery/deliver-thank-you';
 import { indexSignup } from '../../src/delivery/index-signup';
+import { enqueuePart } from '../../src/delivery/part-life';
 import { ERASURE_QUEUE, QUEUES } from '../../src/delivery/queue';
 import { RECONCILE_EVERY_MS, reconcileDeliveries } from '../../src/delivery/reconcile-deliveries';
-import { enqueuePart } from '../../src/delivery/row-delivery';
 import { eraseAddress } from '../../src/privacy/erasure';
 import {
   finishErasureLater,
