@@ -1,26 +1,11 @@
-import type { Firestore, Timestamp } from 'firebase-admin/firestore';
+import { getApps, initializeApp } from 'firebase-admin/app';
+import { type Firestore, getFirestore, type Timestamp } from 'firebase-admin/firestore';
 
-let sdk: Promise<typeof import('firebase-admin/firestore')> | undefined;
-let db: Promise<Firestore> | undefined;
-
-/** Imported on first use: the heaviest load here, which a cold start that never reads the database skips. */
-export function firestoreSdk(): Promise<typeof import('firebase-admin/firestore')> {
-  sdk ??= import('firebase-admin/firestore');
-  return sdk;
-}
+let db: Firestore | undefined;
 
 /** The Admin SDK's Firestore, once per instance (locally the emulator, by FIRESTORE_EMULATOR_HOST). */
-export function adminFirestore(): Promise<Firestore> {
-  db ??= (async () => {
-    const [{ getApps, initializeApp }, { getFirestore }] = await Promise.all([
-      import('firebase-admin/app'),
-      firestoreSdk(),
-    ]);
-    return getFirestore(getApps()[0] ?? initializeApp());
-  })();
-  db.catch(() => {
-    db = undefined;
-  });
+export async function adminFirestore(): Promise<Firestore> {
+  db ??= getFirestore(getApps()[0] ?? initializeApp());
   return db;
 }
 

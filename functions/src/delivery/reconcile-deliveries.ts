@@ -1,9 +1,14 @@
 import '../global-options';
-import type { DocumentReference, DocumentSnapshot, Firestore } from 'firebase-admin/firestore';
+import {
+  type DocumentReference,
+  type DocumentSnapshot,
+  FieldPath,
+  type Firestore,
+} from 'firebase-admin/firestore';
 import { onSchedule } from 'firebase-functions/v2/scheduler';
 import type { Clock } from '../clock';
 import { SIGNUPS } from '../contract';
-import { adminFirestore, firestoreSdk } from '../firestore';
+import { adminFirestore } from '../firestore';
 import type { Logger } from '../logs';
 import { MAILBOX_KEY_SECRET } from '../params';
 import { indexDepsFromParams, indexSignup } from './index-signup';
@@ -80,7 +85,6 @@ type Step = <T>(name: string, work: () => Promise<T>) => Promise<{ done: T } | n
 
 /** The rows after the cursor and at least SWEEP_AFTER_MS old: those without `delivery` get the trigger's work. */
 async function sweep(now: number, limit: number, deps: ReconcileDeps, step: Step): Promise<number> {
-  const { FieldPath } = await firestoreSdk();
   const cursorRef = deps.db.collection(SWEEP_CURSOR.collection).doc(SWEEP_CURSOR.id);
   const read = await step('sweep cursor', () => cursorRef.get());
   if (!read) return 0;

@@ -1,7 +1,6 @@
 import { createHmac } from 'node:crypto';
-import type { DocumentReference, Firestore } from 'firebase-admin/firestore';
+import { type DocumentReference, FieldValue, type Firestore } from 'firebase-admin/firestore';
 import { normaliseEmail } from '../contract';
-import { firestoreSdk } from '../firestore';
 import type { Logger } from '../logs';
 import { MAILBOX_PROVIDERS } from './providers';
 
@@ -103,7 +102,6 @@ async function takeSlotIn(db: Firestore, hour: number, options: BookingOptions):
 async function takeFrom(ref: DocumentReference, limit: number, hour: number): Promise<boolean> {
   const sentOf = async () => Number((await ref.get()).get('sent') ?? 0);
   if ((await sentOf()) >= limit) return false;
-  const { FieldValue } = await firestoreSdk();
   await ref.set({ sent: FieldValue.increment(1), hour_start: new Date(hourStart(hour)) }, { merge: true });
   if ((await sentOf()) <= limit) return true;
   await giveBack(ref);
@@ -112,6 +110,5 @@ async function takeFrom(ref: DocumentReference, limit: number, hour: number): Pr
 
 /** Taken off after reading past the share, so racers for the last slot leave it for the next one. */
 async function giveBack(ref: DocumentReference): Promise<void> {
-  const { FieldValue } = await firestoreSdk();
   await ref.set({ sent: FieldValue.increment(-1) }, { merge: true });
 }

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { DocumentReference, Firestore } from 'firebase-admin/firestore';
+import { type DocumentReference, FieldValue, type Firestore } from 'firebase-admin/firestore';
 import type { Clock } from '../clock';
 import { normaliseEmail, SUPPRESSIONS } from '../contract';
-import { firestoreSdk } from '../firestore';
 import type { MailerLiteClient, RequestOptions } from '../mailerlite/client';
 import { MailerLiteError } from '../mailerlite/errors';
 import { mailboxKey } from './mailbox-key';
@@ -24,7 +23,6 @@ function aliasesOf(seals: readonly UnsubscribeToken[]): Record<string, Unsubscri
 
 /** Clears the mark, unless another attempt has set it since: that one clears it. */
 export async function clearPending(ref: DocumentReference, attempt: string): Promise<void> {
-  const { FieldValue } = await firestoreSdk();
   await ref.firestore.runTransaction(async (transaction) => {
     const entry = await transaction.get(ref);
     if (entry.get('pending_id') !== attempt) return;
