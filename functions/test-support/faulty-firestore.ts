@@ -58,9 +58,11 @@ export interface FaultyOptions {
   yieldBefore?: () => Promise<void>;
 }
 
+/** Set inside a transaction's callback. One for all: each AsyncLocalStorage ever entered costs every promise. */
+const inTransaction = new AsyncLocalStorage<boolean>();
+
 export function faultyFirestore(db: Firestore, fault: Fault, options: FaultyOptions = {}): Firestore {
   const wrapped = new WeakMap<object, object>();
-  const inTransaction = new AsyncLocalStorage<boolean>();
   const ask = async <T>(call: DocumentCall, path: string, make: () => Promise<T>): Promise<T> => {
     if (options.yieldBefore && !inTransaction.getStore()) await options.yieldBefore();
     const answer = fault(call, path);

@@ -31,6 +31,12 @@ import { type Finding, Invariants } from './invariants';
 import { addressOf, faultsEnd, HOUR, MINUTE, type Outage, type Scenario, T0 } from './scenario';
 import { CloudTasks, Crash, mailerLite, random, relay, type SimTask, type WorldRun } from './world';
 
+/**
+ * Which invocation an outside call belongs to. One for every run: on Node 20 each AsyncLocalStorage ever entered
+ * is visited at every promise the process makes, so one per run made each later run slower than the last.
+ */
+const invocation = new AsyncLocalStorage<Invocation>();
+
 /** Invocations in flight at once, at most. */
 const MAX_IN_FLIGHT = 4;
 /** How often the invariants about nets look at every part (besides each clock hour and the end). */
@@ -87,7 +93,6 @@ export async function simulate(
     },
   };
   const keyOf = (email: string) => mailboxKey(MAILBOX_SECRET, email);
-  const invocation = new AsyncLocalStorage<Invocation>();
   // The scheduler: one invocation goes on at a time, up to the next outside call it makes (or its end); there
   // the scheduler picks which one goes next, or starts a ready event beside them. So interleavings are of
   // whole outside calls, and a run replays from its seed.
