@@ -12,6 +12,7 @@ import {
   suppressMailbox,
   taskFor,
   testMailboxes,
+  UNSUBSCRIBE_SECRET,
 } from '../../test-support/signups';
 import { recordingEnqueue } from '../../test-support/tasks';
 import { type Clock, systemClock } from '../clock';
@@ -19,6 +20,7 @@ import { THANK_YOU_MAILS } from '../contract';
 import { DOMAIN_SHARE, DOMAIN_SHARE_MIN } from '../mail/budget';
 import { type MailTransport, SmtpUrlError, smtpTransport } from '../mail/transport';
 import { mailboxKey } from '../privacy/mailbox-key';
+import { Mailboxes } from '../privacy/mailboxes';
 import { openUnsubscribeToken, unsubscribeLink } from '../privacy/unsubscribe-token';
 import {
   type DeliverThankYouDeps,
@@ -221,6 +223,31 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
       expect(await outcomeOf({ email: 'kid+x@school-example.org' })).toBe('already_delivered');
       expect(await thankYouPart('kid+x@school-example.org')).toMatchObject({ state: 'done' });
       expect(await bed.outbox.messages()).toHaveLength(2);
+    });
+
+    it("a +tag row whose 'done' was not saved is still its own row's thanks while the bare spelling waits for the budget", async () => {
+      await seedSignups(db, [{ email: 'kid+x@school-example.org', ...HERO }]);
+      const HOUR = 60 * 60_000;
+      const start = Math.floor(Date.now() / HOUR) * HOUR + 10 * 60_000;
+      const inHour = deps({ mailPerHour: 1, clock: clockAhead(start - Date.now()) });
+      expect(await outcomeOf({ email: 'kid+x@school-example.org' }, inHour)).toBe('delivered');
+      const tagged = await taskFor(db, 'kid+x@school-example.org');
+      await db
+        .collection('email_subscriptions')
+        .doc(tagged.signup)
+        .update({ 'delivery.thank_you.state': 'pending', 'delivery.thank_you.round': 0 });
+      // The bare spelling claims the record, then gives it back to wait for the next hour's slot.
+      await seedSignups(db, [{ email: 'kid@school-example.org', ...HERO }]);
+      expect(await outcomeOf({ email: 'kid@school-example.org' }, inHour)).toMatchObject({
+        waiting: expect.any(Number),
+      });
+      expect(await record('kid@school-example.org')).toMatchObject({
+        state: 'waiting',
+        tagged_signup: tagged.signup,
+      });
+      expect(await outcomeOf({ email: 'kid+x@school-example.org' }, inHour)).toBe('already_delivered');
+      expect(await thankYouPart('kid+x@school-example.org')).toMatchObject({ state: 'done' });
+      expect(await bed.outbox.messages()).toHaveLength(1);
     });
 
     it('sends no +tag spelling anything once the bare one was thanked first', async () => {
@@ -882,6 +909,16 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
       await expect(
         outcomeOf({ email: 'kid@example.com' }, { ...deps(), db: brokenDb() }),
       ).rejects.toBeInstanceOf(RetryLater);
+    });
+
+    it('a function without its mailbox key secret: our setup, thrown back to Cloud Tasks; the part still waits', async () => {
+      await seedSignups(db, [{ email: 'kid@example.com', ...HERO }]);
+      const unkeyed = new Mailboxes(db, { mailbox: '', unsubscribe: UNSUBSCRIBE_SECRET });
+      await expect(outcomeOf({ email: 'kid@example.com' }, deps({ mailboxes: unkeyed }))).rejects.toThrow(
+        'MAILBOX_KEY_SECRET is empty.',
+      );
+      expect(await thankYouPart('kid@example.com')).toMatchObject({ state: 'pending' });
+      expect(await bed.outbox.messages()).toEqual([]);
     });
 
     it('a malformed task is dropped with one log line', async () => {

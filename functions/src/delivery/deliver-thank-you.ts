@@ -317,7 +317,9 @@ async function claimRecord(
       (previous, now) => {
         const record = previous as Partial<ThankYouRecord> | undefined;
         const sent = record?.state === 'sent';
-        if (sent && (record.signup === signup || record.tagged_signup === signup)) {
+        // This row's own mail went out: as the record's sent claim, or as the tagged mail a bare claim kept,
+        // whatever that claim has come to since (waiting for its slot, failed).
+        if ((sent && record.signup === signup) || record?.tagged_signup === signup) {
           return { refuse: 'already_delivered' };
         }
         const thanked = sent ? record.spelling : null;
