@@ -8,7 +8,7 @@ import { type CheckResult, cannotTell, fail, messageOf, pass } from './report.ts
 
 /**
  * What the product's `unsubscribe` answers to a link without its token (functions/src/http/unsubscribe.ts,
- * badLinkPage): 400 and this sentence. A GET never erases anything, whatever its token.
+ * handleUnsubscribe): 400 and this sentence. A GET never erases anything, whatever its token.
  */
 export const BAD_LINK_SENTENCE =
   'This unsubscribe link is incomplete or was changed, so nothing was deleted.';

@@ -38,8 +38,8 @@ import {
  *   waits(round, runsAt)   over the budget, the next round enqueued for a later hour: due long after
  *   done, skipped          final: nothing moves them
  *
- * An event of a round older than the part's changes nothing; a later round (its enqueuer died before
- * writing it) moves the part to it.
+ * An event of a round older than the part's changes nothing, but for done and skipped (what the person did is
+ * true whatever the round); a later round (its enqueuer died before writing it) moves the part to it.
  *
  * Below the pure life: the row that stores both parts and the one writer of a part (applyToParts), then both
  * workers' skeleton (runTask), whose outcome becomes the part's event (eventOf).
@@ -134,7 +134,10 @@ export type Outcome =
   | 'sent_unsaved'
   | { waiting: number };
 
-/** The event an outcome of round `round` is: delivered is done, the person's own reasons skip, a wait waits. */
+/**
+ * The event an outcome of round `round` is: delivered (by this task or before) is done, the person's own reasons
+ * skip, a wait waits; `sent_unsaved` none (its next round, enqueued, settles the part).
+ */
 export function eventOf(outcome: Outcome, round: number): PartEvent | null {
   if (typeof outcome === 'object')
     return { kind: 'waits', round: round + 1, runsAt: hourStart(outcome.waiting) };
