@@ -20,6 +20,7 @@ import {
   type PartRecord,
   partOf,
   rowOfTasks,
+  storedAddress,
   syncRound,
 } from '../delivery/part-life';
 import { cloudTasksEnqueue } from '../delivery/queue';
@@ -27,7 +28,7 @@ import { adminFirestore, millisOf } from '../firestore';
 import { claimLease, type Lease, type LeaseLayout } from '../lease';
 import { cloudLogger, type Logger } from '../logs';
 import { DEFAULTS, intParam, MAILBOX_KEY_SECRET, SYNC_MIN_INTERVAL_SECONDS } from '../params';
-import { parseAddContactInput, parseSyncInput, validated } from '../schemas';
+import { parseSyncInput, validated } from '../schemas';
 
 export const SYNC_TIMEOUT_SECONDS = 540;
 /** The run stops starting work this long before the timeout, to write its cursor and answer. */
@@ -199,7 +200,7 @@ async function handOver(row: DocumentSnapshot, deps: SyncDeps, tally: Tally): Pr
   if (round !== null) {
     // Enqueued first: a failed write leaves the part with its due time, the net.
     await deps.enqueuePart('contact', rowOfTasks(row), round);
-    await applyToParts(row.ref, [['contact', { kind: 'redriven', round, runsAt: now }]], now);
+    await applyToParts(row.ref, [['contact', { kind: 'redriven', round, runsAt: now }]], now, row);
   }
   if (part.state === 'pending') tally.watch(row.ref, part.attempts, part);
   else tally.count(part);
@@ -207,11 +208,7 @@ async function handOver(row: DocumentSnapshot, deps: SyncDeps, tally: Tally): Pr
 
 function isSignup(row: DocumentSnapshot): boolean {
   try {
-    parseAddContactInput({
-      email: row.get('email'),
-      subscription_type: row.get('subscription_type'),
-      source: row.get('source'),
-    });
+    storedAddress(row);
     return true;
   } catch {
     return false;
