@@ -12,14 +12,13 @@ import { type Clock, systemClock } from '../clock';
 import { CALLABLES, SIGNUPS, type SyncReply } from '../contract';
 import { type IndexOutcome, indexSignup } from '../delivery/index-signup';
 import {
-  applyToParts,
   DELIVERY,
   type EnqueuePart,
   enqueuePart,
   lifeOf,
   type PartRecord,
   partOf,
-  rowOfTasks,
+  redrive,
   storedAddress,
   syncRound,
 } from '../delivery/part-life';
@@ -198,9 +197,7 @@ async function handOver(row: DocumentSnapshot, deps: SyncDeps, tally: Tally): Pr
   const now = deps.clock.now();
   const round = syncRound(part, now);
   if (round !== null) {
-    // Enqueued first: a failed write leaves the part with its due time, the net.
-    await deps.enqueuePart('contact', rowOfTasks(row), round);
-    await applyToParts(row.ref, [['contact', { kind: 'redriven', round, runsAt: now }]], now, row);
+    await redrive(deps.enqueuePart, 'contact', row, round, now);
   }
   if (part.state === 'pending') tally.watch(row.ref, part.attempts, part);
   else tally.count(part);

@@ -70,11 +70,16 @@ export interface ThankYouRecord {
 /** What a task came to; a failure Cloud Tasks should retry is thrown (RetryLater) instead. */
 export type ThankYouOutcome = Outcome | Unopened;
 
-/** The stored spelling and its mailbox, worked out once per task: its key, its domain's budget key, its spelling. */
-function mailboxOf(row: DocumentSnapshot, mailboxes: Mailboxes) {
+/**
+ * The stored spelling and its mailbox, worked out once per task: its key, its thank-you record, its domain's
+ * budget key, its spelling.
+ */
+function mailboxOf(row: DocumentSnapshot, { db, mailboxes }: Pick<DeliverThankYouDeps, 'db' | 'mailboxes'>) {
   const input = storedAddress(row);
+  const key = mailboxes.key(input.email);
   const spelling: 'tagged' | 'bare' = hasPlusTag(input.email) ? 'tagged' : 'bare';
-  return { ...input, key: mailboxes.key(input.email), domain: mailboxes.domainKey(input.email), spelling };
+  const record = db.collection(THANK_YOU_MAILS).doc(key);
+  return { ...input, key, record, domain: mailboxes.domainKey(input.email), spelling };
 }
 type Mailbox = ReturnType<typeof mailboxOf>;
 
@@ -113,14 +118,13 @@ export async function handleDeliverThankYou(
     task,
     'thank_you',
     deps,
-    (row) => mailboxOf(row, deps.mailboxes),
+    (row) => mailboxOf(row, deps),
     (row, round, mailbox) => sendOnce(row, round, mailbox, deps),
     async (input, mailbox) => {
       // A mail the relay accepted, whose save a database failure stopped: saved now, never sent again.
       const { sent } = input;
       if (!sent) return;
-      const record = deps.db.collection(THANK_YOU_MAILS).doc(mailbox.key);
-      await withDatabase(() => settleUnsaved(record, sent, deps.clock.now()));
+      await withDatabase(() => settleUnsaved(mailbox.record, sent, deps.clock.now()));
     },
   );
 }
@@ -301,13 +305,13 @@ const THANK_YOU_LEASE: LeaseLayout = {
  */
 async function claimRecord(
   deps: DeliverThankYouDeps,
-  { key, spelling, subscriptionType }: Mailbox,
+  { record, spelling, subscriptionType }: Mailbox,
   signup: string,
 ): Promise<Claim> {
   const owner = crypto.randomUUID();
   const claim = await withDatabase(() =>
     claimLease<Refusal>(
-      deps.db.collection(THANK_YOU_MAILS).doc(key),
+      record,
       {
         owner,
         clock: deps.clock,

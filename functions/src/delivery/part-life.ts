@@ -289,6 +289,22 @@ export async function applyToParts(
   }
 }
 
+/**
+ * A later round of a part handed to its queue now (the reconciler's net, the operator's Sync): enqueued first,
+ * then recorded on the row it was read from. The other order, or a failed write, could move the due time on with
+ * no task behind it; this one leaves the part's due time, the net, where it was.
+ */
+export async function redrive(
+  enqueue: EnqueuePart,
+  part: DeliveryPart,
+  row: DocumentSnapshot,
+  round: number,
+  now: number,
+): Promise<void> {
+  await enqueue(part, rowOfTasks(row), round);
+  await applyToParts(row.ref, [[part, { kind: 'redriven', round, runsAt: now }]], now, row);
+}
+
 /** Reads and writes of one event before a conflict on the row is reported as a failure (retried by the task). */
 const APPLY_ATTEMPTS = 5;
 

@@ -12,7 +12,7 @@ import { adminFirestore } from '../firestore';
 import type { Logger } from '../logs';
 import { MAILBOX_KEY_SECRET } from '../params';
 import { indexDepsFromParams, indexSignup } from './index-signup';
-import { applyToParts, DELIVERY, DELIVERY_PARTS, type EnqueuePart, partOf, rowOfTasks } from './part-life';
+import { DELIVERY, DELIVERY_PARTS, type EnqueuePart, partOf, redrive } from './part-life';
 
 /** Rows re-driven per part and rows swept, at most, per run; a larger backlog is worked through run by run. */
 export const RECONCILE_PER_RUN = 200;
@@ -65,11 +65,7 @@ export async function reconcileDeliveries(deps: ReconcileDeps) {
       // A settled part has no due time: only pending ones are found.
       if (record?.state !== 'pending') continue;
       const round = record.round + 1;
-      const redriven = await step(`redrive ${part}`, async () => {
-        // Enqueued first: the other order could move the due time on with no task behind it.
-        await deps.enqueuePart(part, rowOfTasks(row), round);
-        await applyToParts(row.ref, [[part, { kind: 'redriven', round, runsAt: now }]], now, row);
-      });
+      const redriven = await step(`redrive ${part}`, () => redrive(deps.enqueuePart, part, row, round, now));
       if (redriven) report.redriven += 1;
     }
   }
