@@ -6,7 +6,8 @@
 //   Message-ID is one message) [budget];
 // - no part pending without a live task of its round or a due time for more than 15 minutes [budget];
 // - within 31 minutes of the faults' end (the 15 minutes promised, and the sweep's), every part of every row
-//   stored before that end done, skipped for the person's reason, or waiting its turn in the mail budget;
+//   stored before that end done, skipped for the person's reason, or waiting its turn: in the mail budget, or
+//   behind its mailbox's mail another row's task claimed less than a lease (5 minutes) before;
 // - at the end, every part done or skipped for the person's own reason (`suppressed` only for a mailbox that
 //   unsubscribed, `refused` only for the one mailbox the relay and MailerLite refuse as the person's own,
 //   `already_thanked` only beside a row of that mailbox thanked); at most one thank-you at a +tag spelling and
@@ -18,7 +19,8 @@
 // hour, and a thank-you waiting its turn had no due time).
 
 import type { Firestore } from 'firebase-admin/firestore';
-import { SIGNUPS } from '../../src/contract';
+import { SIGNUPS, THANK_YOU_MAILS } from '../../src/contract';
+import { THANK_YOU_LEASE_MS } from '../../src/delivery/deliver-thank-you';
 import { DELIVERY_PARTS, PART_QUEUE, type PartRecord } from '../../src/delivery/part-life';
 import { hasPlusTag } from '../../src/privacy/mailbox-key';
 import { addressOf, MINUTE, type Scenario } from './scenario';
@@ -110,11 +112,31 @@ export class Invariants {
    * after `storedBy` too: a row waiting its turn in the budget ends `already_thanked` when a later spelling of
    * its mailbox takes the claim and sends on the mailbox's slot first.
    */
+  /**
+   * A pending part waiting its turn at `now`: held by the mail budget, or a thank-you whose task found its
+   * mailbox's mail claimed by another row's (`in_progress`) less than a lease before. It ends `already_thanked`
+   * once that send is saved, and the lease bounds the wait: a release at a budget hour's start sends one row's
+   * mail while the mailbox's other rows retry seconds later.
+   */
+  private async waitsItsTurn(
+    db: Firestore,
+    part: (typeof DELIVERY_PARTS)[number],
+    record: PartRecord,
+    mailbox: string,
+    now: number,
+  ): Promise<boolean> {
+    if (record.reason === 'mail_budget') return true;
+    if (part !== 'thank_you' || record.last_error !== 'in_progress') return false;
+    const claimed = millis((await db.collection(THANK_YOU_MAILS).doc(mailbox).get()).get('claimed_at'));
+    return claimed !== undefined && now - claimed <= THANK_YOU_LEASE_MS;
+  }
+
   async settled(
     db: Firestore,
     erasedAt: Map<string, number>,
     when: string,
-    budgetWaits: boolean,
+    /** When the check is made, if a part may still wait its turn then; null at the end, where none may. */
+    waitsAt: number | null,
     storedBy?: number,
   ): Promise<void> {
     const all = (await db.collection(SIGNUPS).get()).docs;
@@ -139,7 +161,7 @@ export class Invariants {
         }
         if (record.state === 'done') continue;
         if (record.state === 'pending') {
-          if (!(budgetWaits && record.reason === 'mail_budget'))
+          if (waitsAt === null || !(await this.waitsItsTurn(db, part, record, key, waitsAt)))
             this.found(
               'settled',
               `a ${part} still pending (${record.reason ?? 'no reason'}, ${record.last_error ?? 'no error'}) ${when}`,
@@ -175,7 +197,7 @@ export class Invariants {
     },
   ): Promise<void> {
     const end = Number.MAX_SAFE_INTEGER;
-    await this.settled(db, world.erasedAt, 'at the end', false);
+    await this.settled(db, world.erasedAt, 'at the end', null);
     const messages = new Map<string, { tagged: Set<string>; bare: Set<string> }>();
     for (const mail of world.mails) {
       const each = messages.get(mail.mailbox) ?? { tagged: new Set(), bare: new Set() };

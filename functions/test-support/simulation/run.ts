@@ -352,7 +352,7 @@ export async function simulate(
       firestore.db,
       erasedAt,
       "within 31 minutes of the faults' end",
-      true,
+      now,
       faultsUntil,
     );
   };
