@@ -305,13 +305,13 @@ const THANK_YOU_LEASE: LeaseLayout = {
  */
 async function claimRecord(
   deps: DeliverThankYouDeps,
-  { record, spelling, subscriptionType }: Mailbox,
+  { record: ref, spelling, subscriptionType }: Mailbox,
   signup: string,
 ): Promise<Claim> {
   const owner = crypto.randomUUID();
   const claim = await withDatabase(() =>
     claimLease<Refusal>(
-      record,
+      ref,
       {
         owner,
         clock: deps.clock,

@@ -107,12 +107,6 @@ export class Invariants {
   }
 
   /**
-   * Every part of every row (stored by `storedBy`, if given) settled for the person's reason (or, with
-   * `budgetWaits`, waiting its turn in the budget). A mailbox is thanked when any row of it is, one stored
-   * after `storedBy` too: a row waiting its turn in the budget ends `already_thanked` when a later spelling of
-   * its mailbox takes the claim and sends on the mailbox's slot first.
-   */
-  /**
    * A pending part waiting its turn at `now`: held by the mail budget, or a thank-you whose task found its
    * mailbox's mail claimed by another row's (`in_progress`) less than a lease before. It ends `already_thanked`
    * once that send is saved, and the lease bounds the wait: a release at a budget hour's start sends one row's
@@ -131,6 +125,12 @@ export class Invariants {
     return claimed !== undefined && now - claimed <= THANK_YOU_LEASE_MS;
   }
 
+  /**
+   * Every part of every row (stored by `storedBy`, if given) settled for the person's reason (or, given
+   * `waitsAt`, waiting its turn then: waitsItsTurn). A mailbox is thanked when any row of it is, one stored
+   * after `storedBy` too: a row waiting its turn in the budget ends `already_thanked` when a later spelling of
+   * its mailbox takes the claim and sends on the mailbox's slot first.
+   */
   async settled(
     db: Firestore,
     erasedAt: Map<string, number>,
