@@ -290,8 +290,14 @@ describe('sync-emails-to-mailerlite', () => {
 
   it("runs one at a time: a press while another runs is refused, and a crashed run's lease is taken over once expired", async () => {
     await seedSignups(db, [{ email: 'slow@example.com', ...HERO }]);
-    // slow@'s first task is on its way and never lands: the first run waits for it, holding the lease.
-    const first = sync({ options: { settleMs: 1_500 } });
+    // slow@'s first task is on its way and never lands: the first run waits for it, holding the lease. Its
+    // wait stands still until the second press has been answered, so a slow machine cannot end it first.
+    let letGo = () => {};
+    const pressed = new Promise<void>((resolve) => {
+      letGo = resolve;
+    });
+    const held: Clock = { now: systemClock.now, sleep: (ms) => pressed.then(() => systemClock.sleep(ms)) };
+    const first = sync({ clock: held, options: { settleMs: 1_500 } });
     await expect
       .poll(async () => (await db.collection(SYNC_STATE.collection).doc(SYNC_STATE.id).get()).get('lease'))
       .not.toBeNull();
@@ -299,6 +305,7 @@ describe('sync-emails-to-mailerlite', () => {
       success: false,
       error: 'A sync is already running. Try again when it has finished.',
     });
+    letGo();
     expect(await first).toMatchObject({
       success: true,
       message: '0 sign-ups are in MailerLite or unsubscribed; 1 more is on its way.',
