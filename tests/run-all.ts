@@ -146,23 +146,6 @@ async function noProcessLeftAfter(phase: string): Promise<void> {
 }
 const LEFTOVER_GRACE_MS = 10_000;
 
-/** Every workspace with a typecheck script, in two halves of about equal work: functions, dev and stand-ins, the rest. */
-function typecheckHalves(): string[][] {
-  const { workspaces } = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as {
-    workspaces: string[];
-  };
-  const checked = workspaces.filter((workspace) => {
-    const pkg = JSON.parse(readFileSync(path.join(root, workspace, 'package.json'), 'utf8')) as {
-      scripts?: Record<string, string>;
-    };
-    return Boolean(pkg.scripts?.typecheck);
-  });
-  const first: string[] = checked.filter(
-    (workspace) => workspace === 'functions' || workspace === 'dev' || workspace === 'stand-ins',
-  );
-  return [first, checked.filter((workspace) => !first.includes(workspace))].filter((half) => half.length > 0);
-}
-
 mkdirSync(artifacts, { recursive: true });
 
 // Google's emulators first: without them most layers cannot run, and one message says what to install.
@@ -208,11 +191,8 @@ await Promise.all([
   // The web build enforces the bundle budget; the functions build is what the emulators run. The stack and
   // browser suites build for their own stacks too, but web/dist and functions/lib come from here.
   step('build (web with bundle budget, functions)', 'npm', ['run', 'build']),
-  // The workspaces' type checks in two halves at once, about even: one tsc after another took longer than the
-  // build and the lint together.
-  ...typecheckHalves().map((half) =>
-    step(`type check (${half.join(', ')})`, 'npm', ['run', 'typecheck', ...half.flatMap((w) => ['-w', w])]),
-  ),
+  // Every workspace's type check (TypeScript 7, the native compiler: the whole check takes seconds).
+  step('type check (every workspace)', 'npm', ['run', 'typecheck']),
 ]);
 await noProcessLeftAfter('the lint, type check and build');
 // The root vitest.config.ts lists the projects: web, functions, stand-ins, dev, ops and tests/rules (the security rules on the
