@@ -21,6 +21,12 @@ import { MAILERLITE_GROUP_NAMES } from './support/services.ts';
 
 const e2e = useE2E();
 
+/**
+ * How long a request the typing starts may take to reach the stack and be answered: vitest's default poll (1 s)
+ * is shorter than one round trip through a stack on a loaded 2-core machine (CI, 2026-11-28).
+ */
+const REACHED_MS = 10_000;
+
 const cases: {
   form: FormName;
   title: string;
@@ -68,7 +74,10 @@ describe.each(cases)('the $form form ($source)', ({ form, title, subscriptionTyp
       // Typing runs what the press will need: App Check's token is fetched now, not after the press, and the
       // complete address has the connection test's read made once (its preflight asked) before the press.
       await expect
-        .poll(() => appCheck.exchanges.length, { message: 'a token exchange while typing' })
+        .poll(() => appCheck.exchanges.length, {
+          message: 'a token exchange while typing',
+          timeout: REACHED_MS,
+        })
         .toBe(1);
       // The read itself, answered: with Playwright's routes on in this run, the event stream also carries the
       // CORS preflight Playwright answers for it (microsoft/playwright#20684), which comes before the read.
@@ -77,6 +86,7 @@ describe.each(cases)('the $form form ($source)', ({ form, title, subscriptionTyp
           () => finished.filter(({ url, method }) => method === 'POST' && url.includes(':batchGet')).length,
           {
             message: 'the warm-up read while typing, answered',
+            timeout: REACHED_MS,
           },
         )
         .toBe(1);
