@@ -417,6 +417,45 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
       expect(await bed.outbox.messages()).toHaveLength(2);
     });
 
+    it("sends only when the send can end in its slot's hour: a task in the hour's last seconds books the next, and one whose booking and reads take the rest of the hour sends on its retry, in the next", async () => {
+      await seedSignups(
+        db,
+        ['late@example.com', 'slow@example.com'].map((email) => ({ email, ...HERO })),
+      );
+      /** 30 s before hour `hours` (from now) ends. */
+      const lastSeconds = (hours: number) =>
+        clockAhead((Math.floor(Date.now() / HOUR) + hours + 1) * HOUR - 30_000 - Date.now());
+      const next = hourOf(at(1));
+
+      expect(await attempt('late@example.com', { mailPerHour: 3, clock: lastSeconds(0) })).toBe('waiting');
+      expect(queue.tasks.map((task) => task.notBefore)).toEqual([next * HOUR]);
+
+      // slow@ books a slot of hour 0 ten minutes in; its read after the booking returns in the hour's last seconds.
+      let offset = at(0).now() - Date.now();
+      const moving: Clock = { now: () => Date.now() + offset, sleep: systemClock.sleep };
+      const mailboxes = testMailboxes(db);
+      const among = mailboxes.suppression.among.bind(mailboxes.suppression);
+      let reads = 0;
+      mailboxes.suppression.among = async (emails) => {
+        const found = await among(emails);
+        reads += 1;
+        if (reads === 2) offset = lastSeconds(0).now() - Date.now();
+        return found;
+      };
+      expect(await attempt('slow@example.com', { mailPerHour: 3, clock: moving, mailboxes })).toBe(
+        'RetryLater',
+      );
+      expect(await bed.outbox.messages()).toEqual([]);
+      expect(await record('slow@example.com')).toMatchObject({ state: 'waiting' });
+      expect(await thankYouPart('slow@example.com')).toMatchObject({
+        state: 'pending',
+        last_error: 'budget_hour_ended',
+      });
+      // Its retry, in the next hour, books a slot of that hour and sends.
+      expect(await attempt('slow@example.com', { mailPerHour: 3, clock: at(1) })).toBe('delivered');
+      expect(await bed.outbox.messages()).toHaveLength(1);
+    });
+
     it("a send whose reply was lost keeps its slot and its Message-ID for its own resend; another spelling's mail books a slot of its own", async () => {
       await seedSignups(
         db,

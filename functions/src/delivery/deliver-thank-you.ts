@@ -6,7 +6,7 @@ import { type SubscriptionType, THANK_YOU_MAILS } from '../contract';
 import { adminFirestore, millisOf } from '../firestore';
 import { claimLease, type Lease, type LeaseLayout, LeaseLostError } from '../lease';
 import { cloudLogger, type Logger } from '../logs';
-import { bookMailSlot, budgetHour, hourStart } from '../mail/budget';
+import { bookMailSlot, budgetHour, hourStart, sendHour } from '../mail/budget';
 import { buildThankYouMessage, thankYouMessageToken } from '../mail/thank-you-message';
 import { type MailTransport, type SentMail, smtpTransport } from '../mail/transport';
 import {
@@ -156,25 +156,27 @@ async function sendOnce(
   }
   /** Gives the claim back (best effort: the lease expires anyway). */
   const giveBack = (fields: Partial<ThankYouRecord>) => finish(claim.lease, fields).catch(() => undefined);
-  // Asked only by the claim's holder: a task that finds the mailbox thanked or in progress spends none.
-  const now = budgetHour(deps.clock.now());
-  let slot = claim.slot !== null && claim.slot >= now ? claim.slot : null;
+  // Asked only by the claim's holder: a task that finds the mailbox thanked or in progress spends none. A send
+  // now counts in this hour, or in none in an hour's last moments (sendHour): then the next is the first.
+  const sendsIn = sendHour(deps.clock.now());
+  const first = sendsIn ?? budgetHour(deps.clock.now()) + 1;
+  let slot = claim.slot !== null && claim.slot >= first ? claim.slot : null;
   let left: boolean;
   try {
     slot ??= await bookMailSlot(deps.db, {
-      now: deps.clock.now(),
+      now: hourStart(first),
       perHour: deps.mailPerHour,
       domain: mailbox.domain,
       logger: deps.logger,
       random: deps.random,
     });
     // Read again last before the relay: an unsubscribe during the claim and the booking wins.
-    left = slot === now && (await suppression(deps, mailbox.email));
+    left = slot === sendsIn && (await suppression(deps, mailbox.email));
   } catch {
     await giveBack({ state: 'waiting', ...(slot === null ? {} : { slot }) });
     throw new RetryLater('The database is unavailable.', 'database');
   }
-  if (slot > now || left) {
+  if (slot !== sendsIn || left) {
     // Given back, so the mailbox is not held "in progress" while it waits for its slot's hour (or once it left).
     await giveBack({ state: 'waiting', slot });
     skipped(left ? 'suppressed' : 'mail_budget');
@@ -194,6 +196,12 @@ async function sendOnce(
     ),
     unsubscribeUrl: (deps.unsubscribeLink as (email: string) => string)(mailbox.emailAsSent),
   });
+  if (sendHour(deps.clock.now()) !== slot) {
+    // The booking and the reads took the rest of the slot's hour: sent now, it would count in the next. The
+    // next try books again (the slot is past).
+    await giveBack({ state: 'waiting', slot });
+    throw new RetryLater('The mail budget hour of the slot ended before the send.', 'budget_hour_ended');
+  }
   let sent: SentMail;
   try {
     const transport = await deps.transport();

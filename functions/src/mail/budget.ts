@@ -32,6 +32,18 @@ export function hourStart(hour: number): number {
 }
 
 /**
+ * What a send may take, from the last check of its slot to the relay's receipt: a tenth of the hour, a minute
+ * at most. A slot is honoured only by a send that ends in its hour, so none is received in the next.
+ */
+const SEND_MS = Math.min(60_000, HOUR_MS / 10);
+
+/** The hour a send begun at `now` counts in; null in an hour's last SEND_MS, when it could end in the next. */
+export function sendHour(now: number): number | null {
+  const hour = budgetHour(now);
+  return budgetHour(now + SEND_MS) === hour ? hour : null;
+}
+
+/**
  * One domain's share of an hour: a catch-all domain is the cheap bot (every name is a mailbox), so its burst
  * books later hours and leaves the rest of the budget to everyone else.
  */
