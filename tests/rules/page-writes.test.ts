@@ -9,7 +9,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'v
 import type {} from '../support/firestore-emulator.setup.ts';
 import { collection, type Firestore, getDocs, setLogLevel, Timestamp } from './firestore-sdk.ts';
 
-const PROJECT_ID = 'demo-goody';
+// A project of its own in the suite's one emulator (firestore.rules.test.ts clears demo-goody between its cases).
+const PROJECT_ID = 'demo-goody-page-writes';
 const RULES = readFileSync(new URL('../../firestore.rules', import.meta.url), 'utf8');
 
 /** The part of web/src/lib/firebase.ts this suite drives (typed here: the web package has its own compiler settings). */

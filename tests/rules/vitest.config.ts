@@ -11,8 +11,8 @@ export default defineConfig({
     environment: 'node',
     include: ['**/*.test.ts'],
     globalSetup: ['../support/firestore-emulator.setup.ts'],
-    // One emulator, one database: files must not clear each other's data.
-    fileParallelism: false,
+    // One emulator; each file a project of its own in it, so files run side by side and never clear each
+    // other's data.
     testTimeout: 30_000,
     hookTimeout: 60_000,
   },
