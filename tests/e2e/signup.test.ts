@@ -78,7 +78,7 @@ describe.each(cases)('the $form form ($source)', ({ form, title, subscriptionTyp
           message: 'a token exchange while typing',
           timeout: REACHED_MS,
         })
-        .toBe(1);
+        .toBeGreaterThanOrEqual(1);
       // The read itself, answered: with Playwright's routes on in this run, the event stream also carries the
       // CORS preflight Playwright answers for it (microsoft/playwright#20684), which comes before the read.
       await expect
@@ -144,11 +144,13 @@ describe.each(cases)('the $form form ($source)', ({ form, title, subscriptionTyp
     expect(requests.filter(({ url }) => new URL(url).origin === functionsEmulator)).toEqual([]);
 
     if (appCheck) {
-      // One exchange of the debug token, made before the press; every call after it carries the token it got
-      // (the callables refuse a call without one in this run, so the contact and the mail above prove they
-      // were let through Hosting's rewrite with it).
-      expect(appCheck.exchanges).toHaveLength(1);
-      expect(appCheck.exchanges[0]?.at).toBeLessThan(pressed);
+      // The debug token exchanged before the press, none after it; every call after it carries the token it
+      // got (the callables refuse a call without one in this run, so the contact and the mail above prove
+      // they were let through Hosting's rewrite with it). Usually one exchange: the SDK clears its in-flight
+      // exchange before it keeps the token (an IndexedDB write), so on a loaded machine a second caller while
+      // typing may start another (CI 2026-11-28); once the warm-up read is answered the token is kept.
+      expect(appCheck.exchanges.length).toBeGreaterThanOrEqual(1);
+      expect(appCheck.exchanges.filter(({ at }) => at >= pressed)).toEqual([]);
       const firestore = new URL(e2e.stack.firestoreUrl).origin;
       const protectedCalls = requests.filter(
         ({ url, method, at }) =>
