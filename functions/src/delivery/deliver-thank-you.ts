@@ -158,8 +158,9 @@ async function sendOnce(
   const giveBack = (fields: Partial<ThankYouRecord>) => finish(claim.lease, fields).catch(() => undefined);
   // Asked only by the claim's holder: a task that finds the mailbox thanked or in progress spends none. A send
   // now counts in this hour, or in none in an hour's last moments (sendHour): then the next is the first.
-  const sendsIn = sendHour(deps.clock.now());
-  const first = sendsIn ?? budgetHour(deps.clock.now()) + 1;
+  const at = deps.clock.now();
+  const sendsIn = sendHour(at);
+  const first = sendsIn ?? budgetHour(at) + 1;
   let slot = claim.slot !== null && claim.slot >= first ? claim.slot : null;
   let left: boolean;
   try {
