@@ -95,8 +95,6 @@ export interface DeliverThankYouDeps {
   logger: Logger;
   mailboxes: Mailboxes;
   mailPerHour: number;
-  /** Draws the budget's first shard to try (mail/budget.ts); Math.random unless the simulation draws from its seed. */
-  random?: () => number;
   enqueuePart: EnqueuePart;
   /** The waits between tries of saving `sent` (SAVE_SENT_RETRY_MS). */
   saveRetryMs?: readonly number[];
@@ -169,7 +167,6 @@ async function sendOnce(
       perHour: deps.mailPerHour,
       domain: mailbox.domain,
       logger: deps.logger,
-      random: deps.random,
     });
     // Read again last before the relay: an unsubscribe during the claim and the booking wins.
     left = slot === sendsIn && (await suppression(deps, mailbox.email));

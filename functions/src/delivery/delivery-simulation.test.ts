@@ -9,8 +9,7 @@
 // load) and fails only on a change; `npm run simulate` sets a new SIM_SEED each time, and so explores new ones.
 // SIM_VERBOSE prints each run's size and time.
 //
-// A replay is exact: every choice of a run (its scenario, the interleaving, the faults, the mail budget's
-// shards) is drawn from its seed.
+// A replay is exact: every choice of a run (its scenario, the interleaving, the faults) is drawn from its seed.
 //
 // Found on the code before issue 43 (commit d7ce647), each replayed there with `npm run simulate -- --seed S`:
 // FOUND_BEFORE_ISSUE_43 below. The last test replays every seed named here, which must now pass.

@@ -1,11 +1,11 @@
 // The mail budget against the Firestore emulator: a slot is booked in the first hour with room, never more than
-// perHour in one hour (nor more than a domain's share), whether the bookings come one by one or all at once, and
-// a full hour costs a booking one read.
+// perHour in one hour (nor more than a domain's share), whether the bookings come one by one or all at once
+// (then the hour is filled, not passed), and a full hour costs a booking one read.
 import { describe, expect, it } from 'vitest';
 import { testBed } from '../../test-support/bed';
+import { type DocumentCall, faultyFirestore } from '../../test-support/faulty-firestore';
 import { recordingLogger } from '../../test-support/logs';
-import { countReads } from '../../test-support/reads';
-import { bookMailSlot, DOMAIN_SHARE_MIN, MAIL_BUDGETS, SHARDS } from './budget';
+import { bookMailSlot, DOMAIN_SHARE_MIN, MAIL_BUDGETS } from './budget';
 
 const bed = testBed();
 const { db } = bed;
@@ -16,27 +16,28 @@ const THIS_HOUR = Math.floor(NOW / HOUR);
 
 async function book(
   perHour: number,
-  options: { now?: number; domain?: string | null; random?: () => number } = {},
+  options: { now?: number; domain?: string | null; calls?: DocumentCall[] } = {},
 ) {
   const logger = recordingLogger();
-  const hour = await bookMailSlot(db, {
+  const { calls } = options;
+  const booker = calls ? faultyFirestore(db, (call) => void calls.push(call)) : db;
+  const hour = await bookMailSlot(booker, {
     now: options.now ?? NOW,
     perHour,
     domain: options.domain ?? null,
     logger,
-    random: options.random,
   });
   return { hour: hour - THIS_HOUR, events: logger.events() };
 }
 
-/** The slots counted in each hour (as hours from now), from the shards' counts. */
+/** The whole budget's slots taken in each hour (as hours from now), from the slots' documents. */
 async function countedByHour(): Promise<Map<number, number>> {
   const counted = new Map<number, number>();
   for (const doc of (await db.collection(MAIL_BUDGETS).get()).docs) {
     const match = /^(\d+)-(\d+)$/.exec(doc.id);
     if (!match) continue;
     const hour = Number(match[1]) - THIS_HOUR;
-    counted.set(hour, (counted.get(hour) ?? 0) + Number(doc.get('sent') ?? 0));
+    counted.set(hour, (counted.get(hour) ?? 0) + 1);
   }
   return counted;
 }
@@ -46,7 +47,7 @@ describe('the mail budget', () => {
     const hours = [];
     const events = [];
     for (let i = 0; i < 20; i += 1) {
-      const booked = await book(8, { random: () => ((i * 7) % 45) / 45 });
+      const booked = await book(8);
       hours.push(booked.hour);
       events.push(...booked.events);
     }
@@ -72,14 +73,12 @@ describe('the mail budget', () => {
     expect((await book(3, { now: NOW + 3 * HOUR })).hour).toBe(4);
   });
 
-  it('books no more than perHour in one hour when many ask at once, and none of them fails', async () => {
+  it('books no more than perHour in one hour when many ask at once, fills this hour, and none of them fails', async () => {
     const booked = await Promise.all(Array.from({ length: 30 }, () => book(5)));
     const perHour = new Map<number, number>();
     for (const { hour } of booked) perHour.set(hour, (perHour.get(hour) ?? 0) + 1);
-    for (const count of perHour.values()) expect(count).toBeLessThanOrEqual(5);
-    expect(perHour.get(0)).toBeGreaterThan(0);
-    // Every booking left its increment in a shard with room, or read a full one and wrote nothing, or took
-    // back the increment that put a shard past its share: the counts are the bookings.
+    // Thirty at once take the first six hours whole: no hour is passed with a slot left in it.
+    expect(perHour).toEqual(new Map([0, 1, 2, 3, 4, 5].map((hour) => [hour, 5])));
     expect(await countedByHour()).toEqual(perHour);
   });
 
@@ -98,32 +97,33 @@ describe('the mail budget', () => {
     expect((await book(perHour, { domain: 'school' })).hour).toBe(0);
   });
 
-  it('a domain whose share is left in an hour the whole budget filled takes no slot there: its count goes back', async () => {
+  it('a domain takes no slot of an hour the whole budget filled, and no slot of the budget once its share is full', async () => {
+    const pools = async () => {
+      const slots = (await db.collection(MAIL_BUDGETS).get()).docs.map((doc) => doc.get('pool') as string);
+      return (hour: number, domain = '') =>
+        slots.filter((pool) => pool === `${THIS_HOUR + hour}${domain}`).length;
+    };
     for (let i = 0; i < 4; i += 1) await book(4);
     expect((await book(4, { domain: 'school' })).hour).toBe(1);
-    const domainCounts = (await db.collection(MAIL_BUDGETS).get()).docs
-      .filter((doc) => doc.id.includes('-domain-'))
-      .map((doc) => [Number(doc.id.split('-')[0]) - THIS_HOUR, doc.get('sent')]);
-    expect(domainCounts.sort()).toEqual([
-      [0, 0],
-      [1, 1],
+    let ofPool = await pools();
+    expect([ofPool(0), ofPool(0, '-school'), ofPool(1), ofPool(1, '-school')]).toEqual([4, 0, 1, 1]);
+    // A budget of 100 a day later: the school's share of its hour is 10, and its 11th takes no budget slot there.
+    const later = NOW + 24 * HOUR;
+    for (let i = 0; i <= DOMAIN_SHARE_MIN; i += 1) await book(100, { now: later, domain: 'school' });
+    ofPool = await pools();
+    expect([ofPool(24), ofPool(24, '-school'), ofPool(25), ofPool(25, '-school')]).toEqual([
+      DOMAIN_SHARE_MIN,
+      DOMAIN_SHARE_MIN,
+      1,
+      1,
     ]);
   });
 
-  it('passes a full hour with one read, however many booked it', async () => {
-    for (let i = 0; i < 3; i += 1) await book(3, { random: () => i / SHARDS });
-    // The fourth finds every shard full and marks the hour.
-    expect((await book(3, { random: () => 0 })).hour).toBe(1);
-    const counter = countReads(db);
-    let hour: number;
-    try {
-      hour = (await book(3, { random: () => 0 })).hour;
-    } finally {
-      counter.stop();
-    }
-    expect(hour).toBe(1);
-    // Hour 0's marker; hour 1's marker (none yet), then shard 0, full (a read), and shard 1 (a read, the
-    // increment, the read back).
-    expect(counter.reads).toBe(1 + 1 + 1 + 2);
+  it('passes a full hour with one read, and books a slot with one more and a create', async () => {
+    for (let i = 0; i < 3; i += 1) await book(3);
+    const calls: DocumentCall[] = [];
+    expect((await book(3, { calls })).hour).toBe(1);
+    // Hour 0 counted (full); hour 1 counted, then its slot created.
+    expect(calls).toEqual(['query', 'query', 'create']);
   });
 });

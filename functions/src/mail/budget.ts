@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { type DocumentReference, FieldValue, type Firestore } from 'firebase-admin/firestore';
+import type { Firestore } from 'firebase-admin/firestore';
 import { normaliseEmail } from '../contract';
 import type { Logger } from '../logs';
 import { MAILBOX_PROVIDERS } from './providers';
@@ -10,13 +10,14 @@ import { MAILBOX_PROVIDERS } from './providers';
  * with room for the budget and its domain; a slot is honoured only in its own hour, so after an outage the
  * waiting mails leave at the budget's pace, in the order they booked.
  *
- * Counts live in `_mail_budget/{hour}-{shard}`, sharded to stay near Firestore's one write a second per
- * document at 20 mails a second; `{hour}-reached` lets a booking pass a full hour with one read. A slot is an
- * atomic increment read back (held when within the share), no transaction: a transaction's lock made ten
- * senders at once wait until Firestore gave up.
+ * A slot is a document of its own, `_mail_budget/{hour}-{n}` for n below perHour (`{hour}-{domain}-{n}` below a
+ * domain's share), taken with `create()`: of any number of bookers at once exactly one takes each, and a create
+ * retried after its answer was lost cannot take two. A booker counts the hour's slots (one aggregation read) and
+ * creates slot number count: the taken slots are always 0..count-1, since a create at a count read either
+ * extends them or finds the slot taken and counts again. So a count of perHour is a full hour, passed with that
+ * one read, and no increment, lock or give-back is involved.
  */
 export const MAIL_BUDGETS = '_mail_budget';
-export const SHARDS = 32;
 /** A clock hour; MAIL_BUDGET_WINDOW_SECONDS (whole seconds) shortens it for the stack tests and benchmarks. */
 const WINDOW_SECONDS = Number(process.env.MAIL_BUDGET_WINDOW_SECONDS);
 const HOUR_MS = (Number.isInteger(WINDOW_SECONDS) && WINDOW_SECONDS > 0 ? WINDOW_SECONDS : 60 * 60) * 1000;
@@ -68,7 +69,6 @@ interface BookingOptions {
   perHour: number;
   domain: string | null;
   logger: Logger;
-  random?: () => number;
 }
 
 /** Books a slot in the first hour from now with room for the budget and the domain's share: that hour. */
@@ -83,44 +83,60 @@ export async function bookMailSlot(
   }
 }
 
-/** A slot of `hour`, for the whole budget and the domain's share, or false (nothing taken) when either is full. */
+/**
+ * A slot of `hour` for the whole budget and for the domain's share, or false when either is full. The domain's
+ * is taken first: one left behind in an hour the whole budget then filled costs nobody a mail (none can leave
+ * in that hour), where a budget slot left behind would.
+ */
 async function takeSlotIn(db: Firestore, hour: number, options: BookingOptions): Promise<boolean> {
-  const reached = db.collection(MAIL_BUDGETS).doc(`${hour}-reached`);
-  if ((await reached.get()).exists) return false;
-  const domain = options.domain ? db.collection(MAIL_BUDGETS).doc(`${hour}-domain-${options.domain}`) : null;
-  const share = Math.max(DOMAIN_SHARE_MIN, Math.ceil(options.perHour * DOMAIN_SHARE));
-  if (domain && !(await takeFrom(domain, share, hour))) return false;
-  const first = Math.floor((options.random ?? Math.random)() * SHARDS);
-  for (let step = 0; step < SHARDS; step += 1) {
-    const shard = (first + step) % SHARDS;
-    // The shards' shares add up to perHour: the first ones take one more when it does not divide.
-    const limit = Math.floor(options.perHour / SHARDS) + (shard < options.perHour % SHARDS ? 1 : 0);
-    if (limit === 0) continue;
-    if (await takeFrom(db.collection(MAIL_BUDGETS).doc(`${hour}-${shard}`), limit, hour)) return true;
+  const budget = { db, hour, pool: String(hour), limit: options.perHour };
+  const counted = await countOf(budget);
+  if (counted >= budget.limit) return false;
+  if (options.domain) {
+    const share = Math.max(DOMAIN_SHARE_MIN, Math.ceil(options.perHour * DOMAIN_SHARE));
+    if (!(await takeFrom({ db, hour, pool: `${hour}-${options.domain}`, limit: share }))) return false;
   }
-  // The whole hour is full: the domain's slot goes back, and the hour is marked, once.
-  if (domain) await giveBack(domain);
-  const marked = await reached.create({ hour_start: new Date(hourStart(hour)) }).catch(() => null);
-  if (marked) {
+  const taken = await takeFrom(budget, counted);
+  if (taken === 'last') {
+    // The hour's last slot is taken once: said once an hour.
     options.logger.warn('thank_you.budget_reached', {
       per_hour: options.perHour,
       hour: new Date(hourStart(hour)).toISOString(),
     });
   }
-  return false;
+  return taken !== false;
 }
 
-/** A slot of one count (a shard, or a domain's share): an increment read back; a full count costs a read. */
-async function takeFrom(ref: DocumentReference, limit: number, hour: number): Promise<boolean> {
-  const sentOf = async () => Number((await ref.get()).get('sent') ?? 0);
-  if ((await sentOf()) >= limit) return false;
-  await ref.set({ sent: FieldValue.increment(1), hour_start: new Date(hourStart(hour)) }, { merge: true });
-  if ((await sentOf()) <= limit) return true;
-  await giveBack(ref);
-  return false;
+/** The slots of one pool: an hour's whole budget, or one domain's share of it. */
+interface Pool {
+  db: Firestore;
+  hour: number;
+  pool: string;
+  limit: number;
 }
 
-/** Taken off after reading past the share, so racers for the last slot leave it for the next one. */
-async function giveBack(ref: DocumentReference): Promise<void> {
-  await ref.set({ sent: FieldValue.increment(-1) }, { merge: true });
+/** How many slots of the pool are taken: one aggregation read. */
+async function countOf({ db, pool }: Pool): Promise<number> {
+  return (await db.collection(MAIL_BUDGETS).where('pool', '==', pool).count().get()).data().count;
+}
+
+/**
+ * Creates the pool's next slot (at `counted`, a count just read, or counted now), counted again after each one
+ * found taken by a booker at once (each such conflict is a slot taken, so at most `limit` of them): true, or
+ * 'last' for the pool's last slot; false when the pool is full.
+ */
+async function takeFrom(pool: Pool, counted?: number): Promise<boolean | 'last'> {
+  for (let tries = 0; tries <= pool.limit; tries += 1) {
+    const count = tries === 0 && counted !== undefined ? counted : await countOf(pool);
+    if (count >= pool.limit) return false;
+    const slot = pool.db.collection(MAIL_BUDGETS).doc(`${pool.pool}-${count}`);
+    try {
+      await slot.create({ pool: pool.pool, hour_start: new Date(hourStart(pool.hour)) });
+      return count === pool.limit - 1 ? 'last' : true;
+    } catch (error) {
+      // 6 ALREADY_EXISTS: another booker took it first.
+      if ((error as { code?: unknown }).code !== 6) throw error;
+    }
+  }
+  return false;
 }

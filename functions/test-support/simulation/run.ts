@@ -176,8 +176,6 @@ export async function simulate(
     logger,
     mailboxes,
     mailPerHour: scenario.mailPerHour,
-    // The budget's shard too is the seed's, so a replay books the same shards in the same calls.
-    random: rand,
     enqueuePart: enqueueParts,
     saveRetryMs: [1_000, 2_000],
   };
