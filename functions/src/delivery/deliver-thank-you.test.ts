@@ -17,7 +17,7 @@ import {
 import { recordingEnqueue } from '../../test-support/tasks';
 import { type Clock, systemClock } from '../clock';
 import { THANK_YOU_MAILS } from '../contract';
-import { DOMAIN_SHARE, DOMAIN_SHARE_MIN } from '../mail/budget';
+import { DOMAIN_SHARE, DOMAIN_SHARE_MIN, MAIL_BUDGETS } from '../mail/budget';
 import { type MailTransport, SmtpUrlError, smtpTransport } from '../mail/transport';
 import { mailboxKey } from '../privacy/mailbox-key';
 import { Mailboxes } from '../privacy/mailboxes';
@@ -487,6 +487,44 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
       const [first, tagged, resent] = messages.map((message) => message.messageId);
       expect(resent).toBe(first);
       expect(tagged).not.toBe(first);
+    });
+
+    it("a slot a send was tried on stays its spelling's after a retry gave it back unsent: another spelling books its own (simulation seed 567000018)", async () => {
+      await seedSignups(
+        db,
+        ['kid@school-example.org', 'kid+x@school-example.org'].map((email) => ({ email, ...HERO })),
+      );
+      const replyLost: MailTransport = {
+        send: async (message) => {
+          await (await smtpTransport(bed.outbox.url)).send(message);
+          throw Object.assign(new Error('Timeout'), { code: 'ETIMEDOUT' });
+        },
+      };
+      const hour0 = { mailPerHour: 2, clock: at(0) };
+      expect(await attempt('kid@school-example.org', { ...hour0, transport: async () => replyLost })).toBe(
+        'RetryLater',
+      );
+      // The bare spelling's retry claims the slot and gives it back unsent: the suppression list did not answer.
+      const mailboxes = testMailboxes(db);
+      const among = mailboxes.suppression.among.bind(mailboxes.suppression);
+      let looks = 0;
+      mailboxes.suppression.among = async (...args) => {
+        looks += 1;
+        if (looks === 2) throw unavailable();
+        return among(...args);
+      };
+      expect(await attempt('kid@school-example.org', { ...hour0, mailboxes })).toBe('RetryLater');
+      expect(await record('kid@school-example.org')).toMatchObject({ state: 'failed', slot: hourOf(at(0)) });
+      // The +tag spelling's mail is a message of its own: the hour's other slot, not the one the bare mail took.
+      expect(await attempt('kid+x@school-example.org', hour0)).toBe('delivered');
+      const slots = (await db.collection(MAIL_BUDGETS).get()).docs.filter(
+        (doc) => doc.get('pool') === String(hourOf(at(0))),
+      );
+      expect(slots).toHaveLength(2);
+      expect((await bed.outbox.messages()).map((message) => message.to[0])).toEqual([
+        'kid@school-example.org',
+        'kid+x@school-example.org',
+      ]);
     });
 
     it('a sign-up waits only behind those who booked before it: a task run before its hour books nothing more', async () => {

@@ -42,7 +42,10 @@ export const THANK_YOU_TIMEOUT_SECONDS = 60;
 export const THANK_YOU_LEASE_MS = 5 * 60_000;
 
 export interface ThankYouRecord {
-  /** `waiting`: claimed once, then given back until the hour of its slot of the mail budget (`slot`). */
+  /**
+   * Given back: `waiting`, before any send on its slot (`slot`), which the next claim of either spelling keeps;
+   * `failed`, after a send on it that may have left (a reply lost after DATA), so only that spelling's keeps it.
+   */
   state: 'sending' | 'sent' | 'failed' | 'waiting';
   attempts: number;
   attempt_id: string;
@@ -154,6 +157,12 @@ async function sendOnce(
   }
   /** Gives the claim back (best effort: the lease expires anyway). */
   const giveBack = (fields: Partial<ThankYouRecord>) => finish(claim.lease, fields).catch(() => undefined);
+  /** Given back before a send: `failed` still for a slot a send of this spelling was tried on (ThankYouRecord). */
+  const unsent = (slot: number | null) =>
+    giveBack({
+      state: claim.slotTried && slot === claim.slot ? 'failed' : 'waiting',
+      ...(slot === null ? {} : { slot }),
+    });
   // Asked only by the claim's holder: a task that finds the mailbox thanked or in progress spends none. A send
   // now counts in this hour, or in none in an hour's last moments (sendHour): then the next is the first.
   const at = deps.clock.now();
@@ -171,12 +180,12 @@ async function sendOnce(
     // Read again last before the relay: an unsubscribe during the claim and the booking wins.
     left = slot === sendsIn && (await suppression(deps, mailbox.email));
   } catch {
-    await giveBack({ state: 'waiting', ...(slot === null ? {} : { slot }) });
+    await unsent(slot);
     throw new RetryLater('The database is unavailable.', 'database');
   }
   if (slot !== sendsIn || left) {
     // Given back, so the mailbox is not held "in progress" while it waits for its slot's hour (or once it left).
-    await giveBack({ state: 'waiting', slot });
+    await unsent(slot);
     skipped(left ? 'suppressed' : 'mail_budget');
     if (left) return 'suppressed';
     await withDatabase(() => deps.enqueuePart('thank_you', rowOfTasks(row), round + 1, hourStart(slot)));
@@ -197,7 +206,7 @@ async function sendOnce(
   if (sendHour(deps.clock.now()) !== slot) {
     // The booking and the reads took the rest of the slot's hour: sent now, it would count in the next. The
     // next try books again (the slot is past).
-    await giveBack({ state: 'waiting', slot });
+    await unsent(slot);
     throw new RetryLater('The mail budget hour of the slot ended before the send.', 'budget_hour_ended');
   }
   let sent: SentMail;
@@ -216,7 +225,7 @@ async function sendOnce(
       retry: refusal !== 'recipient',
       ...(refusal === 'setup' ? { reason: 'configuration' } : {}),
     });
-    // Nothing sent: claimable again; the slot stays the mailbox's.
+    // Claimable again; the slot stays this spelling's, whose mail may have left (a reply lost after DATA).
     await giveBack({ state: 'failed', failed_at: new Date(deps.clock.now()), last_error: code, slot });
     if (refusal === 'recipient') return 'refused';
     const setup = refusal === 'setup';
@@ -294,7 +303,9 @@ export function smtpRefusal(error: unknown): SmtpRefusal {
 }
 
 type Refusal = 'already_delivered' | 'already_thanked' | 'in_progress';
-type Claim = Refusal | { lease: Lease; attempts: number; attempt: string; slot: number | null };
+type Claim =
+  | Refusal
+  | { lease: Lease; attempts: number; attempt: string; slot: number | null; slotTried: boolean };
 
 /** What the Message-ID's token of a +tag spelling's mail is made from, after the mailbox key. */
 const TAGGED_SUFFIX = '.tagged';
@@ -356,16 +367,16 @@ async function claimRecord(
   if (claim.status === 'held') return 'in_progress';
   if (claim.status === 'refused') return claim.reason;
   const previous = claim.previous as Partial<ThankYouRecord> | undefined;
+  // A slot whose send may have left (a failed or crashed one) is that spelling's message's: another spelling's
+  // mail, a message of its own, books its own.
+  const untried = previous?.state === 'waiting';
+  const kept = typeof previous?.slot === 'number' && (untried || previous.spelling === spelling);
   return {
     lease: claim.lease,
     attempts: (previous?.attempts ?? 0) + 1,
     attempt: owner,
-    // A slot whose send may have left (a failed or crashed one) is that spelling's message's: another spelling's
-    // mail, a message of its own, books its own.
-    slot:
-      typeof previous?.slot === 'number' && (previous.state === 'waiting' || previous.spelling === spelling)
-        ? previous.slot
-        : null,
+    slot: kept ? (previous.slot as number) : null,
+    slotTried: kept && !untried,
   };
 }
 
