@@ -332,6 +332,13 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
       return clockAhead(start + hours * HOUR - Date.now());
     };
     const hourOf = (clock: Clock) => Math.floor(clock.now() / HOUR);
+    /** A relay that accepts each mail and whose reply never arrives. */
+    const replyLostTransport = (): MailTransport => ({
+      send: async (message) => {
+        await (await smtpTransport(bed.outbox.url)).send(message);
+        throw Object.assign(new Error('Timeout'), { code: 'ETIMEDOUT' });
+      },
+    });
     const attempt = (email: string, budget: Partial<DeliverThankYouDeps>) =>
       outcomeNow(email, deps(budget)).then(
         (outcome) => (typeof outcome === 'string' ? outcome : 'waiting'),
@@ -462,12 +469,7 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
         ['kid@school-example.org', 'kid+x@school-example.org'].map((email) => ({ email, ...HERO })),
       );
       // The relay accepts the bare spelling's mail, and its reply never arrives: the worker cannot tell it left.
-      const replyLost: MailTransport = {
-        send: async (message) => {
-          await (await smtpTransport(bed.outbox.url)).send(message);
-          throw Object.assign(new Error('Timeout'), { code: 'ETIMEDOUT' });
-        },
-      };
+      const replyLost = replyLostTransport();
       const hour0 = { mailPerHour: 2, clock: at(0) };
       expect(await attempt('kid@school-example.org', { ...hour0, transport: async () => replyLost })).toBe(
         'RetryLater',
@@ -494,12 +496,7 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
         db,
         ['kid@school-example.org', 'kid+x@school-example.org'].map((email) => ({ email, ...HERO })),
       );
-      const replyLost: MailTransport = {
-        send: async (message) => {
-          await (await smtpTransport(bed.outbox.url)).send(message);
-          throw Object.assign(new Error('Timeout'), { code: 'ETIMEDOUT' });
-        },
-      };
+      const replyLost = replyLostTransport();
       const hour0 = { mailPerHour: 2, clock: at(0) };
       expect(await attempt('kid@school-example.org', { ...hour0, transport: async () => replyLost })).toBe(
         'RetryLater',
@@ -553,6 +550,38 @@ describe('deliver-thank-you (the task send-thank-you-email enqueues)', () => {
       await seedSignups(db, [{ email: 'fresh@example.com', ...HERO }]);
       expect(await attempt('fresh@example.com', next)).toBe('waiting');
       expect(await record('fresh@example.com')).toMatchObject({ slot: hourOf(at(3)) });
+    });
+
+    it('a round waits for an hour only on a slot its mailbox record holds: a give-back the database refuses enqueues nothing, and the retry books and waits (simulation seed 567100918)', async () => {
+      await seedSignups(
+        db,
+        ['first@example.com', 'later@example.com'].map((email) => ({ email, ...HERO })),
+      );
+      expect(await attempt('first@example.com', { mailPerHour: 1, clock: at(0) })).toBe('delivered');
+      // The record's give-back after the booking does not answer: no round is enqueued for a slot nobody holds.
+      let refusals = 0;
+      const refusing = faultyFirestore(db, (call, path) => {
+        if (call !== 'update' || !path.startsWith(`${THANK_YOU_MAILS}/`) || refusals > 0) return undefined;
+        refusals += 1;
+        return unavailable();
+      });
+      // The claim of a new record is a create, so the update refused is the give-back.
+      expect(await attempt('later@example.com', { mailPerHour: 1, clock: at(0), db: refusing })).toBe(
+        'RetryLater',
+      );
+      expect(refusals).toBe(1);
+      expect(queue.tasks).toEqual([]);
+      expect(await thankYouPart('later@example.com')).toMatchObject({
+        state: 'pending',
+        last_error: 'database',
+      });
+      // The retry, once the claim's lease ran out, books again and waits on the slot its record holds.
+      const retry = clockAhead(at(0).now() + THANK_YOU_LEASE_MS + 1_000 - Date.now());
+      expect(await attempt('later@example.com', { mailPerHour: 1, clock: retry })).toBe('waiting');
+      const slot = (await record('later@example.com'))?.slot;
+      expect(await record('later@example.com')).toMatchObject({ state: 'waiting' });
+      expect(queue.tasks.map((task) => task.notBefore)).toEqual([Number(slot) * HOUR]);
+      expect(await thankYouPart('later@example.com')).toMatchObject({ reason: 'mail_budget', round: 1 });
     });
 
     it('a burst of 20 spellings of one mailbox spends one slot: only the claim holder takes one', async () => {

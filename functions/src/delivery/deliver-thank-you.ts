@@ -158,11 +158,11 @@ async function sendOnce(
   /** Gives the claim back (best effort: the lease expires anyway). */
   const giveBack = (fields: Partial<ThankYouRecord>) => finish(claim.lease, fields).catch(() => undefined);
   /** Given back before a send: `failed` still for a slot a send of this spelling was tried on (ThankYouRecord). */
-  const unsent = (slot: number | null) =>
-    giveBack({
-      state: claim.slotTried && slot === claim.slot ? 'failed' : 'waiting',
-      ...(slot === null ? {} : { slot }),
-    });
+  const unsentFields = (slot: number | null): Partial<ThankYouRecord> => ({
+    state: claim.slotTried && slot === claim.slot ? 'failed' : 'waiting',
+    ...(slot === null ? {} : { slot }),
+  });
+  const unsent = (slot: number | null) => giveBack(unsentFields(slot));
   // Asked only by the claim's holder: a task that finds the mailbox thanked or in progress spends none. A send
   // now counts in this hour, or in none in an hour's last moments (sendHour): then the next is the first.
   const at = deps.clock.now();
@@ -183,11 +183,17 @@ async function sendOnce(
     await unsent(slot);
     throw new RetryLater('The database is unavailable.', 'database');
   }
-  if (slot !== sendsIn || left) {
-    // Given back, so the mailbox is not held "in progress" while it waits for its slot's hour (or once it left).
+  if (left) {
     await unsent(slot);
-    skipped(left ? 'suppressed' : 'mail_budget');
-    if (left) return 'suppressed';
+    skipped('suppressed');
+    return 'suppressed';
+  }
+  if (slot !== sendsIn) {
+    // Given back, so the mailbox is not held "in progress" while it waits for its slot's hour, and kept on the
+    // record before the round that spends it is enqueued: a round waiting for an hour waits for a slot the
+    // mailbox holds. Should the record not take it, this round is retried and books again.
+    await withDatabase(() => finish(claim.lease, unsentFields(slot)));
+    skipped('mail_budget');
     await withDatabase(() => deps.enqueuePart('thank_you', rowOfTasks(row), round + 1, hourStart(slot)));
     return { waiting: slot };
   }
